@@ -1,0 +1,79 @@
+# ODP: every entry point. `make test` and `make demo` work on a fresh clone with only Python 3.11,
+# Java 17, Node and Maven installed; each target installs what it needs and is idempotent.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+CACHE := .cache
+HUDI_VERSION := 1.0.2
+HUDI_ARTIFACT := org.apache.hudi:hudi-spark3.5-bundle_2.12:$(HUDI_VERSION)
+HUDI_JAR := $(CACHE)/jars/hudi-spark3.5-bundle_2.12-$(HUDI_VERSION).jar
+M2_REPO ?= $(HOME)/.m2/repository
+export ODP_HUDI_BUNDLE_JAR := $(abspath $(HUDI_JAR))
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: help setup test unit lint format schema validate demo synth bench bench-synth clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The Hudi Spark bundle from Maven Central through Maven (-C: fail on a checksum mismatch), then
+# checked once more against the .sha1 Maven Central publishes beside it.
+$(HUDI_JAR):
+	@mkdir -p $(dir $@)
+	mvn --batch-mode --quiet -C dependency:copy -Dartifact=$(HUDI_ARTIFACT) -DoutputDirectory=$(dir $@) -Dmaven.repo.local=$(M2_REPO)
+	@published=$$(cut -c1-40 $(M2_REPO)/org/apache/hudi/hudi-spark3.5-bundle_2.12/$(HUDI_VERSION)/hudi-spark3.5-bundle_2.12-$(HUDI_VERSION).jar.sha1); \
+	  actual=$$(sha1sum $@ | cut -c1-40); \
+	  if [ "$$published" != "$$actual" ]; then echo "checksum mismatch for $@: $$actual != $$published"; rm -f $@; exit 1; fi; \
+	  echo "$(notdir $@): sha1 $$actual matches Maven Central"
+
+setup: $(VENV)/.installed node_modules/.installed $(HUDI_JAR) ## install the venv, the CDK CLI and the Hudi jar
+
+test: setup ## lint, then every test (unit, infra, e2e, bench smoke)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) -m odp.config validate
+	$(PY) -m pytest
+
+lint: setup ## ruff check and format check
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: setup ## apply ruff's fixes and formatting
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+schema: setup ## write config/schema/*.schema.json from the typed models
+	$(PY) -m odp.config schema --out config/schema
+
+validate: setup ## validate config/
+	$(PY) -m odp.config validate
+
+demo: setup ## run the whole flow on the local sandbox and validate every table
+	$(PY) -m odp.config validate
+	$(PY) -m sandbox demo
+
+synth: setup ## synthesize every environment's stage and pipeline into cdk.out/
+	npx cdk synth --quiet
+
+bench-synth: setup ## time a full synth (target: under 60 s on 2 cores)
+	$(PY) -m bench.synth
+
+bench: setup ## the File Processor against HoodieStreamer and a naive rewrite
+	$(PY) -m bench run
+
+clean: ## remove caches and build output (keeps .venv and the jar)
+	rm -rf cdk.out .pytest_cache .ruff_cache spark-warehouse

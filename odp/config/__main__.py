@@ -1,0 +1,77 @@
+"""Configuration Manager CLI.
+
+python -m odp.config validate [--config-dir DIR]
+python -m odp.config load --env ENV [--config-dir DIR] [--dry-run] [--endpoint-url URL]
+python -m odp.config schema [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import boto3
+
+from odp.config.loader import ConfigError, load_config
+from odp.config.manager import load_into_dynamodb
+from odp.config.schema import write_schemas
+from odp.naming import TrackerTableNames
+
+DEFAULT_CONFIG_DIR = Path("config")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m odp.config", description="ODP Configuration Manager")
+    commands = parser.add_subparsers(dest="command", required=True)
+    validate = commands.add_parser("validate", help="check every configuration file; exit 1 with all errors")
+    validate.add_argument("--config-dir", type=Path, default=DEFAULT_CONFIG_DIR)
+    load = commands.add_parser("load", help="write batch_config and table_config items for one environment")
+    load.add_argument("--env", required=True, help="environment name from environments.yaml")
+    load.add_argument("--config-dir", type=Path, default=DEFAULT_CONFIG_DIR)
+    load.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    load.add_argument("--endpoint-url", default=None, help="DynamoDB endpoint (tests and local emulators)")
+    schema = commands.add_parser("schema", help="write the JSON Schemas editors use")
+    schema.add_argument("--out", type=Path, default=DEFAULT_CONFIG_DIR / "schema")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "schema":
+        for path in write_schemas(args.out):
+            print(f"wrote {path}")
+        return 0
+    try:
+        config = load_config(args.config_dir)
+    except ConfigError as error:
+        print(error, file=sys.stderr)
+        return 1
+    if args.command == "validate":
+        cadences = len(config.cadences.cadences)
+        active = sum(1 for t in config.tables if t.is_active)
+        print(
+            f"{args.config_dir}: valid ({len(config.environments.environments)} environments, "
+            f"{cadences} cadences, {len(config.tables)} tables, {active} active)"
+        )
+        return 0
+    environment = config.environments.environments.get(args.env)
+    if environment is None:
+        known = ", ".join(sorted(config.environments.environments))
+        print(f"unknown environment {args.env!r} (known: {known})", file=sys.stderr)
+        return 2
+    dynamodb = boto3.resource("dynamodb", region_name=environment.region, endpoint_url=args.endpoint_url)
+    names = TrackerTableNames.for_environment(args.env)
+    plan = load_into_dynamodb(
+        config,
+        args.env,
+        dynamodb.Table(names.table_config),
+        dynamodb.Table(names.batch_config),
+        dry_run=args.dry_run,
+    )
+    print(("dry run, nothing written: " if args.dry_run else "") + plan.render())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

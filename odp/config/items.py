@@ -1,0 +1,79 @@
+"""The runtime copy of the configuration: batch_config and table_config items in DynamoDB.
+
+Pure conversions between typed config and DynamoDB items (in the boto3 resource / TypeDeserializer
+form: plain str, int, bool, list). The Configuration Manager writes these items; the Batch Manager
+and the Glue job read them back with :func:`table_config_from_item`.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from odp.config.models import Cadence, TableConfig
+from odp.naming import file_processor_job_name
+
+# Sparse attribute: present only on active tables, so the ``active_by_cadence`` index holds
+# exactly the tables a cadence must process (the Batch Manager queries it, never scans).
+ACTIVE_CADENCE_ATTRIBUTE = "active_cadence"
+TABLE_CONFIG_CADENCE_INDEX = "active_by_cadence"
+
+
+def table_config_item(table: TableConfig) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "table_id": table.table_id,
+        "source": table.source,
+        "schema_name": table.schema_name,
+        "table": table.table,
+        "format": table.format.value,
+        "primary_key": list(table.primary_key),
+        "partition_by": list(table.partition_by),
+        "table_type": table.table_type.value,
+        "mode": table.mode.value,
+        "cadence": table.cadence,
+        "database": table.database,
+        "target_table": table.target_table,
+        "is_active": table.is_active,
+    }
+    if table.ordering_column is not None:
+        item["ordering_column"] = table.ordering_column
+    if table.columns is not None:
+        item["columns"] = dict(table.columns)
+    if table.is_active:
+        item[ACTIVE_CADENCE_ATTRIBUTE] = table.cadence
+    return item
+
+
+def table_config_from_item(item: dict[str, Any]) -> TableConfig:
+    """Rebuild a :class:`TableConfig` from its DynamoDB item.
+
+    Raises:
+        pydantic.ValidationError: the item is not a table_config item.
+    """
+    fields = {key: value for key, value in item.items() if key not in ("table_id", ACTIVE_CADENCE_ATTRIBUTE)}
+    return TableConfig.model_validate(fields)
+
+
+def batch_config_item(environment: str, name: str, cadence: Cadence, *, is_active: bool = True) -> dict[str, Any]:
+    return {
+        "cadence": name,
+        "schedule": cadence.schedule,
+        "batch_size": cadence.batch_size,
+        "worker_type": cadence.worker_type.value,
+        "number_of_workers": cadence.number_of_workers,
+        "max_concurrency": cadence.max_concurrency,
+        "job_timeout_minutes": cadence.job_timeout_minutes,
+        "job_name": file_processor_job_name(environment, name),
+        "is_active": is_active,
+    }
+
+
+def normalise_item(value: Any) -> Any:
+    """DynamoDB returns numbers as Decimal; turn them back into int so items compare equal."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {key: normalise_item(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [normalise_item(inner) for inner in value]
+    return value

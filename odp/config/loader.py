@@ -1,0 +1,308 @@
+"""Load and validate a configuration directory as one unit.
+
+``load_config`` reads ``environments.yaml``, ``cadences.yaml`` and every ``tables/*.yaml``, checks
+each file against its model and then the rules that span files, and either returns an
+:class:`OdpConfig` or raises :class:`ConfigError` carrying *every* issue found, each naming the file,
+the path inside it and the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from odp.config.models import (
+    CadencesFile,
+    EnvironmentsFile,
+    SourceFormat,
+    TableConfig,
+    TableEntry,
+    TableMode,
+    TablesFile,
+    TableType,
+)
+
+ENVIRONMENTS_FILE = "environments.yaml"
+CADENCES_FILE = "cadences.yaml"
+TABLES_DIR = "tables"
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One problem in one place: ``file: path: reason``."""
+
+    file: str
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.path}" if self.path else self.file
+        return f"{where}: {self.reason}"
+
+
+class ConfigError(Exception):
+    """The configuration is invalid; ``issues`` lists every problem found."""
+
+    def __init__(self, issues: Iterable[ConfigIssue]) -> None:
+        self.issues = tuple(issues)
+        lines = "\n".join(f"  - {issue}" for issue in self.issues)
+        super().__init__(f"{len(self.issues)} configuration error(s):\n{lines}")
+
+
+@dataclass(frozen=True)
+class OdpConfig:
+    """The whole validated configuration."""
+
+    environments: EnvironmentsFile
+    cadences: CadencesFile
+    tables: tuple[TableConfig, ...]
+    table_files: dict[str, str] = field(default_factory=dict)  # table_id -> file it came from
+
+    def table(self, table_id: str) -> TableConfig:
+        """The table with this id.
+
+        Raises:
+            KeyError: no table has this id.
+        """
+        for table in self.tables:
+            if table.table_id == table_id:
+                return table
+        raise KeyError(f"no table {table_id!r} in the configuration")
+
+    def tables_for_cadence(self, cadence: str, *, active_only: bool = True) -> list[TableConfig]:
+        return [t for t in self.tables if t.cadence == cadence and (t.is_active or not active_only)]
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A SafeLoader that rejects duplicate mapping keys (PyYAML keeps the last one silently)."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def _format_loc(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
+def _read_yaml(path: Path, display: str, issues: list[ConfigIssue]) -> Any | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        issues.append(ConfigIssue(display, "", "file not found"))
+        return None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        issues.append(ConfigIssue(display, where, f"not valid YAML: {problem}"))
+        return None
+    if data is None:
+        issues.append(ConfigIssue(display, "", "file is empty"))
+        return None
+    if not isinstance(data, dict):
+        issues.append(ConfigIssue(display, "", f"must be a mapping at the top level, found {type(data).__name__}"))
+        return None
+    return data
+
+
+def _validate(model: type[ModelT], data: Any, display: str, issues: list[ConfigIssue]) -> ModelT | None:
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        for detail in error.errors():
+            reason = detail["msg"].removeprefix("Value error, ")
+            if detail["type"] == "extra_forbidden":
+                reason = "unknown key (check the spelling against the JSON schema in config/schema/)"
+            issues.append(ConfigIssue(display, _format_loc(tuple(detail["loc"])), reason))
+        return None
+
+
+def _resolve_table(
+    tables_file: TablesFile, index: int, entry: TableEntry, display: str, issues: list[ConfigIssue]
+) -> TableConfig | None:
+    """Merge a table entry over its file's defaults and check what must be set once merged."""
+    defaults = tables_file.defaults
+
+    def pick(name: str) -> Any:
+        own = getattr(entry, name)
+        return own if own is not None else getattr(defaults, name)
+
+    where = f"tables[{index}]"
+    before = len(issues)
+    primary_key = pick("primary_key")
+    cadence = pick("cadence")
+    database = pick("database")
+    ordering = pick("ordering_column")
+    partition_by = pick("partition_by") or []
+    columns = pick("columns")
+    if not primary_key:
+        issues.append(ConfigIssue(display, f"{where}.primary_key", "required (here or in defaults)"))
+    elif len(set(primary_key)) != len(primary_key):
+        issues.append(ConfigIssue(display, f"{where}.primary_key", f"repeats a column: {primary_key}"))
+    if cadence is None:
+        issues.append(ConfigIssue(display, f"{where}.cadence", "required (here or in defaults)"))
+    if database is None:
+        issues.append(ConfigIssue(display, f"{where}.database", "required (here or in defaults)"))
+    if ordering is None and tables_file.format is SourceFormat.DMS:
+        issues.append(
+            ConfigIssue(
+                display,
+                f"{where}.ordering_column",
+                "required for dms sources (the column DMS fills with the change sequence or commit time)",
+            )
+        )
+    if len(set(partition_by)) != len(partition_by):
+        issues.append(ConfigIssue(display, f"{where}.partition_by", f"repeats a column: {partition_by}"))
+    if columns is not None:
+        declared = set(columns)
+        for role, names in (
+            ("primary_key", primary_key or []),
+            ("ordering_column", [ordering] if ordering else []),
+            ("partition_by", partition_by),
+        ):
+            for name in names:
+                if name not in declared:
+                    issues.append(
+                        ConfigIssue(display, f"{where}.{role}", f"column {name!r} is not declared in columns")
+                    )
+    if len(issues) != before:
+        return None
+    return TableConfig(
+        source=tables_file.source,
+        schema_name=entry.schema_name,
+        table=entry.table,
+        format=tables_file.format,
+        primary_key=tuple(primary_key),
+        ordering_column=ordering,
+        partition_by=tuple(partition_by),
+        table_type=pick("table_type") or TableType.COPY_ON_WRITE,
+        mode=pick("mode") or TableMode.CURRENT,
+        cadence=cadence,
+        database=database,
+        target_table=entry.target_table or entry.table.lower(),
+        is_active=True if pick("is_active") is None else pick("is_active"),
+        columns=columns,
+    )
+
+
+def _table_files(config_dir: Path) -> Iterator[Path]:
+    tables_dir = config_dir / TABLES_DIR
+    if tables_dir.is_dir():
+        yield from sorted(p for p in tables_dir.iterdir() if p.suffix in (".yaml", ".yml"))
+
+
+def _load_tables(
+    root: Path, cadences: CadencesFile | None, issues: list[ConfigIssue]
+) -> tuple[list[TableConfig], dict[str, str]]:
+    """Every tables/*.yaml, resolved, with the checks that span table files and cadences."""
+    tables: list[TableConfig] = []
+    table_files: dict[str, str] = {}
+    table_locations: dict[str, str] = {}
+    target_locations: dict[tuple[str, str], str] = {}
+    sources: dict[str, str] = {}
+    files = list(_table_files(root))
+    if not files:
+        issues.append(ConfigIssue(f"{TABLES_DIR}/", "", "no table files (tables/<source>.yaml) found"))
+    for path in files:
+        display = f"{TABLES_DIR}/{path.name}"
+        data = _read_yaml(path, display, issues)
+        tables_file = _validate(TablesFile, data, display, issues) if data is not None else None
+        if tables_file is None:
+            continue
+        if tables_file.source != path.stem:
+            issues.append(
+                ConfigIssue(display, "source", f"source {tables_file.source!r} must match the file name {path.stem!r}")
+            )
+        if tables_file.source in sources:
+            issues.append(
+                ConfigIssue(
+                    display, "source", f"source {tables_file.source!r} is also in {sources[tables_file.source]}"
+                )
+            )
+        sources.setdefault(tables_file.source, display)
+        for index, entry in enumerate(tables_file.tables):
+            table = _resolve_table(tables_file, index, entry, display, issues)
+            if table is None:
+                continue
+            where = f"tables[{index}]"
+            if table.table_id in table_locations:
+                issues.append(
+                    ConfigIssue(
+                        display,
+                        where,
+                        f"duplicate table id {table.table_id!r} (first at {table_locations[table.table_id]})",
+                    )
+                )
+                continue
+            target = (table.database, table.target_table)
+            if target in target_locations:
+                issues.append(
+                    ConfigIssue(
+                        display,
+                        f"{where}.target_table",
+                        f"target {target[0]}.{target[1]} is already written by {target_locations[target]}",
+                    )
+                )
+                continue
+            if cadences is not None and table.cadence not in cadences.cadences:
+                known = ", ".join(sorted(cadences.cadences))
+                issues.append(
+                    ConfigIssue(display, f"{where}.cadence", f"unknown cadence {table.cadence!r} (known: {known})")
+                )
+                continue
+            table_locations[table.table_id] = f"{display} {where}"
+            target_locations[target] = f"{display} {where}"
+            table_files[table.table_id] = display
+            tables.append(table)
+
+    return tables, table_files
+
+
+def load_config(config_dir: str | Path) -> OdpConfig:
+    """Read and validate a configuration directory.
+
+    Raises:
+        ConfigError: with every issue found, across all files.
+    """
+    root = Path(config_dir)
+    issues: list[ConfigIssue] = []
+    if not root.is_dir():
+        raise ConfigError([ConfigIssue(str(root), "", "configuration directory not found")])
+
+    environments = None
+    data = _read_yaml(root / ENVIRONMENTS_FILE, ENVIRONMENTS_FILE, issues)
+    if data is not None:
+        environments = _validate(EnvironmentsFile, data, ENVIRONMENTS_FILE, issues)
+
+    cadences = None
+    data = _read_yaml(root / CADENCES_FILE, CADENCES_FILE, issues)
+    if data is not None:
+        cadences = _validate(CadencesFile, data, CADENCES_FILE, issues)
+
+    tables, table_files = _load_tables(root, cadences, issues)
+
+    if issues or environments is None or cadences is None:
+        raise ConfigError(issues)
+    return OdpConfig(environments=environments, cadences=cadences, tables=tuple(tables), table_files=table_files)

@@ -1,0 +1,123 @@
+"""The Configuration Manager: puts the git configuration into batch_config and table_config.
+
+``plan_changes`` is pure: it compares the items the configuration wants with the items DynamoDB
+holds. ``apply_changes`` writes only what differs, so loading twice changes nothing the second time.
+Tables (and cadences) that disappear from the configuration are marked inactive, never deleted:
+their trackers and history still point at them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from odp.config.items import ACTIVE_CADENCE_ATTRIBUTE, batch_config_item, normalise_item, table_config_item
+from odp.config.loader import OdpConfig
+
+
+@dataclass(frozen=True)
+class ItemChange:
+    kind: str  # "table" | "cadence"
+    key: str
+    action: str  # "added" | "changed" | "deactivated"
+    item: dict[str, Any]
+    changed_fields: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConfigPlan:
+    changes: tuple[ItemChange, ...]
+    unchanged: int = 0
+
+    def count(self, action: str) -> int:
+        return sum(1 for change in self.changes if change.action == action)
+
+    def render(self) -> str:
+        lines = [
+            f"added: {self.count('added')}, changed: {self.count('changed')}, "
+            f"deactivated: {self.count('deactivated')}, unchanged: {self.unchanged}"
+        ]
+        for change in self.changes:
+            sign = {"added": "+", "changed": "~", "deactivated": "-"}[change.action]
+            detail = f" ({', '.join(change.changed_fields)})" if change.changed_fields else ""
+            lines.append(f"  {sign} {change.kind} {change.key}{detail}")
+        return "\n".join(lines)
+
+
+def _diff(kind: str, key_name: str, wanted: dict[str, dict], existing: dict[str, dict]) -> tuple[list[ItemChange], int]:
+    changes: list[ItemChange] = []
+    unchanged = 0
+    for key, item in sorted(wanted.items()):
+        current = existing.get(key)
+        if current is None:
+            changes.append(ItemChange(kind, key, "added", item))
+        elif current != item:
+            fields = tuple(sorted(name for name in set(item) | set(current) if item.get(name) != current.get(name)))
+            changes.append(ItemChange(kind, key, "changed", item, fields))
+        else:
+            unchanged += 1
+    for key, current in sorted(existing.items()):
+        if key in wanted:
+            continue
+        if current.get("is_active") is False:
+            unchanged += 1
+            continue
+        retired = {name: value for name, value in current.items() if name != ACTIVE_CADENCE_ATTRIBUTE}
+        retired["is_active"] = False
+        retired[key_name] = key
+        changes.append(ItemChange(kind, key, "deactivated", retired, ("is_active",)))
+    return changes, unchanged
+
+
+def plan_changes(
+    config: OdpConfig,
+    environment: str,
+    existing_tables: list[dict[str, Any]],
+    existing_cadences: list[dict[str, Any]],
+) -> ConfigPlan:
+    """What must be written so that DynamoDB matches the configuration (pure)."""
+    wanted_tables = {t.table_id: table_config_item(t) for t in config.tables}
+    wanted_cadences = {
+        name: batch_config_item(environment, name, cadence) for name, cadence in config.cadences.cadences.items()
+    }
+    have_tables = {item["table_id"]: normalise_item(item) for item in existing_tables}
+    have_cadences = {item["cadence"]: normalise_item(item) for item in existing_cadences}
+    cadence_changes, cadence_same = _diff("cadence", "cadence", wanted_cadences, have_cadences)
+    table_changes, table_same = _diff("table", "table_id", wanted_tables, have_tables)
+    return ConfigPlan(changes=tuple(cadence_changes + table_changes), unchanged=cadence_same + table_same)
+
+
+def _scan_all(table: Any) -> list[dict[str, Any]]:
+    # A scan is right here: the Configuration Manager needs every config item, once per deploy.
+    items: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {}
+    while True:
+        page = table.scan(**kwargs)
+        items.extend(page.get("Items", []))
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def load_into_dynamodb(
+    config: OdpConfig,
+    environment: str,
+    table_config_table: Any,
+    batch_config_table: Any,
+    *,
+    dry_run: bool = False,
+) -> ConfigPlan:
+    """Compare and (unless ``dry_run``) write; returns the plan that was applied.
+
+    ``table_config_table`` and ``batch_config_table`` are boto3 ``dynamodb.Table`` resources.
+    """
+    plan = plan_changes(config, environment, _scan_all(table_config_table), _scan_all(batch_config_table))
+    if dry_run:
+        return plan
+    targets = {"table": table_config_table, "cadence": batch_config_table}
+    for kind, target in targets.items():
+        with target.batch_writer() as writer:
+            for change in plan.changes:
+                if change.kind == kind:
+                    writer.put_item(Item=change.item)
+    return plan

@@ -1,0 +1,174 @@
+"""The File Processor job's arguments, spelled in one place.
+
+The Glue job script parses them (getResolvedOptions on Glue, argparse locally), the CDK Glue
+construct sets the static ones as default arguments, the Batch Manager emits the per-run ones for
+each batch (the state machine passes them to glue:startJobRun unchanged), and the sandbox builds
+both. Lists travel as JSON, never as Python literals, and are never evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from odp.naming import TrackerTableNames
+
+
+class JobArgumentError(ValueError):
+    """A job argument is missing or malformed; the message names it."""
+
+
+@dataclass(frozen=True)
+class FileProcessorJobArgs:
+    """Everything one File Processor run needs.
+
+    Static (set once per environment and cadence on the Glue job): environment, cadence, raw_root,
+    the tracker table names, catalog_sync, lease_seconds, history_retention_days.
+    Per run (from the Batch Manager, one batch of tables): table_ids, batch_id.
+    """
+
+    environment: str
+    cadence: str
+    table_ids: tuple[str, ...]
+    raw_root: str  # s3://raw-bucket or file:///path/to/lake/raw: tables live at <raw_root>/<database>/<table>
+    tracker_tables: TrackerTableNames
+    batch_id: str = "manual"
+    catalog_sync: bool = True  # Hudi meta sync to the Glue Data Catalog (off locally)
+    lease_seconds: int = 900
+    history_retention_days: int = 365
+
+    # Glue argument names (without the leading "--"). One spelling, used everywhere.
+    ENVIRONMENT: ClassVar[str] = "odp_environment"
+    CADENCE: ClassVar[str] = "odp_cadence"
+    TABLE_IDS: ClassVar[str] = "odp_table_ids"
+    BATCH_ID: ClassVar[str] = "odp_batch_id"
+    RAW_ROOT: ClassVar[str] = "odp_raw_root"
+    CATALOG_SYNC: ClassVar[str] = "odp_catalog_sync"
+    LEASE_SECONDS: ClassVar[str] = "odp_lease_seconds"
+    HISTORY_RETENTION_DAYS: ClassVar[str] = "odp_history_retention_days"
+    TABLE_PREFIX: ClassVar[str] = "odp_table_"  # + logical tracker name, e.g. odp_table_file_tracker
+
+    RUN_ARGUMENTS: ClassVar[tuple[str, ...]] = (TABLE_IDS, BATCH_ID)
+
+    @classmethod
+    def tracker_argument_names(cls) -> dict[str, str]:
+        """Logical tracker table -> Glue argument name."""
+        return {field.name: cls.TABLE_PREFIX + field.name for field in fields(TrackerTableNames)}
+
+    @classmethod
+    def argument_names(cls) -> tuple[str, ...]:
+        """Every argument the job takes, in the order getResolvedOptions is asked for them."""
+        return (
+            cls.ENVIRONMENT,
+            cls.CADENCE,
+            cls.TABLE_IDS,
+            cls.BATCH_ID,
+            cls.RAW_ROOT,
+            cls.CATALOG_SYNC,
+            cls.LEASE_SECONDS,
+            cls.HISTORY_RETENTION_DAYS,
+            *cls.tracker_argument_names().values(),
+        )
+
+    @staticmethod
+    def static_arguments(
+        *,
+        environment: str,
+        cadence: str,
+        raw_root: str,
+        tracker_tables: TrackerTableNames,
+        catalog_sync: bool = True,
+        lease_seconds: int = 900,
+        history_retention_days: int = 365,
+    ) -> dict[str, str]:
+        """The Glue job's DefaultArguments (keys with the leading ``--``)."""
+        cls = FileProcessorJobArgs
+        arguments = {
+            cls.ENVIRONMENT: environment,
+            cls.CADENCE: cadence,
+            cls.RAW_ROOT: raw_root,
+            cls.CATALOG_SYNC: "true" if catalog_sync else "false",
+            cls.LEASE_SECONDS: str(lease_seconds),
+            cls.HISTORY_RETENTION_DAYS: str(history_retention_days),
+        }
+        for logical, name in cls.tracker_argument_names().items():
+            arguments[name] = getattr(tracker_tables, logical)
+        return {f"--{name}": value for name, value in arguments.items()}
+
+    @staticmethod
+    def run_arguments(table_ids: list[str] | tuple[str, ...], batch_id: str) -> dict[str, str]:
+        """The per-run Arguments of glue:startJobRun (keys with the leading ``--``)."""
+        cls = FileProcessorJobArgs
+        return {f"--{cls.TABLE_IDS}": json.dumps(list(table_ids)), f"--{cls.BATCH_ID}": batch_id}
+
+    def to_arguments(self) -> dict[str, str]:
+        """All arguments, as a Glue run would see them (static merged with per run)."""
+        return {
+            **self.static_arguments(
+                environment=self.environment,
+                cadence=self.cadence,
+                raw_root=self.raw_root,
+                tracker_tables=self.tracker_tables,
+                catalog_sync=self.catalog_sync,
+                lease_seconds=self.lease_seconds,
+                history_retention_days=self.history_retention_days,
+            ),
+            **self.run_arguments(self.table_ids, self.batch_id),
+        }
+
+    @classmethod
+    def from_arguments(cls, arguments: dict[str, Any]) -> FileProcessorJobArgs:
+        """Build from resolved arguments (names with or without ``--``).
+
+        Raises:
+            JobArgumentError: an argument is missing or malformed; the message names it.
+        """
+        plain = {str(name).removeprefix("--"): value for name, value in arguments.items()}
+
+        def need(name: str) -> str:
+            value = plain.get(name)
+            if value is None or str(value).strip() == "":
+                raise JobArgumentError(f"job argument --{name} is required")
+            return str(value)
+
+        def number(name: str, default: int) -> int:
+            raw = plain.get(name)
+            if raw is None or str(raw).strip() == "":
+                return default
+            try:
+                value = int(str(raw))
+            except ValueError as error:
+                raise JobArgumentError(f"job argument --{name} must be a whole number, got {raw!r}") from error
+            if value < 1:
+                raise JobArgumentError(f"job argument --{name} must be at least 1, got {value}")
+            return value
+
+        raw_ids = need(cls.TABLE_IDS)
+        try:
+            table_ids = json.loads(raw_ids)
+        except json.JSONDecodeError as error:
+            raise JobArgumentError(
+                f"job argument --{cls.TABLE_IDS} must be a JSON list of table ids, got {raw_ids!r}"
+            ) from error
+        if not isinstance(table_ids, list) or not all(isinstance(t, str) and t for t in table_ids):
+            raise JobArgumentError(f"job argument --{cls.TABLE_IDS} must be a JSON list of strings, got {raw_ids!r}")
+        sync = plain.get(cls.CATALOG_SYNC, "true")
+        if str(sync).lower() not in ("true", "false"):
+            raise JobArgumentError(f"job argument --{cls.CATALOG_SYNC} must be true or false, got {sync!r}")
+        tracker = TrackerTableNames(**{logical: need(name) for logical, name in cls.tracker_argument_names().items()})
+        return cls(
+            environment=need(cls.ENVIRONMENT),
+            cadence=need(cls.CADENCE),
+            table_ids=tuple(dict.fromkeys(table_ids)),
+            raw_root=need(cls.RAW_ROOT).rstrip("/"),
+            tracker_tables=tracker,
+            batch_id=str(plain.get(cls.BATCH_ID) or "manual"),
+            catalog_sync=str(sync).lower() == "true",
+            lease_seconds=number(cls.LEASE_SECONDS, 900),
+            history_retention_days=number(cls.HISTORY_RETENTION_DAYS, 365),
+        )
+
+    def table_base_path(self, database: str, table: str) -> str:
+        """Where a table's Hudi files live."""
+        return f"{self.raw_root}/{database}/{table}"

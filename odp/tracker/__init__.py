@@ -1,0 +1,28 @@
+"""File and processing trackers: item schema, statuses, keys, and repositories over DynamoDB."""
+
+from odp.tracker.items import TableRun, TableState, TrackedFile, iso, utc_now
+from odp.tracker.keys import StagingKey, StagingKeyError, file_kind, make_file_id, parse_staging_key, skip_reason
+from odp.tracker.repository import FileTracker, LeaseLostError, PendingSummary, ProcessingTracker, TrackerError
+from odp.tracker.statuses import FileKind, FileStatus, TableStatus
+
+__all__ = [
+    "FileKind",
+    "FileStatus",
+    "FileTracker",
+    "LeaseLostError",
+    "PendingSummary",
+    "ProcessingTracker",
+    "StagingKey",
+    "StagingKeyError",
+    "TableRun",
+    "TableState",
+    "TableStatus",
+    "TrackedFile",
+    "TrackerError",
+    "file_kind",
+    "iso",
+    "make_file_id",
+    "parse_staging_key",
+    "skip_reason",
+    "utc_now",
+]

@@ -1,0 +1,162 @@
+"""Typed tracker items and their DynamoDB form (boto3 resource style: str, int, bool)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from odp.tracker.statuses import FileKind, FileStatus, TableStatus
+
+# Sparse attribute copied from table_id only while a file is landed: the pending_by_table index
+# therefore holds exactly the pending files, ordered by landed_at.
+PENDING_ATTRIBUTE = "pending_table_id"
+PENDING_INDEX = "pending_by_table"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(moment: datetime) -> str:
+    """ISO-8601 in UTC with milliseconds: sorts as text in the same order as in time."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value)
+    return value
+
+
+@dataclass(frozen=True)
+class TrackedFile:
+    """One S3 object version in file_tracker (landed / unregistered) or file_tracker_history (processed)."""
+
+    table_id: str
+    file_id: str
+    bucket: str
+    key: str
+    size: int
+    etag: str
+    landed_at: str
+    file_kind: FileKind
+    status: FileStatus = FileStatus.LANDED
+    version_id: str | None = None
+    sequencer: str | None = None
+    event_time: str | None = None
+    processed_at: str | None = None
+    commit_instant: str | None = None
+    run_id: str | None = None
+    expires_at: int | None = field(default=None)  # TTL, epoch seconds, history only
+
+    @property
+    def uri(self) -> str:
+        """Where the job reads the file: ``s3://bucket/key``; the sandbox maps buckets to folders."""
+        return f"s3://{self.bucket}/{self.key}"
+
+    @property
+    def file_name(self) -> str:
+        return self.key.rsplit("/", 1)[-1]
+
+    def to_item(self) -> dict[str, Any]:
+        item = {name: value for name, value in asdict(self).items() if value is not None}
+        item["file_kind"] = self.file_kind.value
+        item["status"] = self.status.value
+        if self.status is FileStatus.LANDED:
+            item[PENDING_ATTRIBUTE] = self.table_id
+        return item
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> TrackedFile:
+        known = {name: _plain(item[name]) for name in cls.__dataclass_fields__ if name in item}
+        known["file_kind"] = FileKind(known["file_kind"])
+        known["status"] = FileStatus(known["status"])
+        return cls(**known)
+
+    def processed(self, *, commit_instant: str, run_id: str, processed_at: str, expires_at: int | None) -> TrackedFile:
+        return replace(
+            self,
+            status=FileStatus.PROCESSED,
+            commit_instant=commit_instant,
+            run_id=run_id,
+            processed_at=processed_at,
+            expires_at=expires_at,
+        )
+
+
+@dataclass(frozen=True)
+class TableRun:
+    """One run of one table: a processing_tracker_history row and the summary on processing_tracker."""
+
+    table_id: str
+    run_id: str
+    started_at: str
+    status: TableStatus
+    finished_at: str | None = None
+    files: int = 0
+    rows: int = 0
+    inserts: int = 0
+    updates: int = 0
+    deletes: int = 0
+    seconds: float = 0.0
+    commit_instant: str | None = None
+    error: str | None = None
+    error_trace: str | None = None
+    cadence: str | None = None
+
+    @property
+    def run_at(self) -> str:
+        """Sort key of the history row: start time, then run id (two runs can start in one ms)."""
+        return f"{self.started_at}#{self.run_id}"
+
+    def to_history_item(self, *, expires_at: int | None = None) -> dict[str, Any]:
+        item = {name: value for name, value in asdict(self).items() if value is not None}
+        item["status"] = self.status.value
+        item["seconds"] = Decimal(str(round(self.seconds, 3)))
+        item["run_at"] = self.run_at
+        if expires_at is not None:
+            item["expires_at"] = expires_at
+        return item
+
+    @classmethod
+    def from_history_item(cls, item: dict[str, Any]) -> TableRun:
+        known = {name: item[name] for name in cls.__dataclass_fields__ if name in item}
+        for name in ("files", "rows", "inserts", "updates", "deletes"):
+            if name in known:
+                known[name] = int(known[name])
+        if "seconds" in known:
+            known["seconds"] = float(known["seconds"])
+        known["status"] = TableStatus(known["status"])
+        return cls(**known)
+
+
+@dataclass(frozen=True)
+class TableState:
+    """The processing_tracker item of a table: its lease and the outcome of its last run."""
+
+    table_id: str
+    status: TableStatus | None = None
+    lease_owner: str | None = None
+    lease_expires_at: int | None = None
+    last_run_id: str | None = None
+    last_run_at: str | None = None
+    last_commit_instant: str | None = None
+    last_error: str | None = None
+    last_error_trace: str | None = None
+    updated_at: str | None = None
+
+    def lease_is_held(self, now_epoch: int) -> bool:
+        return self.lease_owner is not None and (self.lease_expires_at or 0) > now_epoch
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> TableState:
+        known = {name: _plain(item[name]) for name in cls.__dataclass_fields__ if name in item}
+        if "status" in known:
+            known["status"] = TableStatus(known["status"])
+        return cls(**known)

@@ -1,0 +1,370 @@
+"""The trackers over DynamoDB: files landed and processed, table leases, run history.
+
+Small repositories over injected boto3 ``dynamodb.Table`` resources. The File Manager registers
+files, the Batch Manager reads pending work and leases, the Glue job leases tables, reads their
+files and records the outcome. Every write that could race is conditional.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from boto3.dynamodb.conditions import Attr, Key
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from odp.tracker.items import (
+    PENDING_ATTRIBUTE,
+    PENDING_INDEX,
+    TableRun,
+    TableState,
+    TrackedFile,
+    iso,
+    utc_now,
+)
+from odp.tracker.statuses import FileStatus, TableStatus
+
+Clock = Callable[[], datetime]
+# A transaction takes at most 100 actions; moving a file is two (put history, delete tracker).
+_FILES_PER_TRANSACTION = 50
+_BATCH_GET_LIMIT = 100
+_SERIALIZER = TypeSerializer()
+_DESERIALIZER = TypeDeserializer()
+
+
+class TrackerError(Exception):
+    """Base class of the tracker errors."""
+
+
+class LeaseLostError(TrackerError):
+    """The lease this run held was taken over (it expired): stop writing to the table."""
+
+
+def _is_conditional_failure(error: ClientError) -> bool:
+    return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+
+
+def _is_cancelled_by_condition(error: ClientError) -> bool:
+    if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+        return False
+    reasons = error.response.get("CancellationReasons") or []
+    return any(reason.get("Code") == "ConditionalCheckFailed" for reason in reasons)
+
+
+def _paginate(call: Callable[..., dict[str, Any]], **kwargs: Any) -> Iterator[dict[str, Any]]:
+    while True:
+        page = call(**kwargs)
+        yield from page.get("Items", [])
+        if "LastEvaluatedKey" not in page:
+            return
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+@dataclass(frozen=True)
+class PendingSummary:
+    """Pending work of one table, as the Batch Manager needs it."""
+
+    table_id: str
+    files: int
+    bytes: int
+    oldest_landed_at: str | None
+
+
+class FileTracker:
+    """file_tracker (landed and unregistered files) and file_tracker_history (processed files)."""
+
+    def __init__(self, tracker_table: Any, history_table: Any, *, clock: Clock = utc_now) -> None:
+        self._tracker = tracker_table
+        self._history = history_table
+        self._client = tracker_table.meta.client
+        self._clock = clock
+
+    def register(self, tracked: TrackedFile) -> bool:
+        """Record a file once. Returns False when it is already tracked or already processed.
+
+        One transaction checks file_tracker_history and puts into file_tracker, both conditionally,
+        so a message redelivered after its file was processed cannot bring the file back.
+        """
+        key = {"table_id": {"S": tracked.table_id}, "file_id": {"S": tracked.file_id}}
+        try:
+            self._client.transact_write_items(
+                TransactItems=[
+                    {
+                        "ConditionCheck": {
+                            "TableName": self._history.name,
+                            "Key": key,
+                            "ConditionExpression": "attribute_not_exists(file_id)",
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": self._tracker.name,
+                            "Item": {k: _SERIALIZER.serialize(v) for k, v in tracked.to_item().items()},
+                            "ConditionExpression": "attribute_not_exists(file_id)",
+                        }
+                    },
+                ]
+            )
+        except ClientError as error:
+            if _is_cancelled_by_condition(error):
+                return False
+            raise
+        return True
+
+    def landed_files(self, table_id: str) -> list[TrackedFile]:
+        """Every landed file of a table (consistent read of the base table), in key order."""
+        items = _paginate(
+            self._tracker.query,
+            KeyConditionExpression=Key("table_id").eq(table_id),
+            FilterExpression=Attr("status").eq(FileStatus.LANDED.value),
+            ConsistentRead=True,
+        )
+        return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
+
+    def pending_summary(self, table_id: str) -> PendingSummary:
+        """Count, bytes and oldest landing time of a table's pending files, from the sparse index."""
+        files = 0
+        size = 0
+        oldest: str | None = None
+        for item in _paginate(
+            self._tracker.query,
+            IndexName=PENDING_INDEX,
+            KeyConditionExpression=Key(PENDING_ATTRIBUTE).eq(table_id),
+            ProjectionExpression="#size, landed_at",
+            ExpressionAttributeNames={"#size": "size"},
+        ):
+            files += 1
+            size += int(item.get("size", 0))
+            landed = item.get("landed_at")
+            if landed is not None and (oldest is None or landed < oldest):
+                oldest = landed
+        return PendingSummary(table_id=table_id, files=files, bytes=size, oldest_landed_at=oldest)
+
+    def processed_ids(self, table_id: str, file_ids: Iterable[str]) -> set[str]:
+        """Which of these files are already in file_tracker_history."""
+        wanted = list(dict.fromkeys(file_ids))
+        found: set[str] = set()
+        for start in range(0, len(wanted), _BATCH_GET_LIMIT):
+            keys = [{"table_id": table_id, "file_id": file_id} for file_id in wanted[start : start + _BATCH_GET_LIMIT]]
+            request: dict[str, Any] = {
+                self._history.name: {"Keys": keys, "ProjectionExpression": "file_id", "ConsistentRead": True}
+            }
+            while request:
+                response = self._history.meta.client.batch_get_item(RequestItems=_serialize_request(request))
+                for item in response.get("Responses", {}).get(self._history.name, []):
+                    found.add(item["file_id"]["S"])
+                request = _deserialize_request(response.get("UnprocessedKeys") or {})
+        return found
+
+    def mark_processed(
+        self,
+        files: Iterable[TrackedFile],
+        *,
+        commit_instant: str,
+        run_id: str,
+        retention: timedelta | None = None,
+    ) -> int:
+        """Move files to file_tracker_history with the commit that applied them. Idempotent.
+
+        Each file moves in a transaction (put into history, delete from the tracker), so a file is
+        never in neither table; a crash between chunks leaves the rest landed, and the next run
+        reconciles them from the Hudi commit metadata.
+        """
+        now = self._clock()
+        processed_at = iso(now)
+        expires_at = int((now + retention).timestamp()) if retention else None
+        moved = 0
+        batch = list(files)
+        for start in range(0, len(batch), _FILES_PER_TRANSACTION):
+            actions: list[dict[str, Any]] = []
+            for tracked in batch[start : start + _FILES_PER_TRANSACTION]:
+                done = tracked.processed(
+                    commit_instant=commit_instant, run_id=run_id, processed_at=processed_at, expires_at=expires_at
+                )
+                item = done.to_item()
+                actions.append(
+                    {
+                        "Put": {
+                            "TableName": self._history.name,
+                            "Item": {k: _SERIALIZER.serialize(v) for k, v in item.items()},
+                        }
+                    }
+                )
+                actions.append(
+                    {
+                        "Delete": {
+                            "TableName": self._tracker.name,
+                            "Key": {"table_id": {"S": tracked.table_id}, "file_id": {"S": tracked.file_id}},
+                        }
+                    }
+                )
+            self._client.transact_write_items(TransactItems=actions)
+            moved += len(actions) // 2
+        return moved
+
+
+class ProcessingTracker:
+    """processing_tracker (lease and last outcome per table) and processing_tracker_history."""
+
+    def __init__(self, tracker_table: Any, history_table: Any, *, clock: Clock = utc_now) -> None:
+        self._tracker = tracker_table
+        self._history = history_table
+        self._clock = clock
+
+    def _now_epoch(self) -> int:
+        return int(self._clock().timestamp())
+
+    def acquire(self, table_id: str, owner: str, *, lease_seconds: int, run_id: str | None = None) -> bool:
+        """Take the table's lease if it is free, expired, or already ours. Sets status updating_table.
+
+        Returns False when another run holds an unexpired lease.
+        """
+        now = self._clock()
+        try:
+            self._tracker.update_item(
+                Key={"table_id": table_id},
+                UpdateExpression=(
+                    "SET lease_owner = :owner, lease_expires_at = :expires, #status = :updating, "
+                    "last_run_id = :run, last_run_at = :now, updated_at = :now"
+                ),
+                ConditionExpression=(
+                    "attribute_not_exists(lease_owner) OR lease_expires_at < :epoch OR lease_owner = :owner"
+                ),
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues={
+                    ":owner": owner,
+                    ":expires": int(now.timestamp()) + lease_seconds,
+                    ":updating": TableStatus.UPDATING.value,
+                    ":run": run_id or owner,
+                    ":now": iso(now),
+                    ":epoch": int(now.timestamp()),
+                },
+            )
+        except ClientError as error:
+            if _is_conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def renew(self, table_id: str, owner: str, *, lease_seconds: int) -> None:
+        """Extend our lease.
+
+        Raises:
+            LeaseLostError: the lease is no longer ours.
+        """
+        try:
+            self._tracker.update_item(
+                Key={"table_id": table_id},
+                UpdateExpression="SET lease_expires_at = :expires",
+                ConditionExpression="lease_owner = :owner",
+                ExpressionAttributeValues={":owner": owner, ":expires": self._now_epoch() + lease_seconds},
+            )
+        except ClientError as error:
+            if _is_conditional_failure(error):
+                raise LeaseLostError(f"lease on {table_id} is no longer held by {owner}") from error
+            raise
+
+    def release(self, table_id: str, owner: str) -> bool:
+        """Drop our lease; False if it was not ours any more (nothing changed then)."""
+        try:
+            self._tracker.update_item(
+                Key={"table_id": table_id},
+                UpdateExpression="REMOVE lease_owner, lease_expires_at",
+                ConditionExpression="lease_owner = :owner",
+                ExpressionAttributeValues={":owner": owner},
+            )
+        except ClientError as error:
+            if _is_conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def finish(self, run: TableRun, owner: str, *, history_retention: timedelta | None = None) -> None:
+        """Record a run's outcome (completed or refresh_error), release the lease, append history.
+
+        A failed run keeps the last good commit instant; its error and stack trace are stored on the
+        table so an operator sees them without searching logs.
+        """
+        now = self._clock()
+        names = {"#status": "status"}
+        values: dict[str, Any] = {":status": run.status.value, ":now": iso(now), ":owner": owner, ":run": run.run_id}
+        sets = ["#status = :status", "updated_at = :now", "last_run_id = :run"]
+        removes = ["lease_owner", "lease_expires_at"]
+        if run.status is TableStatus.REFRESH_ERROR:
+            sets += ["last_error = :error", "last_error_trace = :trace"]
+            values[":error"] = run.error or "unknown error"
+            values[":trace"] = run.error_trace or ""
+        else:
+            removes += ["last_error", "last_error_trace"]
+            if run.commit_instant:
+                sets.append("last_commit_instant = :commit")
+                values[":commit"] = run.commit_instant
+        try:
+            self._tracker.update_item(
+                Key={"table_id": run.table_id},
+                UpdateExpression=f"SET {', '.join(sets)} REMOVE {', '.join(removes)}",
+                ConditionExpression="attribute_not_exists(lease_owner) OR lease_owner = :owner",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as error:
+            if _is_conditional_failure(error):
+                raise LeaseLostError(
+                    f"lease on {run.table_id} was taken by another run before {owner} could record its outcome"
+                ) from error
+            raise
+        self.append_history(run, history_retention=history_retention)
+
+    def append_history(self, run: TableRun, *, history_retention: timedelta | None = None) -> None:
+        expires_at = int((self._clock() + history_retention).timestamp()) if history_retention else None
+        self._history.put_item(Item=run.to_history_item(expires_at=expires_at))
+
+    def state(self, table_id: str) -> TableState:
+        item = self._tracker.get_item(Key={"table_id": table_id}, ConsistentRead=True).get("Item")
+        return TableState.from_item(item) if item else TableState(table_id=table_id)
+
+    def states(self, table_ids: Iterable[str]) -> dict[str, TableState]:
+        """processing_tracker items of many tables (BatchGetItem, 100 keys a call)."""
+        wanted = list(dict.fromkeys(table_ids))
+        found = {table_id: TableState(table_id=table_id) for table_id in wanted}
+        client = self._tracker.meta.client
+        for start in range(0, len(wanted), _BATCH_GET_LIMIT):
+            request: dict[str, Any] = {
+                self._tracker.name: {"Keys": [{"table_id": t} for t in wanted[start : start + _BATCH_GET_LIMIT]]}
+            }
+            while request:
+                response = client.batch_get_item(RequestItems=_serialize_request(request))
+                for raw in response.get("Responses", {}).get(self._tracker.name, []):
+                    item = {k: _DESERIALIZER.deserialize(v) for k, v in raw.items()}
+                    found[item["table_id"]] = TableState.from_item(item)
+                request = _deserialize_request(response.get("UnprocessedKeys") or {})
+        return found
+
+    def leased_tables(self, table_ids: Iterable[str]) -> set[str]:
+        """Tables whose lease is held and unexpired now."""
+        now = self._now_epoch()
+        return {table_id for table_id, state in self.states(table_ids).items() if state.lease_is_held(now)}
+
+    def history(self, table_id: str) -> list[TableRun]:
+        items = _paginate(self._history.query, KeyConditionExpression=Key("table_id").eq(table_id))
+        return [TableRun.from_history_item(item) for item in items]
+
+
+def _serialize_request(request: dict[str, Any]) -> dict[str, Any]:
+    """BatchGetItem through the low-level client needs typed keys."""
+    out: dict[str, Any] = {}
+    for table, spec in request.items():
+        keys = [
+            {name: value if isinstance(value, dict) else _SERIALIZER.serialize(value) for name, value in key.items()}
+            for key in spec["Keys"]
+        ]
+        out[table] = {**spec, "Keys": keys}
+    return out
+
+
+def _deserialize_request(unprocessed: dict[str, Any]) -> dict[str, Any]:
+    """UnprocessedKeys come back typed; _serialize_request passes typed keys through untouched."""
+    return dict(unprocessed)
