@@ -1,0 +1,75 @@
+"""Fixtures shared by every test package: paths, the published samples, emulated AWS (moto).
+
+Spark: one local session per test session, from the ``spark`` fixture below (etl/spark_session.py
+builds it with the Hudi bundle the Makefile fetched).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from odp.naming import TrackerTableNames
+from odp.tracker.schema import create_tables
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SAMPLES_DIR = Path(os.environ.get("ODP_SAMPLES_DIR", REPO_ROOT.parent / "shared" / "samples"))
+AWS_REGION = "eu-west-1"
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def samples_dir() -> Path:
+    """../shared/samples: real events and CDC files published by others, read as they are."""
+    if not SAMPLES_DIR.is_dir():
+        pytest.fail(f"samples not found at {SAMPLES_DIR}; clone the repo beside shared/ or set ODP_SAMPLES_DIR")
+    return SAMPLES_DIR
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake credentials and a region, so nothing can reach a real account."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SECURITY_TOKEN": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": AWS_REGION,
+        "AWS_REGION": AWS_REGION,
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+
+
+@pytest.fixture
+def aws(aws_env: None) -> Iterator[None]:
+    """Every AWS API emulated by moto for the duration of one test."""
+    with mock_aws():
+        yield
+
+
+@pytest.fixture
+def tracker_names() -> TrackerTableNames:
+    return TrackerTableNames.for_environment("test")
+
+
+@pytest.fixture
+def dynamodb(aws: None) -> object:
+    return boto3.resource("dynamodb", region_name=AWS_REGION)
+
+
+@pytest.fixture
+def tracker_tables(dynamodb: object, tracker_names: TrackerTableNames) -> dict[str, object]:
+    """The six tracker and config tables, created in moto; logical name -> boto3 Table."""
+    create_tables(dynamodb.meta.client, tracker_names)
+    return {logical: dynamodb.Table(physical) for logical, physical in tracker_names.as_dict().items()}
