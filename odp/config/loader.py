@@ -207,6 +207,29 @@ def _resolve_table(
     )
 
 
+def _check_environments(environments: EnvironmentsFile, issues: list[ConfigIssue]) -> None:
+    """Rules across environments: prod needs a manual approval; one branch deploys one environment."""
+    branches: dict[str, str] = {}
+    for name, env in environments.environments.items():
+        if name == "prod" and not env.manual_approval:
+            issues.append(
+                ConfigIssue(
+                    ENVIRONMENTS_FILE, "environments.prod.manual_approval", "prod must set manual_approval: true"
+                )
+            )
+        if env.branch is None:
+            continue
+        if env.branch in branches:
+            issues.append(
+                ConfigIssue(
+                    ENVIRONMENTS_FILE,
+                    f"environments.{name}.branch",
+                    f"branch {env.branch!r} already deploys environment {branches[env.branch]!r}",
+                )
+            )
+        branches.setdefault(env.branch, name)
+
+
 def _table_files(config_dir: Path) -> Iterator[Path]:
     tables_dir = config_dir / TABLES_DIR
     if tables_dir.is_dir():
@@ -295,6 +318,8 @@ def load_config(config_dir: str | Path) -> OdpConfig:
     data = _read_yaml(root / ENVIRONMENTS_FILE, ENVIRONMENTS_FILE, issues)
     if data is not None:
         environments = _validate(EnvironmentsFile, data, ENVIRONMENTS_FILE, issues)
+        if environments is not None:
+            _check_environments(environments, issues)
 
     cadences = None
     data = _read_yaml(root / CADENCES_FILE, CADENCES_FILE, issues)

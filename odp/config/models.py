@@ -124,25 +124,11 @@ class Environment(_Strict):
 
 
 class EnvironmentsFile(_Strict):
-    """config/environments.yaml."""
+    """config/environments.yaml. (prod approval and unique branches are checked by the loader.)"""
 
     deployment: DeploymentAccount
     source: SourceConnection
     environments: dict[ResourceName, Environment] = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _prod_needs_approval_and_branches_unique(self) -> EnvironmentsFile:
-        prod = self.environments.get("prod")
-        if prod is not None and not prod.manual_approval:
-            raise ValueError("environment 'prod' must set manual_approval: true")
-        seen: dict[str, str] = {}
-        for name, env in self.environments.items():
-            if env.branch is None:
-                continue
-            if env.branch in seen:
-                raise ValueError(f"branch {env.branch!r} is used by both {seen[env.branch]!r} and {name!r}")
-            seen[env.branch] = name
-        return self
 
 
 # --------------------------------------------------------------------------------------------

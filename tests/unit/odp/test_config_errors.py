@@ -1,0 +1,269 @@
+"""A corpus of broken configurations: each must fail with a message naming the file, path and reason.
+
+Every case starts from the same small valid configuration, written to a temporary folder, and breaks
+one thing in it. The expected messages are written out by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from odp.config import ConfigError, load_config
+
+VALID = {
+    "environments.yaml": {
+        "deployment": {"account": "000000000000", "region": "eu-west-1"},
+        "source": {
+            "repository": "org/odp",
+            "connection_arn": "arn:aws:codeconnections:eu-west-1:000000000000:connection/abc-123",
+        },
+        "environments": {
+            "dev": {"account": "111111111111", "region": "eu-west-1", "branch": "main"},
+            "prod": {"account": "333333333333", "region": "eu-west-1", "branch": "prod", "manual_approval": True},
+        },
+    },
+    "cadences.yaml": {"cadences": {"fast": {"schedule": "rate(10 minutes)", "batch_size": 5}}},
+    "tables/shop.yaml": {
+        "source": "shop",
+        "format": "dms",
+        "defaults": {"cadence": "fast", "database": "shop_raw", "ordering_column": "seq"},
+        "tables": [
+            {
+                "schema": "public",
+                "table": "orders",
+                "primary_key": ["id"],
+                "partition_by": ["region"],
+                "columns": {"id": "bigint", "seq": "string", "region": "string", "amount": "decimal(10,2)"},
+            },
+            {"schema": "public", "table": "customers", "primary_key": ["id"]},
+        ],
+    },
+}
+
+
+def write_config(root: Path, files: dict[str, object]) -> Path:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content if isinstance(content, str) else yaml.safe_dump(content, sort_keys=False))
+    return root
+
+
+def valid_files() -> dict[str, object]:
+    # A deep copy through YAML keeps every case independent.
+    return {name: yaml.safe_load(yaml.safe_dump(content)) for name, content in VALID.items()}
+
+
+def errors_of(tmp_path: Path, change: Callable[[dict], None]) -> list[str]:
+    files = valid_files()
+    change(files)
+    write_config(tmp_path, files)
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path)
+    return [str(issue) for issue in caught.value.issues]
+
+
+def table(files: dict, index: int = 0) -> dict:
+    return files["tables/shop.yaml"]["tables"][index]
+
+
+def test_the_base_configuration_is_valid(tmp_path: Path) -> None:
+    config = load_config(write_config(tmp_path, valid_files()))
+    assert [t.table_id for t in config.tables] == ["shop.public.orders", "shop.public.customers"]
+    customers = config.table("shop.public.customers")
+    assert customers.ordering_column == "seq"  # inherited from defaults
+    assert customers.partition_by == ()
+    assert customers.target_table == "customers"
+
+
+CASES: list[tuple[str, Callable[[dict], None], str]] = [
+    (
+        "unknown cadence",
+        lambda f: table(f).update(cadence="weekly"),
+        "tables/shop.yaml: tables[0].cadence: unknown cadence 'weekly' (known: fast)",
+    ),
+    (
+        "duplicate table id",
+        lambda f: f["tables/shop.yaml"]["tables"].append(
+            {"schema": "public", "table": "orders", "primary_key": ["id"]}
+        ),
+        "tables/shop.yaml: tables[2]: duplicate table id 'shop.public.orders' (first at tables/shop.yaml tables[0])",
+    ),
+    (
+        "primary key column not declared",
+        lambda f: table(f).update(primary_key=["order_id"]),
+        "tables/shop.yaml: tables[0].primary_key: column 'order_id' is not declared in columns",
+    ),
+    (
+        "ordering column not declared",
+        lambda f: table(f).update(ordering_column="changed_at"),
+        "tables/shop.yaml: tables[0].ordering_column: column 'changed_at' is not declared in columns",
+    ),
+    (
+        "partition column not declared",
+        lambda f: table(f).update(partition_by=["country"]),
+        "tables/shop.yaml: tables[0].partition_by: column 'country' is not declared in columns",
+    ),
+    (
+        "schedule that is not an expression",
+        lambda f: f["cadences.yaml"]["cadences"]["fast"].update(schedule="every 10 minutes"),
+        "cadences.yaml: cadences.fast.schedule: 'every 10 minutes' is not a schedule expression",
+    ),
+    (
+        "rate with a wrong unit number",
+        lambda f: f["cadences.yaml"]["cadences"]["fast"].update(schedule="rate(1 minutes)"),
+        "cadences.yaml: cadences.fast.schedule: use '1 minute' in 'rate(1 minutes)'",
+    ),
+    (
+        "malformed account id",
+        lambda f: f["environments.yaml"]["environments"]["dev"].update(account="12345"),
+        "environments.yaml: environments.dev.account: String should match pattern",
+    ),
+    (
+        "malformed region",
+        lambda f: f["environments.yaml"]["environments"]["dev"].update(region="europe-west"),
+        "environments.yaml: environments.dev.region: String should match pattern",
+    ),
+    (
+        "batch size below one",
+        lambda f: f["cadences.yaml"]["cadences"]["fast"].update(batch_size=0),
+        "cadences.yaml: cadences.fast.batch_size: Input should be greater than or equal to 1",
+    ),
+    (
+        "prod without manual approval",
+        lambda f: f["environments.yaml"]["environments"]["prod"].update(manual_approval=False),
+        "environments.yaml: environments.prod.manual_approval: prod must set manual_approval: true",
+    ),
+    (
+        "two environments on one branch",
+        lambda f: f["environments.yaml"]["environments"]["prod"].update(branch="main"),
+        "environments.yaml: environments.prod.branch: branch 'main' already deploys environment 'dev'",
+    ),
+    (
+        "misspelt key",
+        lambda f: f["cadences.yaml"]["cadences"]["fast"].update(batch_sise=3),
+        "cadences.yaml: cadences.fast.batch_sise: unknown key",
+    ),
+    (
+        "YAML that does not parse",
+        lambda f: f.update({"cadences.yaml": "cadences:\n  fast: {schedule: rate(10 minutes)\n"}),
+        "cadences.yaml: line 3, column 1: not valid YAML",
+    ),
+    (
+        "duplicate YAML key",
+        lambda f: f.update(
+            {
+                "cadences.yaml": "cadences:\n  fast: {schedule: rate(10 minutes), batch_size: 1}\n  fast: {batch_size: 2}\n"
+            }
+        ),
+        "cadences.yaml: line 3, column 3: not valid YAML: duplicate key 'fast'",
+    ),
+    (
+        "source that does not match its file name",
+        lambda f: f["tables/shop.yaml"].update(source="store"),
+        "tables/shop.yaml: source: source 'store' must match the file name 'shop'",
+    ),
+    (
+        "dms table without an ordering column",
+        lambda f: f["tables/shop.yaml"]["defaults"].pop("ordering_column"),
+        "tables/shop.yaml: tables[1].ordering_column: required for dms sources",
+    ),
+    (
+        "unknown source format",
+        lambda f: f["tables/shop.yaml"].update(format="oracle"),
+        "tables/shop.yaml: format: Input should be 'dms', 'debezium' or 'dynamodb'",
+    ),
+    (
+        "column type Spark does not know",
+        lambda f: table(f)["columns"].update(amount="varchar(10)"),
+        "tables/shop.yaml: tables[0].columns: unknown Spark SQL type for amount: 'varchar(10)'",
+    ),
+    (
+        "two tables writing one target",
+        lambda f: table(f, 1).update(target_table="orders"),
+        "tables/shop.yaml: tables[1].target_table: target shop_raw.orders is already written by tables/shop.yaml tables[0]",
+    ),
+    (
+        "disaster-recovery region equal to the primary",
+        lambda f: f["environments.yaml"]["environments"]["prod"].update(dr_region="eu-west-1"),
+        "environments.yaml: environments.prod: dr_region 'eu-west-1' must differ from region",
+    ),
+    (
+        "VPC too large",
+        lambda f: f["environments.yaml"]["environments"]["dev"].update(vpc_cidr="10.0.0.0/8"),
+        "environments.yaml: environments.dev.vpc_cidr: prefix /8 must be between /16 and /24",
+    ),
+    (
+        "missing cadences file",
+        lambda f: f.pop("cadences.yaml"),
+        "cadences.yaml: file not found",
+    ),
+    (
+        "empty table file",
+        lambda f: f.update({"tables/shop.yaml": ""}),
+        "tables/shop.yaml: file is empty",
+    ),
+    (
+        "repeated primary key column",
+        lambda f: table(f).update(primary_key=["id", "id"]),
+        "tables/shop.yaml: tables[0].primary_key: repeats a column: ['id', 'id']",
+    ),
+    (
+        "table without database",
+        lambda f: f["tables/shop.yaml"]["defaults"].pop("database"),
+        "tables/shop.yaml: tables[0].database: required (here or in defaults)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("change", "expected"), [(c, e) for _, c, e in CASES], ids=[n for n, _, _ in CASES])
+def test_broken_configuration_names_file_path_and_reason(
+    tmp_path: Path, change: Callable[[dict], None], expected: str
+) -> None:
+    messages = errors_of(tmp_path, change)
+    assert any(message.startswith(expected) for message in messages), messages
+
+
+def test_the_corpus_has_at_least_fifteen_distinct_cases() -> None:
+    assert len({expected for _, _, expected in CASES}) >= 15
+
+
+def test_every_error_is_reported_at_once_across_files(tmp_path: Path) -> None:
+    def break_three_files(files: dict) -> None:
+        files["environments.yaml"]["environments"]["dev"]["account"] = "1"
+        files["cadences.yaml"]["cadences"]["fast"]["batch_size"] = -1
+        table(files).update(cadence="weekly", primary_key=["nope"])
+
+    messages = errors_of(tmp_path, break_three_files)
+    assert {message.split(":")[0] for message in messages} == {
+        "environments.yaml",
+        "cadences.yaml",
+        "tables/shop.yaml",
+    }
+    assert any("primary_key" in message for message in messages)
+    # The unknown cadence cannot be judged while cadences.yaml itself is invalid; the rest still is.
+    assert len(messages) >= 3
+
+
+def test_validate_cli_exits_non_zero_and_prints_every_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from odp.config.__main__ import main
+
+    files = valid_files()
+    table(files).update(cadence="weekly")
+    files["cadences.yaml"]["cadences"]["fast"]["schedule"] = "now"
+    write_config(tmp_path, files)
+    assert main(["validate", "--config-dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "1 configuration error(s)" in err
+    assert "cadences.yaml: cadences.fast.schedule: 'now' is not a schedule expression" in err
+
+
+def test_validate_cli_accepts_the_shipped_configuration(repo_root: Path, capsys: pytest.CaptureFixture) -> None:
+    from odp.config.__main__ import main
+
+    assert main(["validate", "--config-dir", str(repo_root / "config")]) == 0
+    assert "20 tables" in capsys.readouterr().out
