@@ -1,0 +1,61 @@
+"""The File Processor job arguments: one spelling, JSON lists, clear errors, never evaluated."""
+
+from __future__ import annotations
+
+import pytest
+
+from odp.job_contract import FileProcessorJobArgs, JobArgumentError
+from odp.naming import TrackerTableNames
+
+NAMES = TrackerTableNames.for_environment("dev")
+
+
+def static() -> dict[str, str]:
+    return FileProcessorJobArgs.static_arguments(
+        environment="dev", cadence="every_10_minutes", raw_root="s3://raw-bucket/", tracker_tables=NAMES
+    )
+
+
+def test_static_and_run_arguments_round_trip() -> None:
+    arguments = {**static(), **FileProcessorJobArgs.run_arguments(["a.b.c", "a.b.d"], "exec-1-0")}
+    args = FileProcessorJobArgs.from_arguments(arguments)
+    assert args.table_ids == ("a.b.c", "a.b.d")
+    assert args.batch_id == "exec-1-0"
+    assert args.raw_root == "s3://raw-bucket"
+    assert args.tracker_tables == NAMES
+    assert args.catalog_sync is True
+    assert args.table_base_path("sales_raw", "orders") == "s3://raw-bucket/sales_raw/orders"
+    assert FileProcessorJobArgs.from_arguments(args.to_arguments()) == args
+
+
+def test_glue_argument_names_are_the_documented_ones() -> None:
+    assert static()["--odp_table_file_tracker"] == "odp-dev-file-tracker"
+    assert FileProcessorJobArgs.run_arguments(["x.y.z"], "b") == {"--odp_table_ids": '["x.y.z"]', "--odp_batch_id": "b"}
+    assert set(FileProcessorJobArgs.argument_names()) == {name.removeprefix("--") for name in static()} | {
+        "odp_table_ids",
+        "odp_batch_id",
+    }
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"--odp_table_ids": "['a.b.c']"}, "--odp_table_ids must be a JSON list of table ids"),
+        ({"--odp_table_ids": '{"a": 1}'}, "--odp_table_ids must be a JSON list of strings"),
+        ({"--odp_table_ids": "__import__('os').system('true')"}, "--odp_table_ids must be a JSON list"),
+        ({"--odp_table_ids": ""}, "--odp_table_ids is required"),
+        ({"--odp_lease_seconds": "ten"}, "--odp_lease_seconds must be a whole number, got 'ten'"),
+        ({"--odp_lease_seconds": "0"}, "--odp_lease_seconds must be at least 1"),
+        ({"--odp_catalog_sync": "yes"}, "--odp_catalog_sync must be true or false"),
+        ({"--odp_table_file_tracker": ""}, "--odp_table_file_tracker is required"),
+    ],
+)
+def test_malformed_arguments_name_the_argument(override: dict[str, str], message: str) -> None:
+    arguments = {**static(), **FileProcessorJobArgs.run_arguments(["a.b.c"], "b"), **override}
+    with pytest.raises(JobArgumentError, match=message.replace("[", r"\[").replace("(", r"\(")):
+        FileProcessorJobArgs.from_arguments(arguments)
+
+
+def test_repeated_table_ids_are_processed_once() -> None:
+    arguments = {**static(), **FileProcessorJobArgs.run_arguments(["a.b.c", "a.b.c"], "b")}
+    assert FileProcessorJobArgs.from_arguments(arguments).table_ids == ("a.b.c",)
