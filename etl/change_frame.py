@@ -1,0 +1,89 @@
+"""The canonical change frame and the pure change logic over it.
+
+Every reader turns its source files into the same frame: one row per change with
+
+- ``_odp_op``: ``I`` insert, ``U`` update, ``D`` delete (deletes carry the key and, where the
+  source has it, the last row image);
+- ``_odp_ordering``: the source's ordering value as sortable text (DMS: the configured column;
+  Debezium: ``source.ts_ms`` then the log position; DynamoDB: ApproximateCreationDateTime in
+  milliseconds then the sequence number);
+- ``_odp_file``: the staging key of the file, ``_odp_file_order``: its place among the batch's files
+  (key order), ``_odp_row``: the row position inside the file;
+- ``_odp_seq``: ordering, then file key, then row position in one sortable string. It is the Hudi
+  ordering (precombine) field, so a late change never overwrites a newer one, and part of the
+  record key of historical tables, so every change is kept once;
+- the key and data columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+OP = "_odp_op"
+ORDERING = "_odp_ordering"
+FILE = "_odp_file"
+FILE_ORDER = "_odp_file_order"
+ROW = "_odp_row"
+SEQ = "_odp_seq"
+IS_DELETED = "_hoodie_is_deleted"  # Hudi's own delete marker: deletes travel in the upsert commit
+META_COLUMNS = (OP, ORDERING, FILE, FILE_ORDER, ROW, SEQ)
+# Columns a historical table keeps from the change frame (op and ordering travel with every change).
+HISTORY_COLUMNS = (OP, ORDERING, SEQ)
+
+INSERT, UPDATE, DELETE = "I", "U", "D"
+OPS = (INSERT, UPDATE, DELETE)
+ROW_DIGITS = 12
+
+
+def sequence_column(ordering: Column, file: Column, row: Column) -> Column:
+    """``ordering|file|row`` with the row zero-padded: sorts like (ordering, file key, row)."""
+    return F.concat_ws(
+        "|",
+        F.coalesce(ordering, F.lit("")),
+        file,
+        F.lpad(row.cast("string"), ROW_DIGITS, "0"),
+    )
+
+
+def with_sequence(frame: DataFrame) -> DataFrame:
+    """Add ``_odp_seq`` from the ordering, file and row columns."""
+    return frame.withColumn(SEQ, sequence_column(F.col(ORDERING), F.col(FILE), F.col(ROW)))
+
+
+def data_columns(frame: DataFrame) -> list[str]:
+    """The key and data columns of a change frame (everything but the ``_odp_`` columns)."""
+    return [name for name in frame.columns if name not in META_COLUMNS and name != IS_DELETED]
+
+
+def latest_per_key(keys: Sequence[str]) -> Callable[[DataFrame], DataFrame]:
+    """Keep the last change of each key by (ordering, file order, row position).
+
+    Insert then delete leaves the delete (so the key ends up absent), delete then insert leaves the
+    insert, several updates leave the last.
+    """
+
+    def transform(frame: DataFrame) -> DataFrame:
+        window = Window.partitionBy(*keys).orderBy(
+            F.col(ORDERING).desc_nulls_last(), F.col(FILE_ORDER).desc(), F.col(ROW).desc()
+        )
+        return frame.withColumn("_odp_rank", F.row_number().over(window)).where("_odp_rank = 1").drop("_odp_rank")
+
+    return transform
+
+
+def for_current_table(frame: DataFrame) -> DataFrame:
+    """Rows for a current-state upsert: data columns, ``_odp_seq``, and Hudi's delete marker."""
+    return frame.select(*data_columns(frame), SEQ, (F.col(OP) == F.lit(DELETE)).alias(IS_DELETED))
+
+
+def for_historical_table(frame: DataFrame) -> DataFrame:
+    """Rows for a historical table: every change with its op and ordering; nothing is deleted."""
+    return frame.select(*data_columns(frame), *HISTORY_COLUMNS)
+
+
+def surviving_rows(frame: DataFrame) -> DataFrame:
+    """Latest changes that leave a row (not deletes): what a full load writes."""
+    return frame.where(F.col(OP) != F.lit(DELETE))

@@ -1,0 +1,24 @@
+"""Errors of the File Processor job. Each one fails a single table, never the whole run."""
+
+from __future__ import annotations
+
+
+class EtlError(Exception):
+    """Base class of the errors that fail one table's run."""
+
+
+class ChangeFileError(EtlError):
+    """A landed file cannot be turned into changes; the message names the file and the reason."""
+
+    def __init__(self, file: str, reason: str) -> None:
+        super().__init__(f"{file}: {reason}")
+        self.file = file
+        self.reason = reason
+
+
+class SchemaEvolutionError(EtlError):
+    """Incoming columns cannot be written into the table's schema (an incompatible type change)."""
+
+
+class TableConfigError(EtlError):
+    """The table's configuration is missing or does not fit the data (e.g. CSV without columns)."""

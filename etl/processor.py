@@ -1,0 +1,321 @@
+"""The File Processor: for each table of a batch, landed files -> one Hudi commit -> trackers.
+
+Each table runs in its own error boundary: its failure is recorded (refresh_error, error and stack
+trace on processing_tracker, a history row), its files stay landed, and the next table runs.
+
+Exactly once: the Hudi commit records the ids of the files it consumed (commit extra metadata). A
+run first moves landed files that a completed commit already consumed to file_tracker_history
+(reconciliation: a previous run crashed between its commit and its tracker update), and only then
+reads the rest.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+import boto3
+from pyspark.sql import SparkSession
+
+from etl.errors import TableConfigError
+from etl.lease import LeaseKeeper
+from etl.readers import SourceFile, first_error, read_changes
+from etl.tracker_tables import LowLevelClientTable
+from etl.timeline import commit_of_run, committed_file_ids, completed_commits
+from etl.writer import register_in_session_catalog, write_changes
+from odp.config.items import table_config_from_item
+from odp.config.models import TableConfig
+from odp.job_contract import FileProcessorJobArgs
+from odp.tracker import (
+    FileKind,
+    FileTracker,
+    LeaseLostError,
+    ProcessingTracker,
+    TableRun,
+    TableStatus,
+    TrackedFile,
+    iso,
+    utc_now,
+)
+
+logger = logging.getLogger(__name__)
+Clock = Callable[[], datetime]
+
+
+class ProcessorHooks(Protocol):
+    """Points where tests (and only tests) inject failures."""
+
+    def after_commit(self, table_id: str, commit_instant: str) -> None: ...
+
+
+class NoHooks:
+    def after_commit(self, table_id: str, commit_instant: str) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class TableResult:
+    """The outcome of one table in one run."""
+
+    table_id: str
+    status: TableStatus  # completed | refresh_error | skipped
+    files: int = 0
+    rows: int = 0
+    inserts: int = 0
+    updates: int = 0
+    deletes: int = 0
+    seconds: float = 0.0
+    commit_instant: str | None = None
+    error: str | None = None
+    base_path: str | None = None
+    reconciled: int = 0  # landed files found already committed and moved without re-applying them
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    run_id: str
+    tables: list[TableResult] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[TableResult]:
+        """Tables whose run ended in refresh_error."""
+        return [result for result in self.tables if result.status is TableStatus.REFRESH_ERROR]
+
+
+def identity(uri: str) -> str:
+    return uri
+
+
+def load_table_config(table_config: Any, table_id: str) -> TableConfig:
+    """The table's configuration from the table_config DynamoDB table.
+
+    Raises:
+        TableConfigError: no item for the table.
+    """
+    item = table_config.get_item(Key={"table_id": table_id}, ConsistentRead=True).get("Item")
+    if item is None:
+        raise TableConfigError(f"{table_id}: no table_config item; deploy the configuration first")
+    # Optional attributes are left out of the item when unset; TableConfig wants them present (as None).
+    return table_config_from_item({"ordering_column": None, "columns": None, **item})
+
+
+def source_files(landed: list[TrackedFile], resolve_uri: Callable[[str], str]) -> list[SourceFile]:
+    """Landed files in key order, numbered: the order changes in one batch are applied."""
+    ordered = sorted(landed, key=lambda f: (f.key, f.landed_at))
+    return [
+        SourceFile(
+            uri=resolve_uri(f.uri),
+            key=f.key,
+            order=index,
+            is_full_load=f.file_kind is FileKind.FULL_LOAD,
+            file_id=f.file_id,
+        )
+        for index, f in enumerate(ordered)
+    ]
+
+
+class _TableRunner:
+    """One table's run: lease, reconcile, read, write, record. Private; used by run_file_processor."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        args: FileProcessorJobArgs,
+        *,
+        dynamodb: Any,
+        resolve_uri: Callable[[str], str],
+        clock: Clock,
+        hooks: ProcessorHooks,
+        run_id: str,
+    ) -> None:
+        names = args.tracker_tables
+        self.spark = spark
+        self.args = args
+        self.files = FileTracker(
+            LowLevelClientTable(dynamodb.Table(names.file_tracker)),
+            LowLevelClientTable(dynamodb.Table(names.file_tracker_history)),
+            clock=clock,
+        )
+        self.processing = ProcessingTracker(
+            dynamodb.Table(names.processing_tracker), dynamodb.Table(names.processing_tracker_history), clock=clock
+        )
+        self.table_config = dynamodb.Table(names.table_config)
+        self.resolve_uri = resolve_uri
+        self.clock = clock
+        self.hooks = hooks
+        self.run_id = run_id
+        self.retention = timedelta(days=args.history_retention_days)
+
+    def run(self, table_id: str) -> TableResult:
+        started = time.monotonic()
+        started_at = iso(self.clock())
+        if not self.processing.acquire(
+            table_id, self.run_id, lease_seconds=self.args.lease_seconds, run_id=self.run_id
+        ):
+            message = "leased by another run"
+            self.processing.append_history(
+                TableRun(
+                    table_id,
+                    self.run_id,
+                    started_at,
+                    TableStatus.SKIPPED,
+                    finished_at=iso(self.clock()),
+                    error=message,
+                    cadence=self.args.cadence,
+                ),
+                history_retention=self.retention,
+            )
+            logger.warning("%s skipped: %s", table_id, message)
+            return TableResult(table_id, TableStatus.SKIPPED, error=message)
+        base_path: str | None = None
+        try:
+            with LeaseKeeper(self.processing, table_id, self.run_id, lease_seconds=self.args.lease_seconds) as keeper:
+                config = load_table_config(self.table_config, table_id)
+                base_path = self.args.table_base_path(config.database, config.target_table)
+                result = self._process(table_id, config, base_path, keeper, started)
+            run = TableRun(
+                table_id,
+                self.run_id,
+                started_at,
+                TableStatus.COMPLETED,
+                finished_at=iso(self.clock()),
+                files=result.files,
+                rows=result.rows,
+                inserts=result.inserts,
+                updates=result.updates,
+                deletes=result.deletes,
+                seconds=result.seconds,
+                commit_instant=result.commit_instant,
+                cadence=self.args.cadence,
+            )
+            self.processing.finish(run, self.run_id, history_retention=self.retention)
+            return result
+        except Exception as error:  # noqa: BLE001 - the per-table error boundary: record, report, move on
+            return self._failed(table_id, started_at, started, error, base_path)
+
+    def _process(
+        self, table_id: str, config: TableConfig, base_path: str, keeper: LeaseKeeper, started: float
+    ) -> TableResult:
+        landed = self.files.landed_files(table_id)
+        commits = completed_commits(self.spark, base_path)
+        consumed = committed_file_ids(commits)
+        done = [f for f in landed if f.file_id in consumed]
+        for instant in sorted({consumed[f.file_id] for f in done}):
+            keeper.check()
+            self.files.mark_processed(
+                [f for f in done if consumed[f.file_id] == instant],
+                commit_instant=instant,
+                run_id=self.run_id,
+                retention=self.retention,
+            )
+        todo = [f for f in landed if f.file_id not in consumed]
+        if not todo:
+            return TableResult(
+                table_id,
+                TableStatus.COMPLETED,
+                seconds=time.monotonic() - started,
+                base_path=base_path,
+                reconciled=len(done),
+            )
+        sources = source_files(todo, self.resolve_uri)
+        changes = read_changes(self.spark, sources, config).persist()
+        try:
+            first_error(changes, tuple(config.primary_key))
+            rows = changes.count()
+            keeper.check()
+            write_changes(
+                self.spark,
+                changes.drop("_odp_error") if "_odp_error" in changes.columns else changes,
+                config,
+                base_path,
+                has_full_load=any(s.is_full_load for s in sources),
+                catalog_sync=self.args.catalog_sync,
+                metadata_table=self.args.catalog_sync,
+                file_ids=[s.file_id for s in sources],
+                run_id=self.run_id,
+            )
+        finally:
+            changes.unpersist()
+        commit = commit_of_run(completed_commits(self.spark, base_path), self.run_id)
+        if commit is None:
+            raise RuntimeError(f"{table_id}: the Hudi write returned but no completed commit of run {self.run_id}")
+        if not self.args.catalog_sync:
+            register_in_session_catalog(self.spark, config, base_path)
+        self.hooks.after_commit(table_id, commit.instant)
+        keeper.check()
+        self.files.mark_processed(todo, commit_instant=commit.instant, run_id=self.run_id, retention=self.retention)
+        return TableResult(
+            table_id,
+            TableStatus.COMPLETED,
+            files=len(todo),
+            rows=rows,
+            inserts=commit.inserts,
+            updates=commit.updates,
+            deletes=commit.deletes,
+            seconds=time.monotonic() - started,
+            commit_instant=commit.instant,
+            base_path=base_path,
+            reconciled=len(done),
+        )
+
+    def _failed(
+        self, table_id: str, started_at: str, started: float, error: Exception, base_path: str | None
+    ) -> TableResult:
+        message = f"{type(error).__name__}: {error}"
+        trace = traceback.format_exc()
+        seconds = time.monotonic() - started
+        logger.error("%s failed: %s", table_id, message)
+        run = TableRun(
+            table_id,
+            self.run_id,
+            started_at,
+            TableStatus.REFRESH_ERROR,
+            finished_at=iso(self.clock()),
+            seconds=seconds,
+            error=message[:4000],
+            error_trace=trace[-30000:],
+            cadence=self.args.cadence,
+        )
+        try:
+            self.processing.finish(run, self.run_id, history_retention=self.retention)
+        except LeaseLostError as lost:
+            logger.error("%s: could not record the failure: %s", table_id, lost)
+        return TableResult(table_id, TableStatus.REFRESH_ERROR, seconds=seconds, error=message, base_path=base_path)
+
+
+def run_file_processor(
+    spark: SparkSession,
+    args: FileProcessorJobArgs,
+    *,
+    dynamodb: Any = None,
+    resolve_uri: Callable[[str], str] | None = None,
+    clock: Clock | None = None,
+    hooks: ProcessorHooks | None = None,
+) -> JobOutcome:
+    """Process every table of ``args.table_ids``, each in its own error boundary. Never raises for a table.
+
+    ``dynamodb`` is a boto3 DynamoDB resource; ``resolve_uri`` maps ``s3://bucket/key`` to what Spark
+    reads (identity on Glue; the sandbox maps buckets to folders).
+    """
+    run_id = f"{args.batch_id}-{uuid.uuid4().hex[:12]}"
+    runner = _TableRunner(
+        spark,
+        args,
+        dynamodb=dynamodb if dynamodb is not None else boto3.resource("dynamodb"),
+        resolve_uri=resolve_uri or identity,
+        clock=clock or utc_now,
+        hooks=hooks or NoHooks(),
+        run_id=run_id,
+    )
+    outcome = JobOutcome(run_id=run_id)
+    for table_id in args.table_ids:
+        result = runner.run(table_id)
+        logger.info("%s: %s", table_id, result)
+        outcome.tables.append(result)
+    return outcome

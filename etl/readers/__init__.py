@@ -1,0 +1,28 @@
+"""Readers: landed files of one table -> the canonical change frame (see :mod:`etl.change_frame`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyspark.sql import DataFrame, SparkSession
+
+from etl.errors import TableConfigError
+from etl.readers.common import SourceFile, first_error
+from etl.readers.dms import read_dms
+from etl.readers.json_sources import read_debezium, read_dynamodb
+from odp.config.models import SourceFormat, TableConfig
+
+__all__ = ["SourceFile", "first_error", "read_changes", "read_debezium", "read_dms", "read_dynamodb"]
+
+
+def read_changes(spark: SparkSession, files: Sequence[SourceFile], config: TableConfig) -> DataFrame:
+    """Read a table's files with the reader of its source format.
+
+    Raises:
+        ChangeFileError: a file cannot be read or holds an invalid change (names the file and why).
+        TableConfigError: the configuration does not allow reading these files.
+    """
+    if not files:
+        raise TableConfigError(f"{config.table_id}: no files to read")
+    readers = {SourceFormat.DMS: read_dms, SourceFormat.DEBEZIUM: read_debezium, SourceFormat.DYNAMODB: read_dynamodb}
+    return readers[config.format](spark, files, config)

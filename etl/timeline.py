@@ -1,0 +1,80 @@
+"""Reads of a Hudi table's timeline through the JVM (the same calls work on Glue and locally).
+
+Used for exactly-once: which landed files a completed commit already consumed, and the instant and
+write statistics of the commit a run just made.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from etl.hudi_options import FILE_IDS_METADATA, RUN_ID_METADATA
+
+
+@dataclass(frozen=True)
+class CommitSummary:
+    """One completed commit: instant, action, the files and run it recorded, write statistics."""
+
+    instant: str
+    action: str
+    file_ids: tuple[str, ...]
+    run_id: str | None
+    inserts: int
+    updates: int
+    deletes: int
+
+
+def table_exists(spark: SparkSession, base_path: str) -> bool:
+    """Whether a Hudi table has been created at base_path (its hoodie.properties exists)."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(f"{base_path.rstrip('/')}/.hoodie/hoodie.properties")
+    return bool(path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(path))
+
+
+def _meta_client(spark: SparkSession, base_path: str) -> Any:
+    jvm = spark.sparkContext._jvm
+    conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(spark.sparkContext._jsc.hadoopConfiguration())
+    return jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(conf).setBasePath(base_path).build()
+
+
+def completed_commits(spark: SparkSession, base_path: str) -> list[CommitSummary]:
+    """Completed commits of the active timeline (commit, deltacommit, replacecommit), oldest first."""
+    if not table_exists(spark, base_path):
+        return []
+    jvm = spark.sparkContext._jvm
+    timeline = _meta_client(spark, base_path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+    summaries = []
+    for instant in timeline.getInstants():
+        metadata = jvm.org.apache.hudi.common.table.timeline.TimelineUtils.getCommitMetadata(instant, timeline)
+        extra = metadata.getExtraMetadata()
+        raw_ids = extra.get(FILE_IDS_METADATA)
+        deletes = sum(int(stat.getNumDeletes()) for stat in metadata.getWriteStats())
+        summaries.append(
+            CommitSummary(
+                instant=str(instant.requestedTime()),
+                action=str(instant.getAction()),
+                file_ids=tuple(json.loads(raw_ids)) if raw_ids else (),
+                run_id=extra.get(RUN_ID_METADATA) or None,
+                inserts=int(metadata.fetchTotalInsertRecordsWritten()),
+                updates=int(metadata.fetchTotalUpdateRecordsWritten()),
+                deletes=deletes,
+            )
+        )
+    return summaries
+
+
+def committed_file_ids(commits: list[CommitSummary]) -> dict[str, str]:
+    """file id -> instant of the commit that consumed it."""
+    return {file_id: commit.instant for commit in commits for file_id in commit.file_ids}
+
+
+def commit_of_run(commits: list[CommitSummary], run_id: str) -> CommitSummary | None:
+    """The data commit a run made (compaction commits carry no run id)."""
+    for commit in reversed(commits):
+        if commit.run_id == run_id and commit.file_ids:
+            return commit
+    return None
