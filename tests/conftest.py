@@ -73,3 +73,14 @@ def tracker_tables(dynamodb: object, tracker_names: TrackerTableNames) -> dict[s
     """The six tracker and config tables, created in moto; logical name -> boto3 Table."""
     create_tables(dynamodb.meta.client, tracker_names)
     return {logical: dynamodb.Table(physical) for logical, physical in tracker_names.as_dict().items()}
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - pyspark is imported lazily
+    """The one local Spark + Hudi session of the test run (local[2], 2 shuffle partitions, UI off)."""
+    from etl.spark_session import local_spark_session
+
+    session = local_spark_session("odp-tests", warehouse_dir=str(tmp_path_factory.mktemp("spark-warehouse")))
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
