@@ -54,6 +54,7 @@ class TrackedFile:
     commit_instant: str | None = None
     run_id: str | None = None
     expires_at: int | None = field(default=None)  # TTL, epoch seconds, history only
+    registered_at: str | None = None  # when the File Manager recorded it (landed_at is when S3 did)
 
     @property
     def uri(self) -> str:
@@ -109,6 +110,7 @@ class TableRun:
     error: str | None = None
     error_trace: str | None = None
     cadence: str | None = None
+    batch_id: str | None = None  # the Batch Manager's batch (job argument odp_batch_id) this run belonged to
 
     @property
     def run_at(self) -> str:
@@ -150,8 +152,18 @@ class TableState:
     last_error: str | None = None
     last_error_trace: str | None = None
     updated_at: str | None = None
+    # The outcome of the last finished run (ProcessingTracker.finish), so a summary needs no history query.
+    last_batch_id: str | None = None
+    last_finished_at: str | None = None
+    last_files: int | None = None
+    last_rows: int | None = None
+    last_inserts: int | None = None
+    last_updates: int | None = None
+    last_deletes: int | None = None
+    last_seconds: float | None = None
 
     def lease_is_held(self, now_epoch: int) -> bool:
+        """A lease counts while its expiry lies in the future; at or past it, any run may take it over."""
         return self.lease_owner is not None and (self.lease_expires_at or 0) > now_epoch
 
     @classmethod
@@ -159,4 +171,6 @@ class TableState:
         known = {name: _plain(item[name]) for name in cls.__dataclass_fields__ if name in item}
         if "status" in known:
             known["status"] = TableStatus(known["status"])
+        if "last_seconds" in item:
+            known["last_seconds"] = float(item["last_seconds"])
         return cls(**known)

@@ -7,13 +7,14 @@ files and records the outcome. Every write that could race is conditional.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.conditions import Attr, Key
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from odp.tracker.items import (
@@ -31,8 +32,8 @@ Clock = Callable[[], datetime]
 # A transaction takes at most 100 actions; moving a file is two (put history, delete tracker).
 _FILES_PER_TRANSACTION = 50
 _BATCH_GET_LIMIT = 100
-_SERIALIZER = TypeSerializer()
-_DESERIALIZER = TypeDeserializer()
+_BACKOFF_SECONDS = 0.05
+_MAX_BACKOFF_SECONDS = 2.0
 
 
 class TrackerError(Exception):
@@ -88,7 +89,8 @@ class FileTracker:
         One transaction checks file_tracker_history and puts into file_tracker, both conditionally,
         so a message redelivered after its file was processed cannot bring the file back.
         """
-        key = {"table_id": {"S": tracked.table_id}, "file_id": {"S": tracked.file_id}}
+        # The client of a boto3 Table resource (de)serialises attribute values itself: pass plain values.
+        key = {"table_id": tracked.table_id, "file_id": tracked.file_id}
         try:
             self._client.transact_write_items(
                 TransactItems=[
@@ -102,7 +104,7 @@ class FileTracker:
                     {
                         "Put": {
                             "TableName": self._tracker.name,
-                            "Item": {k: _SERIALIZER.serialize(v) for k, v in tracked.to_item().items()},
+                            "Item": tracked.to_item(),
                             "ConditionExpression": "attribute_not_exists(file_id)",
                         }
                     },
@@ -152,11 +154,9 @@ class FileTracker:
             request: dict[str, Any] = {
                 self._history.name: {"Keys": keys, "ProjectionExpression": "file_id", "ConsistentRead": True}
             }
-            while request:
-                response = self._history.meta.client.batch_get_item(RequestItems=_serialize_request(request))
+            for response in _batch_get(self._history.meta.client, request):
                 for item in response.get("Responses", {}).get(self._history.name, []):
-                    found.add(item["file_id"]["S"])
-                request = _deserialize_request(response.get("UnprocessedKeys") or {})
+                    found.add(item["file_id"])
         return found
 
     def mark_processed(
@@ -177,7 +177,8 @@ class FileTracker:
         processed_at = iso(now)
         expires_at = int((now + retention).timestamp()) if retention else None
         moved = 0
-        batch = list(files)
+        # One transaction may not touch an item twice: a file listed twice moves once.
+        batch = list({(tracked.table_id, tracked.file_id): tracked for tracked in files}.values())
         for start in range(0, len(batch), _FILES_PER_TRANSACTION):
             actions: list[dict[str, Any]] = []
             for tracked in batch[start : start + _FILES_PER_TRANSACTION]:
@@ -189,7 +190,7 @@ class FileTracker:
                     {
                         "Put": {
                             "TableName": self._history.name,
-                            "Item": {k: _SERIALIZER.serialize(v) for k, v in item.items()},
+                            "Item": item,
                         }
                     }
                 )
@@ -197,7 +198,7 @@ class FileTracker:
                     {
                         "Delete": {
                             "TableName": self._tracker.name,
-                            "Key": {"table_id": {"S": tracked.table_id}, "file_id": {"S": tracked.file_id}},
+                            "Key": {"table_id": tracked.table_id, "file_id": tracked.file_id},
                         }
                     }
                 )
@@ -217,31 +218,53 @@ class ProcessingTracker:
     def _now_epoch(self) -> int:
         return int(self._clock().timestamp())
 
-    def acquire(self, table_id: str, owner: str, *, lease_seconds: int, run_id: str | None = None) -> bool:
+    def acquire(
+        self,
+        table_id: str,
+        owner: str,
+        *,
+        lease_seconds: int,
+        run_id: str | None = None,
+        batch_id: str | None = None,
+    ) -> bool:
         """Take the table's lease if it is free, expired, or already ours. Sets status updating_table.
+
+        A lease whose expiry equals the current second counts as expired (as in
+        :meth:`TableState.lease_is_held`), so the Batch Manager and the job agree on who may take it.
+        ``batch_id`` (optional) is recorded as ``last_batch_id``: a run that dies before
+        :meth:`finish` is then still attributed to its batch.
 
         Returns False when another run holds an unexpired lease.
         """
         now = self._clock()
+        sets = [
+            "lease_owner = :owner",
+            "lease_expires_at = :expires",
+            "#status = :updating",
+            "last_run_id = :run",
+            "last_run_at = :now",
+            "updated_at = :now",
+        ]
+        values: dict[str, Any] = {
+            ":owner": owner,
+            ":expires": int(now.timestamp()) + lease_seconds,
+            ":updating": TableStatus.UPDATING.value,
+            ":run": run_id or owner,
+            ":now": iso(now),
+            ":epoch": int(now.timestamp()),
+        }
+        if batch_id is not None:
+            sets.append("last_batch_id = :batch")
+            values[":batch"] = batch_id
         try:
             self._tracker.update_item(
                 Key={"table_id": table_id},
-                UpdateExpression=(
-                    "SET lease_owner = :owner, lease_expires_at = :expires, #status = :updating, "
-                    "last_run_id = :run, last_run_at = :now, updated_at = :now"
-                ),
+                UpdateExpression="SET " + ", ".join(sets),
                 ConditionExpression=(
-                    "attribute_not_exists(lease_owner) OR lease_expires_at < :epoch OR lease_owner = :owner"
+                    "attribute_not_exists(lease_owner) OR lease_expires_at <= :epoch OR lease_owner = :owner"
                 ),
                 ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues={
-                    ":owner": owner,
-                    ":expires": int(now.timestamp()) + lease_seconds,
-                    ":updating": TableStatus.UPDATING.value,
-                    ":run": run_id or owner,
-                    ":now": iso(now),
-                    ":epoch": int(now.timestamp()),
-                },
+                ExpressionAttributeValues=values,
             )
         except ClientError as error:
             if _is_conditional_failure(error):
@@ -286,13 +309,43 @@ class ProcessingTracker:
         """Record a run's outcome (completed or refresh_error), release the lease, append history.
 
         A failed run keeps the last good commit instant; its error and stack trace are stored on the
-        table so an operator sees them without searching logs.
+        table so an operator sees them without searching logs. The run's counts (files, rows, inserts,
+        updates, deletes, seconds) and its batch are stored as ``last_*`` attributes, so the Batch
+        Manager's summary reads one item per table instead of querying the history.
+
+        Raises:
+            LeaseLostError: another run holds the lease now; nothing was recorded.
         """
         now = self._clock()
         names = {"#status": "status"}
-        values: dict[str, Any] = {":status": run.status.value, ":now": iso(now), ":owner": owner, ":run": run.run_id}
-        sets = ["#status = :status", "updated_at = :now", "last_run_id = :run"]
+        values: dict[str, Any] = {
+            ":status": run.status.value,
+            ":now": iso(now),
+            ":owner": owner,
+            ":run": run.run_id,
+            ":files": run.files,
+            ":rows": run.rows,
+            ":inserts": run.inserts,
+            ":updates": run.updates,
+            ":deletes": run.deletes,
+            ":seconds": Decimal(str(round(run.seconds, 3))),
+        }
+        sets = [
+            "#status = :status",
+            "updated_at = :now",
+            "last_run_id = :run",
+            "last_finished_at = :now",
+            "last_files = :files",
+            "last_rows = :rows",
+            "last_inserts = :inserts",
+            "last_updates = :updates",
+            "last_deletes = :deletes",
+            "last_seconds = :seconds",
+        ]
         removes = ["lease_owner", "lease_expires_at"]
+        if run.batch_id is not None:
+            sets.append("last_batch_id = :batch")
+            values[":batch"] = run.batch_id
         if run.status is TableStatus.REFRESH_ERROR:
             sets += ["last_error = :error", "last_error_trace = :trace"]
             values[":error"] = run.error or "unknown error"
@@ -335,12 +388,9 @@ class ProcessingTracker:
             request: dict[str, Any] = {
                 self._tracker.name: {"Keys": [{"table_id": t} for t in wanted[start : start + _BATCH_GET_LIMIT]]}
             }
-            while request:
-                response = client.batch_get_item(RequestItems=_serialize_request(request))
-                for raw in response.get("Responses", {}).get(self._tracker.name, []):
-                    item = {k: _DESERIALIZER.deserialize(v) for k, v in raw.items()}
+            for response in _batch_get(client, request):
+                for item in response.get("Responses", {}).get(self._tracker.name, []):
                     found[item["table_id"]] = TableState.from_item(item)
-                request = _deserialize_request(response.get("UnprocessedKeys") or {})
         return found
 
     def leased_tables(self, table_ids: Iterable[str]) -> set[str]:
@@ -353,18 +403,16 @@ class ProcessingTracker:
         return [TableRun.from_history_item(item) for item in items]
 
 
-def _serialize_request(request: dict[str, Any]) -> dict[str, Any]:
-    """BatchGetItem through the low-level client needs typed keys."""
-    out: dict[str, Any] = {}
-    for table, spec in request.items():
-        keys = [
-            {name: value if isinstance(value, dict) else _SERIALIZER.serialize(value) for name, value in key.items()}
-            for key in spec["Keys"]
-        ]
-        out[table] = {**spec, "Keys": keys}
-    return out
+def _batch_get(client: Any, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """BatchGetItem until no key is left unprocessed, backing off between retries (throttling).
 
-
-def _deserialize_request(unprocessed: dict[str, Any]) -> dict[str, Any]:
-    """UnprocessedKeys come back typed; _serialize_request passes typed keys through untouched."""
-    return dict(unprocessed)
+    ``client`` is a Table resource's client: keys and items are plain Python values both ways.
+    """
+    attempt = 0
+    while request:
+        if attempt:
+            time.sleep(min(_BACKOFF_SECONDS * 2 ** (attempt - 1), _MAX_BACKOFF_SECONDS))
+        response = client.batch_get_item(RequestItems=request)
+        yield response
+        request = response.get("UnprocessedKeys") or {}
+        attempt += 1

@@ -1,0 +1,340 @@
+"""FileTracker and ProcessingTracker on moto: conditional registration, moves to history, leases, states."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from odp.tracker import (
+    FileKind,
+    FileStatus,
+    FileTracker,
+    LeaseLostError,
+    ProcessingTracker,
+    TableRun,
+    TableStatus,
+    TrackedFile,
+    make_file_id,
+)
+
+START = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, now: datetime = START) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+def tracked(
+    key: str,
+    *,
+    etag: str = "etag-1",
+    size: int = 100,
+    landed_at: str = "2024-05-01T11:00:00.000Z",
+    status: FileStatus = FileStatus.LANDED,
+    table_id: str = "dms.public.trips",
+) -> TrackedFile:
+    return TrackedFile(
+        table_id=table_id,
+        file_id=make_file_id("staging", key, etag),
+        bucket="staging",
+        key=key,
+        size=size,
+        etag=etag,
+        landed_at=landed_at,
+        file_kind=FileKind.CDC,
+        status=status,
+    )
+
+
+class CallCounter:
+    """Counts DynamoDB operations made through a client (botocore ``before-call`` hook)."""
+
+    def __init__(self, client: Any) -> None:
+        self.calls: Counter[str] = Counter()
+        client.meta.events.register("before-call.dynamodb", self._count)
+
+    def _count(self, model: Any, **_: Any) -> None:
+        self.calls[model.name] += 1
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def files(tracker_tables: dict[str, Any], clock: Clock) -> FileTracker:
+    return FileTracker(tracker_tables["file_tracker"], tracker_tables["file_tracker_history"], clock=clock)
+
+
+@pytest.fixture
+def processing(tracker_tables: dict[str, Any], clock: Clock) -> ProcessingTracker:
+    return ProcessingTracker(
+        tracker_tables["processing_tracker"], tracker_tables["processing_tracker_history"], clock=clock
+    )
+
+
+def stored(table: Any, tracked_file: TrackedFile) -> dict[str, Any] | None:
+    return table.get_item(Key={"table_id": tracked_file.table_id, "file_id": tracked_file.file_id}).get("Item")
+
+
+# --- FileTracker.register -------------------------------------------------------------------------
+
+
+def test_register_writes_a_landed_item_once(files: FileTracker, tracker_tables: dict[str, Any]) -> None:
+    first = tracked("dms/public/trips/20240501/20240501-110000000.parquet")
+    assert files.register(first) is True
+    item = stored(tracker_tables["file_tracker"], first)
+    assert item is not None
+    assert item["status"] == "landed"
+    assert item["pending_table_id"] == "dms.public.trips"
+    assert item["size"] == 100
+
+    again = tracked(
+        "dms/public/trips/20240501/20240501-110000000.parquet", size=999, landed_at="2030-01-01T00:00:00.000Z"
+    )
+    assert files.register(again) is False
+    assert stored(tracker_tables["file_tracker"], first) == item  # the first write stands
+
+
+def test_a_new_etag_of_the_same_key_is_a_new_file(files: FileTracker) -> None:
+    key = "dms/public/trips/20240501/20240501-110000000.parquet"
+    assert files.register(tracked(key, etag="aaa")) is True
+    assert files.register(tracked(key, etag="bbb")) is True
+    assert sorted(f.etag for f in files.landed_files("dms.public.trips")) == ["aaa", "bbb"]
+
+
+def test_a_processed_file_cannot_come_back(files: FileTracker, tracker_tables: dict[str, Any]) -> None:
+    landed = tracked("dms/public/trips/a.parquet")
+    files.register(landed)
+    files.mark_processed([landed], commit_instant="20240501120000000", run_id="run-1")
+    assert files.register(landed) is False
+    assert stored(tracker_tables["file_tracker"], landed) is None
+    history = stored(tracker_tables["file_tracker_history"], landed)
+    assert history is not None
+    assert history["status"] == "raw_file_processed"
+    assert history["commit_instant"] == "20240501120000000"
+
+
+def test_unregistered_files_are_kept_but_not_pending(files: FileTracker, tracker_tables: dict[str, Any]) -> None:
+    orphan = tracked("new/public/thing/a.parquet", status=FileStatus.UNREGISTERED, table_id="new.public.thing")
+    assert files.register(orphan) is True
+    item = stored(tracker_tables["file_tracker"], orphan)
+    assert item is not None
+    assert item["status"] == "unregistered"
+    assert "pending_table_id" not in item
+    assert files.pending_summary("new.public.thing").files == 0
+    assert files.landed_files("new.public.thing") == []
+
+
+# --- FileTracker reads ----------------------------------------------------------------------------
+
+
+def test_pending_summary_counts_files_bytes_and_the_oldest(files: FileTracker) -> None:
+    files.register(tracked("dms/public/trips/b.parquet", size=10, landed_at="2024-05-01T10:00:02.000Z"))
+    files.register(tracked("dms/public/trips/a.parquet", size=20, landed_at="2024-05-01T10:00:01.500Z"))
+    files.register(tracked("dms/public/trips/c.parquet", size=30, landed_at="2024-05-01T10:00:03.000Z"))
+    files.register(tracked("dms/public/zones/a.parquet", size=5, table_id="dms.public.zones"))
+    summary = files.pending_summary("dms.public.trips")
+    assert (summary.files, summary.bytes, summary.oldest_landed_at) == (3, 60, "2024-05-01T10:00:01.500Z")
+    empty = files.pending_summary("dms.public.nothing")
+    assert (empty.files, empty.bytes, empty.oldest_landed_at) == (0, 0, None)
+
+
+def test_pending_summary_follows_pages(files: FileTracker, tracker_tables: dict[str, Any]) -> None:
+    # moto returns at most 1 MB per query page, like DynamoDB; 2 KB items need several pages.
+    padding = "x" * 4000
+    with tracker_tables["file_tracker"].batch_writer() as writer:
+        for number in range(400):
+            item = tracked(f"dms/public/trips/{number:05d}.parquet", size=1).to_item()
+            writer.put_item(Item={**item, "padding": padding})
+    counter = CallCounter(tracker_tables["file_tracker"].meta.client)
+    summary = files.pending_summary("dms.public.trips")
+    assert summary.files == 400
+    assert summary.bytes == 400
+    assert counter.calls["Query"] >= 2
+    assert counter.calls["Scan"] == 0
+
+
+def test_landed_files_are_in_key_order(files: FileTracker) -> None:
+    for name in ("c", "a", "b"):
+        files.register(tracked(f"dms/public/trips/{name}.parquet"))
+    assert [f.file_name for f in files.landed_files("dms.public.trips")] == ["a.parquet", "b.parquet", "c.parquet"]
+
+
+# --- FileTracker.mark_processed -------------------------------------------------------------------
+
+
+def test_mark_processed_moves_files_and_is_idempotent(files: FileTracker, tracker_tables: dict[str, Any]) -> None:
+    batch = [tracked(f"dms/public/trips/{number:03d}.parquet") for number in range(70)]  # two transactions
+    with tracker_tables["file_tracker"].batch_writer() as writer:
+        for landed in batch:
+            writer.put_item(Item=landed.to_item())
+    assert files.pending_summary("dms.public.trips").files == 70
+    assert files.mark_processed(batch, commit_instant="c1", run_id="r1", retention=timedelta(days=30)) == 70
+    assert files.landed_files("dms.public.trips") == []
+    assert files.pending_summary("dms.public.trips").files == 0
+    assert files.processed_ids("dms.public.trips", [f.file_id for f in batch] + ["unknown"]) == {
+        f.file_id for f in batch
+    }
+    history = stored(tracker_tables["file_tracker_history"], batch[0])
+    assert history["expires_at"] == int((START + timedelta(days=30)).timestamp())
+
+    # A retry after a crash marks the same files again: same result, nothing duplicated or lost.
+    assert files.mark_processed(batch, commit_instant="c1", run_id="r1", retention=timedelta(days=30)) == 70
+    assert stored(tracker_tables["file_tracker_history"], batch[0]) == history
+    assert tracker_tables["file_tracker_history"].scan(Select="COUNT")["Count"] == 70
+
+
+def test_mark_processed_accepts_a_file_listed_twice(files: FileTracker, tracker_tables: dict[str, Any]) -> None:
+    landed = tracked("dms/public/trips/a.parquet")
+    files.register(landed)
+    assert files.mark_processed([landed, landed], commit_instant="c1", run_id="r1") == 1
+    assert stored(tracker_tables["file_tracker_history"], landed)["run_id"] == "r1"
+
+
+# --- ProcessingTracker leases ----------------------------------------------------------------------
+
+
+def test_lease_acquire_is_exclusive_until_released(processing: ProcessingTracker) -> None:
+    assert processing.acquire("t", "run-a", lease_seconds=60) is True
+    assert processing.acquire("t", "run-b", lease_seconds=60) is False
+    assert processing.acquire("t", "run-a", lease_seconds=60) is True  # ours already: re-entrant
+    state = processing.state("t")
+    assert (state.status, state.lease_owner, state.lease_expires_at) == (
+        TableStatus.UPDATING,
+        "run-a",
+        int(START.timestamp()) + 60,
+    )
+    assert processing.release("t", "run-b") is False
+    assert processing.release("t", "run-a") is True
+    assert processing.state("t").lease_owner is None
+    assert processing.acquire("t", "run-b", lease_seconds=60) is True
+
+
+def test_an_expired_lease_can_be_taken_over(processing: ProcessingTracker, clock: Clock) -> None:
+    processing.acquire("t", "run-a", lease_seconds=60)
+    clock.advance(59)
+    assert processing.acquire("t", "run-b", lease_seconds=60) is False
+    assert processing.leased_tables(["t"]) == {"t"}
+    clock.advance(1)  # expiry reached: the lease no longer counts, for the planner and for acquire alike
+    assert processing.leased_tables(["t"]) == set()
+    assert processing.acquire("t", "run-b", lease_seconds=60) is True
+    assert processing.state("t").lease_owner == "run-b"
+    with pytest.raises(LeaseLostError):
+        processing.renew("t", "run-a", lease_seconds=60)
+    assert processing.release("t", "run-a") is False
+    assert processing.state("t").lease_owner == "run-b"
+
+
+def test_renew_extends_the_lease(processing: ProcessingTracker, clock: Clock) -> None:
+    processing.acquire("t", "run-a", lease_seconds=60)
+    clock.advance(50)
+    processing.renew("t", "run-a", lease_seconds=60)
+    clock.advance(50)  # past the first expiry, inside the renewed one
+    assert processing.acquire("t", "run-b", lease_seconds=60) is False
+    assert processing.state("t").lease_expires_at == int(START.timestamp()) + 110
+
+
+def test_acquire_records_the_batch(processing: ProcessingTracker) -> None:
+    processing.acquire("t", "run-a", lease_seconds=60, run_id="run-a", batch_id="exec-1-1")
+    state = processing.state("t")
+    assert (state.last_batch_id, state.last_run_id) == ("exec-1-1", "run-a")
+
+
+# --- ProcessingTracker outcomes --------------------------------------------------------------------
+
+
+def run(status: TableStatus, **fields: Any) -> TableRun:
+    return TableRun(table_id="t", run_id="run-a", started_at="2024-05-01T12:00:00.000Z", status=status, **fields)
+
+
+def test_finish_completed_records_counts_releases_and_appends_history(processing: ProcessingTracker) -> None:
+    processing.acquire("t", "run-a", lease_seconds=60)
+    done = run(
+        TableStatus.COMPLETED,
+        files=3,
+        rows=30,
+        inserts=10,
+        updates=15,
+        deletes=5,
+        seconds=12.3456,
+        commit_instant="20240501120000123",
+        batch_id="exec-1-1",
+    )
+    processing.finish(done, "run-a", history_retention=timedelta(days=7))
+    state = processing.state("t")
+    assert state.status is TableStatus.COMPLETED
+    assert state.lease_owner is None
+    assert (state.last_files, state.last_rows, state.last_inserts, state.last_updates, state.last_deletes) == (
+        3,
+        30,
+        10,
+        15,
+        5,
+    )
+    assert state.last_seconds == pytest.approx(12.346)
+    assert (state.last_batch_id, state.last_commit_instant, state.last_error) == ("exec-1-1", "20240501120000123", None)
+    [history] = processing.history("t")
+    assert (history.status, history.inserts, history.batch_id) == (TableStatus.COMPLETED, 10, "exec-1-1")
+
+
+def test_finish_with_error_keeps_the_last_good_commit(processing: ProcessingTracker) -> None:
+    processing.acquire("t", "run-a", lease_seconds=60)
+    processing.finish(run(TableStatus.COMPLETED, commit_instant="c-good"), "run-a")
+    processing.acquire("t", "run-b", lease_seconds=60)
+    failed = TableRun(
+        table_id="t",
+        run_id="run-b",
+        started_at="2024-05-01T12:10:00.000Z",
+        status=TableStatus.REFRESH_ERROR,
+        files=2,
+        error="column fare missing in dms/public/trips/x.parquet",
+        error_trace="Traceback ...",
+    )
+    processing.finish(failed, "run-b")
+    state = processing.state("t")
+    assert (state.status, state.last_commit_instant, state.last_error, state.last_files) == (
+        TableStatus.REFRESH_ERROR,
+        "c-good",
+        "column fare missing in dms/public/trips/x.parquet",
+        2,
+    )
+    assert [r.run_id for r in processing.history("t")] == ["run-a", "run-b"]
+
+
+def test_finish_after_a_takeover_raises_and_records_nothing(processing: ProcessingTracker, clock: Clock) -> None:
+    processing.acquire("t", "run-a", lease_seconds=60)
+    clock.advance(61)
+    processing.acquire("t", "run-b", lease_seconds=60)
+    with pytest.raises(LeaseLostError):
+        processing.finish(run(TableStatus.COMPLETED), "run-a")
+    assert processing.state("t").lease_owner == "run-b"
+    assert processing.history("t") == []
+
+
+def test_states_reads_more_than_100_tables_in_batches(
+    processing: ProcessingTracker, tracker_tables: dict[str, Any]
+) -> None:
+    table_ids = [f"dms.public.t{number:03d}" for number in range(250)]
+    for table_id in table_ids[:30]:
+        processing.acquire(table_id, "run-a", lease_seconds=60)
+    counter = CallCounter(tracker_tables["processing_tracker"].meta.client)
+    states = processing.states(table_ids + table_ids[:5])  # duplicates asked once
+    assert counter.calls == Counter({"BatchGetItem": 3})
+    assert len(states) == 250
+    assert all(states[t].lease_owner == "run-a" for t in table_ids[:30])
+    assert all(states[t].status is None and states[t].lease_owner is None for t in table_ids[30:])
+    assert processing.leased_tables(table_ids) == set(table_ids[:30])
