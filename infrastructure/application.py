@@ -1,0 +1,61 @@
+"""Build the whole CDK app from config/: one pipeline per branch (or only the one ``-c branch=``
+selects), a stand-alone stage for any environment without a branch, cdk-nag over everything."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from aws_cdk import App, Validations
+from cdk_nag import AwsSolutionsChecks
+
+from infrastructure.assets import glue_artifacts, lambda_code
+from infrastructure.pipeline import BRANCH_CONTEXT, PipelineStack
+from infrastructure.stage import BuiltAssets, OdpStage
+from odp.config.loader import OdpConfig, load_config
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+ASSET_CACHE = REPO_ROOT / ".cache" / "assets"
+
+
+def cdk_json_context(root: Path = REPO_ROOT) -> dict[str, Any]:
+    """The feature flags of cdk.json, so an in-process App (tests, bench) matches ``cdk synth``."""
+    return json.loads((root / "cdk.json").read_text(encoding="utf-8")).get("context", {})
+
+
+def selected_environments(config: OdpConfig, branch: str | None) -> list[str]:
+    """Environments to synthesize: all, or the one whose branch is ``branch``.
+
+    Raises:
+        ValueError: no environment deploys from ``branch``.
+    """
+    environments = config.environments.environments
+    if branch is None:
+        return list(environments)
+    chosen = [name for name, env in environments.items() if env.branch == branch]
+    if not chosen:
+        known = ", ".join(sorted(env.branch for env in environments.values() if env.branch))
+        raise ValueError(f"no environment deploys from branch {branch!r} (branches: {known})")
+    return chosen
+
+
+def build_app(app: App | None = None, *, config_dir: Path = REPO_ROOT / "config", outdir: str | None = None) -> App:
+    """Compose the app; the caller synthesizes it.
+
+    Raises:
+        odp.config.loader.ConfigError: the configuration is invalid.
+        ValueError: ``-c branch=`` names a branch no environment deploys from.
+    """
+    if app is None:
+        app = App(context=cdk_json_context(), outdir=outdir)
+    config = load_config(config_dir)
+    branch = app.node.try_get_context(BRANCH_CONTEXT)
+    assets = BuiltAssets(lambda_code=lambda_code(REPO_ROOT, ASSET_CACHE), glue=glue_artifacts(REPO_ROOT, ASSET_CACHE))
+    for name in selected_environments(config, branch):
+        if config.environments.environments[name].branch:
+            PipelineStack(app, f"odp-{name}-pipeline", name=name, config=config, assets=assets)
+        else:
+            OdpStage(app, f"odp-{name}", name=name, config=config, assets=assets)
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return app

@@ -1,0 +1,146 @@
+"""Asset folders built locally at synth time (no Docker), cached by a hash of their inputs.
+
+``lambda_code`` assembles the Lambda code: the ``odp`` and ``lambdas`` packages plus the pure-Python
+and manylinux wheels of pydantic and PyYAML (Powertools comes from its public layer).
+``glue_artifacts`` assembles what the Glue job needs in the artifacts bucket: the job script, a zip
+of the ``etl`` and ``odp`` packages for ``--extra-py-files``, and the wheels of pydantic and PyYAML
+for ``--additional-python-modules`` (installed with ``--no-index``: the job's VPC has no internet).
+
+A folder is rebuilt only when its inputs change: its name carries the hash of every input file and
+of the pinned requirements, so a second synth reuses it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+# Runtime dependencies of odp/ that neither the Lambda runtime nor the Powertools layer provide,
+# and that Glue 5.1 does not ship; versions match requirements.txt.
+PYTHON_DEPENDENCIES = ("pydantic==2.14.3", "PyYAML==6.0.3")
+PIP_PLATFORM = ("--platform", "manylinux2014_x86_64", "--only-binary=:all:", "--python-version", "3.11")
+LAMBDA_PACKAGES = ("odp", "lambdas")
+GLUE_PACKAGES = ("etl", "odp")
+GLUE_SCRIPT = Path("etl/jobs/file_processor.py")
+GLUE_SCRIPT_NAME = "file_processor.py"
+GLUE_LIBRARY_NAME = "odp_etl.zip"
+GLUE_WHEELS_DIR = "wheels"
+_SKIPPED_PARTS = {"__pycache__", ".pytest_cache", "tests"}
+_SKIPPED_SUFFIXES = (".pyc", ".pyo")
+
+
+class AssetBuildError(RuntimeError):
+    """pip could not fetch a dependency: check network access to PyPI or the pip cache."""
+
+
+@dataclass(frozen=True)
+class GlueArtifacts:
+    """The Glue asset folder and the names of what it holds (relative to the folder)."""
+
+    directory: Path
+    script: str | None  # None when etl/jobs/file_processor.py does not exist yet
+    library: str
+    wheels: tuple[str, ...]
+
+
+def _package_files(root: Path, packages: Iterable[str]) -> Iterator[Path]:
+    for package in packages:
+        base = root / package
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            relative = path.relative_to(root)
+            if path.is_file() and not _SKIPPED_PARTS & set(relative.parts) and path.suffix not in _SKIPPED_SUFFIXES:
+                yield path
+
+
+def inputs_hash(root: Path, files: Iterable[Path], extra: Iterable[str] = ()) -> str:
+    """SHA-256 over the relative paths and bytes of ``files`` and the ``extra`` strings (16 hex chars)."""
+    digest = hashlib.sha256()
+    for item in extra:
+        digest.update(item.encode())
+        digest.update(b"\0")
+    for path in files:
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _pip(*arguments: str) -> None:
+    command = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *arguments]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)  # noqa: S603
+    if result.returncode != 0:
+        raise AssetBuildError(f"{' '.join(command)} failed:\n{result.stderr.strip()}")
+
+
+def _copy_packages(root: Path, packages: Iterable[str], target: Path) -> None:
+    for path in _package_files(root, packages):
+        destination = target / path.relative_to(root)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, destination)
+
+
+def _publish(build: Path, final: Path) -> Path:
+    """Move a finished build into place; another process may have won the race, which is fine."""
+    try:
+        os.replace(build, final)
+    except OSError:
+        shutil.rmtree(build, ignore_errors=True)
+    return final
+
+
+def lambda_code(root: Path, cache: Path) -> Path:
+    """The Lambda asset folder (built on first use).
+
+    Raises:
+        AssetBuildError: pip could not install the dependencies.
+    """
+    files = list(_package_files(root, LAMBDA_PACKAGES))
+    final = cache / f"lambda-{inputs_hash(root, files, PYTHON_DEPENDENCIES)}"
+    if final.is_dir():
+        return final
+    cache.mkdir(parents=True, exist_ok=True)
+    build = Path(tempfile.mkdtemp(prefix="lambda-build-", dir=cache))
+    _pip("install", *PIP_PLATFORM, "--no-compile", "--target", str(build), *PYTHON_DEPENDENCIES)
+    _copy_packages(root, LAMBDA_PACKAGES, build)
+    return _publish(build, final)
+
+
+def glue_artifacts(root: Path, cache: Path) -> GlueArtifacts:
+    """The Glue asset folder (built on first use).
+
+    Raises:
+        AssetBuildError: pip could not download the wheels.
+    """
+    script = root / GLUE_SCRIPT
+    files = list(_package_files(root, GLUE_PACKAGES))
+    final = cache / f"glue-{inputs_hash(root, files, PYTHON_DEPENDENCIES)}"
+    if not final.is_dir():
+        cache.mkdir(parents=True, exist_ok=True)
+        build = Path(tempfile.mkdtemp(prefix="glue-build-", dir=cache))
+        _pip("download", *PIP_PLATFORM, "--dest", str(build / GLUE_WHEELS_DIR), *PYTHON_DEPENDENCIES)
+        if script.is_file():
+            shutil.copy2(script, build / GLUE_SCRIPT_NAME)
+        # A fixed timestamp keeps the zip's bytes, and so the asset hash, stable between builds.
+        with zipfile.ZipFile(build / GLUE_LIBRARY_NAME, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in files:
+                info = zipfile.ZipInfo(str(path.relative_to(root)), date_time=(2020, 1, 1, 0, 0, 0))
+                info.external_attr = 0o644 << 16
+                archive.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
+        final = _publish(build, final)
+    wheels = tuple(sorted(f"{GLUE_WHEELS_DIR}/{path.name}" for path in (final / GLUE_WHEELS_DIR).glob("*.whl")))
+    return GlueArtifacts(
+        directory=final,
+        script=GLUE_SCRIPT_NAME if (final / GLUE_SCRIPT_NAME).is_file() else None,
+        library=GLUE_LIBRARY_NAME,
+        wheels=wheels,
+    )

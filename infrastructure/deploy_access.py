@@ -1,0 +1,63 @@
+"""Deploy access: the role the pipeline's post-deploy step assumes from the deployment account to
+load the configuration into DynamoDB and smoke-check the environment."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from aws_cdk import Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from infrastructure.grants import grant_key, grant_table
+from infrastructure.tracking import Tracking
+from odp.naming import resource_prefix
+
+
+def config_loader_role_name(environment: str) -> str:
+    """Physical name, so the pipeline (another account) can build the role's ARN."""
+    return f"{resource_prefix(environment)}-config-loader"
+
+
+class DeployAccess(Construct):
+    """A role trusted by the deployment account: write table_config/batch_config, describe the rest."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        environment: str,
+        deployment_account: str,
+        tracking: Tracking,
+        key: kms.IKey,
+        state_machines: Iterable[sfn.IStateMachine],
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.role = iam.Role(
+            self,
+            "ConfigLoaderRole",
+            role_name=config_loader_role_name(environment),
+            assumed_by=iam.AccountPrincipal(deployment_account),
+            description="Assumed by the ODP pipeline's post-deploy step: load config/, smoke-check the environment",
+        )
+        for logical in ("table_config", "batch_config"):
+            grant_table(self.role, logical, tracking.table(logical), write=True)
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="SmokeCheckTables",
+                actions=["dynamodb:DescribeTable"],
+                resources=[table.table_arn for table in tracking.tables.values()],
+            )
+        )
+        grant_key(self.role, key, encrypt=True)
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="SmokeCheckStateMachines",
+                actions=["states:DescribeStateMachine"],
+                resources=[machine.state_machine_arn for machine in state_machines],
+            )
+        )
+        self.role_arn = f"arn:{Stack.of(self).partition}:iam::{Stack.of(self).account}:role/{self.role.role_name}"

@@ -1,0 +1,131 @@
+"""File Processor, one per cadence: an EventBridge Scheduler schedule starts a state machine whose
+definition is stepfunctions/file_processor.asl.json, filled through definition substitutions."""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_scheduler as scheduler
+from aws_cdk import aws_scheduler_targets as scheduler_targets
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from infrastructure.nag import acknowledge
+from odp.config.models import Cadence
+from odp.naming import resource_prefix, state_machine_name
+from odp.state_machine import DEFINITION_FILE, PLACEHOLDERS
+
+
+def substitutions(
+    *, alerts_topic_arn: str, batch_manager_arn: str, cadence: str, job_name: str, max_concurrency: int
+) -> dict[str, str]:
+    """A value for each placeholder of odp.state_machine.PLACEHOLDERS.
+
+    Raises:
+        ValueError: the placeholder list changed and this function no longer covers it.
+    """
+    values = {
+        "AlertsTopicArn": alerts_topic_arn,
+        "BatchManagerFunctionArn": batch_manager_arn,
+        "Cadence": cadence,
+        "FileProcessorJobName": job_name,
+        "MaxConcurrency": str(max_concurrency),
+    }
+    if set(values) != set(PLACEHOLDERS):
+        raise ValueError(f"substitutions {sorted(values)} do not match the placeholders {sorted(PLACEHOLDERS)}")
+    return values
+
+
+class FileProcessor(Construct):
+    """The schedule and state machine of one cadence; ``state_machine`` is public."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        environment: str,
+        cadence_name: str,
+        cadence: Cadence,
+        batch_manager: lambda_.IFunction,
+        job_name: str,
+        job_arn: str,
+        alerts_topic: sns.ITopic,
+        key: kms.IKey,
+        removal_policy: RemovalPolicy,
+        log_retention: logs.RetentionDays,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        name = state_machine_name(environment, cadence_name)
+        self.log_group = logs.LogGroup(
+            self,
+            "Logs",
+            log_group_name=f"/aws/vendedlogs/states/{name}",
+            encryption_key=key,
+            retention=log_retention,
+            removal_policy=removal_policy,
+        )
+        self.state_machine = sfn.StateMachine(
+            self,
+            "StateMachine",
+            state_machine_name=name,
+            definition_body=sfn.DefinitionBody.from_file(str(DEFINITION_FILE)),
+            definition_substitutions=substitutions(
+                alerts_topic_arn=alerts_topic.topic_arn,
+                batch_manager_arn=batch_manager.function_arn,
+                cadence=cadence_name,
+                job_name=job_name,
+                max_concurrency=cadence.max_concurrency,
+            ),
+            logs=sfn.LogOptions(destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+            tracing_enabled=True,
+        )
+        role = self.state_machine.role
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="InvokeBatchManager",
+                actions=["lambda:InvokeFunction"],
+                resources=[batch_manager.function_arn, f"{batch_manager.function_arn}:*"],
+            )
+        )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="RunFileProcessorJob",  # what glue:startJobRun.sync needs: start, poll, stop
+                actions=["glue:StartJobRun", "glue:GetJobRun", "glue:GetJobRuns", "glue:BatchStopJobRun"],
+                resources=[job_arn],
+            )
+        )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(sid="PublishAlerts", actions=["sns:Publish"], resources=[alerts_topic.topic_arn])
+        )
+        key.grant(role, "kms:Decrypt", "kms:GenerateDataKey")  # the alerts topic is KMS-encrypted
+        policy = role.node.find_child("DefaultPolicy")
+        acknowledge(
+            policy,
+            "AwsSolutions-IAM5[Resource::*]",
+            "Log delivery (logs:*LogDelivery, DescribeLogGroups...) and X-Ray actions support no resource-level "
+            "permissions; CDK adds them for logging ALL and tracing.",
+        )
+        stack = Stack.of(self)
+        function_ref = stack.resolve(batch_manager.function_arn)
+        acknowledge(
+            policy,
+            f"AwsSolutions-IAM5[Resource::<{function_ref['Fn::GetAtt'][0]}.Arn>:*]",
+            "Invoking the Batch Manager by qualified ARN (version or alias) as the Lambda integration may do.",
+        )
+
+        self.schedule = scheduler.Schedule(
+            self,
+            "Schedule",
+            schedule_name=f"{resource_prefix(environment)}-file-processor-{cadence_name}",
+            description=f"Starts the File Processor of cadence {cadence_name}",
+            schedule=scheduler.ScheduleExpression.expression(cadence.schedule),
+            # The state machine builds its own payload from the cadence it was deployed with.
+            target=scheduler_targets.StepFunctionsStartExecution(
+                self.state_machine, input=scheduler.ScheduleTargetInput.from_object({})
+            ),
+        )

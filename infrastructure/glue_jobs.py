@@ -1,0 +1,324 @@
+"""Glue: the File Processor job, one per cadence (worker type and count differ), its role, its
+security configuration, and the job code shipped to the artifacts bucket.
+
+pydantic and PyYAML reach the job offline: their wheels are uploaded next to the code and named in
+``--additional-python-modules`` with ``--python-modules-installer-option --no-index``, so pip
+installs exactly those files and never contacts PyPI (the job's VPC has no internet).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aws_cdk import Annotations, DefaultStackSynthesizer, Stack
+from aws_cdk import aws_glue as glue
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_s3_deployment as s3deploy
+from constructs import Construct
+
+from infrastructure.assets import GlueArtifacts
+from infrastructure.grants import grant_key, grant_objects, grant_table
+from infrastructure.nag import acknowledge, acknowledge_many, logical_id
+from infrastructure.network import Network
+from infrastructure.tracking import Tracking
+from odp.config.models import Cadence
+from odp.job_contract import FileProcessorJobArgs
+from odp.naming import file_processor_job_name, resource_prefix
+
+GLUE_VERSION = "5.1"
+CODE_PREFIX = "glue/file_processor/"
+# What Hudi 1.0 needs from Spark on Glue (Glue adds the bundle itself with --datalake-formats hudi).
+HUDI_SPARK_CONF = " --conf ".join(
+    (
+        "spark.serializer=org.apache.spark.serializer.KryoSerializer",
+        "spark.sql.hive.convertMetastoreParquet=false",
+        "spark.sql.extensions=org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog=org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+        "spark.kryo.registrator=org.apache.spark.HoodieSparkKryoRegistrar",
+    )
+)
+
+
+def job_arguments(
+    *,
+    environment: str,
+    cadence: str,
+    raw_bucket: str,
+    artifacts_bucket: str,
+    artifacts: GlueArtifacts,
+    tracking: Tracking,
+    history_retention_days: int,
+) -> dict[str, str]:
+    """The job's DefaultArguments: the ODP contract plus Glue's own switches."""
+    code = f"s3://{artifacts_bucket}/{CODE_PREFIX}"
+    arguments = FileProcessorJobArgs.static_arguments(
+        environment=environment,
+        cadence=cadence,
+        raw_root=f"s3://{raw_bucket}",
+        tracker_tables=tracking.names,
+        catalog_sync=True,
+        history_retention_days=history_retention_days,
+    )
+    arguments.update(
+        {
+            "--job-language": "python",
+            "--datalake-formats": "hudi",
+            "--enable-glue-datacatalog": "true",
+            "--conf": HUDI_SPARK_CONF,
+            "--extra-py-files": code + artifacts.library,
+            "--additional-python-modules": ",".join(code + wheel for wheel in artifacts.wheels),
+            "--python-modules-installer-option": "--no-index",
+            "--job-bookmark-option": "job-bookmark-disable",
+            "--enable-metrics": "true",
+            "--enable-observability-metrics": "true",
+            "--enable-continuous-cloudwatch-log": "true",
+            "--TempDir": f"s3://{artifacts_bucket}/glue/temp/",
+        }
+    )
+    return arguments
+
+
+class GlueJobs(Construct):
+    """One ``glueetl`` job per cadence, all sharing one role and one security configuration.
+
+    Attributes:
+        jobs: cadence -> CfnJob; ``job_names``: cadence -> physical name.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        environment: str,
+        cadences: Mapping[str, Cadence],
+        network: Network,
+        tracking: Tracking,
+        buckets: Mapping[str, s3.IBucket],
+        zone_keys: Mapping[str, kms.IKey],
+        state_key: kms.IKey,
+        artifacts: GlueArtifacts,
+        history_retention_days: int,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        prefix = resource_prefix(environment)
+        artifacts_bucket = buckets["artifacts"]
+        if artifacts.script is None:
+            Annotations.of(self).add_warning_v2(
+                "odp:glue-script-missing", "etl/jobs/file_processor.py does not exist yet: the job has no script"
+            )
+        self.code = s3deploy.BucketDeployment(
+            self,
+            "Code",
+            sources=[s3deploy.Source.asset(str(artifacts.directory))],
+            destination_bucket=artifacts_bucket,
+            destination_key_prefix=CODE_PREFIX,
+            prune=True,
+            retain_on_delete=False,
+        )
+        for child in stack.node.children:
+            if child.node.id.startswith("Custom::CDKBucketDeployment"):
+                acknowledge_many(
+                    child,
+                    _DEPLOYMENT_FINDINGS,
+                    region=stack.region,
+                    account=stack.account,
+                    artifacts=logical_id(artifacts_bucket),
+                    qualifier=DefaultStackSynthesizer.DEFAULT_QUALIFIER,
+                )
+
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("glue.amazonaws.com"),
+            description=f"ODP {environment} File Processor Glue jobs",
+        )
+        grant_objects(self.role, buckets["staging"], reason="The job reads any landed file of its tables.")
+        grant_objects(
+            self.role,
+            buckets["raw"],
+            write=True,
+            delete=True,  # Hudi cleans old file versions and rewrites file groups
+            reason="The job owns the Hudi tables under s3://raw/<database>/<table>/, any of them.",
+        )
+        grant_objects(
+            self.role,
+            artifacts_bucket,
+            prefix="glue/",
+            write=True,
+            reason="Job code, wheels and --TempDir live under glue/ in the artifacts bucket.",
+        )
+        for logical in ("file_tracker", "file_tracker_history", "processing_tracker", "processing_tracker_history"):
+            grant_table(self.role, logical, tracking.table(logical), write=True)
+        for logical in ("table_config", "batch_config"):
+            grant_table(self.role, logical, tracking.table(logical), write=False)
+        grant_key(self.role, zone_keys["staging"], encrypt=False)
+        grant_key(self.role, zone_keys["raw"], encrypt=True)
+        grant_key(self.role, state_key, encrypt=True)
+        catalog = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}"
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="GlueCatalogSync",
+                actions=[
+                    "glue:GetDatabase",
+                    "glue:GetDatabases",
+                    "glue:GetTable",
+                    "glue:GetTables",
+                    "glue:CreateTable",
+                    "glue:UpdateTable",
+                    "glue:GetPartition",
+                    "glue:GetPartitions",
+                    "glue:BatchGetPartition",
+                    "glue:CreatePartition",
+                    "glue:BatchCreatePartition",
+                    "glue:UpdatePartition",
+                    "glue:BatchUpdatePartition",
+                    "glue:DeletePartition",
+                    "glue:BatchDeletePartition",
+                    "glue:GetConnection",
+                    "glue:GetSecurityConfiguration",
+                ],
+                resources=[
+                    f"{catalog}:catalog",
+                    f"{catalog}:database/*",
+                    f"{catalog}:table/*",
+                    f"{catalog}:connection/{network.glue_connection_name}",
+                ],
+            )
+        )
+        logs_arn = f"arn:{stack.partition}:logs:{stack.region}:{stack.account}:log-group:/aws-glue/*"
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="GlueLogs",
+                actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:AssociateKmsKey"],
+                resources=[logs_arn],
+            )
+        )
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="GlueMetrics",
+                actions=["cloudwatch:PutMetricData"],
+                resources=["*"],
+                conditions={"StringEquals": {"cloudwatch:namespace": "Glue"}},
+            )
+        )
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="GlueVpcNetworkInterfaces",
+                actions=[
+                    "ec2:CreateNetworkInterface",
+                    "ec2:DeleteNetworkInterface",
+                    "ec2:DescribeNetworkInterfaces",
+                    "ec2:DescribeVpcEndpoints",
+                    "ec2:DescribeRouteTables",
+                    "ec2:DescribeSubnets",
+                    "ec2:DescribeSecurityGroups",
+                    "ec2:DescribeVpcAttribute",
+                    "ec2:CreateTags",
+                    "ec2:DeleteTags",
+                ],
+                resources=["*"],
+            )
+        )
+        policy = self.role.node.find_child("DefaultPolicy")
+        for finding, reason in _ROLE_FINDINGS.items():
+            acknowledge(policy, finding.format(region=stack.region, account=stack.account), reason)
+
+        self.security_configuration_name = f"{prefix}-file-processor"
+        self.security_configuration = glue.CfnSecurityConfiguration(
+            self,
+            "SecurityConfiguration",
+            name=self.security_configuration_name,
+            encryption_configuration=glue.CfnSecurityConfiguration.EncryptionConfigurationProperty(
+                s3_encryptions=[
+                    glue.CfnSecurityConfiguration.S3EncryptionProperty(
+                        s3_encryption_mode="SSE-KMS", kms_key_arn=zone_keys["raw"].key_arn
+                    )
+                ],
+                cloud_watch_encryption=glue.CfnSecurityConfiguration.CloudWatchEncryptionProperty(
+                    cloud_watch_encryption_mode="SSE-KMS", kms_key_arn=state_key.key_arn
+                ),
+                job_bookmarks_encryption=glue.CfnSecurityConfiguration.JobBookmarksEncryptionProperty(
+                    job_bookmarks_encryption_mode="CSE-KMS", kms_key_arn=state_key.key_arn
+                ),
+            ),
+        )
+
+        self.jobs: dict[str, glue.CfnJob] = {}
+        self.job_names: dict[str, str] = {}
+        script = f"s3://{artifacts_bucket.bucket_name}/{CODE_PREFIX}{artifacts.script or 'file_processor.py'}"
+        for name, cadence in cadences.items():
+            job_name = file_processor_job_name(environment, name)
+            job = glue.CfnJob(
+                self,
+                f"Job-{name}",
+                name=job_name,
+                description=f"ODP File Processor, cadence {name}: landed CDC files -> Hudi tables",
+                role=self.role.role_arn,
+                command=glue.CfnJob.JobCommandProperty(name="glueetl", python_version="3", script_location=script),
+                glue_version=GLUE_VERSION,
+                worker_type=cadence.worker_type.value,
+                number_of_workers=cadence.number_of_workers,
+                timeout=cadence.job_timeout_minutes,
+                max_retries=0,  # the state machine retries; a blind Glue retry would double the work
+                execution_property=glue.CfnJob.ExecutionPropertyProperty(max_concurrent_runs=cadence.max_concurrency),
+                connections=glue.CfnJob.ConnectionsListProperty(connections=[network.glue_connection_name]),
+                security_configuration=self.security_configuration_name,
+                default_arguments=job_arguments(
+                    environment=environment,
+                    cadence=name,
+                    raw_bucket=buckets["raw"].bucket_name,
+                    artifacts_bucket=artifacts_bucket.bucket_name,
+                    artifacts=artifacts,
+                    tracking=tracking,
+                    history_retention_days=history_retention_days,
+                ),
+            )
+            job.node.add_dependency(self.security_configuration, network.glue_connection, self.code)
+            self.jobs[name] = job
+            self.job_names[name] = job_name
+
+    def job_arn(self, cadence: str) -> str:
+        stack = Stack.of(self)
+        return f"arn:{stack.partition}:glue:{stack.region}:{stack.account}:job/{self.job_names[cadence]}"
+
+
+_ROLE_FINDINGS = {
+    "AwsSolutions-IAM5[Resource::*]": (
+        "EC2 network-interface actions Glue needs to run in the VPC, and cloudwatch:PutMetricData (limited to the "
+        "Glue namespace by condition), support no resource-level permissions."
+    ),
+    "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{region}:{account}:database/*]": (
+        "Hudi's catalog sync creates and updates tables in the databases of table_config, which change with config."
+    ),
+    "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{region}:{account}:table/*]": (
+        "Hudi's catalog sync creates and updates the tables of table_config, which change with config."
+    ),
+    "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws-glue/*]": (
+        "Glue writes job logs to its own /aws-glue/* log groups (names fixed by the service)."
+    ),
+}
+
+_DEPLOYMENT_REASON = (
+    "CDK's BucketDeployment singleton copies the job code from the CDK asset bucket into glue/ of the artifacts "
+    "bucket; CDK generates its role and grants."
+)
+_DEPLOYMENT_FINDINGS = {
+    "AwsSolutions-L1": "CDK's BucketDeployment singleton pins its own runtime; it runs only during deployment.",
+    "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]": (
+        "CDK's BucketDeployment singleton uses the basic execution role for its logs."
+    ),
+    **{
+        f"AwsSolutions-IAM5[Action::{action}]": _DEPLOYMENT_REASON
+        for action in ("s3:Abort*", "s3:DeleteObject*", "s3:GetBucket*", "s3:GetObject*", "s3:List*")
+    },
+    "AwsSolutions-IAM5[Action::kms:GenerateDataKey*]": _DEPLOYMENT_REASON,
+    "AwsSolutions-IAM5[Action::kms:ReEncrypt*]": _DEPLOYMENT_REASON,
+    "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-{qualifier}-assets-{account}-{region}/*]": (
+        "Reads the uploaded job-code asset from the CDK bootstrap asset bucket."
+    ),
+    "AwsSolutions-IAM5[Resource::<{artifacts}.Arn>/*]": "Writes (and prunes) the job code in the artifacts bucket.",
+}

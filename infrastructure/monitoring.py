@@ -1,0 +1,146 @@
+"""Monitoring: one KMS-encrypted SNS topic for alerts, the alarms that feed it, and a dashboard.
+
+Alarms: DLQ depth > 0, state machine failures and timeouts, Glue job failures (an EventBridge rule
+on "Glue Job State Change" publishes to the topic and its match count is alarmed), Lambda errors
+and throttles, and data freshness per cadence (the Batch Manager's OldestPendingFileAgeSeconds above
+twice the cadence interval).
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from infrastructure.batch_manager import FRESHNESS_METRIC, METRICS_NAMESPACE
+from infrastructure.batch_manager import SERVICE as BATCH_MANAGER_SERVICE
+from odp.config.models import Cadence
+from odp.naming import resource_prefix
+
+# cron cadences have no fixed interval: their freshness alarm assumes an hourly schedule.
+DEFAULT_CRON_INTERVAL_MINUTES = 60
+PERIOD = Duration.minutes(5)
+
+
+def freshness_threshold_seconds(cadence: Cadence) -> int:
+    """Twice the cadence interval, in seconds (cron cadences: twice DEFAULT_CRON_INTERVAL_MINUTES)."""
+    return 2 * 60 * (cadence.interval_minutes or DEFAULT_CRON_INTERVAL_MINUTES)
+
+
+class Monitoring(Construct):
+    """The alerts topic and the ``watch_*`` methods that add an alarm (and a dashboard widget)."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, environment: str, key: kms.IKey, alarm_email: str | None
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._prefix = resource_prefix(environment)
+        self.topic = sns.Topic(
+            self,
+            "Alerts",
+            topic_name=f"{self._prefix}-alerts",
+            display_name=f"ODP {environment} alerts",
+            master_key=key,
+            enforce_ssl=True,
+        )
+        if alarm_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
+        self._action = actions.SnsAction(self.topic)
+        self.dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=f"{self._prefix}-overview")
+        self.alarms: list[cloudwatch.Alarm] = []
+
+    def _alarm(self, construct_id: str, metric: cloudwatch.IMetric, threshold: float, description: str) -> None:
+        alarm = metric.create_alarm(
+            self,
+            construct_id,
+            alarm_name=f"{self._prefix}-{construct_id}",
+            alarm_description=description,
+            threshold=threshold,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        alarm.add_alarm_action(self._action)
+        self.alarms.append(alarm)
+
+    def watch_queue(self, name: str, dead_letter_queue: sqs.IQueue) -> None:
+        metric = dead_letter_queue.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum")
+        self._alarm(f"{name}-dlq-depth", metric, 0, f"Messages in the {name} dead-letter queue: files not tracked")
+        self.dashboard.add_widgets(cloudwatch.GraphWidget(title=f"{name} DLQ depth", left=[metric]))
+
+    def watch_function(self, name: str, function: lambda_.IFunction) -> None:
+        errors = function.metric_errors(period=PERIOD)
+        throttles = function.metric_throttles(period=PERIOD)
+        self._alarm(f"{name}-errors", errors, 0, f"The {name} function failed")
+        self._alarm(f"{name}-throttles", throttles, 0, f"The {name} function was throttled")
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(title=f"{name} errors and throttles", left=[errors, throttles])
+        )
+
+    def watch_state_machine(self, cadence: str, state_machine: sfn.IStateMachine) -> None:
+        failed = state_machine.metric_failed(period=PERIOD)
+        timed_out = state_machine.metric_timed_out(period=PERIOD)
+        self._alarm(f"file-processor-{cadence}-failed", failed, 0, f"The {cadence} File Processor run failed")
+        self._alarm(f"file-processor-{cadence}-timed-out", timed_out, 0, f"The {cadence} File Processor timed out")
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title=f"File Processor {cadence}",
+                left=[state_machine.metric_succeeded(period=PERIOD), failed, timed_out],
+            )
+        )
+
+    def watch_glue_jobs(self, job_names: list[str]) -> None:
+        rule = events.Rule(
+            self,
+            "GlueJobFailed",
+            rule_name=f"{self._prefix}-glue-job-failed",
+            description="A File Processor Glue run failed, timed out or errored",
+            event_pattern=events.EventPattern(
+                source=["aws.glue"],
+                detail_type=["Glue Job State Change"],
+                detail={"jobName": job_names, "state": ["FAILED", "TIMEOUT", "ERROR"]},
+            ),
+        )
+        rule.add_target(targets.SnsTopic(self.topic))
+        metric = cloudwatch.Metric(
+            namespace="AWS/Events",
+            metric_name="MatchedEvents",
+            dimensions_map={"RuleName": rule.rule_name},
+            statistic="Sum",
+            period=PERIOD,
+        )
+        self._alarm("glue-job-failed", metric, 0, "A File Processor Glue job run failed")
+        self.dashboard.add_widgets(cloudwatch.GraphWidget(title="Glue job failures", left=[metric]))
+
+    def watch_freshness(self, cadence_name: str, cadence: Cadence) -> None:
+        metric = cloudwatch.Metric(
+            namespace=METRICS_NAMESPACE,
+            metric_name=FRESHNESS_METRIC,
+            # Powertools adds the `service` dimension to every metric it emits.
+            dimensions_map={"cadence": cadence_name, "service": BATCH_MANAGER_SERVICE},
+            statistic="Maximum",
+            period=PERIOD,
+        )
+        threshold = freshness_threshold_seconds(cadence)
+        self._alarm(
+            f"freshness-{cadence_name}",
+            metric,
+            threshold,
+            f"A landed file of cadence {cadence_name} has waited more than {threshold} s (twice its interval)",
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title=f"Oldest pending file, {cadence_name} (s)",
+                left=[metric],
+                left_annotations=[cloudwatch.HorizontalAnnotation(value=threshold, label="alarm")],
+            )
+        )

@@ -1,0 +1,122 @@
+"""Network: a VPC without NAT, endpoints for every AWS API the jobs and functions call, flow logs,
+and the self-referencing security group plus Glue NETWORK connection that puts Glue inside the VPC."""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_glue as glue
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from odp.naming import resource_prefix
+
+INTERFACE_ENDPOINTS = {
+    "Glue": ec2.InterfaceVpcEndpointAwsService.GLUE,
+    "Kms": ec2.InterfaceVpcEndpointAwsService.KMS,
+    "Logs": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS,
+    "Monitoring": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING,
+    "Sts": ec2.InterfaceVpcEndpointAwsService.STS,
+    "Sqs": ec2.InterfaceVpcEndpointAwsService.SQS,
+    "StepFunctions": ec2.InterfaceVpcEndpointAwsService.STEP_FUNCTIONS,
+    "SecretsManager": ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER,
+}
+
+
+class Network(Construct):
+    """VPC over two AZs with isolated subnets only (no NAT: data never needs the internet).
+
+    Args:
+        environment: environment name (physical names).
+        cidr: the VPC's CIDR block from config.
+        log_key: KMS key for the flow-log group.
+        removal_policy: what happens to the flow-log group when the stack goes.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        environment: str,
+        cidr: str,
+        log_key: kms.IKey,
+        removal_policy: RemovalPolicy,
+        log_retention: logs.RetentionDays,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        region = Stack.of(self).region
+        # Explicit AZs: no context lookup (synth needs no AWS credentials).
+        self.vpc = ec2.Vpc(
+            self,
+            "Vpc",
+            ip_addresses=ec2.IpAddresses.cidr(cidr),
+            availability_zones=[f"{region}a", f"{region}b"],
+            nat_gateways=0,
+            subnet_configuration=[
+                ec2.SubnetConfiguration(name="private", subnet_type=ec2.SubnetType.PRIVATE_ISOLATED, cidr_mask=20)
+            ],
+            gateway_endpoints={
+                "S3": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.S3),
+                "DynamoDb": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.DYNAMODB),
+            },
+            restrict_default_security_group=False,
+        )
+        flow_log_group = logs.LogGroup(
+            self,
+            "FlowLogs",
+            encryption_key=log_key,
+            retention=log_retention,
+            removal_policy=removal_policy,
+        )
+        self.vpc.add_flow_log("FlowLog", destination=ec2.FlowLogDestination.to_cloud_watch_logs(flow_log_group))
+
+        self.security_group = ec2.SecurityGroup(
+            self,
+            "GlueSecurityGroup",
+            vpc=self.vpc,
+            description="ODP Glue jobs: self-referencing (Spark driver and executors) plus HTTPS to endpoints",
+            allow_all_outbound=False,
+        )
+        self.security_group.add_ingress_rule(self.security_group, ec2.Port.all_tcp(), "Spark between Glue workers")
+        self.security_group.add_egress_rule(self.security_group, ec2.Port.all_tcp(), "Spark between Glue workers")
+        # The subnets are isolated (no route to the internet): port 443 reaches only the interface
+        # endpoints and the S3 / DynamoDB gateway endpoints, whose addresses are AWS prefix lists.
+        self.security_group.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "HTTPS to the VPC endpoints")
+
+        endpoint_group = ec2.SecurityGroup(
+            self,
+            "EndpointSecurityGroup",
+            vpc=self.vpc,
+            description="ODP interface endpoints: HTTPS from inside the VPC",
+            allow_all_outbound=False,
+        )
+        endpoint_group.add_ingress_rule(ec2.Peer.ipv4(cidr), ec2.Port.tcp(443), "HTTPS from the VPC")
+        for name, service in INTERFACE_ENDPOINTS.items():
+            self.vpc.add_interface_endpoint(
+                f"{name}Endpoint",
+                service=service,
+                private_dns_enabled=True,
+                security_groups=[endpoint_group],
+                open=False,  # the group above already admits HTTPS from the VPC CIDR
+            )
+
+        subnet = self.vpc.isolated_subnets[0]
+        self.glue_connection_name = f"{resource_prefix(environment)}-vpc"
+        self.glue_connection = glue.CfnConnection(
+            self,
+            "GlueConnection",
+            catalog_id=Stack.of(self).account,
+            connection_input=glue.CfnConnection.ConnectionInputProperty(
+                name=self.glue_connection_name,
+                connection_type="NETWORK",
+                description="Runs the ODP Glue jobs inside the VPC",
+                connection_properties={},
+                physical_connection_requirements=glue.CfnConnection.PhysicalConnectionRequirementsProperty(
+                    availability_zone=subnet.availability_zone,
+                    subnet_id=subnet.subnet_id,
+                    security_group_id_list=[self.security_group.security_group_id],
+                ),
+            ),
+        )

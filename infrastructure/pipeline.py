@@ -1,0 +1,156 @@
+"""One self-mutating CDK pipeline per branch, in the deployment account.
+
+The pipeline of ``main`` deploys dev, ``test`` deploys test, ``prod`` deploys prod (branches from
+environments.yaml). Its synth step runs ``make test`` and then synthesizes only its own branch
+(``-c branch=<branch>``). The stage deploys cross-account (the target account trusts the deployment
+account through ``cdk bootstrap --trust``); prod waits for a manual approval; a post-deploy step
+loads the configuration into DynamoDB and smoke-checks the environment.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Environment, Stack, pipelines
+from aws_cdk import aws_codebuild as codebuild
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from infrastructure.deploy_access import config_loader_role_name
+from infrastructure.nag import acknowledge, acknowledge_many, logical_id
+from infrastructure.stage import BuiltAssets, OdpStage
+from odp.config.loader import OdpConfig
+from odp.naming import resource_prefix
+
+BRANCH_CONTEXT = "branch"
+BUILD_IMAGE = codebuild.LinuxBuildImage.STANDARD_7_0
+TARGET_PROFILE = "odp-target"
+
+
+def synth_commands(branch: str) -> list[str]:
+    return ["make test", f"npx cdk synth --quiet -c {BRANCH_CONTEXT}={branch}"]
+
+
+def post_deploy_commands(name: str, role_arn: str) -> list[str]:
+    """Assume the target account's config-loader role, load config/, smoke-check."""
+    return [
+        f"aws configure set profile.{TARGET_PROFILE}.role_arn {role_arn}",
+        f"aws configure set profile.{TARGET_PROFILE}.credential_source EcsContainer",
+        f"aws configure set profile.{TARGET_PROFILE}.region $ODP_REGION",
+        f"AWS_PROFILE={TARGET_PROFILE} python -m odp.config load --env {name}",
+        f"AWS_PROFILE={TARGET_PROFILE} python -m infrastructure.smoke --env {name}",
+    ]
+
+
+class PipelineStack(Stack):
+    """The pipeline of one environment's branch."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, name: str, config: OdpConfig, assets: BuiltAssets):
+        deployment = config.environments.deployment
+        super().__init__(
+            scope,
+            construct_id,
+            env=Environment(account=deployment.account, region=deployment.region),
+            description=f"ODP pipeline of environment {name}",
+        )
+        environment = config.environments.environments[name]
+        if environment.branch is None:
+            raise ValueError(f"environment {name!r} has no branch: it has no pipeline")
+        source = pipelines.CodePipelineSource.connection(
+            config.environments.source.repository,
+            environment.branch,
+            connection_arn=config.environments.source.connection_arn,
+        )
+        build_spec = codebuild.BuildSpec.from_object(
+            {"phases": {"install": {"runtime-versions": {"python": "3.11", "java": "corretto17", "nodejs": "20"}}}}
+        )
+        self.pipeline = pipelines.CodePipeline(
+            self,
+            "Pipeline",
+            pipeline_name=f"{resource_prefix(name)}-pipeline",
+            cross_account_keys=True,
+            enable_key_rotation=True,
+            self_mutation=True,
+            docker_enabled_for_synth=False,
+            code_build_defaults=pipelines.CodeBuildOptions(
+                build_environment=codebuild.BuildEnvironment(build_image=BUILD_IMAGE),
+                partial_build_spec=build_spec,
+            ),
+            synth=pipelines.ShellStep("Synth", input=source, commands=synth_commands(environment.branch)),
+        )
+        stage = OdpStage(self, name.title(), name=name, config=config, assets=assets)
+        role_arn = f"arn:aws:iam::{environment.account}:role/{config_loader_role_name(name)}"
+        post = pipelines.CodeBuildStep(
+            "LoadConfigAndSmokeCheck",
+            input=source,
+            install_commands=["pip install --quiet -r requirements.txt"],
+            commands=post_deploy_commands(name, role_arn),
+            env={"ODP_REGION": environment.region},
+            role_policy_statements=[iam.PolicyStatement(actions=["sts:AssumeRole"], resources=[role_arn])],
+        )
+        pre = [pipelines.ManualApprovalStep(f"Approve-{name}")] if environment.manual_approval else []
+        self.pipeline.add_stage(stage, pre=pre, post=[post])
+        self.pipeline.build_pipeline()
+        self.stage = stage
+        self._acknowledge_generated_findings()
+
+    def _acknowledge_generated_findings(self) -> None:
+        """CDK Pipelines generates its roles and artifact store; acknowledge what cdk-nag says of them."""
+        pipeline = self.pipeline.pipeline
+        values = {"region": self.region, "account": self.account, "artifacts": logical_id(pipeline.artifact_bucket)}
+        acknowledge_many(self.pipeline, _PIPELINE_FINDINGS, **values)
+        for resource in self.pipeline.node.find_all():
+            if isinstance(resource, codebuild.CfnProject):
+                acknowledge_many(self.pipeline, _PROJECT_FINDINGS, project=self.get_logical_id(resource), **values)
+        for region, support in pipeline.cross_region_support.items():
+            acknowledge(
+                self.pipeline,
+                f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::{self.resolve(support.replication_bucket.bucket_name)}/*]",
+                f"The pipeline replicates its artifacts to {region} (the DR stack) through this bucket's objects.",
+            )
+            acknowledge_many(support.stack, _REPLICATION_FINDINGS)
+
+
+_ARTIFACTS = "CDK Pipelines grants its roles read/write on the pipeline's own artifact bucket and key."
+_PIPELINE_FINDINGS: dict[str, str] = {
+    **{
+        f"AwsSolutions-IAM5[Action::{action}]": _ARTIFACTS
+        for action in (
+            "s3:Abort*",
+            "s3:DeleteObject*",
+            "s3:GetBucket*",
+            "s3:GetObject*",
+            "s3:List*",
+            "kms:GenerateDataKey*",
+            "kms:ReEncrypt*",
+        )
+    },
+    "AwsSolutions-IAM5[Resource::<{artifacts}.Arn>/*]": _ARTIFACTS,
+    "AwsSolutions-IAM5[Resource::*]": (
+        "CDK Pipelines' asset-publishing and self-mutation roles call CloudFormation describe APIs and "
+        "sts:AssumeRole on the bootstrap roles; these actions support no narrower resource."
+    ),
+    "AwsSolutions-IAM5[Resource::arn:*:iam::{account}:role/*]": (
+        "Self-mutation assumes the CDK bootstrap deploy roles of this account (cdk-*-deploy-role-*)."
+    ),
+    "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws/codebuild/*]": (
+        "The asset-publishing CodeBuild projects write logs to their own /aws/codebuild/* groups."
+    ),
+    "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:codebuild:{region}:{account}:report-group/*]": (
+        "The asset-publishing CodeBuild projects may publish reports to their own report groups."
+    ),
+    "AwsSolutions-S1": (
+        "The pipeline artifact bucket holds only transient build artifacts; CloudTrail records access to it."
+    ),
+}
+_CODEBUILD_LOGS = "arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws/codebuild"
+_PROJECT_FINDINGS: dict[str, str] = {
+    "AwsSolutions-IAM5[Resource::" + _CODEBUILD_LOGS + "/<{project}>:*]": (
+        "A CodeBuild project writes its log streams in its own log group."
+    ),
+    "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:codebuild:{region}:{account}:report-group/<{project}>-*]": (
+        "A CodeBuild project publishes test reports to its own report groups."
+    ),
+}
+_REPLICATION_FINDINGS: dict[str, str] = {
+    "AwsSolutions-S1": "CodePipeline's cross-region replication bucket holds only transient pipeline artifacts.",
+    "AwsSolutions-KMS5": "CodePipeline creates this replication key for transient artifacts; CDK exposes no rotation.",
+}

@@ -1,0 +1,74 @@
+"""Query: an Athena workgroup whose encrypted result location is enforced, and a named query per
+table that validates its row count."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from aws_cdk import aws_athena as athena
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from odp.config.models import TableConfig, TableMode
+from odp.naming import resource_prefix
+
+
+def row_count_query(table: TableConfig) -> str:
+    """Row count of a table; for a current-snapshot table also its distinct keys, which must be equal."""
+    # Database and table names are validated identifiers ([a-z0-9_]) from config, never user input.
+    target = f'"{table.database}"."{table.target_table}"'
+    if table.mode == TableMode.CURRENT:
+        keys = "COUNT(DISTINCT _hoodie_record_key)"
+        return f"SELECT COUNT(*) AS row_count, {keys} AS distinct_keys, COUNT(*) = {keys} AS valid FROM {target}"  # noqa: S608
+    return f"SELECT COUNT(*) AS row_count, COUNT(*) > 0 AS valid FROM {target}"  # noqa: S608
+
+
+class Query(Construct):
+    """The workgroup ``odp-<env>`` and one named query per table."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        environment: str,
+        results_bucket: s3.IBucket,
+        key: kms.IKey,
+        tables: Iterable[TableConfig],
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.workgroup_name = resource_prefix(environment)
+        self.workgroup = athena.CfnWorkGroup(
+            self,
+            "WorkGroup",
+            name=self.workgroup_name,
+            description=f"ODP {environment}: queries over the lake, results encrypted with KMS",
+            state="ENABLED",
+            recursive_delete_option=False,
+            work_group_configuration=athena.CfnWorkGroup.WorkGroupConfigurationProperty(
+                enforce_work_group_configuration=True,
+                publish_cloud_watch_metrics_enabled=True,
+                engine_version=athena.CfnWorkGroup.EngineVersionProperty(
+                    selected_engine_version="Athena engine version 3"
+                ),
+                result_configuration=athena.CfnWorkGroup.ResultConfigurationProperty(
+                    output_location=f"s3://{results_bucket.bucket_name}/results/",
+                    encryption_configuration=athena.CfnWorkGroup.EncryptionConfigurationProperty(
+                        encryption_option="SSE_KMS", kms_key=key.key_arn
+                    ),
+                ),
+            ),
+        )
+        self.queries: dict[str, athena.CfnNamedQuery] = {}
+        for table in tables:
+            query = athena.CfnNamedQuery(
+                self,
+                f"RowCount-{table.table_id}",
+                name=f"row-count {table.table_id}",
+                description=f"Validates the row count of {table.database}.{table.target_table}",
+                database=table.database,
+                work_group=self.workgroup.ref,
+                query_string=row_count_query(table),
+            )
+            self.queries[table.table_id] = query

@@ -1,0 +1,82 @@
+"""Post-deploy smoke check of one environment (boto3 only; no CDK import).
+
+python -m infrastructure.smoke --env ENV [--config-dir DIR]
+
+Checks that the six tracker tables are ACTIVE, that every cadence's state machine exists, and that
+the configuration was loaded (one batch_config item per cadence, one table_config item per table).
+Exit 0 when all hold, 1 with every failed check listed otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import boto3
+from botocore.exceptions import ClientError
+
+from odp.config.loader import ConfigError, OdpConfig, load_config
+from odp.naming import TrackerTableNames, state_machine_name
+
+
+def check_environment(config: OdpConfig, name: str, dynamodb: Any, stepfunctions: Any, account: str) -> list[str]:
+    """Every failed check, as a sentence; an empty list means the environment is healthy."""
+    failures: list[str] = []
+    environment = config.environments.environments[name]
+    names = TrackerTableNames.for_environment(name)
+    for physical in names.as_dict().values():
+        try:
+            status = dynamodb.describe_table(TableName=physical)["Table"]["TableStatus"]
+        except ClientError as error:
+            failures.append(f"table {physical}: {error.response['Error']['Code']}")
+            continue
+        if status != "ACTIVE":
+            failures.append(f"table {physical} is {status}, not ACTIVE")
+    for cadence in config.cadences.cadences:
+        arn = f"arn:aws:states:{environment.region}:{account}:stateMachine:{state_machine_name(name, cadence)}"
+        try:
+            stepfunctions.describe_state_machine(stateMachineArn=arn)
+        except ClientError as error:
+            failures.append(f"state machine {arn}: {error.response['Error']['Code']}")
+        item = dynamodb.get_item(TableName=names.batch_config, Key={"cadence": {"S": cadence}}).get("Item")
+        if item is None:
+            failures.append(f"batch_config has no item for cadence {cadence}: was the configuration loaded?")
+    for table in config.tables:
+        item = dynamodb.get_item(TableName=names.table_config, Key={"table_id": {"S": table.table_id}}).get("Item")
+        if item is None:
+            failures.append(f"table_config has no item for {table.table_id}: was the configuration loaded?")
+    return failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m infrastructure.smoke", description=__doc__.splitlines()[0])
+    parser.add_argument("--env", required=True)
+    parser.add_argument("--config-dir", type=Path, default=Path("config"))
+    args = parser.parse_args(argv)
+    try:
+        config = load_config(args.config_dir)
+    except ConfigError as error:
+        print(error, file=sys.stderr)
+        return 1
+    environment = config.environments.environments.get(args.env)
+    if environment is None:
+        print(f"unknown environment {args.env!r}", file=sys.stderr)
+        return 2
+    session = boto3.session.Session(region_name=environment.region)
+    failures = check_environment(
+        config,
+        args.env,
+        session.client("dynamodb"),
+        session.client("stepfunctions"),
+        environment.account,
+    )
+    for failure in failures:
+        print(f"FAIL {failure}", file=sys.stderr)
+    print(f"smoke check of {args.env}: {'ok' if not failures else f'{len(failures)} failure(s)'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

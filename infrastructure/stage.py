@@ -1,0 +1,251 @@
+"""The stage of one environment: the data-lake stack composed from the constructs, plus (when a DR
+region is configured) a small stack in that region holding the key of the table replicas."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from aws_cdk import Environment, RemovalPolicy, Stack, Stage, Tags
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infrastructure.assets import GlueArtifacts
+from infrastructure.batch_manager import BatchManager
+from infrastructure.catalog import Catalog
+from infrastructure.deploy_access import DeployAccess
+from infrastructure.file_manager import FileManager
+from infrastructure.file_processor import FileProcessor
+from infrastructure.glue_jobs import GlueJobs
+from infrastructure.monitoring import Monitoring
+from infrastructure.network import Network
+from infrastructure.query import Query
+from infrastructure.storage import RetentionSettings, Storage
+from infrastructure.tracking import Tracking
+from odp.config.loader import OdpConfig
+from odp.config.models import Environment as EnvironmentConfig
+from odp.config.models import RemovalPolicy as RemovalPolicyConfig
+from odp.naming import resource_prefix
+
+_REMOVAL = {RemovalPolicyConfig.RETAIN: RemovalPolicy.RETAIN, RemovalPolicyConfig.DESTROY: RemovalPolicy.DESTROY}
+
+
+@dataclass(frozen=True)
+class BuiltAssets:
+    """Asset folders built once per synth and shared by every stage."""
+
+    lambda_code: Path
+    glue: GlueArtifacts
+
+
+_RETENTION_DAYS = {
+    1: logs.RetentionDays.ONE_DAY,
+    3: logs.RetentionDays.THREE_DAYS,
+    5: logs.RetentionDays.FIVE_DAYS,
+    7: logs.RetentionDays.ONE_WEEK,
+    14: logs.RetentionDays.TWO_WEEKS,
+    30: logs.RetentionDays.ONE_MONTH,
+    60: logs.RetentionDays.TWO_MONTHS,
+    90: logs.RetentionDays.THREE_MONTHS,
+    120: logs.RetentionDays.FOUR_MONTHS,
+    150: logs.RetentionDays.FIVE_MONTHS,
+    180: logs.RetentionDays.SIX_MONTHS,
+    365: logs.RetentionDays.ONE_YEAR,
+    400: logs.RetentionDays.THIRTEEN_MONTHS,
+    545: logs.RetentionDays.EIGHTEEN_MONTHS,
+    731: logs.RetentionDays.TWO_YEARS,
+    1827: logs.RetentionDays.FIVE_YEARS,
+    3653: logs.RetentionDays.TEN_YEARS,
+}
+
+
+def log_retention(days: int) -> logs.RetentionDays:
+    """The shortest CloudWatch retention that keeps logs at least ``days`` days (ten years at most)."""
+    return next((_RETENTION_DAYS[d] for d in sorted(_RETENTION_DAYS) if d >= days), logs.RetentionDays.TEN_YEARS)
+
+
+def replica_key_alias(environment: str) -> str:
+    return f"alias/{resource_prefix(environment)}-state-replica"
+
+
+class ReplicaKeyStack(Stack):
+    """In the DR region: the KMS key the tracker-table replicas are encrypted with."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, name: str, env: Environment, removal: RemovalPolicy):
+        super().__init__(scope, construct_id, env=env, description=f"ODP {name}: DR-region key of the tracker replicas")
+        self.key = kms.Key(
+            self,
+            "StateReplicaKey",
+            alias=replica_key_alias(name),
+            description=f"ODP {name}: tracker-table replicas",
+            enable_key_rotation=True,
+            removal_policy=removal,
+        )
+        # Known in advance (alias ARN), so the main stack needs no cross-region reference.
+        self.alias_arn = f"arn:{self.partition}:kms:{self.region}:{self.account}:{replica_key_alias(name)}"
+
+
+class DataLakeStack(Stack):
+    """Every resource of one environment, composed from one construct per concern."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        name: str,
+        environment: EnvironmentConfig,
+        config: OdpConfig,
+        assets: BuiltAssets,
+        replica_key_arn: str | None,
+    ) -> None:
+        super().__init__(
+            scope,
+            construct_id,
+            env=Environment(account=environment.account, region=environment.region),
+            description=f"ODP data lake, environment {name}",
+        )
+        removal = _REMOVAL[environment.removal_policy]
+        retention = log_retention(environment.data_retention_days)
+        cadences = config.cadences.cadences
+
+        storage = Storage(
+            self,
+            "Storage",
+            environment=name,
+            retention=RetentionSettings(
+                staging_days=environment.staging_retention_days, data_days=environment.data_retention_days
+            ),
+            removal_policy=removal,
+        )
+        key = storage.state_key
+        network = Network(
+            self,
+            "Network",
+            environment=name,
+            cidr=environment.vpc_cidr,
+            log_key=key,
+            removal_policy=removal,
+            log_retention=retention,
+        )
+        tracking = Tracking(
+            self,
+            "Tracking",
+            environment=name,
+            key=key,
+            removal_policy=removal,
+            dr_region=environment.dr_region,
+            replica_key_arn=replica_key_arn,
+        )
+        Catalog(self, "Catalog", tables=config.tables, zone_buckets=storage.buckets)
+        monitoring = Monitoring(self, "Monitoring", environment=name, key=key, alarm_email=environment.alarm_email)
+        file_manager = FileManager(
+            self,
+            "FileManager",
+            environment=name,
+            staging=storage.staging,
+            sources_=[table.source for table in config.tables],
+            tracking=tracking,
+            key=key,
+            code_dir=assets.lambda_code,
+            removal_policy=removal,
+            log_retention=retention,
+        )
+        batch_manager = BatchManager(
+            self,
+            "BatchManager",
+            environment=name,
+            tracking=tracking,
+            key=key,
+            code_dir=assets.lambda_code,
+            removal_policy=removal,
+            log_retention=retention,
+        )
+        glue_jobs = GlueJobs(
+            self,
+            "Glue",
+            environment=name,
+            cadences=cadences,
+            network=network,
+            tracking=tracking,
+            buckets=storage.buckets,
+            zone_keys=storage.keys,
+            state_key=key,
+            artifacts=assets.glue,
+            history_retention_days=environment.data_retention_days,
+        )
+        processors = {
+            cadence_name: FileProcessor(
+                self,
+                f"FileProcessor-{cadence_name}",
+                environment=name,
+                cadence_name=cadence_name,
+                cadence=cadence,
+                batch_manager=batch_manager.function,
+                job_name=glue_jobs.job_names[cadence_name],
+                job_arn=glue_jobs.job_arn(cadence_name),
+                alerts_topic=monitoring.topic,
+                key=key,
+                removal_policy=removal,
+                log_retention=retention,
+            )
+            for cadence_name, cadence in cadences.items()
+        }
+        Query(self, "Query", environment=name, results_bucket=storage.athena_results, key=key, tables=config.tables)
+
+        monitoring.watch_queue("file-manager", file_manager.dead_letter_queue)
+        monitoring.watch_function("file-manager", file_manager.function)
+        monitoring.watch_function("batch-manager", batch_manager.function)
+        monitoring.watch_glue_jobs(list(glue_jobs.job_names.values()))
+        for cadence_name, processor in processors.items():
+            monitoring.watch_state_machine(cadence_name, processor.state_machine)
+            monitoring.watch_freshness(cadence_name, cadences[cadence_name])
+
+        self.deploy_access = DeployAccess(
+            self,
+            "DeployAccess",
+            environment=name,
+            deployment_account=config.environments.deployment.account,
+            tracking=tracking,
+            key=key,
+            state_machines=[processor.state_machine for processor in processors.values()],
+        )
+        self.storage = storage
+        self.tracking = tracking
+        self.glue_jobs = glue_jobs
+        self.processors = processors
+        Tags.of(self).add("project", "odp")
+        Tags.of(self).add("environment", name)
+
+
+class OdpStage(Stage):
+    """One environment: what its pipeline deploys (or what ``cdk deploy`` deploys without one)."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, name: str, config: OdpConfig, assets: BuiltAssets
+    ) -> None:
+        environment = config.environments.environments[name]
+        super().__init__(scope, construct_id, env=Environment(account=environment.account, region=environment.region))
+        replica_key_arn = None
+        replica_stack = None
+        if environment.dr_region:
+            replica_stack = ReplicaKeyStack(
+                self,
+                "ReplicaKey",
+                name=name,
+                env=Environment(account=environment.account, region=environment.dr_region),
+                removal=_REMOVAL[environment.removal_policy],
+            )
+            replica_key_arn = replica_stack.alias_arn
+        self.data_lake = DataLakeStack(
+            self,
+            "DataLake",
+            name=name,
+            environment=environment,
+            config=config,
+            assets=assets,
+            replica_key_arn=replica_key_arn,
+        )
+        if replica_stack is not None:
+            self.data_lake.add_stack_dependency(replica_stack)

@@ -1,0 +1,91 @@
+"""Tracking: the six DynamoDB tables of ARCHITECTURE.md section 3, declared from the same key
+schemas and indexes as odp/tracker/schema.py (a test compares them)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
+from constructs import Construct
+
+from odp.naming import TrackerTableNames
+from odp.tracker.schema import TABLE_DEFINITIONS
+
+_TYPES = {"S": dynamodb.AttributeType.STRING, "N": dynamodb.AttributeType.NUMBER, "B": dynamodb.AttributeType.BINARY}
+
+
+def _attribute(definition: Mapping, key_schema: list[dict[str, str]], key_type: str) -> dynamodb.Attribute | None:
+    for element in key_schema:
+        if element["KeyType"] == key_type:
+            name = element["AttributeName"]
+            return dynamodb.Attribute(name=name, type=_TYPES[definition["Attributes"][name]])
+    return None
+
+
+class Tracking(Construct):
+    """On-demand, PITR, KMS-encrypted global tables (replicas in the DR region when configured).
+
+    Args:
+        environment: environment name (physical names from :class:`TrackerTableNames`).
+        key: the state key.
+        dr_region: region of the replicas, or None.
+        replica_key_arn: ARN (or alias ARN) of the key in the DR region; required with ``dr_region``.
+        removal_policy: RETAIN also turns on deletion protection.
+
+    Raises:
+        ValueError: ``dr_region`` without ``replica_key_arn``.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        environment: str,
+        key: kms.IKey,
+        removal_policy: RemovalPolicy,
+        dr_region: str | None = None,
+        replica_key_arn: str | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        if dr_region and not replica_key_arn:
+            raise ValueError(f"environment {environment!r}: dr_region {dr_region} needs a replica key ARN")
+        self.names = TrackerTableNames.for_environment(environment)
+        encryption = dynamodb.TableEncryptionV2.customer_managed_key(
+            key, replica_key_arns={dr_region: replica_key_arn} if dr_region and replica_key_arn else None
+        )
+        self.tables: dict[str, dynamodb.TableV2] = {}
+        for logical, definition in TABLE_DEFINITIONS.items():
+            key_schema = definition["KeySchema"]
+            indexes = [
+                dynamodb.GlobalSecondaryIndexPropsV2(
+                    index_name=index_name,
+                    partition_key=_attribute(definition, index_key, "HASH"),
+                    sort_key=_attribute(definition, index_key, "RANGE"),
+                    projection_type=dynamodb.ProjectionType.ALL,
+                )
+                for index_name, index_key in definition["Indexes"].items()
+            ]
+            self.tables[logical] = dynamodb.TableV2(
+                self,
+                logical.title().replace("_", ""),
+                table_name=getattr(self.names, logical),
+                partition_key=_attribute(definition, key_schema, "HASH"),
+                sort_key=_attribute(definition, key_schema, "RANGE"),
+                billing=dynamodb.Billing.on_demand(),
+                point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                    point_in_time_recovery_enabled=True
+                ),
+                encryption=encryption,
+                time_to_live_attribute=definition["TimeToLive"],
+                global_secondary_indexes=indexes or None,
+                replicas=[dynamodb.ReplicaTableProps(region=dr_region)] if dr_region else None,
+                deletion_protection=removal_policy == RemovalPolicy.RETAIN,
+                removal_policy=removal_policy,
+            )
+
+    def table(self, logical: str) -> dynamodb.TableV2:
+        """The table with this logical name (a field of :class:`TrackerTableNames`)."""
+        return self.tables[logical]
