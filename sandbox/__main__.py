@@ -1,0 +1,7 @@
+"""``python -m sandbox run|demo``: see sandbox/README.md."""
+
+import sys
+
+from sandbox.cli import main
+
+sys.exit(main())

@@ -1,0 +1,252 @@
+"""A local AWS account: moto services plus the resources ODP's stacks would create.
+
+Inside :class:`LocalAccount` every boto3 call goes to moto. It creates the six tracker and config
+tables (restored from the lake folder), loads the configuration through the Configuration Manager,
+and creates per cadence the Glue job (DefaultArguments from the job contract, as the CDK construct
+sets them) and the File Processor state machine rendered from the same ASL file CDK deploys; the
+alerts topic has an SQS queue subscribed, so alerts can be read back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+from moto import mock_aws
+
+from odp.config.loader import OdpConfig
+from odp.config.manager import ConfigPlan, load_into_dynamodb
+from odp.job_contract import FileProcessorJobArgs
+from odp.naming import TrackerTableNames, file_processor_job_name, resource_prefix, state_machine_name
+from odp.state_machine import render_definition
+from odp.tracker.schema import create_tables
+from sandbox import state_store
+
+REGION = "eu-west-1"
+ENVIRONMENT = "sandbox"
+STAGING_BUCKET = "staging"
+RAW_BUCKET = "raw"
+ROLE_ARN = "arn:aws:iam::123456789012:role/odp-sandbox"  # moto's default account; never a real one
+EXECUTION_TIMEOUT_SECONDS = 4 * 3600
+JOB_SCRIPT = "s3://assets/etl/jobs/file_processor.py"  # never read: the sandbox binds the job in-process
+
+
+class ExecutionTimeoutError(TimeoutError):
+    """A state-machine execution did not finish in time."""
+
+
+@dataclass(frozen=True)
+class SandboxLayout:
+    """Where the buckets and the state live on disk."""
+
+    lake: Path
+    staging: Path
+
+    @property
+    def raw_dir(self) -> Path:
+        return self.lake / RAW_BUCKET
+
+    @property
+    def raw_root(self) -> str:
+        """The job's ``--odp_raw_root``: tables at ``<raw_root>/<database>/<table>``."""
+        return self.raw_dir.resolve().as_uri()
+
+    @property
+    def log_file(self) -> Path:
+        return self.lake / "sandbox.log"
+
+    def bucket_folders(self) -> dict[str, Path]:
+        return {STAGING_BUCKET: self.staging, RAW_BUCKET: self.raw_dir}
+
+
+def function_name(kind: str) -> str:
+    """Physical name of a sandbox Lambda function, e.g. ``odp-sandbox-batch-manager``."""
+    return f"{resource_prefix(ENVIRONMENT)}-{kind}"
+
+
+def function_arn(kind: str, account: str) -> str:
+    return f"arn:aws:lambda:{REGION}:{account}:function:{function_name(kind)}"
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    """How one state-machine execution ended."""
+
+    cadence: str
+    execution_arn: str
+    status: str
+    output: dict[str, Any] | None
+    error: str | None
+    cause: str | None
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+
+
+@contextmanager
+def environment_variables(values: Mapping[str, str]) -> Iterator[None]:
+    """Set process environment variables for the block, then put the old values back."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
+
+
+class LocalAccount:
+    """moto with ODP's resources; state persists in the lake folder between instances."""
+
+    def __init__(self, config: OdpConfig, layout: SandboxLayout) -> None:
+        self.config = config
+        self.layout = layout
+        self.names = TrackerTableNames.for_environment(ENVIRONMENT)
+        self._mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
+        self.state_machines: dict[str, str] = {}
+        self.config_plan: ConfigPlan | None = None
+        self.alerts_topic_arn = ""
+        self._alerts_queue_url = ""
+        self.account_id = ""
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def __enter__(self) -> LocalAccount:
+        self._mock.start()
+        try:
+            self._create()
+        except BaseException:
+            self._mock.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.save_state()
+        finally:
+            self._mock.stop()
+
+    def client(self, service: str) -> Any:
+        return boto3.client(service, region_name=REGION)
+
+    def dynamodb(self) -> Any:
+        return boto3.resource("dynamodb", region_name=REGION)
+
+    def _create(self) -> None:
+        self.account_id = self.client("sts").get_caller_identity()["Account"]
+        ddb = self.client("dynamodb")
+        create_tables(ddb, self.names)
+        state_store.restore_tables(ddb, list(self.names.as_dict().values()), self.layout.lake)
+        resource = self.dynamodb()
+        self.config_plan = load_into_dynamodb(
+            self.config,
+            ENVIRONMENT,
+            resource.Table(self.names.table_config),
+            resource.Table(self.names.batch_config),
+        )
+        sns = self.client("sns")
+        sqs = self.client("sqs")
+        self.alerts_topic_arn = sns.create_topic(Name=f"{resource_prefix(ENVIRONMENT)}-alerts")["TopicArn"]
+        self._alerts_queue_url = sqs.create_queue(QueueName=f"{resource_prefix(ENVIRONMENT)}-alerts-inbox")["QueueUrl"]
+        queue_arn = sqs.get_queue_attributes(QueueUrl=self._alerts_queue_url, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
+        sns.subscribe(TopicArn=self.alerts_topic_arn, Protocol="sqs", Endpoint=queue_arn)
+        for name, cadence in self.config.cadences.cadences.items():
+            self._create_cadence(name, cadence.max_concurrency, cadence.worker_type.value, cadence.number_of_workers)
+
+    def _create_cadence(self, cadence: str, max_concurrency: int, worker_type: str, workers: int) -> None:
+        job_name = file_processor_job_name(ENVIRONMENT, cadence)
+        self.client("glue").create_job(
+            Name=job_name,
+            Role=ROLE_ARN,
+            Command={"Name": "glueetl", "ScriptLocation": JOB_SCRIPT, "PythonVersion": "3"},
+            DefaultArguments=self.static_job_arguments(cadence),
+            ExecutionProperty={"MaxConcurrentRuns": max_concurrency},
+            GlueVersion="5.0",
+            WorkerType=worker_type,
+            NumberOfWorkers=workers,
+        )
+        definition = render_definition(
+            {
+                "AlertsTopicArn": self.alerts_topic_arn,
+                "BatchManagerFunctionArn": function_arn("batch-manager", self.account_id),
+                "Cadence": cadence,
+                "FileProcessorJobName": job_name,
+                "MaxConcurrency": max_concurrency,
+            }
+        )
+        arn = self.client("stepfunctions").create_state_machine(
+            name=state_machine_name(ENVIRONMENT, cadence), definition=json.dumps(definition), roleArn=ROLE_ARN
+        )["stateMachineArn"]
+        self.state_machines[cadence] = arn
+
+    def static_job_arguments(self, cadence: str) -> dict[str, str]:
+        """The Glue job's DefaultArguments: local raw root, no catalog sync (no Glue catalog here)."""
+        return FileProcessorJobArgs.static_arguments(
+            environment=ENVIRONMENT,
+            cadence=cadence,
+            raw_root=self.layout.raw_root,
+            tracker_tables=self.names,
+            catalog_sync=False,
+        )
+
+    def save_state(self) -> None:
+        state_store.dump_tables(self.client("dynamodb"), list(self.names.as_dict().values()), self.layout.lake)
+
+    # -- executions ------------------------------------------------------------------------
+    def run_state_machine(self, cadence: str, *, poll_seconds: float = 0.5) -> ExecutionResult:
+        """Start one execution of a cadence's state machine and wait for it (moto runs it in a thread).
+
+        Raises:
+            KeyError: no state machine for that cadence.
+            ExecutionTimeoutError: it ran longer than EXECUTION_TIMEOUT_SECONDS.
+        """
+        sfn = self.client("stepfunctions")
+        name = f"{cadence}-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+        execution_arn = sfn.start_execution(stateMachineArn=self.state_machines[cadence], name=name, input="{}")[
+            "executionArn"
+        ]
+        deadline = time.monotonic() + EXECUTION_TIMEOUT_SECONDS
+        while True:
+            described = sfn.describe_execution(executionArn=execution_arn)
+            if described["status"] != "RUNNING":
+                break
+            if time.monotonic() > deadline:
+                raise ExecutionTimeoutError(f"execution {name} still running after {EXECUTION_TIMEOUT_SECONDS} s")
+            time.sleep(poll_seconds)
+        output = json.loads(described["output"]) if described.get("output") else None
+        return ExecutionResult(
+            cadence=cadence,
+            execution_arn=execution_arn,
+            status=described["status"],
+            output=output,
+            error=described.get("error"),
+            cause=described.get("cause"),
+            alerts=self.drain_alerts(),
+        )
+
+    def drain_alerts(self) -> list[dict[str, Any]]:
+        """SNS alerts published since the last call (subject and parsed message)."""
+        sqs = self.client("sqs")
+        alerts: list[dict[str, Any]] = []
+        while True:
+            messages = sqs.receive_message(QueueUrl=self._alerts_queue_url, MaxNumberOfMessages=10).get("Messages", [])
+            if not messages:
+                return alerts
+            for message in messages:
+                envelope = json.loads(message["Body"])
+                try:
+                    body: Any = json.loads(envelope.get("Message", ""))
+                except json.JSONDecodeError:
+                    body = envelope.get("Message")
+                alerts.append({"subject": envelope.get("Subject"), "message": body})
+                sqs.delete_message(QueueUrl=self._alerts_queue_url, ReceiptHandle=message["ReceiptHandle"])

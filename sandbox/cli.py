@@ -1,0 +1,106 @@
+"""The sandbox's command line: ``run`` and ``demo`` (see sandbox/README.md)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from odp.config.loader import ConfigError, load_config
+from sandbox.account import SandboxLayout
+from sandbox.report import render_report
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CONFIG = REPO_ROOT / "config"
+DEFAULT_DEMO_DIR = REPO_ROOT / ".demo"
+QUIET_LOGGERS = ("py4j", "moto", "botocore", "boto3", "urllib3", "aws_lambda_powertools")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m sandbox", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="announce new staging files, run the File Processor, report per table")
+    run.add_argument("--config-dir", type=Path, default=DEFAULT_CONFIG, help="configuration folder (default: config/)")
+    run.add_argument("--staging", type=Path, required=True, help="the staging bucket: <source>/<schema>/<table>/<file>")
+    run.add_argument("--lake", type=Path, required=True, help="the lake folder: raw bucket, tracker state, log")
+    run.add_argument("--cadence", help="run only this cadence's state machine (default: every cadence)")
+    run.add_argument("--report", type=Path, help="write the report as JSON here (default: <lake>/report.json)")
+    demo = commands.add_parser("demo", help="generate demo CDC data, run every round, validate every table")
+    demo.add_argument("--scale", type=int, default=1, help="multiplies the rows per table (default 1)")
+    demo.add_argument("--config-dir", type=Path, default=DEFAULT_CONFIG, help="configuration folder (default: config/)")
+    demo.add_argument("--workdir", type=Path, default=DEFAULT_DEMO_DIR, help="emptied, then holds staging/ and lake/")
+    return parser
+
+
+def configure_logging(log_file: Path) -> None:
+    """Progress on the console, everything (INFO and up) in the lake's log file."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    to_file = logging.FileHandler(log_file, encoding="utf-8")
+    to_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(to_file)
+    console = logging.StreamHandler(sys.stdout)
+    console.setFormatter(logging.Formatter("%(asctime)s %(message)s", datefmt="%H:%M:%S"))
+    console.addFilter(lambda record: record.name.split(".")[0] in ("sandbox", "etl") or record.levelno >= logging.ERROR)
+    root.addHandler(console)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    # moto logs every caught Step Functions failure (a Catch that works) with the whole state at ERROR.
+    logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)
+
+
+def _spark(lake: Path) -> Any:
+    from etl.spark_session import local_spark_session
+
+    session = local_spark_session("odp-sandbox", warehouse_dir=str((lake / "_sandbox" / "warehouse").resolve()))
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _run(args: argparse.Namespace) -> int:
+    from sandbox.runner import SandboxRunError, run_sandbox
+
+    config = load_config(args.config_dir)
+    layout = SandboxLayout(lake=args.lake.resolve(), staging=args.staging.resolve())
+    configure_logging(layout.log_file)
+    spark = _spark(layout.lake)
+    try:
+        report = run_sandbox(config, layout, spark, cadence=args.cadence)
+    except SandboxRunError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    report_path = args.report or layout.lake / "report.json"
+    report.write(report_path)
+    print(render_report(report))
+    print(f"report: {report_path}; log: {layout.log_file}")
+    return 0 if report.ok else 1
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from sandbox.demo import prepare_workdir, render_demo, run_demo
+
+    if args.scale < 1:
+        print("error: --scale must be at least 1", file=sys.stderr)
+        return 2
+    config = load_config(args.config_dir)
+    layout = prepare_workdir(args.workdir.resolve())
+    configure_logging(layout.log_file)
+    spark = _spark(layout.lake)
+    result = run_demo(config, layout, spark, scale=args.scale)
+    print(render_demo(result))
+    print(f"staging: {layout.staging}; lake: {layout.lake}; log: {layout.log_file}")
+    return 0 if result.ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args) if args.command == "run" else _demo(args)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2

@@ -1,0 +1,293 @@
+"""Narrow patches to moto's Step Functions interpreter, so the real ASL runs against local code.
+
+Written against moto 5.2.5 (``moto/stepfunctions/parser/``). Each patch replaces one function or
+method and is installed only inside :func:`bound_services` (the originals come back on exit):
+
+1. ``lambda:invoke``: moto calls its own Lambda service, which runs functions in Docker (not
+   available here) and knows nothing of our handlers. We replace
+   ``lambda_eval_utils._invoke_lambda_function`` (the one place moto turns the task's parameters into
+   an Invoke call) with an in-process call of the bound handler. A handler exception becomes what
+   Lambda returns: ``FunctionError: Unhandled`` and a payload with errorType / errorMessage, so the
+   state machine's Retry / Catch see the same error names as on AWS.
+2. ``glue:startJobRun.sync``: in moto 5.2.5 ``StateTaskServiceCallback._eval_integration_pattern``
+   ends with ``callback_endpoint.interrupt_all()`` in a ``finally`` block; Glue does not support
+   ``.waitForTaskToken``, so the endpoint is ``None`` and every ``.sync`` Glue task fails with an
+   AttributeError. We give ``StateTaskServiceGlue`` its own ``_eval_integration_pattern`` (the same
+   steps without a callback endpoint).
+3. The Glue job itself: moto's GetJobRun reports SUCCEEDED without running anything. We replace
+   ``StateTaskServiceGlue._sync_to_start_job_run`` with a resolver that runs the bound job with the
+   run's arguments (moto has already merged the job's DefaultArguments into them, as Glue does),
+   records the final state on moto's job run, and returns GetJobRun's shape (with ``ErrorMessage``);
+   a FAILED run raises ``States.TaskFailed`` with the job run as the cause, as Step Functions does.
+
+SNS publish needs no patch: moto's SNS receives it and tests read it back.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import traceback
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from moto.glue.models import glue_backends
+from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
+from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+    FailureEvent,
+    FailureEventException,
+)
+from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import StatesErrorNameType
+from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_glue import (
+    StateTaskServiceGlue,
+)
+from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
+
+MOTO_VERSION = "5.2.5"
+
+LambdaHandler = Callable[[dict[str, Any], Any], Any]
+
+
+class BindingError(LookupError):
+    """A task names a function or job that the sandbox has not bound."""
+
+
+@dataclass(frozen=True)
+class GlueRunResult:
+    """What a bound Glue job reports: SUCCEEDED or FAILED, and why it failed."""
+
+    state: str
+    error_message: str | None = None
+
+
+class GlueJob(Protocol):
+    """A bound Glue job: runs one job run with its merged arguments (keys with ``--``)."""
+
+    def __call__(self, job_name: str, run_id: str, arguments: dict[str, str]) -> GlueRunResult: ...
+
+
+@dataclass(frozen=True)
+class LambdaContext:
+    """The attributes of the Lambda context object that handlers and Powertools read."""
+
+    function_name: str
+    invoked_function_arn: str
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    memory_limit_in_mb: int = 512
+    function_version: str = "$LATEST"
+    log_group_name: str = "/aws/lambda/sandbox"
+    log_stream_name: str = "sandbox"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 900_000
+
+
+@dataclass
+class ServiceBindings:
+    """Which local code answers which task: Lambda functions by name or ARN, Glue jobs by name.
+
+    ``glue_calls`` records every job run the state machine started (job name, arguments), so tests
+    can assert that no Glue work happened.
+    """
+
+    lambdas: dict[str, LambdaHandler] = field(default_factory=dict)
+    glue_jobs: dict[str, GlueJob] = field(default_factory=dict)
+    glue_calls: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    lambda_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # One job run at a time: the sandbox shares one SparkSession and Map iterations run in threads.
+    job_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def lambda_handler(self, function_name: str) -> tuple[str, LambdaHandler]:
+        """The handler bound to a function name or ARN (``arn:...:function:<name>[:qualifier]``).
+
+        Raises:
+            BindingError: no handler is bound to that function.
+        """
+        name = function_name
+        if function_name.startswith("arn:"):
+            parts = function_name.split(":")
+            name = parts[6] if len(parts) > 6 else function_name
+        for candidate in (function_name, name):
+            if candidate in self.lambdas:
+                return name, self.lambdas[candidate]
+        raise BindingError(f"no local handler bound to Lambda function {function_name!r}")
+
+    def glue_job(self, job_name: str) -> GlueJob:
+        """Raises: BindingError: no job bound to that name."""
+        try:
+            return self.glue_jobs[job_name]
+        except KeyError as error:
+            raise BindingError(f"no local job bound to Glue job {job_name!r}") from error
+
+
+_ACTIVE: list[ServiceBindings] = []
+
+
+def _active() -> ServiceBindings:
+    if not _ACTIVE:
+        raise BindingError("the sandbox's moto patches are used outside bound_services()")
+    return _ACTIVE[-1]
+
+
+def invoke_bound_lambda(parameters: dict, region: str, state_credentials: Any) -> dict[str, Any]:
+    """Replacement of ``lambda_eval_utils._invoke_lambda_function`` (moto 5.2.5): call the handler in-process."""
+    bindings = _active()
+    function_name = str(parameters["FunctionName"])
+    name, handler = bindings.lambda_handler(function_name)
+    raw = parameters.get("Payload")
+    event = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw or "{}")
+    bindings.lambda_calls.append((name, event))
+    arn = function_name if function_name.startswith("arn:") else f"arn:aws:lambda:{region}:000000000000:function:{name}"
+    context = LambdaContext(function_name=name, invoked_function_arn=arn)
+    try:
+        result = handler(event, context)
+    except Exception as error:  # noqa: BLE001 - an unhandled Lambda error is data for the state machine
+        payload = {
+            "errorMessage": str(error),
+            "errorType": type(error).__name__,
+            "stackTrace": traceback.format_exception(error),
+        }
+        return {"StatusCode": 200, "FunctionError": "Unhandled", "Payload": payload, "ExecutedVersion": "$LATEST"}
+    # What Lambda returns is JSON: round-trip it so a non-JSON result fails here, as it would on AWS.
+    return {"StatusCode": 200, "Payload": json.loads(json.dumps(result)), "ExecutedVersion": "$LATEST"}
+
+
+def _eval_glue_integration_pattern(
+    self: StateTaskServiceGlue,
+    env: Any,
+    resource_runtime_part: Any,
+    normalised_parameters: dict,
+    state_credentials: Any,
+) -> None:
+    """``.sync`` for Glue without moto 5.2.5's ``callback_endpoint.interrupt_all()`` on ``None``."""
+    task_output = env.stack.pop()
+    self.timeout.eval(env=env)
+    timeout_seconds = env.stack.pop()
+    env.stack.append(task_output)
+    sync_resolver = self._build_sync_resolver(
+        env=env,
+        resource_runtime_part=resource_runtime_part,
+        normalised_parameters=normalised_parameters,
+        state_credentials=state_credentials,
+    )
+    outcome = self._eval_sync(
+        env=env,
+        sync_resolver=sync_resolver,
+        timeout_seconds=timeout_seconds,
+        callback_endpoint=None,
+        heartbeat_endpoint=None,
+    )
+    env.stack.append(outcome)
+
+
+def _sync_to_start_job_run(
+    self: StateTaskServiceGlue,
+    env: Any,
+    resource_runtime_part: Any,
+    normalised_parameters: dict,
+    state_credentials: Any,
+) -> Callable[[], Any]:
+    """Replacement resolver of ``glue:startJobRun.sync``: run the bound job, report like GetJobRun."""
+    start_output: dict = env.stack.pop()
+    job_name: str = start_output["JobName"]
+    run_id: str = start_output["JobRunId"]
+    glue = self._get_glue_client(resource_runtime_part=resource_runtime_part, state_credentials=state_credentials)
+
+    def _resolve() -> dict[str, Any]:
+        bindings = _active()
+        job_run: dict[str, Any] = glue.get_job_run(JobName=job_name, RunId=run_id)["JobRun"]
+        arguments = {str(k): str(v) for k, v in (job_run.get("Arguments") or {}).items()}
+        bindings.glue_calls.append((job_name, arguments))
+        job = bindings.glue_job(job_name)
+        with bindings.job_lock:
+            try:
+                result = job(job_name, run_id, arguments)
+            except Exception as error:  # noqa: BLE001 - a crashed job is a FAILED run, as on Glue
+                result = GlueRunResult("FAILED", f"{type(error).__name__}: {error}")
+        _set_moto_job_run_state(resource_runtime_part, job_name, run_id, result.state)
+        job_run = {**job_run, "JobName": job_name, "JobRunState": result.state}
+        for key in ("StartedOn", "LastModifiedOn", "CompletedOn"):
+            job_run.pop(key, None)  # datetimes: not JSON, and not used by the definition
+        if result.error_message:
+            job_run["ErrorMessage"] = result.error_message
+        if result.state == "SUCCEEDED":
+            return job_run
+        raise FailureEventException(
+            FailureEvent(
+                env=env,
+                error_name=StatesErrorName(typ=StatesErrorNameType.StatesTaskFailed),
+                event_type=HistoryEventType.TaskFailed,
+                event_details=EventDetails(
+                    taskFailedEventDetails=TaskFailedEventDetails(
+                        resource=self._get_sfn_resource(),
+                        resourceType=self._get_sfn_resource_type(),
+                        error=StatesErrorNameType.StatesTaskFailed.to_name(),
+                        cause=to_json_str(job_run),
+                    )
+                ),
+            )
+        )
+
+    return _resolve
+
+
+def _set_moto_job_run_state(resource_runtime_part: Any, job_name: str, run_id: str, state: str) -> None:
+    """Make moto's GetJobRun report the bound job's final state too."""
+    backend = glue_backends[resource_runtime_part.account][resource_runtime_part.region]
+    backend.get_job_run(job_name, run_id).status = state
+
+
+_PATCHES: tuple[tuple[Any, str, Any], ...] = (
+    (lambda_eval_utils, "_invoke_lambda_function", invoke_bound_lambda),
+    (StateTaskServiceGlue, "_eval_integration_pattern", _eval_glue_integration_pattern),
+    (StateTaskServiceGlue, "_sync_to_start_job_run", _sync_to_start_job_run),
+)
+_INSTALL_LOCK = threading.Lock()
+
+
+@contextmanager
+def bound_services(bindings: ServiceBindings) -> Iterator[ServiceBindings]:
+    """Install the patches with these bindings for the duration of the block.
+
+    Raises:
+        RuntimeError: moto is not the version these patches were written for.
+    """
+    check_moto_version()
+    with _INSTALL_LOCK:
+        saved = [(owner, name, owner.__dict__.get(name)) for owner, name, _ in _PATCHES]
+        for owner, name, replacement in _PATCHES:
+            setattr(owner, name, replacement)
+        _ACTIVE.append(bindings)
+    try:
+        yield bindings
+    finally:
+        with _INSTALL_LOCK:
+            _ACTIVE.remove(bindings)
+            if not _ACTIVE:
+                for owner, name, original in saved:
+                    if original is None:
+                        delattr(owner, name)
+                    else:
+                        setattr(owner, name, original)
+
+
+def check_moto_version() -> None:
+    """Raises: RuntimeError: the installed moto differs from the version the patches target."""
+    import moto
+
+    if moto.__version__ != MOTO_VERSION:
+        raise RuntimeError(
+            f"sandbox/moto_patches.py targets moto {MOTO_VERSION} but moto {moto.__version__} is installed; "
+            "re-read moto/stepfunctions/parser/ and re-check each patch before changing the pin"
+        )
+
+
+def patched_names() -> Mapping[str, str]:
+    """Where each patch goes, for the README and tests."""
+    return {f"{getattr(owner, '__name__', owner)}.{name}": new.__name__ for owner, name, new in _PATCHES}

@@ -1,0 +1,137 @@
+"""The per-table report of a sandbox run: what each table did, printed and written as JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+SUCCEEDED = "succeeded"
+FAILED = "failed"
+UNCHANGED = "unchanged"  # no new files for the table in this run: nothing to do
+
+
+@dataclass(frozen=True)
+class TableReport:
+    """One table's outcome in one run."""
+
+    table_id: str
+    cadence: str
+    status: str  # succeeded | failed | unchanged
+    files: int = 0
+    inserts: int = 0
+    updates: int = 0
+    deletes: int = 0
+    rows: int | None = None
+    seconds: float = 0.0
+    commit_instant: str | None = None
+    base_path: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status != FAILED
+
+
+@dataclass(frozen=True)
+class CadenceReport:
+    """One state-machine execution."""
+
+    cadence: str
+    execution_arn: str
+    status: str
+    error: str | None = None
+    cause: str | None = None
+    glue_runs: int = 0
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """Everything one ``run`` did; ``ok`` decides the exit code."""
+
+    announced_files: int
+    registered_files: int
+    withdrawn_files: list[str]
+    cadences: list[CadenceReport]
+    tables: list[TableReport]
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        executions_ok = all(c.status == "SUCCEEDED" for c in self.cadences)
+        return executions_ok and all(t.ok for t in self.tables)
+
+    def table(self, table_id: str) -> TableReport:
+        """Raises: KeyError: the table is not in this report."""
+        for table in self.tables:
+            if table.table_id == table_id:
+                return table
+        raise KeyError(f"table {table_id!r} is not in the report")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "seconds": round(self.seconds, 1),
+            "announced_files": self.announced_files,
+            "registered_files": self.registered_files,
+            "withdrawn_files": self.withdrawn_files,
+            "executions": [asdict(c) for c in self.cadences],
+            "tables": [asdict(t) for t in self.tables],
+        }
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), indent=2, default=str) + "\n", encoding="utf-8")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    return str(value)
+
+
+def render_table(headers: list[str], rows: list[list[Any]]) -> str:
+    """A plain-text table with aligned columns (numbers right-aligned)."""
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    numeric = [all(isinstance(row[i], int | float) or row[i] is None for row in rows) for i in range(len(headers))]
+
+    def line(values: list[str]) -> str:
+        pairs = enumerate(zip(values, widths, strict=True))
+        return "  ".join(v.rjust(w) if numeric[i] else v.ljust(w) for i, (v, w) in pairs)
+
+    out = [line(headers), line(["-" * w for w in widths])]
+    out += [line(r) for r in cells]
+    return "\n".join(text.rstrip() for text in out)
+
+
+def render_report(report: RunReport) -> str:
+    headers = ["table", "status", "files", "inserts", "updates", "deletes", "rows", "seconds", "error"]
+    rows = [
+        [t.table_id, t.status, t.files, t.inserts, t.updates, t.deletes, t.rows, t.seconds, _short(t.error)]
+        for t in report.tables
+    ]
+    lines = [render_table(headers, rows), ""]
+    for cadence in report.cadences:
+        detail = f" ({cadence.error}: {_short(cadence.cause, 160)})" if cadence.error else ""
+        lines.append(f"execution {cadence.cadence}: {cadence.status}, {cadence.glue_runs} Glue run(s){detail}")
+    if report.withdrawn_files:
+        lines.append(f"withdrawn (deleted from staging before processing): {', '.join(report.withdrawn_files)}")
+    failed = sum(1 for t in report.tables if not t.ok)
+    verdict = "every table succeeded" if report.ok else f"{failed} table(s) failed"
+    lines.append(
+        f"{report.announced_files} new file(s) announced, {report.registered_files} registered; "
+        f"{verdict} in {report.seconds:.0f} s"
+    )
+    return "\n".join(lines)
+
+
+def _short(text: str | None, limit: int = 100) -> str | None:
+    if text is None:
+        return None
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

@@ -1,0 +1,338 @@
+"""One sandbox ``run``: announce new staging files, register them, run each cadence's state machine.
+
+The File Manager and the Batch Manager are the real Lambda handlers, called in-process; the Glue
+job is the real File Processor on the one local SparkSession. Job runs of a Map execute one at a
+time here (one SparkSession; see moto_patches.ServiceBindings.job_lock), where Glue runs up to the
+cadence's max_concurrency at once.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import unquote_plus
+
+from boto3.dynamodb.conditions import Attr
+
+from odp.config.loader import OdpConfig
+from odp.job_contract import FileProcessorJobArgs, JobArgumentError
+from odp.lambda_env import lambda_environment
+from odp.naming import file_processor_job_name
+from odp.tracker.repository import FileTracker, ProcessingTracker
+from odp.tracker.statuses import FileStatus, TableStatus
+from sandbox import state_store
+from sandbox.account import (
+    ENVIRONMENT,
+    REGION,
+    STAGING_BUCKET,
+    LocalAccount,
+    SandboxLayout,
+    environment_variables,
+    function_name,
+)
+from sandbox.moto_patches import GlueRunResult, LambdaContext, ServiceBindings, bound_services
+from sandbox.report import FAILED, SUCCEEDED, UNCHANGED, CadenceReport, RunReport, TableReport
+from sandbox.staging import BucketMap, list_objects, new_objects, object_created_event, sqs_batches
+
+LOG = logging.getLogger("sandbox")
+QUEUE_ARN = f"arn:aws:sqs:{REGION}:123456789012:odp-sandbox-file-events"
+
+# Where the real code lives (imported when a run starts, so the sandbox imports without Spark).
+FILE_MANAGER = "lambdas.file_manager.handler"
+BATCH_MANAGER = "lambdas.batch_manager.handler"
+FILE_PROCESSOR = "etl.processor"
+
+# Environment of the process while the account is up: a region, and Powertools quiet and offline
+# (no X-Ray daemon; metrics would print EMF documents on stdout).
+PROCESS_ENVIRONMENT = {
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_REGION": REGION,
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_METRICS_DISABLED": "true",
+    "POWERTOOLS_LOG_LEVEL": "WARNING",
+}
+
+
+class SandboxRunError(RuntimeError):
+    """The run could not start (unknown cadence, missing staging folder); the message says which."""
+
+
+@dataclass
+class RunHooks:
+    """Points where tests and the demo look in or change delivery; the defaults do nothing."""
+
+    redeliver_keys: Collection[str] = ()  # keys whose event SQS delivers twice (at-least-once delivery)
+    bindings: ServiceBindings = field(default_factory=ServiceBindings)  # its call logs are read by tests
+
+
+def _handler(module: str) -> Callable[[dict[str, Any], Any], Any]:
+    """The module's ``handler``, cold: a process-wide instance cached by an earlier run (possibly
+    built against other table names or another moto account) is dropped, as a new Lambda
+    execution environment would start without it."""
+    loaded = importlib.import_module(module)
+    if hasattr(loaded, "_default"):
+        loaded._default = None  # the handler's lazily built instance; None = cold start
+    return loaded.handler
+
+
+def _with_environment(variables: dict[str, str], handler: Callable[..., Any]) -> Callable[..., Any]:
+    def call(event: dict[str, Any], context: Any) -> Any:
+        with environment_variables(variables):
+            return handler(event, context)
+
+    return call
+
+
+def _job_binding(
+    spark: Any, account: LocalAccount, bucket_map: BucketMap, outcomes: dict[str, Any]
+) -> Callable[[str, str, dict[str, str]], GlueRunResult]:
+    """The File Processor Glue job as a local call: parse the merged arguments, run, report."""
+    run_file_processor = importlib.import_module(FILE_PROCESSOR).run_file_processor
+
+    def run(job_name: str, run_id: str, arguments: dict[str, str]) -> GlueRunResult:
+        try:
+            args = FileProcessorJobArgs.from_arguments(arguments)
+        except JobArgumentError as error:
+            return GlueRunResult("FAILED", str(error))
+        LOG.info("  batch %s: %d table(s): %s", args.batch_id, len(args.table_ids), ", ".join(args.table_ids))
+        outcome = run_file_processor(spark, args, dynamodb=account.dynamodb(), resolve_uri=bucket_map.resolve)
+        for table in outcome.tables:
+            outcomes[table.table_id] = table
+            LOG.info("    %s", _describe_outcome(table))
+        if outcome.failed:
+            failed = [t for t in outcome.tables if _outcome_failed(t)]
+            message = "; ".join(f"{t.table_id}: {t.error}" for t in failed) or "the job reported a failure"
+            return GlueRunResult("FAILED", message)
+        return GlueRunResult("SUCCEEDED")
+
+    return run
+
+
+def _outcome_failed(outcome: Any) -> bool:
+    return str(getattr(outcome, "status", "")) in (TableStatus.REFRESH_ERROR.value, FAILED) or bool(
+        getattr(outcome, "error", None)
+    )
+
+
+def _describe_outcome(outcome: Any) -> str:
+    if _outcome_failed(outcome):
+        return f"{outcome.table_id}: FAILED after {outcome.seconds:.1f} s: {outcome.error}"
+    return (
+        f"{outcome.table_id}: {outcome.files} file(s), +{outcome.inserts} ~{outcome.updates} -{outcome.deletes}, "
+        f"{outcome.rows} rows, {outcome.seconds:.1f} s"
+    )
+
+
+def announce_new_files(
+    account: LocalAccount, layout: SandboxLayout, file_manager: Callable[..., Any], hooks: RunHooks
+) -> tuple[int, int]:
+    """Send S3 events for new staging objects to the File Manager; returns (announced, registered).
+
+    An object whose message the File Manager reports as failed is not marked announced, so the next
+    run sends it again (as SQS would redeliver it).
+    """
+    announced = state_store.load_announced(layout.lake)
+    fresh = new_objects(list_objects(layout.staging), announced)
+    if not fresh:
+        return 0, 0
+    now = datetime.now(UTC)
+    base = int(now.timestamp() * 1_000_000)
+    events = [
+        object_created_event(STAGING_BUCKET, obj, sequencer=base + i, region=REGION, now=now)
+        for i, obj in enumerate(fresh)
+    ]
+    redeliveries = [e for e, obj in zip(events, fresh, strict=True) if obj.key in set(hooks.redeliver_keys)]
+    failed_keys: set[str] = set()
+    before = _count_items(account, account.names.file_tracker)
+    deliveries = [*sqs_batches(events, queue_arn=QUEUE_ARN, region=REGION)]
+    deliveries += sqs_batches(redeliveries, queue_arn=QUEUE_ARN, region=REGION)
+    for batch in deliveries:
+        context = LambdaContext(
+            function_name=function_name("file-manager"),
+            invoked_function_arn=f"arn:aws:lambda:{REGION}:123456789012:function:{function_name('file-manager')}",
+        )
+        response = file_manager(batch, context) or {}
+        by_id = {record["messageId"]: record for record in batch["Records"]}
+        for failure in response.get("batchItemFailures", []):
+            record = by_id.get(failure.get("itemIdentifier"))
+            if record is not None:
+                key = _event_key(record)
+                failed_keys.add(key)
+                LOG.error("File Manager failed on %s; it will be sent again on the next run", key)
+    for obj in fresh:
+        if obj.key not in failed_keys:
+            announced[obj.key] = obj.etag
+    state_store.save_announced(layout.lake, announced)
+    registered = _count_items(account, account.names.file_tracker) - before
+    LOG.info("announced %d new staging file(s); %d registered in file_tracker", len(fresh), registered)
+    return len(fresh), registered
+
+
+def _event_key(record: dict[str, Any]) -> str:
+    return unquote_plus(json.loads(record["body"])["detail"]["object"]["key"])
+
+
+def _count_items(account: LocalAccount, table_name: str) -> int:
+    return len(state_store.scan_typed(account.client("dynamodb"), table_name))
+
+
+def withdraw_deleted_files(account: LocalAccount, layout: SandboxLayout) -> list[str]:
+    """Drop landed files whose object was deleted from staging before it was processed.
+
+    ODP has no handler for S3 "Object Deleted": on AWS an operator removes such an item by hand.
+    The sandbox does it for them, so deleting a bad file from --staging and running again works.
+    """
+    table = account.dynamodb().Table(account.names.file_tracker)
+    withdrawn: list[str] = []
+    kwargs: dict[str, Any] = {"FilterExpression": Attr("status").eq(FileStatus.LANDED.value)}
+    while True:
+        page = table.scan(**kwargs)
+        for item in page.get("Items", []):
+            if item.get("bucket") == STAGING_BUCKET and not (layout.staging / item["key"]).is_file():
+                table.delete_item(Key={"table_id": item["table_id"], "file_id": item["file_id"]})
+                withdrawn.append(item["key"])
+        if "LastEvaluatedKey" not in page:
+            break
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    announced = state_store.load_announced(layout.lake)
+    for key in withdrawn:
+        announced.pop(key, None)
+        LOG.warning("withdrew %s: deleted from staging before it was processed", key)
+    if withdrawn:
+        state_store.save_announced(layout.lake, announced)
+    return sorted(withdrawn)
+
+
+def run_sandbox(
+    config: OdpConfig,
+    layout: SandboxLayout,
+    spark: Any,
+    *,
+    cadence: str | None = None,
+    hooks: RunHooks | None = None,
+) -> RunReport:
+    """Announce, register, process; returns the report (``report.ok`` decides the exit code).
+
+    Raises:
+        SandboxRunError: the cadence is unknown or the staging folder is missing.
+    """
+    hooks = hooks or RunHooks()
+    started = time.monotonic()
+    cadences = list(config.cadences.cadences)
+    if cadence is not None:
+        if cadence not in config.cadences.cadences:
+            raise SandboxRunError(f"unknown cadence {cadence!r}; the configuration has {', '.join(cadences)}")
+        cadences = [cadence]
+    if not layout.staging.is_dir():
+        raise SandboxRunError(f"staging folder {layout.staging} does not exist")
+    layout.raw_dir.mkdir(parents=True, exist_ok=True)
+    outcomes: dict[str, Any] = {}
+    with environment_variables(PROCESS_ENVIRONMENT), LocalAccount(config, layout) as account:
+        if account.config_plan is not None:
+            LOG.info("configuration loaded: %s", account.config_plan.render().splitlines()[0])
+        bucket_map = BucketMap(layout.bucket_folders())
+        bindings = hooks.bindings
+        bindings.lambdas[function_name("batch-manager")] = _with_environment(
+            lambda_environment(ENVIRONMENT, account.names, service="batch-manager"), _handler(BATCH_MANAGER)
+        )
+        file_manager = _with_environment(
+            lambda_environment(ENVIRONMENT, account.names, service="file-manager"), _handler(FILE_MANAGER)
+        )
+        announced, registered = announce_new_files(account, layout, file_manager, hooks)
+        withdrawn = withdraw_deleted_files(account, layout)
+        executions: list[CadenceReport] = []
+        with bound_services(bindings):
+            job = _job_binding(spark, account, bucket_map, outcomes)
+            for name in cadences:
+                bindings.glue_jobs[file_processor_job_name(ENVIRONMENT, name)] = job
+            for name in cadences:
+                LOG.info("cadence %s: running the File Processor state machine", name)
+                calls_before = len(bindings.glue_calls)
+                result = account.run_state_machine(name)
+                executions.append(
+                    CadenceReport(
+                        cadence=name,
+                        execution_arn=result.execution_arn,
+                        status=result.status,
+                        error=result.error,
+                        cause=result.cause,
+                        glue_runs=len(bindings.glue_calls) - calls_before,
+                        alerts=result.alerts,
+                    )
+                )
+                LOG.info("cadence %s: execution %s", name, result.status)
+        tables = _table_reports(config, account, cadences, outcomes, executions)
+    return RunReport(
+        announced_files=announced,
+        registered_files=registered,
+        withdrawn_files=withdrawn,
+        cadences=executions,
+        tables=tables,
+        seconds=time.monotonic() - started,
+    )
+
+
+def _table_reports(
+    config: OdpConfig,
+    account: LocalAccount,
+    cadences: list[str],
+    outcomes: dict[str, Any],
+    executions: list[CadenceReport],
+) -> list[TableReport]:
+    """One line per active table of the cadences run: its outcome, or unchanged when it had no work."""
+    resource = account.dynamodb()
+    processing = ProcessingTracker(
+        resource.Table(account.names.processing_tracker), resource.Table(account.names.processing_tracker_history)
+    )
+    failed_execution = {e.cadence: e for e in executions if e.status != "SUCCEEDED"}
+    reports: list[TableReport] = []
+    for name in cadences:
+        for table in config.tables_for_cadence(name):
+            base_path = f"{account.layout.raw_root}/{table.database}/{table.target_table}"
+            outcome = outcomes.get(table.table_id)
+            if outcome is not None:
+                reports.append(
+                    TableReport(
+                        table_id=table.table_id,
+                        cadence=name,
+                        status=FAILED if _outcome_failed(outcome) else SUCCEEDED,
+                        files=int(outcome.files or 0),
+                        inserts=int(outcome.inserts or 0),
+                        updates=int(outcome.updates or 0),
+                        deletes=int(outcome.deletes or 0),
+                        rows=None if outcome.rows is None else int(outcome.rows),
+                        seconds=float(outcome.seconds or 0.0),
+                        commit_instant=outcome.commit_instant,
+                        base_path=getattr(outcome, "base_path", None) or base_path,
+                        error=outcome.error,
+                    )
+                )
+                continue
+            state = processing.state(table.table_id)
+            pending = _pending_files(account, table.table_id)
+            execution = failed_execution.get(name)
+            if pending and execution is not None:
+                # It had work but no job reported on it: the execution failed around it.
+                error = f"not processed: execution {execution.status} ({execution.error}: {execution.cause})"
+                reports.append(
+                    TableReport(table.table_id, name, FAILED, files=pending, base_path=base_path, error=error)
+                )
+                continue
+            last_error = state.last_error if state.status is TableStatus.REFRESH_ERROR else None
+            status = FAILED if pending and last_error else UNCHANGED
+            reports.append(TableReport(table.table_id, name, status, base_path=base_path, error=last_error))
+    return reports
+
+
+def _pending_files(account: LocalAccount, table_id: str) -> int:
+    resource = account.dynamodb()
+    tracker = FileTracker(
+        resource.Table(account.names.file_tracker), resource.Table(account.names.file_tracker_history)
+    )
+    return len(tracker.landed_files(table_id))
