@@ -1,0 +1,70 @@
+"""File Manager Lambda: SQS (EventBridge S3 "Object Created" events) -> file_tracker.
+
+Partial batch response: a malformed message fails only its own record; SQS retries it and, after
+the queue's maxReceiveCount, moves it to the dead-letter queue.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from lambdas.file_manager.manager import FileManager
+from lambdas.runtime import bind_lambda_context, dynamodb_tables, new_metrics
+from odp.tracker import FileTracker
+
+logger = Logger()
+tracer = Tracer()
+_default: FileManager | None = None
+
+
+def default_manager() -> FileManager:
+    """The process-wide File Manager, built at the first invocation from the environment."""
+    global _default  # noqa: PLW0603 - one lazily built instance per Lambda process
+    if _default is None:
+        tables = dynamodb_tables()
+        _default = FileManager(
+            FileTracker(tables["file_tracker"], tables["file_tracker_history"]),
+            tables["table_config"],
+            metrics=new_metrics(os.environ),
+        )
+    return _default
+
+
+def handle(event: dict[str, Any], context: Any, manager: FileManager) -> dict[str, Any]:
+    """Process one SQS batch with the given manager; returns ``{"batchItemFailures": [...]}``."""
+    bind_lambda_context(logger, context)
+    manager.start_invocation()
+    processor = BatchProcessor(event_type=EventType.SQS)
+
+    def record_handler(record: SQSRecord) -> str:
+        logger.append_keys(message_id=record.message_id)
+        try:
+            return manager.process_body(record.body).value
+        except Exception:
+            logger.exception("message failed; SQS retries it, then moves it to the dead-letter queue")
+            raise
+        finally:
+            logger.remove_keys(["message_id"])
+
+    try:
+        response = process_partial_response(
+            event=event, record_handler=record_handler, processor=processor, context=context
+        )
+        if manager.metrics is not None:
+            failed = len(response.get("batchItemFailures", []))
+            manager.metrics.add_metric(name="FailedMessages", unit=MetricUnit.Count, value=failed)
+        return response
+    finally:
+        if manager.metrics is not None:
+            manager.metrics.flush_metrics()
+
+
+@tracer.capture_lambda_handler(capture_response=False)
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return handle(event, context, default_manager())

@@ -1,0 +1,138 @@
+"""Register landed files: skip what is not data, find the table's configuration, write once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import MetricUnit
+
+from lambdas.file_manager.events import ObjectCreated, parse_object_created
+from odp.config.models import SourceFormat
+from odp.tracker import (
+    FileStatus,
+    FileTracker,
+    StagingKeyError,
+    TrackedFile,
+    file_kind,
+    iso,
+    make_file_id,
+    parse_staging_key,
+    skip_reason,
+    utc_now,
+)
+from odp.tracker.repository import Clock
+
+logger = Logger(child=True)
+
+
+class Outcome(StrEnum):
+    """What happened to one message; each has a metric of the same meaning."""
+
+    REGISTERED = "registered"  # new landed file of an active table
+    UNREGISTERED = "unregistered"  # new file of a table without an active configuration
+    DUPLICATE = "duplicate"  # already tracked or already processed: nothing changed
+    SKIPPED = "skipped"  # not a data file (folder marker, _SUCCESS, .tmp, zero bytes, ...)
+
+
+METRIC_NAMES = {
+    Outcome.REGISTERED: "FilesRegistered",
+    Outcome.UNREGISTERED: "FilesUnregistered",
+    Outcome.DUPLICATE: "DuplicateFileEvents",
+    Outcome.SKIPPED: "FilesSkipped",
+}
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """What the File Manager needs from a table_config item."""
+
+    is_active: bool
+    source_format: SourceFormat | None
+
+
+def table_info_from_item(item: dict[str, Any] | None) -> TableInfo:
+    """A missing item or ``is_active`` false means the table has no active configuration."""
+    if not item:
+        return TableInfo(is_active=False, source_format=None)
+    raw_format = item.get("format")
+    source_format = SourceFormat(raw_format) if raw_format in SourceFormat._value2member_map_ else None
+    return TableInfo(is_active=item.get("is_active") is True, source_format=source_format)
+
+
+class FileManager:
+    """Turns S3 "Object Created" events into file_tracker items.
+
+    ``table_config`` is the boto3 ``dynamodb.Table`` of table_config; items are looked up once per
+    table per invocation (call :meth:`start_invocation` at the start of each).
+    """
+
+    def __init__(self, file_tracker: FileTracker, table_config: Any, *, metrics: Any = None, clock: Clock = utc_now):
+        self._files = file_tracker
+        self._table_config = table_config
+        self.metrics = metrics
+        self._clock = clock
+        self._tables: dict[str, TableInfo] = {}
+
+    def start_invocation(self) -> None:
+        """Forget cached table configuration: a config change applies from the next invocation."""
+        self._tables = {}
+
+    def process_body(self, body: str) -> Outcome:
+        """Parse and register one message body.
+
+        Raises:
+            MalformedEventError: the body is not an S3 "Object Created" event.
+            botocore.exceptions.ClientError: DynamoDB refused the write (the record is retried).
+        """
+        outcome = self.register(parse_object_created(body))
+        if self.metrics is not None:
+            self.metrics.add_metric(name=METRIC_NAMES[outcome], unit=MetricUnit.Count, value=1)
+        return outcome
+
+    def table_info(self, table_id: str) -> TableInfo:
+        if table_id not in self._tables:
+            item = self._table_config.get_item(Key={"table_id": table_id}).get("Item")
+            self._tables[table_id] = table_info_from_item(item)
+        return self._tables[table_id]
+
+    def register(self, event: ObjectCreated) -> Outcome:
+        """Record the object once; see :class:`Outcome` for what can happen."""
+        log = {"bucket": event.bucket, "key": event.key, "etag": event.etag, "event_id": event.event_id}
+        reason = skip_reason(event.key, event.size)
+        if reason is None:
+            try:
+                staging_key = parse_staging_key(event.key)
+            except StagingKeyError as error:
+                reason = str(error)
+        if reason is not None:
+            logger.info("skipped a non-data object", extra={**log, "skip_reason": reason})
+            return Outcome.SKIPPED
+        info = self.table_info(staging_key.table_id)
+        now = iso(self._clock())
+        tracked = TrackedFile(
+            table_id=staging_key.table_id,
+            file_id=make_file_id(event.bucket, event.key, event.etag, event.version_id),
+            bucket=event.bucket,
+            key=event.key,
+            size=event.size or 0,
+            etag=event.etag,
+            landed_at=event.event_time or now,
+            file_kind=file_kind(staging_key.file_name, info.source_format),
+            status=FileStatus.LANDED if info.is_active else FileStatus.UNREGISTERED,
+            version_id=event.version_id,
+            sequencer=event.sequencer,
+            event_time=event.event_time,
+            registered_at=now,
+        )
+        log.update(table_id=tracked.table_id, file_id=tracked.file_id)
+        if not self._files.register(tracked):
+            logger.info("file already tracked or processed; nothing changed", extra=log)
+            return Outcome.DUPLICATE
+        if tracked.status is FileStatus.UNREGISTERED:
+            logger.warning("file of a table without an active configuration kept as unregistered", extra=log)
+            return Outcome.UNREGISTERED
+        logger.info("file registered", extra={**log, "file_kind": tracked.file_kind.value, "size": tracked.size})
+        return Outcome.REGISTERED

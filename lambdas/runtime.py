@@ -1,0 +1,44 @@
+"""What both functions build once per process, lazily: DynamoDB tables and Powertools Metrics.
+
+Environment variables are read at the first invocation (names in :mod:`odp.lambda_env`), never at
+import, so tests and the local sandbox can set them first and run the handlers under moto.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import boto3
+from aws_lambda_powertools import Metrics
+
+from odp.lambda_env import DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE, tracker_names_from_env
+
+
+def dynamodb_tables(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Logical tracker name -> boto3 ``dynamodb.Table``, from the table-name variables.
+
+    Raises:
+        odp.lambda_env.LambdaConfigurationError: a table variable is missing.
+    """
+    names = tracker_names_from_env(os.environ if environ is None else environ)
+    resource = boto3.resource("dynamodb")
+    return {logical: resource.Table(physical) for logical, physical in names.as_dict().items()}
+
+
+def new_metrics(environ: Mapping[str, str] | None = None, *, service: str | None = None) -> Metrics:
+    """An EMF Metrics object in the configured namespace (default ``ODP``).
+
+    ``service=""`` leaves out the ``service`` dimension, so a metric's identity is exactly the
+    dimensions the function adds (the freshness alarm relies on that).
+    """
+    env = os.environ if environ is None else environ
+    return Metrics(namespace=env.get(METRICS_NAMESPACE) or DEFAULT_METRICS_NAMESPACE, service=service)
+
+
+def bind_lambda_context(logger: Any, context: Any) -> None:
+    """Add the request id and function name to every log line, when a real context is given."""
+    request_id = getattr(context, "aws_request_id", None)
+    if request_id is not None:
+        logger.append_keys(function_request_id=request_id, function_name=getattr(context, "function_name", None))
