@@ -1,0 +1,107 @@
+"""What every contender does: run one wave of every table, measured, and hand its tables to the checker."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from bench.measure import StepResult, files_written, snapshot
+from bench.workload import WaveFiles
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+JARS = REPO_ROOT / ".cache" / "jars"
+HUDI_SPARK_BUNDLE = JARS / "hudi-spark3.5-bundle_2.12-1.0.2.jar"
+# The same sizing for every contender's Spark: two local cores, a 2 GiB driver, two shuffle partitions.
+SPARK_CONF = {
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.ui.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+}
+
+
+def spark_submit() -> str:
+    """spark-submit of the pyspark package in the virtualenv running the benchmark."""
+    import pyspark
+
+    return str(Path(pyspark.__file__).parent / "bin" / "spark-submit")
+
+
+def spark_submit_prefix(app_name: str) -> list[str]:
+    command = [spark_submit(), "--master", "local[2]", "--driver-memory", "2g", "--name", app_name]
+    for key, value in SPARK_CONF.items():
+        command += ["--conf", f"{key}={value}"]
+    return command
+
+
+@dataclass
+class WaveMeasurement:
+    """One wave of one contender: every table, one or more processes."""
+
+    wave: int
+    seconds: float = 0.0
+    peak_rss_bytes: int = 0
+    files_written: int = 0
+    processes: int = 0
+    change_rows: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def add(self, step: StepResult) -> None:
+        self.seconds += step.seconds
+        self.peak_rss_bytes = max(self.peak_rss_bytes, step.peak_rss_bytes)
+        self.processes += 1
+        if not step.ok:
+            self.failures.append(f"exit {step.returncode}, log {step.log_path}")
+
+
+class Contender(ABC):
+    """A way of keeping the tables current. Subclasses run waves; this class counts files and reads tables."""
+
+    name: str = ""
+    label: str = ""
+    hudi: bool = True  # Hudi tables are read with hudi-rs, the others as plain Parquet
+
+    def __init__(self, work_root: Path) -> None:
+        self.root = work_root / self.name
+        self.tables_root = self.root / "tables"
+        self.logs = self.root / "logs"
+        self.specs = self.root / "specs"
+
+    def unavailable_reason(self) -> str | None:
+        """Why this contender cannot run here, or ``None``."""
+        return None
+
+    def table_path(self, table: str) -> Path:
+        return self.tables_root / table
+
+    def run_wave(self, wave: int, files: list[WaveFiles], staging_root: Path) -> WaveMeasurement:
+        """Run the wave and count the files it wrote under the tables' folders."""
+        before = snapshot(self.tables_root)
+        measurement = WaveMeasurement(wave=wave, change_rows=sum(item.change_rows for item in files))
+        self._run(measurement, wave, files, staging_root)
+        measurement.files_written = files_written(before, snapshot(self.tables_root))
+        return measurement
+
+    @abstractmethod
+    def _run(self, measurement: WaveMeasurement, wave: int, files: list[WaveFiles], staging_root: Path) -> None:
+        """Run every table of the wave, adding each process's StepResult to ``measurement``."""
+
+    def read_table(self, table: str) -> pa.Table:
+        from bench.check import read_hudi, read_parquet_table
+
+        path = self.table_path(table)
+        return read_hudi(path) if self.hudi else read_parquet_table(path)
+
+    def write_spec(self, name: str, spec: dict) -> Path:
+        self.specs.mkdir(parents=True, exist_ok=True)
+        path = self.specs / f"{name}.json"
+        path.write_text(json.dumps(spec, indent=1))
+        return path

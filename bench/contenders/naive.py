@@ -1,0 +1,27 @@
+"""The naive rewrite contender: one Spark application per wave over every table (bench.contenders.naive_job)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from bench.contenders.common import Contender, WaveMeasurement
+from bench.measure import child_env, run_step
+from bench.workload import WaveFiles
+
+
+class NaiveRewrite(Contender):
+    name = "naive_rewrite"
+    label = "Naive rewrite (read all, merge, overwrite)"
+    hudi = False
+
+    def _run(self, measurement: WaveMeasurement, wave: int, files: list[WaveFiles], staging_root: Path) -> None:
+        spec = {
+            "tables": [
+                {"files": [str(staging_root / key) for key in item.keys], "target": str(self.table_path(item.table))}
+                for item in files
+            ]
+        }
+        spec_path = self.write_spec(f"wave_{wave}", spec)
+        command = [sys.executable, "-m", "bench.contenders.naive_job", str(spec_path)]
+        measurement.add(run_step(command, log_path=self.logs / f"wave_{wave}.log", env=child_env()))

@@ -1,0 +1,94 @@
+"""The naive rewrite, one Spark application per wave: read the whole table, merge the changes, overwrite.
+
+What a team without a table format writes first (the "old way"): for every table, union the current
+Parquet table with the wave's DMS files, keep the last change per key by ``cdc_timestamp_seq`` (then
+file order, then row), drop deletes, and write the whole table again, partitioned by ``vendorid``.
+
+Run as ``python -m bench.contenders.naive_job SPEC.json``; the spec lists, per table, the wave's
+files (in landing order) and the table folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from bench.workload import KEY, OP, ORDERING, PARTITION, SCHEMA_ARROW
+
+FILE_ORDER, ROW = "_file_order", "_row"
+
+
+def session() -> SparkSession:
+    """local[2] with the same sizing as the other contenders (no Hudi: plain Parquet)."""
+    return (
+        SparkSession.builder.appName("bench-naive")
+        .master("local[2]")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.driver.memory", "2g")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+
+
+def changes(spark: SparkSession, files: list[str]) -> DataFrame:
+    """The wave's files as one frame with ``Op`` (full-load rows have none: inserts) and file order."""
+    frames = []
+    for order, path in enumerate(files):
+        frame = spark.read.parquet(path)
+        if OP not in frame.columns:
+            frame = frame.withColumn(OP, F.lit("I"))
+        frames.append(frame.withColumn(FILE_ORDER, F.lit(order)).withColumn(ROW, F.monotonically_increasing_id()))
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame)
+    return out
+
+
+def merged(current: DataFrame | None, incoming: DataFrame) -> DataFrame:
+    """Last change per key wins; a delete removes the key."""
+    if current is not None:
+        current = (
+            current.withColumn(PARTITION, F.col(PARTITION).cast("bigint"))
+            .withColumn(OP, F.lit("I"))
+            .withColumn(FILE_ORDER, F.lit(-1))
+            .withColumn(ROW, F.lit(0))
+        )
+        incoming = current.unionByName(incoming)
+    window = Window.partitionBy(KEY).orderBy(F.col(ORDERING).desc(), F.col(FILE_ORDER).desc(), F.col(ROW).desc())
+    latest = incoming.withColumn("_rank", F.row_number().over(window)).where("_rank = 1")
+    return latest.where(F.col(OP) != "D").select(*SCHEMA_ARROW.names)
+
+
+def rewrite(spark: SparkSession, files: list[str], target: Path) -> None:
+    """Write the merged table next to the old one, then swap them (Spark cannot overwrite what it reads)."""
+    current = spark.read.parquet(str(target)) if target.is_dir() else None
+    staging = target.with_name(target.name + ".next")
+    shutil.rmtree(staging, ignore_errors=True)
+    merged(current, changes(spark, files)).write.partitionBy(PARTITION).mode("overwrite").parquet(str(staging))
+    if target.is_dir():
+        shutil.rmtree(target)
+    staging.rename(target)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("spec", type=Path)
+    spec = json.loads(parser.parse_args(argv).spec.read_text())
+    spark = session()
+    try:
+        for table in spec["tables"]:
+            rewrite(spark, table["files"], Path(table["target"]))
+    finally:
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
