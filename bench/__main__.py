@@ -1,0 +1,64 @@
+"""``python -m bench run [--small] [--tables T --rows R --waves W]``: the File Processor benchmark.
+
+Prints the comparison, writes ``<results-dir>/<date>.json`` and ``<date>.png``. A ``--small`` run
+writes its results under the work folder (never into bench/results) unless ``--results-dir`` says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.report import text_table, write_chart, write_json
+from bench.runner import CONTENDERS, run_benchmark
+from bench.workload import WorkloadSpec
+
+RESULTS = Path(__file__).resolve().parent / "results"
+DEFAULT_WORK = Path(__file__).resolve().parents[1] / ".cache" / "bench"
+SMALL = {"tables": 2, "rows": 1_000, "waves": 1}
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m bench", description="ODP benchmarks")
+    commands = top.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="File Processor vs HoodieStreamer vs a naive rewrite")
+    run.add_argument("--small", action="store_true", help="a smoke run: 2 tables x 1,000 rows, 1 wave")
+    run.add_argument("--tables", type=int, help="tables (default 18)")
+    run.add_argument("--rows", type=int, help="initial rows per table (default 200,000)")
+    run.add_argument("--waves", type=int, help="CDC waves after the full load (default 3)")
+    run.add_argument("--contenders", default=",".join(CONTENDERS), help="comma-separated, run in this order")
+    run.add_argument("--scale-factor", type=int, default=None, help="ODP on a table this many times larger (0: off)")
+    run.add_argument("--work-dir", type=Path, default=DEFAULT_WORK, help="staging files and tables")
+    run.add_argument("--results-dir", type=Path, help="where the JSON and PNG go")
+    run.add_argument("--name", help="results file name without suffix (default: today's date)")
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    sizes = {"tables": args.tables, "rows": args.rows, "waves": args.waves}
+    defaults = SMALL if args.small else {}
+    spec = WorkloadSpec(**{**defaults, **{key: value for key, value in sizes.items() if value is not None}})
+    contenders = [name.strip() for name in args.contenders.split(",") if name.strip()]
+    unknown = sorted(set(contenders) - set(CONTENDERS))
+    if unknown:
+        print(f"unknown contenders {unknown}; choose from {sorted(CONTENDERS)}", file=sys.stderr)
+        return 2
+    scale_factor = args.scale_factor if args.scale_factor is not None else (0 if args.small else 10)
+    document = run_benchmark(spec, args.work_dir, contenders, scale_factor=scale_factor)
+    results_dir = args.results_dir or (args.work_dir / "results" if args.small else RESULTS)
+    name = args.name or datetime.now(UTC).strftime("%Y-%m-%d")
+    json_path = write_json(document, results_dir / f"{name}.json")
+    chart = write_chart(document, results_dir / f"{name}.png")
+    print(text_table(document))
+    print(f"results: {json_path}" + (f", chart: {chart}" if chart else ""))
+    failed = [name for name, result in document["contenders"].items() if result["status"] in ("wrong", "failed")]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,46 @@
+"""ODP's File Processor contender: one Spark application per wave over every table (bench.contenders.odp_job)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from bench.contenders.common import Contender, WaveMeasurement
+from bench.contenders.odp_job import DATABASE
+from bench.measure import child_env, run_step
+from bench.workload import WaveFiles, table_id
+
+
+class OdpFileProcessor(Contender):
+    name = "odp"
+    label = "ODP File Processor (one Spark application per wave)"
+
+    def unavailable_reason(self) -> str | None:
+        try:
+            import etl.processor  # noqa: F401
+        except ImportError as error:
+            return f"etl.processor is not importable: {error}"
+        return None
+
+    def table_path(self, table: str) -> Path:
+        return self.tables_root / DATABASE / table
+
+    def _run(self, measurement: WaveMeasurement, wave: int, files: list[WaveFiles], staging_root: Path) -> None:
+        spec = {
+            "wave": wave,
+            "staging_root": str(staging_root),
+            "raw_root": str(self.tables_root),
+            "warehouse": str(self.root / "warehouse"),
+            "tables": [{"table_id": table_id(item.table), "keys": item.keys} for item in files],
+        }
+        spec_path = self.write_spec(f"wave_{wave}", spec)
+        command = [sys.executable, "-m", "bench.contenders.odp_job", str(spec_path)]
+        step = run_step(command, log_path=self.logs / f"wave_{wave}.log", env=child_env())
+        measurement.add(step)
+        outcome_path = spec_path.with_suffix(".outcome.json")
+        if outcome_path.is_file():
+            outcome = json.loads(outcome_path.read_text())
+            measurement.failures += [
+                f"{table['table_id']}: {table['error']}" for table in outcome["tables"] if table.get("error")
+            ]

@@ -1,0 +1,152 @@
+"""ODP's File Processor over one wave of every table: one Spark application, as one Glue job run.
+
+The trackers live in moto (``mock_aws``), fresh for each run: the table configs are loaded, the
+wave's files are registered as the File Manager would register them, then
+``etl.processor.run_file_processor`` processes every table in one call. Run as
+``python -m bench.contenders.odp_job SPEC.json``; it writes the job outcome to ``SPEC.outcome.json``
+and exits non-zero if any table failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import boto3
+from moto import mock_aws
+
+from odp.config.items import table_config_item
+from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
+from odp.job_contract import FileProcessorJobArgs
+from odp.naming import TrackerTableNames
+from odp.tracker import FileKind, FileTracker, TrackedFile, file_kind, make_file_id
+from odp.tracker.schema import create_tables
+
+ENVIRONMENT = "bench"
+BUCKET = "bench-staging"
+REGION = "us-east-1"
+DATABASE = "taxi_trips_raw"
+
+
+def table_config(source: str, schema_name: str, table: str) -> TableConfig:
+    """The benchmark's table settings: the same key, ordering and partitioning as the other contenders."""
+    return TableConfig(
+        source=source,
+        schema_name=schema_name,
+        table=table,
+        format=SourceFormat.DMS,
+        primary_key=("pk_id",),
+        ordering_column="cdc_timestamp_seq",
+        partition_by=("vendorid",),
+        table_type=TableType.COPY_ON_WRITE,
+        mode=TableMode.CURRENT,
+        cadence="every_10_minutes",
+        database=DATABASE,
+        target_table=table,
+        is_active=True,
+        columns=None,
+    )
+
+
+def tracked_file(table_id: str, key: str, size: int, landed_at: datetime) -> TrackedFile:
+    etag = f"{size:x}-{abs(hash(key)) % 10**8:08d}"
+    kind: FileKind = file_kind(key.rsplit("/", 1)[-1], SourceFormat.DMS)
+    stamp = landed_at.isoformat()
+    return TrackedFile(
+        table_id=table_id,
+        file_id=make_file_id(BUCKET, key, etag),
+        bucket=BUCKET,
+        key=key,
+        size=size,
+        etag=etag,
+        landed_at=stamp,
+        file_kind=kind,
+        registered_at=stamp,
+    )
+
+
+def resolver(staging_root: Path):
+    """``s3://bench-staging/<key>`` -> ``file://<staging_root>/<key>``."""
+    prefix = f"s3://{BUCKET}/"
+
+    def resolve(uri: str) -> str:
+        if not uri.startswith(prefix):
+            raise ValueError(f"{uri} is not in the benchmark's staging bucket")
+        return (staging_root / uri.removeprefix(prefix)).as_uri()
+
+    return resolve
+
+
+def run(spec: dict) -> dict:
+    """Register the wave's files and run the File Processor once over every table."""
+    from etl.processor import run_file_processor
+    from etl.spark_session import local_spark_session
+
+    staging_root = Path(spec["staging_root"])
+    names = TrackerTableNames.for_environment(ENVIRONMENT)
+    dynamodb = boto3.resource("dynamodb", region_name=REGION)
+    create_tables(dynamodb.meta.client, names)
+    configs = dynamodb.Table(names.table_config)
+    files = FileTracker(dynamodb.Table(names.file_tracker), dynamodb.Table(names.file_tracker_history))
+    landed = datetime(2026, 11, 1, tzinfo=UTC) + timedelta(days=spec["wave"])
+    table_ids = []
+    for table in spec["tables"]:
+        source, schema_name, name = table["table_id"].split(".")
+        configs.put_item(Item=table_config_item(table_config(source, schema_name, name)))
+        for order, key in enumerate(table["keys"]):
+            size = (staging_root / key).stat().st_size
+            files.register(tracked_file(table["table_id"], key, size, landed + timedelta(seconds=order)))
+        table_ids.append(table["table_id"])
+    args = FileProcessorJobArgs(
+        environment=ENVIRONMENT,
+        cadence="every_10_minutes",
+        table_ids=tuple(table_ids),
+        raw_root=Path(spec["raw_root"]).as_uri(),
+        tracker_tables=names,
+        batch_id=f"wave-{spec['wave']}",
+        catalog_sync=False,
+    )
+    spark = local_spark_session("bench-odp", spec["warehouse"])
+    try:
+        outcome = run_file_processor(spark, args, dynamodb=dynamodb, resolve_uri=resolver(staging_root))
+    finally:
+        spark.stop()
+    return {
+        "run_id": outcome.run_id,
+        "tables": [
+            {
+                "table_id": result.table_id,
+                "status": str(getattr(result.status, "value", result.status)),
+                "files": result.files,
+                "rows": result.rows,
+                "seconds": result.seconds,
+                "error": result.error,
+            }
+            for result in outcome.tables
+        ],
+        "failed": [result.table_id for result in outcome.failed],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("spec", type=Path)
+    spec_path = parser.parse_args(argv).spec
+    spec = json.loads(spec_path.read_text())
+    for name, value in {
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+    }.items():
+        os.environ.setdefault(name, value)
+    with mock_aws():
+        outcome = run(spec)
+    spec_path.with_suffix(".outcome.json").write_text(json.dumps(outcome, indent=1))
+    return 1 if outcome["failed"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

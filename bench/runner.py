@@ -1,0 +1,271 @@
+"""One benchmark run: generate the workload, run every contender wave by wave, check, summarise.
+
+Contenders run one after another on the same staging files. A contender is timed only if every one
+of its final tables equals the expected state computed from the source model; otherwise it is
+reported as wrong (or failed, or unavailable) with the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.check import TableCheck, TableReadError, compare
+from bench.contenders.common import Contender, WaveMeasurement
+from bench.contenders.hoodiestreamer import HoodieStreamer
+from bench.contenders.hudi_per_table import HudiPerTable
+from bench.contenders.naive import NaiveRewrite
+from bench.contenders.odp import OdpFileProcessor
+from bench.workload import SourceModel, WaveFiles, WorkloadSpec
+
+LOG = logging.getLogger("bench")
+CONTENDERS: dict[str, type[Contender]] = {
+    "odp": OdpFileProcessor,
+    "hoodiestreamer": HoodieStreamer,
+    "hudi_per_table": HudiPerTable,
+    "naive_rewrite": NaiveRewrite,
+}
+REFERENCE = "hoodiestreamer"
+STAND_IN = "hudi_per_table"
+MB = 1024 * 1024
+
+
+@dataclass
+class ContenderResult:
+    """Everything measured and checked for one contender."""
+
+    name: str
+    label: str
+    status: str  # ok | wrong | failed | unavailable
+    reason: str = ""
+    waves: list[WaveMeasurement] = field(default_factory=list)
+    checks: list[TableCheck] = field(default_factory=list)
+    load_average_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    @property
+    def timed(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def total_seconds(self) -> float:
+        return sum(wave.seconds for wave in self.waves)
+
+    @property
+    def cdc_seconds(self) -> float:
+        return sum(wave.seconds for wave in self.waves if wave.wave > 0)
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "label": self.label,
+            "status": self.status,
+            "reason": self.reason,
+            "load_average_before": list(self.load_average_before),
+            "checks": [asdict(check) for check in self.checks],
+        }
+        if not self.timed:
+            return out  # a wrong or failed contender is reported, not timed
+        rows = sum(wave.change_rows for wave in self.waves)
+        cdc_rows = sum(wave.change_rows for wave in self.waves if wave.wave > 0)
+        out.update(
+            {
+                "waves": [
+                    {
+                        "wave": wave.wave,
+                        "kind": "full load" if wave.wave == 0 else "cdc",
+                        "seconds": round(wave.seconds, 2),
+                        "change_rows": wave.change_rows,
+                        "rows_per_second": round(wave.change_rows / wave.seconds, 1) if wave.seconds else None,
+                        "peak_rss_mb": round(wave.peak_rss_bytes / MB, 1),
+                        "files_written": wave.files_written,
+                        "processes": wave.processes,
+                    }
+                    for wave in self.waves
+                ],
+                "total_seconds": round(self.total_seconds, 2),
+                "cdc_seconds": round(self.cdc_seconds, 2),
+                "rows_per_second": round(rows / self.total_seconds, 1) if self.total_seconds else None,
+                "cdc_rows_per_second": round(cdc_rows / self.cdc_seconds, 1) if self.cdc_seconds else None,
+                "peak_rss_mb": round(max(wave.peak_rss_bytes for wave in self.waves) / MB, 1),
+                "files_written": sum(wave.files_written for wave in self.waves),
+                "processes": sum(wave.processes for wave in self.waves),
+            }
+        )
+        return out
+
+
+def load_average() -> tuple[float, float, float]:
+    return os.getloadavg()
+
+
+def run_contender(
+    contender: Contender, model: SourceModel, waves: list[list[WaveFiles]], staging_root: Path
+) -> ContenderResult:
+    """All waves of one contender, then the check of every final table."""
+    result = ContenderResult(contender.name, contender.label, "ok", load_average_before=load_average())
+    reason = contender.unavailable_reason()
+    if reason:
+        result.status, result.reason = "unavailable", reason
+        LOG.warning("%s: unavailable: %s", contender.name, reason)
+        return result
+    shutil.rmtree(contender.root, ignore_errors=True)
+    for wave, files in enumerate(waves):
+        LOG.info("%s: wave %d (%d tables)", contender.name, wave, len(files))
+        measurement = contender.run_wave(wave, files, staging_root)
+        result.waves.append(measurement)
+        LOG.info("%s: wave %d took %.1f s", contender.name, wave, measurement.seconds)
+        if measurement.failures:
+            result.status = "failed"
+            result.reason = f"wave {wave}: " + "; ".join(measurement.failures[:3])
+            LOG.error("%s: %s", contender.name, result.reason)
+            return result
+    for table in model.spec.table_names:
+        try:
+            check = compare(table, model.expected(table), contender.read_table(table))
+        except TableReadError as error:
+            check = TableCheck(table, False, model.expected(table).num_rows, 0, str(error))
+        result.checks.append(check)
+    wrong = [check for check in result.checks if not check.ok]
+    if wrong:
+        result.status = "wrong"
+        result.reason = f"{len(wrong)} of {len(result.checks)} tables differ from the expected state; first: " + (
+            f"{wrong[0].table}: {wrong[0].detail}"
+        )
+        LOG.error("%s: %s", contender.name, result.reason)
+    return result
+
+
+def generate(spec: WorkloadSpec, staging_root: Path) -> tuple[SourceModel, list[list[WaveFiles]]]:
+    """The full load and every CDC wave, written before any contender runs."""
+    shutil.rmtree(staging_root, ignore_errors=True)
+    model = SourceModel(spec, staging_root)
+    waves = [model.full_load()]
+    for _ in range(spec.waves):
+        waves.append(model.cdc_wave())
+    return model, waves
+
+
+def ratios(results: dict[str, ContenderResult], reference: str) -> dict[str, float | None]:
+    """Each timed contender's total time divided by the reference's (None when either is untimed)."""
+    base = results.get(reference)
+    if base is None or not base.timed or not base.total_seconds:
+        return dict.fromkeys(results)
+    return {
+        name: (round(result.total_seconds / base.total_seconds, 3) if result.timed else None)
+        for name, result in results.items()
+    }
+
+
+def speedup(results: dict[str, ContenderResult], reference: str) -> float | None:
+    base, odp = results.get(reference), results.get("odp")
+    if base is None or odp is None or not (base.timed and odp.timed) or not odp.total_seconds:
+        return None
+    return round(base.total_seconds / odp.total_seconds, 3)
+
+
+def scale_check(work_root: Path, rows: int, factor: int, spec: WorkloadSpec) -> dict[str, Any]:
+    """ODP on one table of ``rows`` and one of ``factor * rows``, one CDC wave with the same number of changes."""
+    out: dict[str, Any] = {"rows": rows, "factor": factor, "runs": []}
+    for size in (rows, rows * factor):
+        scaled = replace(
+            spec,
+            tables=1,
+            rows=size,
+            waves=1,
+            update_fraction=spec.update_fraction * rows / size,
+            delete_fraction=spec.delete_fraction * rows / size,
+            insert_fraction=spec.insert_fraction * rows / size,
+        )
+        root = work_root / f"scale_{size}"
+        model, waves = generate(scaled, root / "staging")
+        result = run_contender(OdpFileProcessor(root), model, waves, root / "staging")
+        run = {"table_rows": size, "status": result.status, "reason": result.reason}
+        if result.timed:
+            run["full_load_seconds"] = round(result.waves[0].seconds, 2)
+            run["cdc_wave_seconds"] = round(result.waves[1].seconds, 2)
+            run["cdc_change_rows"] = result.waves[1].change_rows
+        out["runs"].append(run)
+    small, large = out["runs"]
+    if "cdc_wave_seconds" in small and "cdc_wave_seconds" in large:
+        out["cdc_wave_ratio"] = round(large["cdc_wave_seconds"] / small["cdc_wave_seconds"], 3)
+    return out
+
+
+def _command_output(command: list[str]) -> str:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return (done.stdout + done.stderr).strip().splitlines()[0] if (done.stdout + done.stderr).strip() else "unknown"
+
+
+def machine() -> dict[str, Any]:
+    """What the run ran on."""
+    cpu = "unknown"
+    memory_gib = None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory_gib = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    import pyspark
+
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": memory_gib,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "java": _command_output(["java", "-version"]),
+        "spark": pyspark.__version__,
+        "hudi": "1.0.2",
+        "spark_master": "local[2]",
+        "driver_memory": "2g",
+    }
+
+
+def run_benchmark(
+    spec: WorkloadSpec, work_root: Path, contenders: list[str], *, scale_factor: int = 0
+) -> dict[str, Any]:
+    """The whole benchmark; returns the results document (see bench/README.md)."""
+    started = datetime.now(UTC)
+    staging_root = work_root / "staging"
+    LOG.info("generating %d tables x %d rows, %d waves under %s", spec.tables, spec.rows, spec.waves, staging_root)
+    model, waves = generate(spec, staging_root)
+    results: dict[str, ContenderResult] = {}
+    for name in contenders:
+        results[name] = run_contender(CONTENDERS[name](work_root), model, waves, staging_root)
+    reference = REFERENCE if results.get(REFERENCE) and results[REFERENCE].timed else STAND_IN
+    document: dict[str, Any] = {
+        "started_at": started.isoformat(timespec="seconds"),
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "workload": {
+            **asdict(spec),
+            "change_rows_per_wave": [sum(item.change_rows for item in wave) for wave in waves],
+        },
+        "contenders": {name: result.summary() for name, result in results.items()},
+        "ratio_to_hoodiestreamer": ratios(results, REFERENCE),
+        "speedup_vs_hoodiestreamer": speedup(results, REFERENCE),
+        "ratio_to_hudi_per_table": ratios(results, STAND_IN),
+        "speedup_vs_hudi_per_table": speedup(results, STAND_IN),
+        "chart_reference": reference,
+    }
+    if results.get(REFERENCE) and not results[REFERENCE].timed:
+        document["speedup_vs_hoodiestreamer_note"] = (
+            f"HoodieStreamer was {results[REFERENCE].status}: {results[REFERENCE].reason}"
+        )
+    if scale_factor > 1:
+        document["scale"] = scale_check(work_root, min(spec.rows, 200_000), scale_factor, spec)
+    return document
