@@ -9,7 +9,7 @@ Every reader turns its source files into the same frame: one row per change with
   milliseconds then the sequence number);
 - ``_odp_file``: the staging key of the file, ``_odp_file_order``: its place among the batch's files
   (key order), ``_odp_row``: the row position inside the file;
-- ``_odp_seq``: ordering, then file key, then row position in one sortable string. It is the Hudi
+- ``_odp_seq``: ordering, then file key, then row position in one sortable string (space separated). It is the Hudi
   ordering (precombine) field, so a late change never overwrites a newer one, and part of the
   record key of historical tables, so every change is kept once;
 - the key and data columns.
@@ -36,12 +36,17 @@ HISTORY_COLUMNS = (OP, ORDERING, SEQ)
 INSERT, UPDATE, DELETE = "I", "U", "D"
 OPS = (INSERT, UPDATE, DELETE)
 ROW_DIGITS = 12
+SEQ_SEPARATOR = " "
 
 
 def sequence_column(ordering: Column, file: Column, row: Column) -> Column:
-    """``ordering|file|row`` with the row zero-padded: sorts like (ordering, file key, row)."""
+    """``ordering file row`` with the row zero-padded: sorts like (ordering, file key, row).
+
+    The separator is a space, below every character of the ordering values, so an empty ordering (a
+    full-load row without one) sorts before any change that has one, and ``5`` before ``50``.
+    """
     return F.concat_ws(
-        "|",
+        SEQ_SEPARATOR,
         F.coalesce(ordering, F.lit("")),
         file,
         F.lpad(row.cast("string"), ROW_DIGITS, "0"),

@@ -26,7 +26,6 @@ from pyspark.sql import SparkSession
 from etl.errors import TableConfigError
 from etl.lease import LeaseKeeper
 from etl.readers import SourceFile, first_error, read_changes
-from etl.tracker_tables import LowLevelClientTable
 from etl.timeline import commit_of_run, committed_file_ids, completed_commits
 from etl.writer import register_in_session_catalog, write_changes
 from odp.config.items import table_config_from_item
@@ -138,9 +137,7 @@ class _TableRunner:
         self.spark = spark
         self.args = args
         self.files = FileTracker(
-            LowLevelClientTable(dynamodb.Table(names.file_tracker)),
-            LowLevelClientTable(dynamodb.Table(names.file_tracker_history)),
-            clock=clock,
+            dynamodb.Table(names.file_tracker), dynamodb.Table(names.file_tracker_history), clock=clock
         )
         self.processing = ProcessingTracker(
             dynamodb.Table(names.processing_tracker), dynamodb.Table(names.processing_tracker_history), clock=clock

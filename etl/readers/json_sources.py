@@ -47,7 +47,7 @@ def widest(kinds: set[str]) -> str:
     return max(kinds, key=_RANK.__getitem__)
 
 
-def _parse(source: SourceFile, source_format: str, keys: tuple[str, ...]):  # noqa: ANN202 - a Spark closure
+def _parse(source: SourceFile, source_format: str, keys: tuple[str, ...]):
     def parse(pair: tuple[str, str]) -> Iterator[tuple]:
         for change in parse_file(pair[1], source_format, keys):
             yield (

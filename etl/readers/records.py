@@ -6,7 +6,6 @@ tested directly. A parse problem ends the file with one error record that names 
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -143,7 +142,7 @@ def debezium_change(document: Any, row: int, keys: tuple[str, ...]) -> ParsedCha
     if not isinstance(document, dict):
         raise RecordError(f"expected a JSON object, got {type(document).__name__}")
     schema = document.get("schema") if "payload" in document else None
-    envelope = document["payload"] if "payload" in document else document
+    envelope = document.get("payload", document)
     if envelope is None:
         return None
     if "op" not in envelope:
@@ -179,7 +178,7 @@ def _number(text: str) -> int | float:
         return float(text)
 
 
-def plain_attribute(attribute: dict[str, Any]) -> Any:
+def plain_attribute(attribute: dict[str, Any]) -> Any:  # noqa: PLR0911 - one return per DynamoDB type
     """A typed DynamoDB attribute value ({"S": ...}, {"M": {...}}) as a plain JSON value.
 
     Raises:
@@ -213,7 +212,7 @@ def flat_attribute(attribute: dict[str, Any]) -> tuple[str | None, str | None]:
     if kind == "N":
         text = str(attribute["N"])
         return text, "bigint" if text.lstrip("-").isdigit() else "double"
-    if kind == "S" or kind == "B":
+    if kind in {"S", "B"}:
         return str(attribute[kind]), "string"
     plain = plain_attribute(attribute)
     return as_text(plain), ("boolean" if kind == "BOOL" else None if kind == "NULL" else "string")
@@ -222,7 +221,7 @@ def flat_attribute(attribute: dict[str, Any]) -> tuple[str | None, str | None]:
 def approximate_millis(value: Any) -> int:
     """ApproximateCreationDateTime in milliseconds: streams give seconds, Kinesis gives milliseconds."""
     number = float(value)
-    return int(round(number * 1000)) if number < 100_000_000_000 else int(number)
+    return round(number * 1000) if number < 100_000_000_000 else int(number)
 
 
 def dynamodb_change(document: Any, row: int, keys: tuple[str, ...]) -> ParsedChange | None:
@@ -242,10 +241,7 @@ def dynamodb_change(document: Any, row: int, keys: tuple[str, ...]) -> ParsedCha
     if op is None:
         raise RecordError(f"unknown eventName {name!r} (expected INSERT, MODIFY or REMOVE)")
     body = document["dynamodb"]
-    if op == DELETE:
-        image = body.get("OldImage") or body.get("Keys")
-    else:
-        image = body.get("NewImage") or body.get("Keys")
+    image = body.get("OldImage") or body.get("Keys") if op == DELETE else body.get("NewImage") or body.get("Keys")
     if not isinstance(image, dict):
         raise RecordError(f"{name} record without an image or Keys")
     values: dict[str, str | None] = {}

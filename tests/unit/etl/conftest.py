@@ -159,7 +159,7 @@ def hudi_rs_rows(base_path: str, columns: list[str]) -> list[tuple]:
         if hasattr(HudiTableBuilder, "from_base_uri")
         else HudiTableBuilder(base_path).build()
     )
-    batches = table.read_snapshot()
+    batches = table.read()
     frame = pa.Table.from_batches(batches) if batches else None
     if frame is None:
         return []

@@ -10,7 +10,7 @@ SCHEMA = "_odp_op string, _odp_ordering string, _odp_file string, _odp_file_orde
 
 
 @pytest.mark.spark
-def test_last_change_per_key_wins(spark) -> None:  # noqa: ANN001
+def test_last_change_per_key_wins(spark) -> None:
     changes = spark.createDataFrame(
         [
             # key 1: insert then delete in one batch -> gone
@@ -43,6 +43,8 @@ def test_last_change_per_key_wins(spark) -> None:  # noqa: ANN001
 
 
 @pytest.mark.spark
-def test_sequence_sorts_like_ordering_file_row(spark) -> None:  # noqa: ANN001
+def test_sequence_sorts_like_ordering_file_row(spark) -> None:
     frame = with_sequence(spark.createDataFrame([("U", "0042", "a/f.parquet", 0, 7, 1, "x")], SCHEMA))
-    assert frame.first()._odp_seq == "0042|a/f.parquet|000000000007"
+    assert frame.first()._odp_seq == "0042 a/f.parquet 000000000007"
+    empty = with_sequence(spark.createDataFrame([("I", "", "LOAD00000001.parquet", 0, 9, 1, "x")], SCHEMA))
+    assert empty.first()._odp_seq < frame.first()._odp_seq  # a full-load row without ordering is older

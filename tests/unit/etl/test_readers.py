@@ -27,12 +27,12 @@ def _source(path: Path, order: int, *, full_load: bool = False) -> SourceFile:
     return SourceFile(uri=path.as_uri(), key=f"src/app/t/{path.name}", order=order, is_full_load=full_load)
 
 
-def _rows(frame, *columns: str) -> list[tuple]:  # noqa: ANN001
+def _rows(frame, *columns: str) -> list[tuple]:
     return [tuple(r) for r in frame.orderBy("_odp_file_order", "_odp_row").select(*columns).collect()]
 
 
 @pytest.mark.spark
-def test_dms_parquet_load_without_op_and_cdc_with_upper_case_columns(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_dms_parquet_load_without_op_and_cdc_with_upper_case_columns(spark, tmp_path: Path) -> None:
     load = _parquet(
         tmp_path / "LOAD00000001.parquet",
         [{"SEQ": None, "ID": 1, "NAME": "a"}, {"SEQ": None, "ID": 2, "NAME": "b"}],
@@ -55,7 +55,7 @@ def test_dms_parquet_load_without_op_and_cdc_with_upper_case_columns(spark, tmp_
 
 
 @pytest.mark.spark
-def test_dms_csv_with_and_without_op(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_dms_csv_with_and_without_op(spark, tmp_path: Path) -> None:
     (tmp_path / "LOAD00000001.csv").write_text("1,a,s1\n2,b,s1\n")
     (tmp_path / "20260101-1.csv").write_text("U,1,a2,s2\nD,2,b,s3\n")
     config = table_config("t", columns={"id": "int", "name": "string", "seq": "string"})
@@ -84,17 +84,20 @@ def test_dms_csv_with_and_without_op(spark, tmp_path: Path) -> None:  # noqa: AN
         ([{"Op": "I", "SEQ": "1"}], pa.schema([("Op", pa.string()), ("SEQ", pa.string())]), "missing key column id"),
     ],
 )
-def test_dms_bad_input_names_file_and_reason(spark, tmp_path: Path, rows, schema, reason) -> None:  # noqa: ANN001
+def test_dms_bad_input_names_file_and_reason(spark, tmp_path: Path, rows, schema, reason) -> None:
     path = _parquet(tmp_path / "20260101-9.parquet", rows, schema)
+
+    def read_and_check() -> None:
+        first_error(read_changes(spark, [_source(path, 0)], table_config("t")), ("id",))
+
     with pytest.raises(ChangeFileError) as raised:
-        frame = read_changes(spark, [_source(path, 0)], table_config("t"))
-        first_error(frame, ("id",))
+        read_and_check()
     assert raised.value.file == "src/app/t/20260101-9.parquet"
     assert reason in str(raised.value)
 
 
 @pytest.mark.spark
-def test_unreadable_parquet_is_named(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_unreadable_parquet_is_named(spark, tmp_path: Path) -> None:
     bad = tmp_path / "20260101-2.parquet"
     bad.write_bytes(b"PAR1 this is not parquet")
     with pytest.raises(ChangeFileError, match=r"src/app/t/20260101-2.parquet: unreadable Parquet"):
@@ -102,7 +105,7 @@ def test_unreadable_parquet_is_named(spark, tmp_path: Path) -> None:  # noqa: AN
 
 
 @pytest.mark.spark
-def test_debezium_sample_with_configured_columns(spark, samples_dir: Path) -> None:  # noqa: ANN001
+def test_debezium_sample_with_configured_columns(spark, samples_dir: Path) -> None:
     path = samples_dir / "debezium" / "debezium-postgres-data-schema-include.txt"
     config = table_config(
         "products",
@@ -114,12 +117,13 @@ def test_debezium_sample_with_configured_columns(spark, samples_dir: Path) -> No
     first_error(frame, ("id",))
     rows = _rows(frame, "_odp_op", "id", "weight")
     assert len(rows) == 16
-    assert rows[0] == ("I", 101, 3.14) and rows[-1] == ("D", 111, 5.17)
+    assert rows[0] == ("I", 101, 3.14)
+    assert rows[-1] == ("D", 111, 5.17)
     assert dict(frame.dtypes)["id"] == "int"
 
 
 @pytest.mark.spark
-def test_json_that_does_not_parse_is_named(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_json_that_does_not_parse_is_named(spark, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"op": "c", "after": {"id": 1}, "source": {"ts_ms": 1}}\n{"op": "c", "after": \n')
     config = table_config("products", source_format=SourceFormat.DEBEZIUM, ordering_column=None)
@@ -129,7 +133,7 @@ def test_json_that_does_not_parse_is_named(spark, tmp_path: Path) -> None:  # no
 
 
 @pytest.mark.spark
-def test_dynamodb_kinesis_sample_without_configured_columns(spark, samples_dir: Path, tmp_path: Path) -> None:  # noqa: ANN001
+def test_dynamodb_kinesis_sample_without_configured_columns(spark, samples_dir: Path, tmp_path: Path) -> None:
     event = json.loads((samples_dir / "dynamodb-kinesis" / "dynamodb-stream.json").read_text())
     path = tmp_path / "stream.jsonl"
     path.write_text("\n".join(base64.b64decode(r["kinesis"]["data"]).decode() for r in event["Records"]) + "\n")

@@ -64,7 +64,9 @@ def test_debezium_pretty_printed_samples_and_unwrapped_record(samples_dir: Path)
     created = _changes((samples_dir / "debezium" / "serde-without-schema.json").read_text(), "debezium")
     assert [(c.op, c.values["id"]) for c in created] == [("I", "1004")]
     unwrapped = _changes((samples_dir / "debezium" / "serde-unwrapped.json").read_text(), "debezium")
-    assert len(unwrapped) == 1 and unwrapped[0].error is not None and "missing op" in unwrapped[0].error
+    assert len(unwrapped) == 1
+    assert unwrapped[0].error is not None
+    assert "missing op" in unwrapped[0].error
 
 
 def test_debezium_tombstones_are_ignored_and_bad_records_fail_with_a_reason() -> None:
@@ -75,7 +77,8 @@ def test_debezium_tombstones_are_ignored_and_bad_records_fail_with_a_reason() ->
     assert "null key column id" in _changes(json.dumps({"op": "c", "after": {"id": None}}), "debezium")[0].error
     assert "missing key column id" in _changes(json.dumps({"op": "c", "after": {"x": 1}}), "debezium")[0].error
     broken = _changes(json.dumps(good) + "\n{not json\n", "debezium")
-    assert broken[0].op == "D" and "JSON does not parse at document 1" in broken[1].error
+    assert broken[0].op == "D"
+    assert "JSON does not parse at document 1" in broken[1].error
     with pytest.raises(RecordError):
         debezium_change(["a list"], 0, KEYS)
 
@@ -122,7 +125,9 @@ def test_dynamodb_typed_attributes_flatten() -> None:
         "ss": '["u","v"]',
         "bin": "AAE=",
     }
-    assert change.types["i"] == "bigint" and change.types["n"] == "double" and "z" not in change.types
+    assert change.types["i"] == "bigint"
+    assert change.types["n"] == "double"
+    assert "z" not in change.types
     assert change.ordering == "001700000000000|" + "111".rjust(40, "0")
 
 
