@@ -29,6 +29,7 @@ from odp.naming import TrackerTableNames, file_processor_job_name, resource_pref
 from odp.state_machine import render_definition
 from odp.tracker.schema import create_tables
 from sandbox import state_store
+from sandbox.staging import hadoop_file_uri
 
 REGION = "eu-west-1"
 ENVIRONMENT = "sandbox"
@@ -57,7 +58,7 @@ class SandboxLayout:
     @property
     def raw_root(self) -> str:
         """The job's ``--odp_raw_root``: tables at ``<raw_root>/<database>/<table>``."""
-        return self.raw_dir.resolve().as_uri()
+        return hadoop_file_uri(self.raw_dir)
 
     @property
     def log_file(self) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,23 +58,26 @@ def configure_logging(log_file: Path) -> None:
 def _spark(lake: Path) -> Any:
     from etl.spark_session import local_spark_session
 
+    # No stage progress bars between the progress lines (read when the JVM starts).
+    os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--conf spark.ui.showConsoleProgress=false pyspark-shell")
     session = local_spark_session("odp-sandbox", warehouse_dir=str((lake / "_sandbox" / "warehouse").resolve()))
     session.sparkContext.setLogLevel("ERROR")
     return session
 
 
 def _run(args: argparse.Namespace) -> int:
-    from sandbox.runner import SandboxRunError, run_sandbox
+    from sandbox.runner import SandboxRunError, cadences_to_run, run_sandbox
 
     config = load_config(args.config_dir)
     layout = SandboxLayout(lake=args.lake.resolve(), staging=args.staging.resolve())
-    configure_logging(layout.log_file)
-    spark = _spark(layout.lake)
     try:
-        report = run_sandbox(config, layout, spark, cadence=args.cadence)
+        cadences_to_run(config, layout, args.cadence)  # fail fast, before Spark starts
     except SandboxRunError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    configure_logging(layout.log_file)
+    spark = _spark(layout.lake)
+    report = run_sandbox(config, layout, spark, cadence=args.cadence)
     report_path = args.report or layout.lake / "report.json"
     report.write(report_path)
     print(render_report(report))

@@ -209,6 +209,20 @@ def withdraw_deleted_files(account: LocalAccount, layout: SandboxLayout) -> list
     return sorted(withdrawn)
 
 
+def cadences_to_run(config: OdpConfig, layout: SandboxLayout, cadence: str | None) -> list[str]:
+    """The cadences a run executes, in configuration order.
+
+    Raises:
+        SandboxRunError: the cadence is unknown or the staging folder is missing.
+    """
+    names = list(config.cadences.cadences)
+    if cadence is not None and cadence not in names:
+        raise SandboxRunError(f"unknown cadence {cadence!r}; the configuration has {', '.join(names)}")
+    if not layout.staging.is_dir():
+        raise SandboxRunError(f"staging folder {layout.staging} does not exist")
+    return [cadence] if cadence is not None else names
+
+
 def run_sandbox(
     config: OdpConfig,
     layout: SandboxLayout,
@@ -224,13 +238,7 @@ def run_sandbox(
     """
     hooks = hooks or RunHooks()
     started = time.monotonic()
-    cadences = list(config.cadences.cadences)
-    if cadence is not None:
-        if cadence not in config.cadences.cadences:
-            raise SandboxRunError(f"unknown cadence {cadence!r}; the configuration has {', '.join(cadences)}")
-        cadences = [cadence]
-    if not layout.staging.is_dir():
-        raise SandboxRunError(f"staging folder {layout.staging} does not exist")
+    cadences = cadences_to_run(config, layout, cadence)
     layout.raw_dir.mkdir(parents=True, exist_ok=True)
     outcomes: dict[str, Any] = {}
     with environment_variables(PROCESS_ENVIRONMENT), LocalAccount(config, layout) as account:

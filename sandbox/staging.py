@@ -108,6 +108,12 @@ def sqs_batches(events: list[dict], *, queue_arn: str, region: str, size: int = 
         yield {"Records": [sqs_record(e, queue_arn=queue_arn, region=region) for e in events[start : start + size]]}
 
 
+def hadoop_file_uri(path: Path) -> str:
+    """``file://`` + the absolute path, not percent-encoded: Hadoop's Path takes the text as it is
+    (``Path.as_uri()`` would turn a ``+`` in a Kafka Connect file name into ``%2B``, a missing file)."""
+    return f"file://{path.resolve().as_posix()}"
+
+
 @dataclass(frozen=True)
 class BucketMap:
     """Buckets are folders: s3://<bucket>/<key> -> file://<folder>/<key>."""
@@ -125,5 +131,5 @@ class BucketMap:
                 bucket, _, key = uri[len(scheme) :].partition("/")
                 if bucket not in self.folders:
                     raise KeyError(f"bucket {bucket!r} is not a sandbox bucket ({', '.join(sorted(self.folders))})")
-                return (self.folders[bucket] / key).resolve().as_uri()
+                return hadoop_file_uri(self.folders[bucket] / key)
         return uri

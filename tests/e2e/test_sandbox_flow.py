@@ -1,0 +1,130 @@
+"""The whole flow on the sandbox: real state machine (moto), real Lambda handlers, real job on Spark + Hudi.
+
+Expectations come from sandbox.demo_data's model of the source tables (plain Python), never from
+the job; tables are read back with Spark (sandbox.validation).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from odp.config.loader import OdpConfig, load_config
+from sandbox.account import SandboxLayout
+from sandbox.demo import run_demo
+from sandbox.demo_data import DemoGenerator, DemoScenarios
+from sandbox.report import FAILED, SUCCEEDED, UNCHANGED
+from sandbox.runner import RunHooks, run_sandbox
+from sandbox.validation import check_table
+
+TABLE_5 = "taxi_trips_dms.taxi_trips.table_5"
+TABLE_16 = "taxi_trips_dms.taxi_trips.table_16"
+TABLE_1 = "taxi_trips_dms.taxi_trips.table_1"
+TABLE_2 = "taxi_trips_dms.taxi_trips.table_2"
+PRODUCTS = "inventory_debezium.inventory.products"
+ORDERS = "orders_dynamodb.app.orders"
+
+
+@pytest.fixture(scope="module")
+def config(repo_root: Path) -> OdpConfig:
+    return load_config(repo_root / "config")
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> SandboxLayout:
+    layout = SandboxLayout(lake=tmp_path / "lake", staging=tmp_path / "staging")
+    layout.staging.mkdir()
+    return layout
+
+
+def test_small_demo_validates_every_table(config: OdpConfig, layout: SandboxLayout, spark: object) -> None:
+    """Four tables, one per kind (DMS current with a late file, DMS historical, Debezium with a
+    re-landed file and the envelope form, DynamoDB with a redelivered event), full load + 3 rounds."""
+    scenarios = DemoScenarios(late_file=(TABLE_5,), relanded_file=(PRODUCTS,), redelivered_event=(ORDERS,))
+    result = run_demo(config, layout, spark, table_ids=(TABLE_5, TABLE_16, PRODUCTS, ORDERS), scenarios=scenarios)
+    assert [c.table_id for c in result.checks] == [PRODUCTS, ORDERS, TABLE_5, TABLE_16]
+    for check in result.checks:
+        assert check.ok, check
+    assert all(check.ok for check in result.round_checks), [c for c in result.round_checks if not c.ok]
+    assert all(report.ok for report in result.rounds)
+    # The late file of round 2 landed in round 3: table_5 got one file in round 2 and three in round 3.
+    assert result.rounds[2].table(TABLE_5).files == 1
+    assert result.rounds[3].table(TABLE_5).files == 3
+    # The redelivered event of round 1 registered and processed its file once.
+    assert result.rounds[1].table(ORDERS).files == 2
+    assert result.ok
+
+
+def test_a_corrupt_file_fails_only_its_table_and_a_rerun_without_it_completes(
+    config: OdpConfig, layout: SandboxLayout, spark: object
+) -> None:
+    generator = DemoGenerator(config, layout.staging, table_ids=(TABLE_1, TABLE_2))
+    generator.generate_round(0)
+    corrupt = layout.staging / "taxi_trips_dms/taxi_trips/table_2/2026/01/01/20260101-000000999.parquet"
+    corrupt.parent.mkdir(parents=True)
+    corrupt.write_bytes(b"PAR1 this is not a parquet file")
+
+    failed = run_sandbox(config, layout, spark, cadence="every_10_minutes")
+
+    assert not failed.ok
+    assert failed.table(TABLE_1).status == SUCCEEDED
+    broken = failed.table(TABLE_2)
+    assert broken.status == FAILED
+    assert "20260101-000000999.parquet" in broken.error
+    assert "Parquet" in broken.error
+    execution = failed.cadences[0]
+    assert execution.status == "FAILED"
+    assert len(execution.alerts) == 1
+    assert execution.alerts[0]["subject"] == "ODP File Processor failed: every_10_minutes"
+    assert TABLE_2 in str(execution.alerts[0]["message"])
+    table_1 = generator.tables[TABLE_1]
+    assert check_table(spark, failed.table(TABLE_1).base_path, table_1.config, table_1.expected_rows(0)).ok
+
+    corrupt.unlink()
+    rerun = run_sandbox(config, layout, spark, cadence="every_10_minutes")
+
+    assert rerun.ok, rerun.tables
+    assert rerun.withdrawn_files == ["taxi_trips_dms/taxi_trips/table_2/2026/01/01/20260101-000000999.parquet"]
+    assert rerun.table(TABLE_1).status == UNCHANGED
+    assert rerun.table(TABLE_2).status == SUCCEEDED
+    assert rerun.table(TABLE_2).files == 1
+    table_2 = generator.tables[TABLE_2]
+    assert check_table(spark, rerun.table(TABLE_2).base_path, table_2.config, table_2.expected_rows(0)).ok
+
+
+def test_a_rerun_with_no_new_files_does_no_glue_work(config: OdpConfig, layout: SandboxLayout, spark: object) -> None:
+    generator = DemoGenerator(config, layout.staging, table_ids=(PRODUCTS,))
+    generator.generate_round(0)
+    first = run_sandbox(config, layout, spark, cadence="every_15_minutes")
+    assert first.ok
+    assert first.table(PRODUCTS).files == 1
+    assert first.cadences[0].glue_runs == 1
+
+    hooks = RunHooks()
+    second = run_sandbox(config, layout, spark, hooks=hooks)
+
+    assert second.ok
+    assert second.announced_files == 0
+    assert hooks.bindings.glue_calls == []
+    assert {table.status for table in second.tables} == {UNCHANGED}
+    assert [execution.status for execution in second.cadences] == ["SUCCEEDED"] * len(config.cadences.cadences)
+    # Tracker state came back from the lake folder: the table is still at its first commit.
+    table = generator.tables[PRODUCTS]
+    assert check_table(spark, first.table(PRODUCTS).base_path, table.config, table.expected_rows(0)).ok
+
+
+def test_the_state_machine_with_an_empty_batch_list_succeeds_without_glue(
+    config: OdpConfig, layout: SandboxLayout
+) -> None:
+    """Nothing landed: the real Batch Manager plans no batch, the Choice ends at NothingToDo."""
+    hooks = RunHooks()
+    report = run_sandbox(config, layout, spark=None, hooks=hooks)
+
+    assert report.ok
+    assert [execution.status for execution in report.cadences] == ["SUCCEEDED"] * 3
+    assert all(execution.glue_runs == 0 for execution in report.cadences)
+    assert hooks.bindings.glue_calls == []
+    planned = [event for name, event in hooks.bindings.lambda_calls]
+    assert [event["action"] for event in planned] == ["plan"] * 3  # no summarise: the Map never ran
+    assert all(execution.alerts == [] for execution in report.cadences)
