@@ -37,7 +37,8 @@ class CallCounter:
     def __init__(self, client: Any) -> None:
         self.calls: Counter[str] = Counter()
         self.targets: Counter[tuple[str, str, str | None]] = Counter()
-        client.meta.events.register("before-call.dynamodb", self._count)
+        # before-parameter-build sees the API parameters (before-call only sees the HTTP request).
+        client.meta.events.register("before-parameter-build.dynamodb", self._count)
 
     def _count(self, model: Any, params: dict[str, Any], **_: Any) -> None:
         self.calls[model.name] += 1

@@ -1,0 +1,146 @@
+"""The Batch Manager's reads: batch_config, the active tables of a cadence, pending files, leases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import MetricUnit
+from boto3.dynamodb.conditions import Key
+
+from lambdas.batch_manager.planner import fit_payload, make_batches, order_tables, pending_totals
+from lambdas.batch_manager.summary import FAILED_STATUSES, parse_batch_results, summarise
+from odp.config.items import ACTIVE_CADENCE_ATTRIBUTE, TABLE_CONFIG_CADENCE_INDEX
+from odp.tracker import FileTracker, ProcessingTracker, utc_now
+from odp.tracker.repository import Clock
+
+logger = Logger(child=True)
+CADENCE_DIMENSION = "cadence"
+
+
+class BatchManagerError(Exception):
+    """Base class: the state machine catches it and sends the alert."""
+
+
+class UnknownCadenceError(BatchManagerError):
+    """batch_config has no item for the cadence: the configuration was not loaded for it."""
+
+
+class BatchManager:
+    """Plans one cadence's Glue runs and summarises them. Tables are injected boto3 ``dynamodb.Table``s."""
+
+    def __init__(
+        self,
+        *,
+        batch_config: Any,
+        table_config: Any,
+        file_tracker: FileTracker,
+        processing_tracker: ProcessingTracker,
+        metrics: Any = None,
+        clock: Clock = utc_now,
+    ) -> None:
+        self._batch_config = batch_config
+        self._table_config = table_config
+        self._files = file_tracker
+        self._processing = processing_tracker
+        self.metrics = metrics
+        self._clock = clock
+
+    def batch_size(self, cadence: str) -> int | None:
+        """The cadence's batch size; ``None`` when the cadence is switched off (``is_active`` false).
+
+        Raises:
+            UnknownCadenceError: no batch_config item for the cadence.
+        """
+        item = self._batch_config.get_item(Key={"cadence": cadence}).get("Item")
+        if item is None:
+            raise UnknownCadenceError(
+                f"batch_config has no cadence {cadence!r}: load the configuration (python -m odp.config load)"
+            )
+        if item.get("is_active") is False:
+            return None
+        return int(item["batch_size"])
+
+    def active_tables(self, cadence: str) -> list[str]:
+        """Active tables of the cadence, from the sparse ``active_by_cadence`` index (paginated)."""
+        kwargs: dict[str, Any] = {
+            "IndexName": TABLE_CONFIG_CADENCE_INDEX,
+            "KeyConditionExpression": Key(ACTIVE_CADENCE_ATTRIBUTE).eq(cadence),
+            "ProjectionExpression": "table_id",
+        }
+        table_ids: list[str] = []
+        while True:
+            page = self._table_config.query(**kwargs)
+            table_ids.extend(item["table_id"] for item in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return table_ids
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def plan(self, cadence: str, execution_name: str) -> dict[str, Any]:
+        """The Map input: batches of tables with pending files, oldest first, leased tables left out.
+
+        Raises:
+            UnknownCadenceError: the cadence is not in batch_config.
+        """
+        now = self._clock()
+        batch_size = self.batch_size(cadence)
+        if batch_size is None:
+            logger.info("cadence switched off in batch_config; nothing to plan", extra={"cadence": cadence})
+            summaries = []
+        else:
+            summaries = [self._files.pending_summary(table_id) for table_id in self.active_tables(cadence)]
+        pending = [summary for summary in summaries if summary.files > 0]
+        leased = self._processing.leased_tables(summary.table_id for summary in pending) if pending else set()
+        totals = pending_totals(pending, now)
+        batches, deferred = fit_payload(make_batches(order_tables(pending, leased), batch_size or 1, execution_name))
+        self._publish(cadence, totals.to_payload(), leased=len(leased), batches=len(batches))
+        log = {
+            "cadence": cadence,
+            "active_tables": len(summaries),
+            "leased_tables": sorted(leased),
+            "batches": len(batches),
+            **totals.to_payload(),
+        }
+        if deferred:
+            log["deferred_tables"] = sum(len(batch.table_ids) for batch in deferred)
+            logger.warning("plan too large for one execution; the newest work waits for the next run", extra=log)
+        else:
+            logger.info("planned", extra=log)
+        return {"batches": [batch.to_payload() for batch in batches], "pending": totals.to_payload()}
+
+    def summarise(self, cadence: str, batch_results: Any) -> dict[str, Any]:
+        """Each table's outcome for this execution, from processing_tracker (one BatchGetItem per 100 tables).
+
+        Raises:
+            InvalidBatchResultError: ``batch_results`` is not the Map's output.
+        """
+        batches = parse_batch_results(batch_results)
+        states = self._processing.states(table_id for batch in batches for table_id in batch.table_ids)
+        result = summarise(batches, states)
+        logger.info(
+            "summarised",
+            extra={
+                "cadence": cadence,
+                "failed_tables": result["failed_tables"],
+                "failed_batches": result["failed_batches"],
+                "failed": [row["table_id"] for row in result["tables"] if row["status"] in FAILED_STATUSES],
+            },
+        )
+        if self.metrics is not None:
+            self.metrics.add_dimension(name=CADENCE_DIMENSION, value=cadence)
+            self.metrics.add_metric(name="FailedTables", unit=MetricUnit.Count, value=result["failed_tables"])
+            self.metrics.add_metric(name="FailedBatches", unit=MetricUnit.Count, value=result["failed_batches"])
+        return result
+
+    def _publish(self, cadence: str, pending: dict[str, int], *, leased: int, batches: int) -> None:
+        if self.metrics is None:
+            return
+        self.metrics.add_dimension(name=CADENCE_DIMENSION, value=cadence)
+        self.metrics.add_metric(name="PendingFiles", unit=MetricUnit.Count, value=pending["files"])
+        self.metrics.add_metric(name="PendingBytes", unit=MetricUnit.Bytes, value=pending["bytes"])
+        self.metrics.add_metric(
+            name="OldestPendingFileAgeSeconds", unit=MetricUnit.Seconds, value=pending["oldest_age_seconds"]
+        )
+        self.metrics.add_metric(name="TablesWithPendingFiles", unit=MetricUnit.Count, value=pending["tables"])
+        self.metrics.add_metric(name="LeasedTablesSkipped", unit=MetricUnit.Count, value=leased)
+        self.metrics.add_metric(name="Batches", unit=MetricUnit.Count, value=batches)

@@ -1,0 +1,105 @@
+"""Pure planning: which tables run, in which order, in which batches; and the pending totals."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from odp.job_contract import FileProcessorJobArgs
+from odp.tracker import PendingSummary
+from odp.tracker.items import parse_iso
+
+# Step Functions caps a state's input and output at 256 KiB. The plan travels in the state
+# together with the execution input and, later, the Map results; keep it well below the cap.
+MAX_PLAN_BYTES = 160_000
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One Glue run: a batch id and its tables, oldest pending file first."""
+
+    batch_id: str
+    table_ids: tuple[str, ...]
+
+    def to_payload(self) -> dict[str, Any]:
+        """The Map item: the state machine passes ``arguments`` to glue:startJobRun unchanged."""
+        return {
+            "batch_id": self.batch_id,
+            "table_ids": list(self.table_ids),
+            "arguments": FileProcessorJobArgs.run_arguments(self.table_ids, self.batch_id),
+        }
+
+
+@dataclass(frozen=True)
+class PendingTotals:
+    """Pending work of a cadence, leased tables included (a stuck table must show up as stale)."""
+
+    tables: int
+    files: int
+    bytes: int
+    oldest_age_seconds: int
+
+    def to_payload(self) -> dict[str, int]:
+        return {
+            "tables": self.tables,
+            "files": self.files,
+            "bytes": self.bytes,
+            "oldest_age_seconds": self.oldest_age_seconds,
+        }
+
+
+def pending_totals(summaries: Iterable[PendingSummary], now: datetime) -> PendingTotals:
+    """Sum the tables' pending files; age of the oldest pending file in whole seconds (0 if none)."""
+    with_files = [summary for summary in summaries if summary.files > 0]
+    landed = [summary.oldest_landed_at for summary in with_files if summary.oldest_landed_at]
+    age = max(0, math.floor((now - parse_iso(min(landed))).total_seconds())) if landed else 0
+    return PendingTotals(
+        tables=len(with_files),
+        files=sum(summary.files for summary in with_files),
+        bytes=sum(summary.bytes for summary in with_files),
+        oldest_age_seconds=age,
+    )
+
+
+def order_tables(summaries: Iterable[PendingSummary], leased: set[str]) -> list[str]:
+    """Tables with pending files and no live lease, the one with the oldest pending file first.
+
+    Ties break on table id so a plan is reproducible.
+    """
+    ready = [summary for summary in summaries if summary.files > 0 and summary.table_id not in leased]
+    ready.sort(key=lambda summary: (summary.oldest_landed_at or "", summary.table_id))
+    return [summary.table_id for summary in ready]
+
+
+def make_batches(table_ids: Sequence[str], batch_size: int, execution_name: str) -> list[Batch]:
+    """Consecutive groups of at most ``batch_size`` tables: ceil(n / batch_size) batches, ids ``<execution>-<n>``.
+
+    Raises:
+        ValueError: batch_size is below 1.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    return [
+        Batch(batch_id=f"{execution_name}-{number}", table_ids=tuple(table_ids[start : start + batch_size]))
+        for number, start in enumerate(range(0, len(table_ids), batch_size), start=1)
+    ]
+
+
+def fit_payload(batches: list[Batch], max_bytes: int = MAX_PLAN_BYTES) -> tuple[list[Batch], list[Batch]]:
+    """Split the plan into the batches that fit in ``max_bytes`` of JSON and those deferred to the next run.
+
+    Batches are ordered oldest first, so what is deferred is always the freshest work. The first
+    batch is always kept (a single batch can never starve).
+    """
+    kept: list[Batch] = []
+    size = 0
+    for index, batch in enumerate(batches):
+        size += len(json.dumps(batch.to_payload())) + 2
+        if kept and size > max_bytes:
+            return kept, batches[index:]
+        kept.append(batch)
+    return kept, []

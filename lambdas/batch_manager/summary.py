@@ -1,0 +1,145 @@
+"""Pure summary of a File Processor execution: each table's outcome from processing_tracker."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from odp.tracker import TableState, TableStatus
+
+SUCCEEDED = "SUCCEEDED"
+FAILED = "FAILED"
+# Outcomes besides the TableStatus values a run records.
+BATCH_FAILED = "batch_failed"  # the Glue run failed before this table's outcome was recorded
+NOT_RUN = "not_run"  # the Glue run succeeded without recording this table (e.g. another run held its lease)
+FAILED_STATUSES = (TableStatus.REFRESH_ERROR.value, BATCH_FAILED)
+MAX_SUMMARY_BYTES = 100_000
+MAX_ERROR_CHARS = 1_000
+
+
+class InvalidBatchResultError(ValueError):
+    """A Map result without batch_id, table_ids or a SUCCEEDED / FAILED status."""
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    batch_id: str
+    table_ids: tuple[str, ...]
+    status: str
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class TableOutcome:
+    table_id: str
+    batch_id: str
+    status: str
+    files: int = 0
+    rows: int = 0
+    inserts: int = 0
+    updates: int = 0
+    deletes: int = 0
+    seconds: float = 0.0
+    commit_instant: str | None = None
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILED_STATUSES
+
+
+def _error_text(error: Any) -> str | None:
+    """The Map's Catch puts ``{"Error": ..., "Cause": ...}`` in the result; keep it short."""
+    if error is None:
+        return None
+    if isinstance(error, Mapping):
+        text = ": ".join(str(error[part]) for part in ("Error", "Cause") if error.get(part))
+    else:
+        text = str(error)
+    return text[:MAX_ERROR_CHARS] or None
+
+
+def parse_batch_results(raw: Any) -> list[BatchResult]:
+    """Validate the Map's output.
+
+    Raises:
+        InvalidBatchResultError: an entry is not a batch result; the message says which and why.
+    """
+    if not isinstance(raw, list):
+        raise InvalidBatchResultError(f"batch_results must be a list, got {type(raw).__name__}")
+    results = []
+    for index, entry in enumerate(raw):
+        if not isinstance(entry, Mapping):
+            raise InvalidBatchResultError(f"batch_results[{index}] is not an object")
+        batch_id, table_ids, status = entry.get("batch_id"), entry.get("table_ids"), entry.get("status")
+        if not isinstance(batch_id, str) or not batch_id:
+            raise InvalidBatchResultError(f"batch_results[{index}] has no batch_id")
+        if not isinstance(table_ids, list) or not all(isinstance(t, str) for t in table_ids):
+            raise InvalidBatchResultError(f"batch_results[{index}] table_ids must be a list of table ids")
+        if status not in (SUCCEEDED, FAILED):
+            raise InvalidBatchResultError(
+                f"batch_results[{index}] status must be {SUCCEEDED} or {FAILED}, got {status!r}"
+            )
+        results.append(BatchResult(batch_id, tuple(table_ids), status, _error_text(entry.get("error"))))
+    return results
+
+
+def table_outcome(table_id: str, batch: BatchResult, state: TableState) -> TableOutcome:
+    """One table's outcome: what its run for this batch recorded, else what the batch's status implies.
+
+    A table whose run recorded completed succeeded even if its batch failed (another table failed
+    the job); one whose batch failed without a completed run for this batch counts as failed.
+    """
+    recorded = state.last_batch_id == batch.batch_id and state.status in (
+        TableStatus.COMPLETED,
+        TableStatus.REFRESH_ERROR,
+    )
+    if recorded:
+        return TableOutcome(
+            table_id=table_id,
+            batch_id=batch.batch_id,
+            status=state.status.value,
+            files=state.last_files or 0,
+            rows=state.last_rows or 0,
+            inserts=state.last_inserts or 0,
+            updates=state.last_updates or 0,
+            deletes=state.last_deletes or 0,
+            seconds=state.last_seconds or 0.0,
+            commit_instant=state.last_commit_instant,
+            error=(state.last_error or "unknown error")[:MAX_ERROR_CHARS]
+            if state.status is TableStatus.REFRESH_ERROR
+            else None,
+        )
+    if batch.status == FAILED:
+        return TableOutcome(table_id, batch.batch_id, BATCH_FAILED, error=batch.error or "the Glue run failed")
+    return TableOutcome(table_id, batch.batch_id, NOT_RUN)
+
+
+def summarise(batches: Sequence[BatchResult], states: Mapping[str, TableState]) -> dict[str, Any]:
+    """The Summarise state's output: failed tables listed first; the list is cut to stay small.
+
+    ``failed_tables`` and ``failed_batches`` always count everything; ``omitted_tables`` says how
+    many (succeeded first) rows were left out of ``tables`` to keep the state under its size cap.
+    """
+    outcomes = [
+        table_outcome(table_id, batch, states.get(table_id, TableState(table_id=table_id)))
+        for batch in batches
+        for table_id in batch.table_ids
+    ]
+    ordered = [o for o in outcomes if o.failed] + [o for o in outcomes if not o.failed]
+    rows: list[dict[str, Any]] = []
+    size = 0
+    for outcome in ordered:
+        row = asdict(outcome)
+        size += len(json.dumps(row)) + 2
+        if rows and size > MAX_SUMMARY_BYTES:
+            break
+        rows.append(row)
+    return {
+        "tables": rows,
+        "failed_tables": sum(1 for o in outcomes if o.failed),
+        "failed_batches": sum(1 for batch in batches if batch.status == FAILED),
+        "omitted_tables": len(outcomes) - len(rows),
+    }

@@ -1,0 +1,71 @@
+"""Batch Manager fixtures: configuration in DynamoDB, pending files, a manager with a fixed clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lambdas.batch_manager.manager import BatchManager
+from odp.config.items import batch_config_item, table_config_item
+from odp.config.loader import OdpConfig, load_config
+from odp.tracker import FileKind, FileTracker, ProcessingTracker, TrackedFile, make_file_id
+from tests.unit.lambdas.conftest import Clock
+
+
+@pytest.fixture(scope="session")
+def repo_config(repo_root: Path) -> OdpConfig:
+    return load_config(repo_root / "config")
+
+
+@pytest.fixture
+def config_loaded(tracker_tables: dict[str, Any], repo_config: OdpConfig) -> OdpConfig:
+    """batch_config and table_config as the Configuration Manager writes them for environment 'test'."""
+    with tracker_tables["table_config"].batch_writer() as writer:
+        for table in repo_config.tables:
+            writer.put_item(Item=table_config_item(table))
+    with tracker_tables["batch_config"].batch_writer() as writer:
+        for name, cadence in repo_config.cadences.cadences.items():
+            writer.put_item(Item=batch_config_item("test", name, cadence))
+    return repo_config
+
+
+@pytest.fixture
+def processing(tracker_tables: dict[str, Any], clock: Clock) -> ProcessingTracker:
+    return ProcessingTracker(
+        tracker_tables["processing_tracker"], tracker_tables["processing_tracker_history"], clock=clock
+    )
+
+
+@pytest.fixture
+def manager(tracker_tables: dict[str, Any], processing: ProcessingTracker, clock: Clock) -> BatchManager:
+    return BatchManager(
+        batch_config=tracker_tables["batch_config"],
+        table_config=tracker_tables["table_config"],
+        file_tracker=FileTracker(tracker_tables["file_tracker"], tracker_tables["file_tracker_history"], clock=clock),
+        processing_tracker=processing,
+        clock=clock,
+    )
+
+
+def pending_file(table_id: str, name: str, landed_at: str, size: int = 100) -> dict[str, Any]:
+    """A landed file's item, as FileTracker.register writes it."""
+    key = "/".join(table_id.split(".")) + "/" + name
+    return TrackedFile(
+        table_id=table_id,
+        file_id=make_file_id("odp-test-staging", key, "etag"),
+        bucket="odp-test-staging",
+        key=key,
+        size=size,
+        etag="etag",
+        landed_at=landed_at,
+        file_kind=FileKind.CDC,
+    ).to_item()
+
+
+def put_all(table: Any, items: Iterable[dict[str, Any]]) -> None:
+    with table.batch_writer() as writer:
+        for item in items:
+            writer.put_item(Item=item)

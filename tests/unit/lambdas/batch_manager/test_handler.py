@@ -1,0 +1,275 @@
+"""The Batch Manager on moto: plan and summarise, as the state machine calls them."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any
+
+import boto3
+import pytest
+
+from lambdas.batch_manager import handler as batch_manager_handler
+from lambdas.batch_manager.handler import InvalidRequestError
+from lambdas.batch_manager.manager import BatchManager, UnknownCadenceError
+from lambdas.batch_manager.summary import InvalidBatchResultError
+from lambdas.runtime import new_metrics
+from odp.config.loader import OdpConfig
+from odp.job_contract import FileProcessorJobArgs
+from odp.tracker import ProcessingTracker, TableRun, TableStatus
+from tests.unit.lambdas.batch_manager.conftest import pending_file, put_all
+from tests.unit.lambdas.conftest import Clock, emf_blobs
+
+CADENCE = "every_10_minutes"
+T = "taxi_trips_dms.taxi_trips.table_{}".format
+
+
+def plan(manager: BatchManager, execution: str = "exec-1") -> dict[str, Any]:
+    return batch_manager_handler.handle(
+        {"action": "plan", "cadence": CADENCE, "execution_name": execution}, None, manager
+    )
+
+
+def set_batch_size(tracker_tables: dict[str, Any], size: int) -> None:
+    tracker_tables["batch_config"].update_item(
+        Key={"cadence": CADENCE}, UpdateExpression="SET batch_size = :s", ExpressionAttributeValues={":s": size}
+    )
+
+
+@pytest.fixture
+def pending(
+    tracker_tables: dict[str, Any], config_loaded: OdpConfig, processing: ProcessingTracker, clock: Clock
+) -> None:
+    """Pending work of every_10_minutes: five tables, one leased, one whose lease expired; plus noise."""
+    put_all(
+        tracker_tables["file_tracker"],
+        [
+            pending_file(T(1), "a.parquet", "2024-05-01T10:00:00.000Z", 100),
+            pending_file(T(1), "b.parquet", "2024-05-01T11:00:00.000Z", 100),
+            pending_file(T(2), "a.parquet", "2024-05-01T09:00:00.000Z", 50),
+            pending_file(T(3), "a.parquet", "2024-05-01T11:30:00.000Z", 10),
+            pending_file(T(4), "a.parquet", "2024-05-01T08:00:00.000Z", 1000),  # leased: skipped, still counted
+            pending_file(T(5), "a.parquet", "2024-05-01T10:30:00.000Z", 1),  # lease expired: planned
+            pending_file(
+                "inventory_debezium.inventory.products", "a.json", "2024-05-01T07:00:00.000Z"
+            ),  # other cadence
+            {**pending_file("crm.public.customers", "a.parquet", "2024-05-01T06:00:00.000Z"), "status": "unregistered"},
+        ],
+    )
+    # The unregistered file must not be pending: drop the index attribute as FileTracker.register would.
+    tracker_tables["file_tracker"].update_item(
+        Key={
+            "table_id": "crm.public.customers",
+            "file_id": pending_file("crm.public.customers", "a.parquet", "x")["file_id"],
+        },
+        UpdateExpression="REMOVE pending_table_id",
+    )
+    processing.acquire(T(4), "glue-run-other", lease_seconds=900)
+    processing.acquire(T(5), "glue-run-dead", lease_seconds=60)
+    clock.advance(120)  # now 12:02; T(5)'s lease expired at 12:01
+
+
+def test_plan_batches_the_oldest_tables_first_and_skips_leased_ones(
+    manager: BatchManager, tracker_tables: dict[str, Any], pending: None
+) -> None:
+    set_batch_size(tracker_tables, 2)
+    result = plan(manager, "exec-42")
+    assert [batch["table_ids"] for batch in result["batches"]] == [[T(2), T(1)], [T(5), T(3)]]
+    assert [batch["batch_id"] for batch in result["batches"]] == ["exec-42-1", "exec-42-2"]
+    first = result["batches"][0]["arguments"]
+    assert json.loads(first[f"--{FileProcessorJobArgs.TABLE_IDS}"]) == [T(2), T(1)]
+    assert first[f"--{FileProcessorJobArgs.BATCH_ID}"] == "exec-42-1"
+    # leased T(4) is pending work too: the freshness metric must see a stuck table
+    assert result["pending"] == {"tables": 5, "files": 6, "bytes": 1261, "oldest_age_seconds": 4 * 3600 + 120}
+    json.dumps(result)  # the state machine receives it as JSON
+
+
+def test_plan_uses_the_configured_batch_size(manager: BatchManager, pending: None) -> None:
+    result = plan(manager)
+    assert [batch["table_ids"] for batch in result["batches"]] == [[T(2), T(1), T(5), T(3)]]  # batch_size 5
+
+
+def test_nothing_pending_gives_an_empty_plan(manager: BatchManager, config_loaded: OdpConfig) -> None:
+    assert plan(manager) == {"batches": [], "pending": {"tables": 0, "files": 0, "bytes": 0, "oldest_age_seconds": 0}}
+
+
+def test_a_switched_off_cadence_plans_nothing(
+    manager: BatchManager, tracker_tables: dict[str, Any], pending: None
+) -> None:
+    tracker_tables["batch_config"].update_item(
+        Key={"cadence": CADENCE}, UpdateExpression="SET is_active = :f", ExpressionAttributeValues={":f": False}
+    )
+    assert plan(manager)["batches"] == []
+
+
+def test_an_unknown_cadence_is_an_error_that_says_what_to_do(manager: BatchManager, config_loaded: OdpConfig) -> None:
+    with pytest.raises(UnknownCadenceError, match="load the configuration"):
+        batch_manager_handler.handle({"action": "plan", "cadence": "weekly", "execution_name": "e"}, None, manager)
+
+
+@pytest.mark.parametrize(
+    ("event", "message"),
+    [
+        ({"cadence": CADENCE}, "'action'"),
+        ({"action": "plan", "cadence": CADENCE}, "'execution_name'"),
+        ({"action": "delete", "cadence": CADENCE}, "unknown action 'delete'"),
+        ({"action": "plan", "cadence": ""}, "'cadence'"),
+    ],
+)
+def test_malformed_requests_are_refused(manager: BatchManager, event: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidRequestError, match=message):
+        batch_manager_handler.handle(event, None, manager)
+
+
+def test_plan_publishes_pending_metrics_per_cadence(
+    manager: BatchManager, pending: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manager.metrics = new_metrics({}, service="")
+    plan(manager)
+    [blob] = emf_blobs(capsys.readouterr().out)
+    [directive] = blob["_aws"]["CloudWatchMetrics"]
+    assert directive["Namespace"] == "ODP"
+    assert directive["Dimensions"] == [["cadence"]]  # exactly what the freshness alarm names
+    assert blob["cadence"] == CADENCE
+    values = {m["Name"]: (blob[m["Name"]], m["Unit"]) for m in directive["Metrics"]}
+    assert values == {
+        "PendingFiles": ([6.0], "Count"),
+        "PendingBytes": ([1261.0], "Bytes"),
+        "OldestPendingFileAgeSeconds": ([14520.0], "Seconds"),
+        "TablesWithPendingFiles": ([5.0], "Count"),
+        "LeasedTablesSkipped": ([1.0], "Count"),
+        "Batches": ([1.0], "Count"),
+    }
+
+
+# --- summarise -----------------------------------------------------------------------------------
+
+
+def finish(processing: ProcessingTracker, table_id: str, status: TableStatus, batch_id: str, **counts: Any) -> None:
+    owner = f"glue-{batch_id}"
+    processing.acquire(table_id, owner, lease_seconds=900, batch_id=batch_id)
+    run = TableRun(
+        table_id=table_id,
+        run_id=owner,
+        started_at="2024-05-01T12:00:00.000Z",
+        status=status,
+        batch_id=batch_id,
+        **counts,
+    )
+    processing.finish(run, owner)
+
+
+def summarise(manager: BatchManager, batch_results: list[dict[str, Any]]) -> dict[str, Any]:
+    return batch_manager_handler.handle(
+        {"action": "summarise", "cadence": CADENCE, "batch_results": batch_results}, None, manager
+    )
+
+
+def test_summarise_reports_each_tables_run_for_this_batch(manager: BatchManager, processing: ProcessingTracker) -> None:
+    finish(
+        processing,
+        T(1),
+        TableStatus.COMPLETED,
+        "exec-1",
+        files=3,
+        rows=30,
+        inserts=10,
+        updates=15,
+        deletes=5,
+        seconds=4.5,
+        commit_instant="20240501120000111",
+    )
+    finish(processing, T(2), TableStatus.REFRESH_ERROR, "exec-1", files=2, error="column fare missing")
+    finish(
+        processing, T(3), TableStatus.COMPLETED, "exec-2", files=1, commit_instant="c3"
+    )  # completed in a batch that failed later
+    finish(processing, T(5), TableStatus.COMPLETED, "exec-0", files=9)  # a stale outcome from an earlier execution
+    processing.acquire(T(4), "glue-exec-2", lease_seconds=900, batch_id="exec-2")  # the job died mid-table
+    result = summarise(
+        manager,
+        [
+            {"batch_id": "exec-1", "table_ids": [T(1), T(2)], "status": "SUCCEEDED", "job_run_id": "jr_1"},
+            {
+                "batch_id": "exec-2",
+                "table_ids": [T(3), T(4), T(5)],
+                "status": "FAILED",
+                "error": {"Error": "States.TaskFailed", "Cause": "Glue job run failed: out of memory"},
+            },
+        ],
+    )
+    rows = {row["table_id"]: row for row in result["tables"]}
+    assert rows[T(1)] == {
+        "table_id": T(1),
+        "batch_id": "exec-1",
+        "status": "completed",
+        "files": 3,
+        "rows": 30,
+        "inserts": 10,
+        "updates": 15,
+        "deletes": 5,
+        "seconds": 4.5,
+        "commit_instant": "20240501120000111",
+        "error": None,
+    }
+    assert (rows[T(2)]["status"], rows[T(2)]["files"], rows[T(2)]["error"]) == (
+        "refresh_error",
+        2,
+        "column fare missing",
+    )
+    assert (rows[T(3)]["status"], rows[T(3)]["commit_instant"]) == ("completed", "c3")
+    assert (rows[T(4)]["status"], rows[T(4)]["error"]) == (
+        "batch_failed",
+        "States.TaskFailed: Glue job run failed: out of memory",
+    )
+    assert (rows[T(5)]["status"], rows[T(5)]["files"]) == ("batch_failed", 0)  # its earlier run does not count
+    assert [row["table_id"] for row in result["tables"][:3]] == [T(2), T(4), T(5)]  # failures first
+    assert (result["failed_tables"], result["failed_batches"], result["omitted_tables"]) == (3, 1, 0)
+    json.dumps(result)
+
+
+def test_a_table_the_job_did_not_record_in_a_successful_batch_is_not_run(
+    manager: BatchManager, processing: ProcessingTracker
+) -> None:
+    result = summarise(manager, [{"batch_id": "exec-1", "table_ids": [T(1)], "status": "SUCCEEDED"}])
+    assert [(row["status"], row["error"]) for row in result["tables"]] == [("not_run", None)]
+    assert (result["failed_tables"], result["failed_batches"]) == (0, 0)
+
+
+def test_summarise_refuses_what_is_not_the_map_output(manager: BatchManager) -> None:
+    with pytest.raises(InvalidBatchResultError):
+        summarise(manager, [{"batch_id": "exec-1", "status": "SUCCEEDED"}])
+
+
+# --- the module-level handler --------------------------------------------------------------------
+
+
+def test_importing_the_handler_creates_no_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise AssertionError("an AWS client was created at import time")
+
+    for owner in (boto3, boto3.session.Session):
+        monkeypatch.setattr(owner, "client", refuse)
+        monkeypatch.setattr(owner, "resource", refuse)
+    importlib.reload(batch_manager_handler)
+
+
+@pytest.mark.usefixtures("lambda_env", "pending")
+def test_the_handler_plans_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(batch_manager_handler, "_default", None)
+    result = batch_manager_handler.handler({"action": "plan", "cadence": CADENCE, "execution_name": "exec-9"}, None)
+    # The real clock: T(4)'s lease (taken at the fixed clock's 12:00 in 2024) has long expired.
+    assert [batch["table_ids"] for batch in result["batches"]] == [[T(4), T(2), T(1), T(5), T(3)]]
+    [blob] = emf_blobs(capsys.readouterr().out)
+    assert blob["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["cadence"]]
+    assert "service" not in blob
+    summary = batch_manager_handler.handler(
+        {
+            "action": "summarise",
+            "cadence": CADENCE,
+            "batch_results": [{"batch_id": "exec-9-1", "table_ids": [T(4)], "status": "FAILED"}],
+        },
+        None,
+    )
+    assert summary["failed_tables"] == 1

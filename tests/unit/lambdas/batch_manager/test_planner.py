@@ -1,0 +1,86 @@
+"""Pure planning and summary functions."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from lambdas.batch_manager.planner import Batch, fit_payload, make_batches, order_tables, pending_totals
+from lambdas.batch_manager.summary import InvalidBatchResultError, parse_batch_results
+from odp.job_contract import FileProcessorJobArgs
+from odp.tracker import PendingSummary
+
+
+def summary(table_id: str, files: int, oldest: str | None, size: int = 10) -> PendingSummary:
+    return PendingSummary(table_id=table_id, files=files, bytes=size, oldest_landed_at=oldest)
+
+
+def test_order_puts_the_oldest_pending_file_first_and_leaves_out_leased_and_empty_tables() -> None:
+    summaries = [
+        summary("b", 1, "2024-05-01T10:00:00.000Z"),
+        summary("a", 1, "2024-05-01T10:00:00.000Z"),
+        summary("c", 3, "2024-05-01T09:59:59.999Z"),
+        summary("leased", 9, "2024-05-01T08:00:00.000Z"),
+        summary("empty", 0, None),
+    ]
+    assert order_tables(summaries, {"leased"}) == ["c", "a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("tables", "size", "expected"), [(0, 5, []), (1, 5, [1]), (5, 5, [5]), (6, 5, [5, 1]), (11, 3, [3, 3, 3, 2])]
+)
+def test_batches_are_ceil_n_over_batch_size(tables: int, size: int, expected: list[int]) -> None:
+    batches = make_batches([f"t{n}" for n in range(tables)], size, "exec")
+    assert [len(b.table_ids) for b in batches] == expected
+    assert [b.batch_id for b in batches] == [f"exec-{n}" for n in range(1, len(expected) + 1)]
+    assert [t for b in batches for t in b.table_ids] == [f"t{n}" for n in range(tables)]
+
+
+def test_batch_size_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        make_batches(["a"], 0, "exec")
+
+
+def test_a_batch_carries_the_job_arguments_the_job_parses() -> None:
+    payload = Batch("exec-1", ("dms.public.a", "dms.public.b")).to_payload()
+    assert payload["arguments"] == {"--odp_table_ids": '["dms.public.a", "dms.public.b"]', "--odp_batch_id": "exec-1"}
+    assert json.loads(payload["arguments"][f"--{FileProcessorJobArgs.TABLE_IDS}"]) == payload["table_ids"]
+
+
+def test_pending_totals_include_every_table_with_files() -> None:
+    now = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
+    totals = pending_totals(
+        [
+            summary("a", 2, "2024-05-01T11:00:00.500Z", 100),
+            summary("b", 1, "2024-05-01T09:00:00.000Z", 5),
+            summary("c", 0, None, 0),
+        ],
+        now,
+    )
+    assert totals.to_payload() == {"tables": 2, "files": 3, "bytes": 105, "oldest_age_seconds": 10800}
+    assert pending_totals([], now).to_payload() == {"tables": 0, "files": 0, "bytes": 0, "oldest_age_seconds": 0}
+
+
+def test_a_plan_too_large_for_a_state_defers_the_newest_batches() -> None:
+    batches = make_batches([f"source.schema.table_{n:05d}" for n in range(400)], 10, "exec")
+    one = len(json.dumps(batches[0].to_payload())) + 2
+    kept, deferred = fit_payload(batches, max_bytes=one * 3 + 1)
+    assert [b.batch_id for b in kept] == ["exec-1", "exec-2", "exec-3"]
+    assert deferred == batches[3:]
+    assert fit_payload(batches[:1], max_bytes=1) == (batches[:1], [])  # one batch always runs
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"batch_id": "x"}, "must be a list"),
+        ([{"table_ids": [], "status": "FAILED"}], r"batch_results\[0\] has no batch_id"),
+        ([{"batch_id": "x", "table_ids": "a", "status": "FAILED"}], "table_ids must be a list"),
+        ([{"batch_id": "x", "table_ids": ["a"], "status": "RUNNING"}], "status must be SUCCEEDED or FAILED"),
+    ],
+)
+def test_batch_results_are_validated(raw: object, message: str) -> None:
+    with pytest.raises(InvalidBatchResultError, match=message):
+        parse_batch_results(raw)
