@@ -68,7 +68,8 @@ class Lake:
 
     def resolve(self, uri: str) -> str:
         bucket, key = uri.removeprefix("s3://").split("/", 1)
-        return (self.root / bucket / key).as_uri()
+        # Not Path.as_uri(): Hadoop does not decode percent escapes, and Kafka Connect names hold '+'.
+        return f"file://{self.root / bucket / key}"
 
     def configure(self, config: TableConfig) -> TableConfig:
         self.tables["table_config"].put_item(Item=table_config_item(config))
