@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -86,13 +87,27 @@ def parse_batch_results(raw: Any) -> list[BatchResult]:
     return results
 
 
+def ran_in_batch(state: TableState, batch_id: str) -> bool:
+    """Whether the table's last run belongs to this batch.
+
+    ``last_batch_id`` says so when the job recorded it (TableRun.batch_id / acquire(batch_id=...));
+    otherwise the run id tells: the File Processor names its runs ``<batch_id>-<12 hex digits>``.
+    """
+    if state.last_batch_id is not None:
+        return state.last_batch_id == batch_id
+    return (
+        state.last_run_id is not None
+        and re.fullmatch(re.escape(batch_id) + r"-[0-9a-f]{12}", state.last_run_id) is not None
+    )
+
+
 def table_outcome(table_id: str, batch: BatchResult, state: TableState) -> TableOutcome:
     """One table's outcome: what its run for this batch recorded, else what the batch's status implies.
 
     A table whose run recorded completed succeeded even if its batch failed (another table failed
     the job); one whose batch failed without a completed run for this batch counts as failed.
     """
-    recorded = state.last_batch_id == batch.batch_id and state.status in (
+    recorded = ran_in_batch(state, batch.batch_id) and state.status in (
         TableStatus.COMPLETED,
         TableStatus.REFRESH_ERROR,
     )

@@ -253,13 +253,17 @@ class ProcessingTracker:
             ":now": iso(now),
             ":epoch": int(now.timestamp()),
         }
+        # A new run starts: the batch of an earlier run must not be attributed to it.
+        remove = ""
         if batch_id is not None:
             sets.append("last_batch_id = :batch")
             values[":batch"] = batch_id
+        else:
+            remove = " REMOVE last_batch_id"
         try:
             self._tracker.update_item(
                 Key={"table_id": table_id},
-                UpdateExpression="SET " + ", ".join(sets),
+                UpdateExpression="SET " + ", ".join(sets) + remove,
                 ConditionExpression=(
                     "attribute_not_exists(lease_owner) OR lease_expires_at <= :epoch OR lease_owner = :owner"
                 ),

@@ -252,6 +252,9 @@ def test_acquire_records_the_batch(processing: ProcessingTracker) -> None:
     processing.acquire("t", "run-a", lease_seconds=60, run_id="run-a", batch_id="exec-1-1")
     state = processing.state("t")
     assert (state.last_batch_id, state.last_run_id) == ("exec-1-1", "run-a")
+    processing.release("t", "run-a")
+    processing.acquire("t", "run-b", lease_seconds=60)  # a run that names no batch
+    assert processing.state("t").last_batch_id is None
 
 
 # --- ProcessingTracker outcomes --------------------------------------------------------------------

@@ -227,6 +227,31 @@ def test_summarise_reports_each_tables_run_for_this_batch(manager: BatchManager,
     json.dumps(result)
 
 
+def test_a_run_named_after_its_batch_counts_without_a_recorded_batch_id(
+    manager: BatchManager, processing: ProcessingTracker
+) -> None:
+    # The File Processor names its runs <batch_id>-<12 hex>; a run that did not record batch_id still matches.
+    for table_id, run_id, status in [
+        (T(1), "exec-1-0123456789ab", TableStatus.COMPLETED),
+        (T(2), "exec-12-0123456789ab", TableStatus.COMPLETED),  # batch exec-12, not exec-1
+        (T(3), "exec-1-0123456789ab", TableStatus.REFRESH_ERROR),
+    ]:
+        processing.acquire(table_id, run_id, lease_seconds=900, run_id=run_id)
+        run = TableRun(
+            table_id=table_id,
+            run_id=run_id,
+            started_at="2024-05-01T12:00:00.000Z",
+            status=status,
+            files=4,
+            error="boom",
+        )
+        processing.finish(run, run_id)
+    result = summarise(manager, [{"batch_id": "exec-1", "table_ids": [T(1), T(2), T(3)], "status": "FAILED"}])
+    rows = {row["table_id"]: (row["status"], row["files"]) for row in result["tables"]}
+    assert rows == {T(1): ("completed", 4), T(2): ("batch_failed", 0), T(3): ("refresh_error", 4)}
+    assert result["failed_tables"] == 2
+
+
 def test_a_table_the_job_did_not_record_in_a_successful_batch_is_not_run(
     manager: BatchManager, processing: ProcessingTracker
 ) -> None:
