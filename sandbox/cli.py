@@ -35,6 +35,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _progress_filter(record: logging.LogRecord) -> bool:
+    """Console lines: the sandbox's, the job's per-table results in short form, and errors."""
+    if record.name == "etl.processor" and isinstance(record.args, tuple) and len(record.args) == 2:
+        result = record.args[1]
+        if hasattr(result, "table_id") and hasattr(result, "status"):
+            from sandbox.runner import describe_outcome
+
+            # The file handler ran first and logged the full result; the console gets one line.
+            record.msg, record.args = "    %s", (describe_outcome(result),)
+            return True
+    return record.name.split(".")[0] == "sandbox" or record.levelno >= logging.ERROR
+
+
 def configure_logging(log_file: Path) -> None:
     """Progress on the console, everything (INFO and up) in the lake's log file."""
     log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -47,7 +60,7 @@ def configure_logging(log_file: Path) -> None:
     root.addHandler(to_file)
     console = logging.StreamHandler(sys.stdout)
     console.setFormatter(logging.Formatter("%(asctime)s %(message)s", datefmt="%H:%M:%S"))
-    console.addFilter(lambda record: record.name.split(".")[0] in ("sandbox", "etl") or record.levelno >= logging.ERROR)
+    console.addFilter(_progress_filter)
     root.addHandler(console)
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)

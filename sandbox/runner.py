@@ -104,7 +104,7 @@ def _job_binding(
         outcome = run_file_processor(spark, args, dynamodb=account.dynamodb(), resolve_uri=bucket_map.resolve)
         for table in outcome.tables:
             outcomes[table.table_id] = table
-            LOG.info("    %s", _describe_outcome(table))
+            LOG.debug("    %s", describe_outcome(table))
         if outcome.failed:
             failed = [t for t in outcome.tables if _outcome_failed(t)]
             message = "; ".join(f"{t.table_id}: {t.error}" for t in failed) or "the job reported a failure"
@@ -120,7 +120,8 @@ def _outcome_failed(outcome: Any) -> bool:
     )
 
 
-def _describe_outcome(outcome: Any) -> str:
+def describe_outcome(outcome: Any) -> str:
+    """One line for the console: what a table's run did."""
     if _outcome_failed(outcome):
         return f"{outcome.table_id}: FAILED after {outcome.seconds:.1f} s: {outcome.error}"
     return (
