@@ -26,6 +26,7 @@ from odp.tracker.items import (
     iso,
     utc_now,
 )
+from odp.tracker.keys import file_kind
 from odp.tracker.statuses import FileStatus, TableStatus
 
 Clock = Callable[[], datetime]
@@ -125,6 +126,45 @@ class FileTracker:
             ConsistentRead=True,
         )
         return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
+
+    def unregistered_files(self, table_id: str) -> list[TrackedFile]:
+        """Files kept while the table had no active configuration, in key order."""
+        items = _paginate(
+            self._tracker.query,
+            KeyConditionExpression=Key("table_id").eq(table_id),
+            FilterExpression=Attr("status").eq(FileStatus.UNREGISTERED.value),
+            ConsistentRead=True,
+        )
+        return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
+
+    def promote_unregistered(self, table_id: str, source_format: str | None = None) -> int:
+        """Make a newly configured table's unregistered files pending (status landed); returns how many.
+
+        The file kind is decided again with the table's source format (only DMS names full loads
+        LOAD*). Each update is conditional on the file still being unregistered, so running this
+        twice, or beside the File Manager, changes nothing twice.
+        """
+        promoted = 0
+        for tracked in self.unregistered_files(table_id):
+            try:
+                self._tracker.update_item(
+                    Key={"table_id": tracked.table_id, "file_id": tracked.file_id},
+                    UpdateExpression=f"SET #status = :landed, {PENDING_ATTRIBUTE} = :table, file_kind = :kind",
+                    ConditionExpression="#status = :unregistered",
+                    ExpressionAttributeNames={"#status": "status"},
+                    ExpressionAttributeValues={
+                        ":landed": FileStatus.LANDED.value,
+                        ":unregistered": FileStatus.UNREGISTERED.value,
+                        ":table": tracked.table_id,
+                        ":kind": file_kind(tracked.file_name, source_format).value,
+                    },
+                )
+            except ClientError as error:
+                if _is_conditional_failure(error):
+                    continue
+                raise
+            promoted += 1
+        return promoted
 
     def pending_summary(self, table_id: str) -> PendingSummary:
         """Count, bytes and oldest landing time of a table's pending files, from the sparse index."""

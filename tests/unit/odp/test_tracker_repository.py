@@ -139,6 +139,24 @@ def test_unregistered_files_are_kept_but_not_pending(files: FileTracker, tracker
     assert files.landed_files("new.public.thing") == []
 
 
+def test_promote_unregistered_makes_files_pending_once(files: FileTracker) -> None:
+    table_id = "new.public.thing"
+    for name in ("LOAD00000001.json", "b.json"):
+        files.register(tracked(f"new/public/thing/{name}", status=FileStatus.UNREGISTERED, table_id=table_id))
+    files.register(tracked("new/public/thing/c.json", table_id=table_id))  # already landed: untouched
+    assert [f.file_name for f in files.unregistered_files(table_id)] == ["LOAD00000001.json", "b.json"]
+    assert files.promote_unregistered(table_id, source_format="debezium") == 2
+    assert files.promote_unregistered(table_id, source_format="debezium") == 0
+    landed = files.landed_files(table_id)
+    assert [(f.file_name, f.file_kind) for f in landed] == [
+        ("LOAD00000001.json", FileKind.CDC),  # only DMS names full loads LOAD*
+        ("b.json", FileKind.CDC),
+        ("c.json", FileKind.CDC),
+    ]
+    assert files.pending_summary(table_id).files == 3
+    assert files.unregistered_files(table_id) == []
+
+
 # --- FileTracker reads ----------------------------------------------------------------------------
 
 
