@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 import boto3
+from botocore.exceptions import ClientError
 from pyspark.sql import SparkSession
 
 from etl.errors import TableConfigError
@@ -150,28 +151,15 @@ class _TableRunner:
         self.retention = timedelta(days=args.history_retention_days)
 
     def run(self, table_id: str) -> TableResult:
+        """One table, inside its error boundary: any failure becomes a refresh_error result."""
         started = time.monotonic()
         started_at = iso(self.clock())
-        if not self.processing.acquire(
-            table_id, self.run_id, lease_seconds=self.args.lease_seconds, run_id=self.run_id
-        ):
-            message = "leased by another run"
-            self.processing.append_history(
-                TableRun(
-                    table_id,
-                    self.run_id,
-                    started_at,
-                    TableStatus.SKIPPED,
-                    finished_at=iso(self.clock()),
-                    error=message,
-                    cadence=self.args.cadence,
-                ),
-                history_retention=self.retention,
-            )
-            logger.warning("%s skipped: %s", table_id, message)
-            return TableResult(table_id, TableStatus.SKIPPED, error=message)
         base_path: str | None = None
         try:
+            if not self.processing.acquire(
+                table_id, self.run_id, lease_seconds=self.args.lease_seconds, run_id=self.run_id
+            ):
+                return self._skipped(table_id, started_at)
             with LeaseKeeper(self.processing, table_id, self.run_id, lease_seconds=self.args.lease_seconds) as keeper:
                 config = load_table_config(self.table_config, table_id)
                 base_path = self.args.table_base_path(config.database, config.target_table)
@@ -195,6 +183,21 @@ class _TableRunner:
             return result
         except Exception as error:  # noqa: BLE001 - the per-table error boundary: record, report, move on
             return self._failed(table_id, started_at, started, error, base_path)
+
+    def _skipped(self, table_id: str, started_at: str) -> TableResult:
+        message = "leased by another run"
+        run = TableRun(
+            table_id,
+            self.run_id,
+            started_at,
+            TableStatus.SKIPPED,
+            finished_at=iso(self.clock()),
+            error=message,
+            cadence=self.args.cadence,
+        )
+        self.processing.append_history(run, history_retention=self.retention)
+        logger.warning("%s skipped: %s", table_id, message)
+        return TableResult(table_id, TableStatus.SKIPPED, error=message)
 
     def _process(
         self, table_id: str, config: TableConfig, base_path: str, keeper: LeaseKeeper, started: float
@@ -281,7 +284,8 @@ class _TableRunner:
         )
         try:
             self.processing.finish(run, self.run_id, history_retention=self.retention)
-        except LeaseLostError as lost:
+        except (LeaseLostError, ClientError) as lost:
+            # The run failed and its outcome cannot be stored: the lease expires, the files stay landed.
             logger.error("%s: could not record the failure: %s", table_id, lost)
         return TableResult(table_id, TableStatus.REFRESH_ERROR, seconds=seconds, error=message, base_path=base_path)
 
