@@ -32,7 +32,7 @@ class Clock:
 
 
 class CallCounter:
-    """Counts DynamoDB operations (and which table and index each one read) through a botocore hook."""
+    """Counts DynamoDB operations (and the table and index each one names) through a botocore event hook."""
 
     def __init__(self, client: Any) -> None:
         self.calls: Counter[str] = Counter()

@@ -90,7 +90,10 @@ def partition_reads() -> Iterator[None]:
         key = (id(table), attribute)
         if key not in partitions:
             grouped: dict[Any, list[Any]] = defaultdict(list)
-            for item in table.all_items():
+            # table.items maps hash key -> item, or hash key -> {range key: item}; all_items() would sort.
+            stored = table.items.values()
+            every = [i for group in stored for i in group.values()] if table.range_key_attr else list(stored)
+            for item in every:
                 value = item.attrs.get(attribute)
                 if value is not None:
                     grouped[value].append(item)
