@@ -67,7 +67,11 @@ def handle(event: dict[str, Any], context: Any, manager: BatchManager) -> dict[s
             logger.set_correlation_id(execution_name)
             return manager.plan(cadence, execution_name)
         if action == "summarise":
-            return manager.summarise(cadence, event.get("batch_results"))
+            results = event.get("batch_results")
+            first = results[0] if isinstance(results, list) and results else None
+            if isinstance(first, dict) and isinstance(first.get("batch_id"), str):
+                logger.set_correlation_id(first["batch_id"].rsplit("-", 1)[0])  # <execution_name>-<n>
+            return manager.summarise(cadence, results)
         raise InvalidRequestError(f"unknown action {action!r}: expected 'plan' or 'summarise'")
     finally:
         if manager.metrics is not None:

@@ -43,14 +43,15 @@ def handle(event: dict[str, Any], context: Any, manager: FileManager) -> dict[st
     processor = BatchProcessor(event_type=EventType.SQS)
 
     def record_handler(record: SQSRecord) -> str:
-        logger.append_keys(message_id=record.message_id)
+        # Every log line of a record carries its SQS message id: the id to look for in the DLQ.
+        logger.set_correlation_id(record.message_id)
         try:
             return manager.process_body(record.body).value
         except Exception:
             logger.exception("message failed; SQS retries it, then moves it to the dead-letter queue")
             raise
         finally:
-            logger.remove_keys(["message_id"])
+            logger.set_correlation_id(None)
 
     try:
         response = process_partial_response(

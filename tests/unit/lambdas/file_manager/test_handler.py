@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -329,3 +330,21 @@ def test_a_missing_table_variable_names_itself(
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(Exception, match="ODP_TABLE_FILE_TRACKER"):
         file_manager_handler.handler(sqs_event, None)
+
+
+def test_a_failed_message_is_logged_as_an_error_with_its_message_id(
+    manager: FileManager, events: tuple[dict[str, Any], dict[str, Any]]
+) -> None:
+    s3_event, sqs_event = events
+    stream = io.StringIO()
+    handler = file_manager_handler.logger.registered_handler
+    previous = handler.setStream(stream)
+    try:
+        run(manager, sqs_event, [object_created(s3_event, f"{DMS_PREFIX}/a.parquet"), "not json"])
+    finally:
+        handler.setStream(previous)
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    [error] = [line for line in lines if line["level"] == "ERROR"]
+    assert (error["correlation_id"], error["exception_name"]) == ("message-1", "MalformedEventError")
+    [registered] = [line for line in lines if line["message"] == "file registered"]
+    assert (registered["correlation_id"], registered["table_id"]) == ("message-0", DMS_TABLE)
