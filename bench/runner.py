@@ -85,6 +85,11 @@ class ContenderResult:
                         "peak_rss_mb": round(wave.peak_rss_bytes / MB, 1),
                         "files_written": wave.files_written,
                         "processes": wave.processes,
+                        **(
+                            {"seconds_inside_job_per_table": {k: round(v, 2) for k, v in wave.table_seconds.items()}}
+                            if wave.table_seconds
+                            else {}
+                        ),
                     }
                     for wave in self.waves
                 ],

@@ -53,6 +53,7 @@ class WaveMeasurement:
     processes: int = 0
     change_rows: int = 0
     failures: list[str] = field(default_factory=list)
+    table_seconds: dict[str, float] = field(default_factory=dict)  # per table inside the job, where it reports them
 
     def add(self, step: StepResult) -> None:
         self.seconds += step.seconds

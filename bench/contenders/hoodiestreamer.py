@@ -7,6 +7,7 @@ as unavailable with Maven's message: it is never replaced by another tool under 
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from bench.workload import KEY, ORDERING, PARTITION, WaveFiles, staging_prefix, 
 
 ARTIFACT = "org.apache.hudi:hudi-utilities-slim-bundle_2.12:1.0.2"
 UTILITIES_JAR = JARS / "hudi-utilities-slim-bundle_2.12-1.0.2.jar"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 STREAMER_CLASS = "org.apache.hudi.utilities.streamer.HoodieStreamer"
 
 
@@ -42,7 +44,8 @@ def fetch_utilities_jar(timeout: float = 300) -> str | None:
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"could not run Maven to fetch {ARTIFACT}: {error}"
     if done.returncode != 0 or not UTILITIES_JAR.is_file():
-        errors = [line for line in (done.stdout + done.stderr).splitlines() if "ERROR" in line]
+        output = ANSI.sub("", done.stdout + done.stderr)
+        errors = [line for line in output.splitlines() if "ERROR" in line]
         first = errors[0].replace("[ERROR]", "").strip() if errors else f"exit {done.returncode}"
         return f"Maven could not fetch {ARTIFACT}: {first[:400]}"
     return None

@@ -41,6 +41,7 @@ class OdpFileProcessor(Contender):
         outcome_path = spec_path.with_suffix(".outcome.json")
         if outcome_path.is_file():
             outcome = json.loads(outcome_path.read_text())
+            measurement.table_seconds = {table["table_id"]: table["seconds"] for table in outcome["tables"]}
             measurement.failures += [
                 f"{table['table_id']}: {table['error']}" for table in outcome["tables"] if table.get("error")
             ]
