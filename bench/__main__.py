@@ -49,9 +49,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"unknown contenders {unknown}; choose from {sorted(CONTENDERS)}", file=sys.stderr)
         return 2
     scale_factor = args.scale_factor if args.scale_factor is not None else (0 if args.small else 10)
-    document = run_benchmark(spec, args.work_dir, contenders, scale_factor=scale_factor)
     results_dir = args.results_dir or (args.work_dir / "results" if args.small else RESULTS)
     name = args.name or datetime.now(UTC).strftime("%Y-%m-%d")
+
+    def save_progress(document: dict) -> None:
+        write_json({**document, "partial": True}, results_dir / f"{name}.json")
+
+    document = run_benchmark(spec, args.work_dir, contenders, scale_factor=scale_factor, on_progress=save_progress)
     json_path = write_json(document, results_dir / f"{name}.json")
     chart = write_chart(document, results_dir / f"{name}.png")
     print(text_table(document))

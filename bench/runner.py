@@ -12,6 +12,7 @@ import os
 import platform
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -240,17 +241,10 @@ def machine() -> dict[str, Any]:
     }
 
 
-def run_benchmark(
-    spec: WorkloadSpec, work_root: Path, contenders: list[str], *, scale_factor: int = 0
+def build_document(
+    started: datetime, spec: WorkloadSpec, waves: list[list[WaveFiles]], results: dict[str, ContenderResult]
 ) -> dict[str, Any]:
-    """The whole benchmark; returns the results document (see bench/README.md)."""
-    started = datetime.now(UTC)
-    staging_root = work_root / "staging"
-    LOG.info("generating %d tables x %d rows, %d waves under %s", spec.tables, spec.rows, spec.waves, staging_root)
-    model, waves = generate(spec, staging_root)
-    results: dict[str, ContenderResult] = {}
-    for name in contenders:
-        results[name] = run_contender(CONTENDERS[name](work_root), model, waves, staging_root)
+    """The results document for the contenders run so far."""
     reference = REFERENCE if results.get(REFERENCE) and results[REFERENCE].timed else STAND_IN
     document: dict[str, Any] = {
         "started_at": started.isoformat(timespec="seconds"),
@@ -271,6 +265,32 @@ def run_benchmark(
         document["speedup_vs_hoodiestreamer_note"] = (
             f"HoodieStreamer was {results[REFERENCE].status}: {results[REFERENCE].reason}"
         )
+    return document
+
+
+def run_benchmark(
+    spec: WorkloadSpec,
+    work_root: Path,
+    contenders: list[str],
+    *,
+    scale_factor: int = 0,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """The whole benchmark; returns the results document (see bench/README.md).
+
+    ``on_progress`` gets the document after each contender (so a long run that is stopped keeps what
+    it measured).
+    """
+    started = datetime.now(UTC)
+    staging_root = work_root / "staging"
+    LOG.info("generating %d tables x %d rows, %d waves under %s", spec.tables, spec.rows, spec.waves, staging_root)
+    model, waves = generate(spec, staging_root)
+    results: dict[str, ContenderResult] = {}
+    for name in contenders:
+        results[name] = run_contender(CONTENDERS[name](work_root), model, waves, staging_root)
+        if on_progress is not None:
+            on_progress(build_document(started, spec, waves, results))
+    document = build_document(started, spec, waves, results)
     if scale_factor > 1:
-        document["scale"] = scale_check(work_root, min(spec.rows, 200_000), scale_factor, spec)
+        document["scale"] = scale_check(work_root, spec.rows, scale_factor, spec)
     return document
