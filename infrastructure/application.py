@@ -19,9 +19,15 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 ASSET_CACHE = REPO_ROOT / ".cache" / "assets"
 
 
+# What the CDK CLI adds to the context of every synth (resource path metadata: cfn-lint reads it to
+# recognise CDK templates).
+CLI_CONTEXT = {"aws:cdk:enable-path-metadata": True, "aws:cdk:enable-asset-metadata": True}
+
+
 def cdk_json_context(root: Path = REPO_ROOT) -> dict[str, Any]:
-    """The feature flags of cdk.json, so an in-process App (tests, bench) matches ``cdk synth``."""
-    return json.loads((root / "cdk.json").read_text(encoding="utf-8")).get("context", {})
+    """cdk.json's feature flags plus the CLI's defaults, so an in-process App (tests, bench) matches
+    ``cdk synth``."""
+    return {**CLI_CONTEXT, **json.loads((root / "cdk.json").read_text(encoding="utf-8")).get("context", {})}
 
 
 def selected_environments(config: OdpConfig, branch: str | None) -> list[str]:

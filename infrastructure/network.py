@@ -46,13 +46,11 @@ class Network(Construct):
         log_retention: logs.RetentionDays,
     ) -> None:
         super().__init__(scope, construct_id)
-        region = Stack.of(self).region
-        # Explicit AZs: no context lookup (synth needs no AWS credentials).
         self.vpc = ec2.Vpc(
             self,
             "Vpc",
             ip_addresses=ec2.IpAddresses.cidr(cidr),
-            availability_zones=[f"{region}a", f"{region}b"],
+            availability_zones=Stack.of(self).availability_zones[:2],
             nat_gateways=0,
             subnet_configuration=[
                 ec2.SubnetConfiguration(name="private", subnet_type=ec2.SubnetType.PRIVATE_ISOLATED, cidr_mask=20)

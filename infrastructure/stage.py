@@ -218,6 +218,11 @@ class DataLakeStack(Stack):
         Tags.of(self).add("project", "odp")
         Tags.of(self).add("environment", name)
 
+    @property
+    def availability_zones(self) -> list[str]:
+        """The region's first two AZs, named without a context lookup (synth needs no credentials)."""
+        return [f"{self.region}a", f"{self.region}b"]
+
 
 class OdpStage(Stage):
     """One environment: what its pipeline deploys (or what ``cdk deploy`` deploys without one)."""
