@@ -155,11 +155,7 @@ def hudi_rs_rows(base_path: str, columns: list[str]) -> list[tuple]:
     """The table as the independent hudi-rs reader sees it (snapshot of the latest commit)."""
     from hudi import HudiTableBuilder
 
-    table = (
-        HudiTableBuilder.from_base_uri(base_path).build()
-        if hasattr(HudiTableBuilder, "from_base_uri")
-        else HudiTableBuilder(base_path).build()
-    )
+    table = HudiTableBuilder.from_base_uri(base_path).build()
     batches = table.read()
     frame = pa.Table.from_batches(batches) if batches else None
     if frame is None:

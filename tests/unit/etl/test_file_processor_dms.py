@@ -128,7 +128,12 @@ def test_current_cow_partitioned_golden_scenario(spark, lake: Lake) -> None:
         (TableStatus.COMPLETED, 1, 3),
         (TableStatus.COMPLETED, 1, 2),
     ]
+    # Hudi's write statistics: the load inserts 3; run 2 updates keys 1 and 2; the late file updates only
+    # key 3 (its older changes to keys 1 and 5 are dropped by event-time ordering); the reload inserts 2.
     assert runs[0].inserts == 3
+    assert runs[1].updates == 2
+    assert (runs[2].inserts, runs[2].updates, runs[2].deletes) == (0, 1, 0)
+    assert runs[3].inserts == 2
 
 
 @pytest.mark.spark
