@@ -135,6 +135,7 @@ def plan_counted(manager: BatchManager, tracker_tables: dict[str, Any], cadence:
         return batch_manager_handler.handle(event, None, manager), counter
 
 
+@pytest.mark.slow
 def test_plan_at_scale_reads_per_active_table_and_never_scans(
     manager: BatchManager, tracker_tables: dict[str, Any], tracker_names: TrackerTableNames, scale: dict[int, int]
 ) -> None:
