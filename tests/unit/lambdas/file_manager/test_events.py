@@ -55,3 +55,12 @@ def test_malformed_bodies_raise(s3_event: dict[str, Any], mutate: Any, message: 
     body = mutate(s3_event)
     with pytest.raises(MalformedEventError, match=message):
         parse_object_created(body if isinstance(body, str) else json.dumps(body))
+
+
+def test_a_kafka_connect_key_keeps_its_plus_signs(s3_event: dict[str, Any]) -> None:
+    # The S3 sink names files <topic>+<partition>+<offset>.json; S3 sends "+" as %2B in events.
+    event = object_created(s3_event, "inventory_debezium/inventory/products/products%2B0%2B0000000001.json")
+    assert (
+        parse_object_created(json.dumps(event)).key
+        == "inventory_debezium/inventory/products/products+0+0000000001.json"
+    )
