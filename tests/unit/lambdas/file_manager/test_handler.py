@@ -85,10 +85,11 @@ def test_registers_dms_full_load_and_cdc_files(
 def test_a_debezium_file_named_load_is_cdc(
     manager: FileManager, files: FileTracker, s3_event: dict[str, Any], sqs_event: dict[str, Any]
 ) -> None:
-    key = "inventory_debezium/inventory/products/LOAD-products+0+0000000001.json"
+    key = "inventory_debezium/inventory/products/LOAD-products%2B0%2B0000000001.json"  # as S3 encodes it
     run(manager, sqs_event, [object_created(s3_event, key)])
     [tracked] = files.landed_files("inventory_debezium.inventory.products")
     assert tracked.file_kind.value == "cdc"  # only DMS names full loads LOAD*
+    assert tracked.key == "inventory_debezium/inventory/products/LOAD-products+0+0000000001.json"
 
 
 def test_duplicate_delivery_changes_nothing(
