@@ -57,8 +57,10 @@ def table_info_from_item(item: dict[str, Any] | None) -> TableInfo:
     """A missing item or ``is_active`` false means the table has no active configuration."""
     if not item:
         return TableInfo(is_active=False, source_format=None)
-    raw_format = item.get("format")
-    source_format = SourceFormat(raw_format) if raw_format in SourceFormat._value2member_map_ else None
+    try:
+        source_format: SourceFormat | None = SourceFormat(item.get("format"))
+    except ValueError:
+        source_format = None  # an unknown format only changes how LOAD* files are classified
     return TableInfo(is_active=item.get("is_active") is True, source_format=source_format)
 
 
@@ -102,12 +104,13 @@ class FileManager:
         """Record the object once; see :class:`Outcome` for what can happen."""
         log = {"bucket": event.bucket, "key": event.key, "etag": event.etag, "event_id": event.event_id}
         reason = skip_reason(event.key, event.size)
+        staging_key = None
         if reason is None:
             try:
                 staging_key = parse_staging_key(event.key)
             except StagingKeyError as error:
                 reason = str(error)
-        if reason is not None:
+        if staging_key is None:
             logger.info("skipped a non-data object", extra={**log, "skip_reason": reason})
             return Outcome.SKIPPED
         info = self.table_info(staging_key.table_id)
