@@ -68,11 +68,17 @@ def run_demo(
     table_ids: tuple[str, ...] | None = None,
     rounds: int = CDC_ROUNDS,
     scenarios: DemoScenarios | None = None,
+    rotate_cdc: bool = True,
 ) -> DemoResult:
     """Full load, then ``rounds`` CDC rounds, a ``run`` after each; then validate every table."""
     started = time.monotonic()
     generator = DemoGenerator(
-        config, layout.staging, scale=scale, table_ids=table_ids, scenarios=scenarios or DemoScenarios()
+        config,
+        layout.staging,
+        scale=scale,
+        table_ids=table_ids,
+        scenarios=scenarios or DemoScenarios(),
+        rotate_cdc=rotate_cdc,
     )
     result = DemoResult()
     for round_number in range(rounds + 1):

@@ -346,6 +346,9 @@ class DemoScenarios:
     relanded_file: tuple[str, ...] = ("taxi_trips_dms.taxi_trips.table_3", "inventory_debezium.inventory.products")
     redelivered_event: tuple[str, ...] = ("taxi_trips_dms.taxi_trips.table_2", "orders_dynamodb.app.orders")
     envelope_form: tuple[str, ...] = ("inventory_debezium.inventory.products",)
+    late_round: int = 2  # the late file is made in this round and lands in the next
+    relanded_round: int = 2
+    redelivered_round: int = 1
 
 
 @dataclass
@@ -358,7 +361,7 @@ class DemoGenerator:
     seed: int = 20260101
     scenarios: DemoScenarios = field(default_factory=DemoScenarios)
     table_ids: tuple[str, ...] | None = None  # None: every active table of the configuration
-    # True: each DMS table changes in one CDC round of three (plus the rounds of its scenario), so the
+    # True: each DMS table changes in one CDC round of three (a scenario table: in its scenario's rounds), so the
     # default demo stays within its time budget; the Debezium and DynamoDB tables change every round.
     rotate_cdc: bool = True
     clock: OrderingClock = field(default_factory=OrderingClock)
@@ -405,12 +408,12 @@ class DemoGenerator:
         if not self.rotate_cdc or table.config.format is not SourceFormat.DMS:
             return True
         scenario_rounds = {
-            **{t: {1} for t in self.scenarios.redelivered_event},
-            **{t: {2} for t in self.scenarios.relanded_file},
-            **{t: {2, 3} for t in self.scenarios.late_file},
+            **{t: {self.scenarios.redelivered_round} for t in self.scenarios.redelivered_event},
+            **{t: {self.scenarios.relanded_round} for t in self.scenarios.relanded_file},
+            **{t: {self.scenarios.late_round, self.scenarios.late_round + 1} for t in self.scenarios.late_file},
         }
-        if round_number in scenario_rounds.get(table_id, set()):
-            return True
+        if table_id in scenario_rounds:
+            return round_number in scenario_rounds[table_id]
         slot = sum(ord(char) for char in table_id) % CDC_ROUNDS
         return slot == round_number % CDC_ROUNDS
 
@@ -432,7 +435,7 @@ class DemoGenerator:
     def _cdc_round(self, table: SourceTable, rng: random.Random, round_number: int) -> list[ChangeFile]:
         table_id = table.config.table_id
         size = self.initial_rows(table)
-        late = table_id in self.scenarios.late_file and round_number == 2
+        late = table_id in self.scenarios.late_file and round_number == self.scenarios.late_round
         landed: list[ChangeFile] = []
         files_this_round = 2
         for index in range(files_this_round):
@@ -449,7 +452,7 @@ class DemoGenerator:
                 continue
             self._write(table, change_file)
             landed.append(change_file)
-        if table_id in self.scenarios.relanded_file and round_number == 2:
+        if table_id in self.scenarios.relanded_file and round_number == self.scenarios.relanded_round:
             original = landed[-1]
             copy = ChangeFile(
                 table_id, _relanded_key(original.key), original.changes, round_number, copy_of=original.key
@@ -457,7 +460,7 @@ class DemoGenerator:
             table.files.append(copy)
             self._write(table, copy)
             landed.append(copy)
-        if table_id in self.scenarios.redelivered_event and round_number == 1:
+        if table_id in self.scenarios.redelivered_event and round_number == self.scenarios.redelivered_round:
             self.redelivered_keys.append(landed[0].key)
         return landed
 
