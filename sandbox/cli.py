@@ -62,6 +62,7 @@ def configure_logging(log_file: Path) -> None:
     console.setFormatter(logging.Formatter("%(asctime)s %(message)s", datefmt="%H:%M:%S"))
     console.addFilter(_progress_filter)
     root.addHandler(console)
+    logging.captureWarnings(True)  # library warnings go to the log file, not between the progress lines
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
     # moto logs every caught Step Functions failure (a Catch that works) with the whole state at ERROR.
