@@ -1,0 +1,73 @@
+"""Asset folders: hashed inputs, cached builds, the Glue folder's content."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from infrastructure import assets
+
+
+def _tree(root: Path) -> None:
+    (root / "odp").mkdir(parents=True)
+    (root / "odp" / "__init__.py").write_text("")
+    (root / "odp" / "__pycache__").mkdir()
+    (root / "odp" / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    (root / "lambdas" / "file_manager").mkdir(parents=True)
+    (root / "lambdas" / "file_manager" / "handler.py").write_text("def handler(event, context):\n    return {}\n")
+    (root / "etl" / "jobs").mkdir(parents=True)
+    (root / "etl" / "jobs" / "file_processor.py").write_text("print('job')\n")
+
+
+def _fake_pip(calls: list[tuple[str, ...]]):
+    def pip(*arguments: str) -> None:
+        calls.append(arguments)
+        if arguments[0] == "download":
+            target = Path(arguments[arguments.index("--dest") + 1])
+            target.mkdir(parents=True, exist_ok=True)
+            (target / "pydantic-2.14.3-py3-none-any.whl").write_bytes(b"wheel")
+
+    return pip
+
+
+def test_inputs_hash_changes_with_content_and_ignores_bytecode(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    files = list(assets._package_files(tmp_path, ("odp", "lambdas")))
+    assert [p.name for p in files] == ["__init__.py", "handler.py"]
+    first = assets.inputs_hash(tmp_path, files, ("pydantic==1",))
+    assert first == assets.inputs_hash(tmp_path, files, ("pydantic==1",))
+    assert first != assets.inputs_hash(tmp_path, files, ("pydantic==2",))
+    (tmp_path / "odp" / "__init__.py").write_text("X = 1\n")
+    assert first != assets.inputs_hash(tmp_path, files, ("pydantic==1",))
+
+
+def test_lambda_code_is_built_once_then_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _tree(tmp_path)
+    calls: list[tuple[str, ...]] = []
+    monkeypatch.setattr(assets, "_pip", _fake_pip(calls))
+    folder = assets.lambda_code(tmp_path, tmp_path / "cache")
+    assert (folder / "lambdas" / "file_manager" / "handler.py").is_file()
+    assert not (folder / "odp" / "__pycache__").exists()
+    assert assets.lambda_code(tmp_path, tmp_path / "cache") == folder
+    assert len(calls) == 1
+    assert calls[0][0] == "install"
+    assert "manylinux2014_x86_64" in calls[0]
+
+
+def test_glue_artifacts_hold_script_library_and_wheels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _tree(tmp_path)
+    monkeypatch.setattr(assets, "_pip", _fake_pip([]))
+    built = assets.glue_artifacts(tmp_path, tmp_path / "cache")
+    assert built.script == "file_processor.py"
+    assert built.wheels == ("wheels/pydantic-2.14.3-py3-none-any.whl",)
+    with zipfile.ZipFile(built.directory / built.library) as archive:
+        assert sorted(archive.namelist()) == ["etl/jobs/file_processor.py", "odp/__init__.py"]
+    again = assets.glue_artifacts(tmp_path, tmp_path / "cache2")
+    assert (again.directory / built.library).read_bytes() == (built.directory / built.library).read_bytes()
+
+
+def test_pip_failure_names_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(assets.AssetBuildError, match="pip"):
+        assets._pip("install", "--no-index", "--target", "/nonexistent-odp", "surely-not-a-package==0")

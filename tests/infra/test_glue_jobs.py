@@ -1,0 +1,84 @@
+"""Glue: one job per cadence with Glue 5.1, the cadence's workers, the ODP contract and Hudi's settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from infrastructure.assets import PYTHON_DEPENDENCIES
+from infrastructure.glue_jobs import GLUE_VERSION
+from odp.job_contract import FileProcessorJobArgs
+from odp.naming import TrackerTableNames, file_processor_job_name
+
+
+def _jobs(synthesized, env: str) -> dict[str, dict]:
+    jobs = synthesized.resources(synthesized.data_lakes[env], "AWS::Glue::Job").values()
+    return {job["Properties"]["Name"]: job["Properties"] for job in jobs}
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_one_job_per_cadence_sized_from_config(synthesized, config, env) -> None:
+    jobs = _jobs(synthesized, env)
+    assert set(jobs) == {file_processor_job_name(env, c) for c in config.cadences.cadences}
+    for name, cadence in config.cadences.cadences.items():
+        job = jobs[file_processor_job_name(env, name)]
+        assert job["GlueVersion"] == GLUE_VERSION == "5.1"
+        assert job["Command"]["Name"] == "glueetl"
+        assert job["WorkerType"] == cadence.worker_type.value
+        assert job["NumberOfWorkers"] == cadence.number_of_workers
+        assert job["ExecutionProperty"] == {"MaxConcurrentRuns": cadence.max_concurrency}
+        assert job["Timeout"] == cadence.job_timeout_minutes
+        assert job["SecurityConfiguration"] == f"odp-{env}-file-processor"
+        assert job["Connections"] == {"Connections": [f"odp-{env}-vpc"]}
+
+
+def test_default_arguments_carry_the_contract_and_hudi(synthesized, config) -> None:
+    env = "test"
+    names = TrackerTableNames.for_environment(env)
+    for name in config.cadences.cadences:
+        arguments = _jobs(synthesized, env)[file_processor_job_name(env, name)]["DefaultArguments"]
+        parsed = FileProcessorJobArgs.from_arguments({**arguments, "--odp_table_ids": '["a.b.c"]'})
+        assert parsed.environment == env
+        assert parsed.cadence == name
+        assert parsed.tracker_tables == names
+        assert parsed.catalog_sync is True
+        assert parsed.history_retention_days == config.environments.environments[env].data_retention_days
+        raw_root = arguments[f"--{FileProcessorJobArgs.RAW_ROOT}"]
+        assert "Fn::Join" in raw_root  # s3:// + the raw bucket's name
+        assert arguments["--datalake-formats"] == "hudi"
+        assert arguments["--enable-glue-datacatalog"] == "true"
+        conf = arguments["--conf"]
+        assert "spark.serializer=org.apache.spark.serializer.KryoSerializer" in conf
+        assert "spark.sql.hive.convertMetastoreParquet=false" in conf
+        assert arguments["--python-modules-installer-option"] == "--no-index"
+        assert str(arguments["--extra-py-files"]).count("odp_etl.zip") == 1
+        wheels = str(arguments["--additional-python-modules"])
+        for requirement in PYTHON_DEPENDENCIES:
+            package = requirement.split("==")[0].lower()
+            assert f"{package}-{requirement.split('==')[1]}" in wheels.lower()
+        assert "pydantic_core-" in wheels
+
+
+def test_security_configuration_encrypts_s3_logs_and_bookmarks(synthesized) -> None:
+    configs = synthesized.resources(synthesized.data_lakes["prod"], "AWS::Glue::SecurityConfiguration").values()
+    (security,) = configs
+    encryption = security["Properties"]["EncryptionConfiguration"]
+    assert encryption["S3Encryptions"][0]["S3EncryptionMode"] == "SSE-KMS"
+    assert encryption["CloudWatchEncryption"]["CloudWatchEncryptionMode"] == "SSE-KMS"
+    assert encryption["JobBookmarksEncryption"]["JobBookmarksEncryptionMode"] == "CSE-KMS"
+    for part in ("S3Encryptions", "CloudWatchEncryption", "JobBookmarksEncryption"):
+        value = encryption[part][0] if part == "S3Encryptions" else encryption[part]
+        assert "Fn::GetAtt" in value["KmsKeyArn"]
+
+
+def test_network_connection_and_databases(synthesized, config) -> None:
+    template = synthesized.data_lakes["dev"]
+    (connection,) = synthesized.resources(template, "AWS::Glue::Connection").values()
+    assert connection["Properties"]["ConnectionInput"]["ConnectionType"] == "NETWORK"
+    databases = {
+        d["Properties"]["DatabaseInput"]["Name"]
+        for d in synthesized.resources(template, "AWS::Glue::Database").values()
+    }
+    for table in config.tables:
+        assert table.database in databases
+        assert f"{table.source.lower()}_conformed" in databases
+        assert f"{table.source.lower()}_purpose_built" in databases
