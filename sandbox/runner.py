@@ -115,15 +115,23 @@ def _job_binding(
 
 
 def _outcome_failed(outcome: Any) -> bool:
-    return str(getattr(outcome, "status", "")) in (TableStatus.REFRESH_ERROR.value, FAILED) or bool(
-        getattr(outcome, "error", None)
-    )
+    """refresh_error, or skipped (another run held the lease: its files were not processed)."""
+    return str(getattr(outcome, "status", "")) in (
+        TableStatus.REFRESH_ERROR.value,
+        TableStatus.SKIPPED.value,
+    ) or bool(getattr(outcome, "error", None))
+
+
+def _outcome_error(outcome: Any) -> str | None:
+    if str(getattr(outcome, "status", "")) == TableStatus.SKIPPED.value and not outcome.error:
+        return "skipped: another run holds the table's lease (it expires after --odp_lease_seconds)"
+    return outcome.error
 
 
 def describe_outcome(outcome: Any) -> str:
     """One line for the console: what a table's run did."""
     if _outcome_failed(outcome):
-        return f"{outcome.table_id}: FAILED after {outcome.seconds:.1f} s: {outcome.error}"
+        return f"{outcome.table_id}: FAILED after {outcome.seconds:.1f} s: {_outcome_error(outcome)}"
     return (
         f"{outcome.table_id}: {outcome.files} file(s), +{outcome.inserts} ~{outcome.updates} -{outcome.deletes}, "
         f"{outcome.rows} rows, {outcome.seconds:.1f} s"
@@ -319,7 +327,7 @@ def _table_reports(
                         seconds=float(outcome.seconds or 0.0),
                         commit_instant=outcome.commit_instant,
                         base_path=getattr(outcome, "base_path", None) or base_path,
-                        error=outcome.error,
+                        error=_outcome_error(outcome),
                     )
                 )
                 continue
