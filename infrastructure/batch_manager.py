@@ -17,6 +17,7 @@ from infrastructure.tracking import Tracking
 HANDLER = "lambdas.batch_manager.handler.handler"
 SERVICE = "batch_manager"  # Powertools service name: the `service` dimension of its metrics
 FRESHNESS_METRIC = "OldestPendingFileAgeSeconds"
+CADENCE_DIMENSION = "cadence"
 METRICS_NAMESPACE = "ODP"
 FUNCTION_TIMEOUT = Duration.minutes(2)
 
@@ -55,7 +56,6 @@ class BatchManager(Construct):
         for logical in (
             "file_tracker",
             "processing_tracker",
-            "processing_tracker_history",
             "batch_config",
             "table_config",
         ):

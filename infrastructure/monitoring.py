@@ -21,8 +21,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from infrastructure.batch_manager import FRESHNESS_METRIC, METRICS_NAMESPACE
-from infrastructure.batch_manager import SERVICE as BATCH_MANAGER_SERVICE
+from infrastructure.batch_manager import CADENCE_DIMENSION, FRESHNESS_METRIC, METRICS_NAMESPACE
 from odp.config.models import Cadence
 from odp.naming import resource_prefix
 
@@ -125,8 +124,9 @@ class Monitoring(Construct):
         metric = cloudwatch.Metric(
             namespace=METRICS_NAMESPACE,
             metric_name=FRESHNESS_METRIC,
-            # Powertools adds the `service` dimension to every metric it emits.
-            dimensions_map={"cadence": cadence_name, "service": BATCH_MANAGER_SERVICE},
+            # The Batch Manager emits its metrics with Metrics(service=""): Powertools then adds no
+            # `service` dimension, and `cadence` is the metric's only dimension.
+            dimensions_map={CADENCE_DIMENSION: cadence_name},
             statistic="Maximum",
             period=PERIOD,
         )

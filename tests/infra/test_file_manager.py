@@ -69,3 +69,35 @@ def test_key_patterns_drop_suffixes_already_covered() -> None:
     assert key_patterns(["b", "a", "a"]) == [
         f"{source}/*{suffix}" for source in ("a", "b") for suffix in (".csv", ".gz", ".json", ".jsonl", ".parquet")
     ]
+
+
+def _role_statements(template: dict, function_props: dict) -> list[dict]:
+    role = function_props["Role"]["Fn::GetAtt"][0]
+    return [
+        statement
+        for resource in template["Resources"].values()
+        if resource["Type"] == "AWS::IAM::Policy" and {"Ref": role} in resource["Properties"]["Roles"]
+        for statement in resource["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def test_file_manager_may_register_but_not_scan(synthesized) -> None:
+    template = synthesized.data_lakes["dev"]
+    tables = {
+        r["Properties"]["TableName"]: logical
+        for logical, r in template["Resources"].items()
+        if r["Type"] == "AWS::DynamoDB::GlobalTable"
+    }
+    functions = _by_name(synthesized.resources(template, "AWS::Lambda::Function"), "FunctionName")
+    statements = _role_statements(template, functions["odp-dev-file-manager"][1])
+
+    def allowed(action: str, table: str) -> bool:
+        arn = {"Fn::GetAtt": [tables[table], "Arn"]}
+        return any(action in s["Action"] and (arn == s["Resource"] or arn in s["Resource"]) for s in statements)
+
+    assert allowed("dynamodb:PutItem", "odp-dev-file-tracker")
+    assert allowed("dynamodb:ConditionCheckItem", "odp-dev-file-tracker-history")
+    assert not allowed("dynamodb:PutItem", "odp-dev-file-tracker-history")
+    assert allowed("dynamodb:GetItem", "odp-dev-table-config")
+    assert not allowed("dynamodb:PutItem", "odp-dev-table-config")
+    assert all("dynamodb:Scan" not in s["Action"] for s in statements)

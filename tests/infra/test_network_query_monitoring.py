@@ -79,7 +79,7 @@ def test_freshness_alarm_per_cadence_at_twice_the_interval(synthesized, config, 
         alarm = alarms[f"odp-{env}-freshness-{name}"]
         assert alarm["MetricName"] == FRESHNESS_METRIC
         assert alarm["Namespace"] == "ODP"
-        assert {d["Name"]: d["Value"] for d in alarm["Dimensions"]} == {"cadence": name, "service": "batch_manager"}
+        assert {d["Name"]: d["Value"] for d in alarm["Dimensions"]} == {"cadence": name}
         expected_minutes = cadence.interval_minutes or DEFAULT_CRON_INTERVAL_MINUTES
         assert alarm["Threshold"] == 2 * 60 * expected_minutes
         assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
@@ -89,3 +89,24 @@ def test_freshness_threshold_values(config) -> None:
     cadences = config.cadences.cadences
     assert freshness_threshold_seconds(cadences["every_10_minutes"]) == 1200
     assert freshness_threshold_seconds(cadences["hourly"]) == 7200  # cron: the documented hourly default
+
+
+def test_freshness_alarm_dimensions_match_what_the_batch_manager_emits(synthesized) -> None:
+    """Emit the metric the way the Batch Manager does (lambdas.runtime.new_metrics, with the function's
+    own environment variables) and compare its dimension set with the alarm's."""
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    from infrastructure.batch_manager import CADENCE_DIMENSION
+    from lambdas.runtime import new_metrics
+    from odp.lambda_env import lambda_environment
+    from odp.naming import TrackerTableNames
+
+    environ = lambda_environment("dev", TrackerTableNames.for_environment("dev"), service="batch_manager")
+    metrics = new_metrics(environ, service="")
+    metrics.add_dimension(name=CADENCE_DIMENSION, value="hourly")
+    metrics.add_metric(name=FRESHNESS_METRIC, unit=MetricUnit.Seconds, value=1)
+    (emitted,) = metrics.serialize_metric_set()["_aws"]["CloudWatchMetrics"]
+    alarms = synthesized.resources(synthesized.data_lakes["dev"], "AWS::CloudWatch::Alarm").values()
+    alarm = next(a["Properties"] for a in alarms if a["Properties"]["AlarmName"] == "odp-dev-freshness-hourly")
+    assert emitted["Namespace"] == alarm["Namespace"]
+    assert emitted["Dimensions"] == [[d["Name"] for d in alarm["Dimensions"]]]
