@@ -22,3 +22,7 @@ class SchemaEvolutionError(EtlError):
 
 class TableConfigError(EtlError):
     """The table's configuration is missing or does not fit the data (e.g. CSV without columns)."""
+
+
+class CommitNotFoundError(EtlError):
+    """A Hudi write returned but the timeline shows no completed commit of this run: nothing is marked processed."""

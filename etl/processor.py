@@ -24,7 +24,7 @@ import boto3
 from botocore.exceptions import ClientError
 from pyspark.sql import SparkSession
 
-from etl.errors import TableConfigError
+from etl.errors import CommitNotFoundError, TableConfigError
 from etl.lease import LeaseKeeper
 from etl.readers import SourceFile, first_error, read_changes
 from etl.timeline import commit_of_run, committed_file_ids, completed_commits
@@ -157,7 +157,11 @@ class _TableRunner:
         base_path: str | None = None
         try:
             if not self.processing.acquire(
-                table_id, self.run_id, lease_seconds=self.args.lease_seconds, run_id=self.run_id
+                table_id,
+                self.run_id,
+                lease_seconds=self.args.lease_seconds,
+                run_id=self.run_id,
+                batch_id=self.args.batch_id,
             ):
                 return self._skipped(table_id, started_at)
             with LeaseKeeper(self.processing, table_id, self.run_id, lease_seconds=self.args.lease_seconds) as keeper:
@@ -178,6 +182,7 @@ class _TableRunner:
                 seconds=result.seconds,
                 commit_instant=result.commit_instant,
                 cadence=self.args.cadence,
+                batch_id=self.args.batch_id,
             )
             self.processing.finish(run, self.run_id, history_retention=self.retention)
             return result
@@ -194,6 +199,7 @@ class _TableRunner:
             finished_at=iso(self.clock()),
             error=message,
             cadence=self.args.cadence,
+            batch_id=self.args.batch_id,
         )
         self.processing.append_history(run, history_retention=self.retention)
         logger.warning("%s skipped: %s", table_id, message)
@@ -244,7 +250,9 @@ class _TableRunner:
             changes.unpersist()
         commit = commit_of_run(completed_commits(self.spark, base_path), self.run_id)
         if commit is None:
-            raise RuntimeError(f"{table_id}: the Hudi write returned but no completed commit of run {self.run_id}")
+            raise CommitNotFoundError(
+                f"{table_id}: the Hudi write returned but no completed commit of run {self.run_id}"
+            )
         if not self.args.catalog_sync:
             register_in_session_catalog(self.spark, config, base_path)
         self.hooks.after_commit(table_id, commit.instant)
@@ -281,6 +289,7 @@ class _TableRunner:
             error=message[:4000],
             error_trace=trace[-30000:],
             cadence=self.args.cadence,
+            batch_id=self.args.batch_id,
         )
         try:
             self.processing.finish(run, self.run_id, history_retention=self.retention)
