@@ -35,7 +35,6 @@ REGION = "eu-west-1"
 ENVIRONMENT = "sandbox"
 STAGING_BUCKET = "staging"
 RAW_BUCKET = "raw"
-ROLE_ARN = "arn:aws:iam::123456789012:role/odp-sandbox"  # moto's default account; never a real one
 EXECUTION_TIMEOUT_SECONDS = 4 * 3600
 JOB_SCRIPT = "s3://assets/etl/jobs/file_processor.py"  # never read: the sandbox binds the job in-process
 
@@ -135,6 +134,17 @@ class LocalAccount:
         finally:
             self._mock.stop()
 
+    @property
+    def role_arn(self) -> str:
+        """A role in moto's account (whatever id moto reports; never a real account)."""
+        return f"arn:aws:iam::{self.account_id}:role/odp-sandbox"
+
+    def function_arn(self, kind: str) -> str:
+        return function_arn(kind, self.account_id)
+
+    def queue_arn(self, name: str) -> str:
+        return f"arn:aws:sqs:{REGION}:{self.account_id}:{name}"
+
     def client(self, service: str) -> Any:
         return boto3.client(service, region_name=REGION)
 
@@ -168,7 +178,7 @@ class LocalAccount:
         job_name = file_processor_job_name(ENVIRONMENT, cadence)
         self.client("glue").create_job(
             Name=job_name,
-            Role=ROLE_ARN,
+            Role=self.role_arn,
             Command={"Name": "glueetl", "ScriptLocation": JOB_SCRIPT, "PythonVersion": "3"},
             DefaultArguments=self.static_job_arguments(cadence),
             ExecutionProperty={"MaxConcurrentRuns": max_concurrency},
@@ -186,7 +196,7 @@ class LocalAccount:
             }
         )
         arn = self.client("stepfunctions").create_state_machine(
-            name=state_machine_name(ENVIRONMENT, cadence), definition=json.dumps(definition), roleArn=ROLE_ARN
+            name=state_machine_name(ENVIRONMENT, cadence), definition=json.dumps(definition), roleArn=self.role_arn
         )["stateMachineArn"]
         self.state_machines[cadence] = arn
 

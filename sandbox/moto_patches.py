@@ -51,6 +51,7 @@ from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 
 MOTO_VERSION = "5.2.5"
 
+_ZEROS = "0" * 12  # placeholder account of a function named without its ARN
 LambdaHandler = Callable[[dict[str, Any], Any], Any]
 
 
@@ -143,7 +144,7 @@ def invoke_bound_lambda(parameters: dict, region: str, state_credentials: Any) -
     raw = parameters.get("Payload")
     event = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw or "{}")
     bindings.lambda_calls.append((name, event))
-    arn = function_name if function_name.startswith("arn:") else f"arn:aws:lambda:{region}:000000000000:function:{name}"
+    arn = function_name if function_name.startswith("arn:") else f"arn:aws:lambda:{region}:{_ZEROS}:function:{name}"
     context = LambdaContext(function_name=name, invoked_function_arn=arn)
     try:
         result = handler(event, context)

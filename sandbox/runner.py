@@ -41,7 +41,7 @@ from sandbox.report import FAILED, SUCCEEDED, UNCHANGED, CadenceReport, RunRepor
 from sandbox.staging import BucketMap, list_objects, new_objects, object_created_event, sqs_batches
 
 LOG = logging.getLogger("sandbox")
-QUEUE_ARN = f"arn:aws:sqs:{REGION}:123456789012:odp-sandbox-file-events"
+FILE_EVENTS_QUEUE = "odp-sandbox-file-events"
 
 # Where the real code lives (imported when a run starts, so the sandbox imports without Spark).
 FILE_MANAGER = "lambdas.file_manager.handler"
@@ -159,12 +159,12 @@ def announce_new_files(
     redeliveries = [e for e, obj in zip(events, fresh, strict=True) if obj.key in set(hooks.redeliver_keys)]
     failed_keys: set[str] = set()
     before = _count_items(account, account.names.file_tracker)
-    deliveries = [*sqs_batches(events, queue_arn=QUEUE_ARN, region=REGION)]
-    deliveries += sqs_batches(redeliveries, queue_arn=QUEUE_ARN, region=REGION)
+    deliveries = [*sqs_batches(events, queue_arn=account.queue_arn(FILE_EVENTS_QUEUE), region=REGION)]
+    deliveries += sqs_batches(redeliveries, queue_arn=account.queue_arn(FILE_EVENTS_QUEUE), region=REGION)
     for batch in deliveries:
         context = LambdaContext(
             function_name=function_name("file-manager"),
-            invoked_function_arn=f"arn:aws:lambda:{REGION}:123456789012:function:{function_name('file-manager')}",
+            invoked_function_arn=account.function_arn("file-manager"),
         )
         response = file_manager(batch, context) or {}
         by_id = {record["messageId"]: record for record in batch["Records"]}

@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import quote_plus
 
 SQS_BATCH_SIZE = 10
-EVENT_ACCOUNT = "000000000000"
+EVENT_ACCOUNT = "0" * 12  # placeholder: the events' account field is not read by ODP
 
 
 @dataclass(frozen=True)
