@@ -38,6 +38,8 @@ def layout(tmp_path: Path) -> SandboxLayout:
     return layout
 
 
+@pytest.mark.spark
+@pytest.mark.slow
 def test_small_demo_validates_every_table(config: OdpConfig, layout: SandboxLayout, spark: object) -> None:
     """Four tables, one per kind (DMS current with a late file, DMS historical, Debezium with a
     re-landed file and the envelope form, DynamoDB with a redelivered event): full load + 2 rounds."""
@@ -59,6 +61,8 @@ def test_small_demo_validates_every_table(config: OdpConfig, layout: SandboxLayo
     assert result.ok
 
 
+@pytest.mark.spark
+@pytest.mark.slow
 def test_a_corrupt_file_fails_only_its_table_and_a_rerun_without_it_completes(
     config: OdpConfig, layout: SandboxLayout, spark: object
 ) -> None:
@@ -96,6 +100,8 @@ def test_a_corrupt_file_fails_only_its_table_and_a_rerun_without_it_completes(
     assert check_table(spark, rerun.table(TABLE_2).base_path, table_2.config, table_2.expected_rows(0)).ok
 
 
+@pytest.mark.spark
+@pytest.mark.slow
 def test_a_rerun_with_no_new_files_does_no_glue_work(config: OdpConfig, layout: SandboxLayout, spark: object) -> None:
     generator = DemoGenerator(config, layout.staging, table_ids=(PRODUCTS,))
     generator.generate_round(0)
