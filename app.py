@@ -4,8 +4,6 @@
 The CDK CLI passes cdk.json's context (feature flags, ``-c branch=``) through the environment.
 """
 
-from aws_cdk import App
+from infrastructure.application import build_app, new_app
 
-from infrastructure.application import build_app
-
-build_app(App()).synth()
+build_app(new_app()).synth()

@@ -29,9 +29,8 @@ def test_every_environment_has_a_data_lake_and_a_pipeline(synthesized, config) -
 
 
 def test_cdk_nag_reports_no_unacknowledged_finding(synthesized) -> None:
-    # The synth would have raised ValidationFailed; the report on disk must agree. CDK's own
-    # "CloudFormation Validate" plugin may add warnings (W3010: the AZs are named on purpose, so
-    # synth needs no lookup); no plugin may report an error, and cdk-nag nothing at all.
+    # The synth would have raised ValidationFailed; the report on disk must agree: no plugin may
+    # report an error, and cdk-nag nothing at all.
     report = json.loads((synthesized.outdir / "validation-report.json").read_text(encoding="utf-8"))
     nag = [v for p in report["pluginReports"] if p["pluginName"] == "AwsSolutions" for v in p["violations"]]
     errors = [v for p in report["pluginReports"] for v in p["violations"] if v["severity"] == "error"]
