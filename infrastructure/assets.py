@@ -89,12 +89,20 @@ def _copy_packages(root: Path, packages: Iterable[str], target: Path) -> None:
         shutil.copy2(path, destination)
 
 
+KEEP_BUILDS = 3  # per kind: older folders are removed (a concurrent synth may still read a recent one)
+
+
 def _publish(build: Path, final: Path) -> Path:
-    """Move a finished build into place; another process may have won the race, which is fine."""
+    """Move a finished build into place (another process may have won the race, which is fine),
+    then remove all but the ``KEEP_BUILDS`` newest folders of the same kind."""
     try:
         os.replace(build, final)
     except OSError:
         shutil.rmtree(build, ignore_errors=True)
+    kind = final.name.split("-", 1)[0]
+    builds = sorted(final.parent.glob(f"{kind}-*"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in (p for p in builds[KEEP_BUILDS:] if p != final and "-build-" not in p.name):
+        shutil.rmtree(old, ignore_errors=True)
     return final
 
 

@@ -71,3 +71,17 @@ def test_glue_artifacts_hold_script_library_and_wheels(tmp_path: Path, monkeypat
 def test_pip_failure_names_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(assets.AssetBuildError, match="pip"):
         assets._pip("install", "--no-index", "--target", "/nonexistent-odp", "surely-not-a-package==0")
+
+
+def test_only_the_newest_builds_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _tree(tmp_path)
+    monkeypatch.setattr(assets, "_pip", _fake_pip([]))
+    cache = tmp_path / "cache"
+    built = []
+    for version in range(assets.KEEP_BUILDS + 2):
+        (tmp_path / "odp" / "__init__.py").write_text(f"VERSION = {version}\n")
+        built.append(assets.lambda_code(tmp_path, cache))
+    remaining = sorted(p.name for p in cache.glob("lambda-*"))
+    assert len(remaining) == assets.KEEP_BUILDS
+    assert built[-1].name in remaining
+    assert built[0].name not in remaining
