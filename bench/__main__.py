@@ -7,12 +7,13 @@ writes its results under the work folder (never into bench/results) unless ``--r
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.report import text_table, write_chart, write_json
+from bench.report import markdown, text_table, write_chart, write_json
 from bench.runner import CONTENDERS, run_benchmark
 from bench.workload import WorkloadSpec
 
@@ -34,11 +35,16 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--work-dir", type=Path, default=DEFAULT_WORK, help="staging files and tables")
     run.add_argument("--results-dir", type=Path, help="where the JSON and PNG go")
     run.add_argument("--name", help="results file name without suffix (default: today's date)")
+    table = commands.add_parser("markdown", help="print a results file as the README's table")
+    table.add_argument("results", type=Path)
     return top
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "markdown":
+        print(markdown(json.loads(args.results.read_text())))
+        return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     sizes = {"tables": args.tables, "rows": args.rows, "waves": args.waves}
     defaults = SMALL if args.small else {}

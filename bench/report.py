@@ -94,3 +94,37 @@ def write_chart(document: dict[str, Any], path: Path) -> Path | None:
     figure.savefig(path, dpi=110)
     plt.close(figure)
     return path
+
+
+def markdown(document: dict[str, Any]) -> str:
+    """The README's results table, from a results document."""
+    workload, machine = document["workload"], document["machine"]
+    waves = len(workload["change_rows_per_wave"])
+    headers = ["contender", "status", "full load s", *[f"CDC wave {n} s" for n in range(1, waves)], "total s"]
+    headers += ["rows/s", "peak RSS MB", "files written", "processes", "time vs hudi_per_table"]
+    lines = [
+        f"{workload['tables']} tables x {workload['rows']:,} rows, {workload['waves']} CDC wave(s), change rows per "
+        f"wave {workload['change_rows_per_wave']}; {machine['cpu']}, {machine['cores']} cores, "
+        f"{machine['memory_gib']} GiB, Spark {machine['spark']} {machine['spark_master']}, Hudi {machine['hudi']}; "
+        f"run {document['started_at']} to {document['finished_at']}.",
+        "",
+        "| " + " | ".join(headers) + " |",
+        "|" + "---|" * len(headers),
+    ]
+    for name, result in document["contenders"].items():
+        if result["status"] != "ok":
+            cells = [name, f"{result['status']}: {result['reason'][:160]}", *[""] * (len(headers) - 2)]
+        else:
+            cells = [
+                name,
+                "ok",
+                *[f"{wave['seconds']:.1f}" for wave in result["waves"]],
+                f"{result['total_seconds']:.1f}",
+                f"{result['rows_per_second']:.0f}",
+                f"{result['peak_rss_mb']:.0f}",
+                str(result["files_written"]),
+                str(result["processes"]),
+                _ratio(document["ratio_to_hudi_per_table"].get(name)),
+            ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
