@@ -87,6 +87,12 @@ def hudi_write_options(
         "hoodie.insert.shuffle.parallelism": "2",
         "hoodie.delete.shuffle.parallelism": "2",
     }
+    if config.mode is TableMode.CURRENT and partitions:
+        # A key's partition value can change (an update to the partition column, or a delete whose
+        # image carries an old value). A global index finds the stored row in whichever partition it
+        # is and moves it, where the default per-partition index would leave a stale copy behind.
+        options["hoodie.index.type"] = "GLOBAL_SIMPLE"
+        options["hoodie.simple.index.update.partition.path"] = "true"
     if config.table_type is TableType.MERGE_ON_READ:
         options.update(
             {

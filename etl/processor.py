@@ -101,8 +101,7 @@ def load_table_config(table_config: Any, table_id: str) -> TableConfig:
     item = table_config.get_item(Key={"table_id": table_id}, ConsistentRead=True).get("Item")
     if item is None:
         raise TableConfigError(f"{table_id}: no table_config item; deploy the configuration first")
-    # Optional attributes are left out of the item when unset; TableConfig wants them present (as None).
-    return table_config_from_item({"ordering_column": None, "columns": None, **item})
+    return table_config_from_item(item)
 
 
 def source_files(landed: list[TrackedFile], resolve_uri: Callable[[str], str]) -> list[SourceFile]:
@@ -156,6 +155,9 @@ class _TableRunner:
         started_at = iso(self.clock())
         base_path: str | None = None
         try:
+            config = load_table_config(self.table_config, table_id)
+            if not config.is_active:
+                return self._skipped(table_id, started_at, "inactive in table_config: its files stay landed")
             if not self.processing.acquire(
                 table_id,
                 self.run_id,
@@ -163,9 +165,8 @@ class _TableRunner:
                 run_id=self.run_id,
                 batch_id=self.args.batch_id,
             ):
-                return self._skipped(table_id, started_at)
+                return self._skipped(table_id, started_at, "leased by another run")
             with LeaseKeeper(self.processing, table_id, self.run_id, lease_seconds=self.args.lease_seconds) as keeper:
-                config = load_table_config(self.table_config, table_id)
                 base_path = self.args.table_base_path(config.database, config.target_table)
                 result = self._process(table_id, config, base_path, keeper, started)
             run = TableRun(
@@ -189,8 +190,7 @@ class _TableRunner:
         except Exception as error:  # noqa: BLE001 - the per-table error boundary: record, report, move on
             return self._failed(table_id, started_at, started, error, base_path)
 
-    def _skipped(self, table_id: str, started_at: str) -> TableResult:
-        message = "leased by another run"
+    def _skipped(self, table_id: str, started_at: str, message: str) -> TableResult:
         run = TableRun(
             table_id,
             self.run_id,

@@ -288,7 +288,7 @@ class TableConfig(_Strict):
     table: str
     format: SourceFormat
     primary_key: tuple[str, ...]
-    ordering_column: str | None
+    ordering_column: str | None = None
     partition_by: tuple[str, ...]
     table_type: TableType
     mode: TableMode
@@ -296,7 +296,7 @@ class TableConfig(_Strict):
     database: str
     target_table: str
     is_active: bool
-    columns: dict[str, str] | None
+    columns: dict[str, str] | None = None
 
     @property
     def table_id(self) -> str:

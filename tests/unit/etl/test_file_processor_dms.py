@@ -228,3 +228,30 @@ def test_current_mor_with_two_partition_columns(spark, lake: Lake) -> None:
     assert rows_of(spark, result.base_path, ["id", "name", "region", "kind"]) == expected
     assert (lake.root / "raw" / "lake_db" / "items" / "region=eu" / "kind=x").is_dir()
     # No hudi-rs read here: hudi-rs 0.5 rejects CustomKeyGenerator's `region:SIMPLE` partition fields.
+
+
+@pytest.mark.spark
+def test_a_row_whose_partition_value_changes_moves_instead_of_duplicating(spark, lake: Lake) -> None:
+    config = lake.configure(table_config("movers", partition_by=("region",)))
+    table_id = config.table_id
+    lake.land_parquet(
+        config,
+        "20260101-000001.parquet",
+        [_c("I", "00001", 1, "ann", "eu"), _c("I", "00001", 2, "bob", "eu")],
+        CDC,
+    )
+    assert lake.run(spark, table_id).tables[0].status is TableStatus.COMPLETED
+    # ann moves from eu to us; then bob is deleted with an image that still says "us" (stale)
+    lake.land_parquet(
+        config,
+        "20260101-000002.parquet",
+        [_c("U", "00002", 1, "ann", "us"), _c("D", "00003", 2, "bob", "us")],
+        CDC,
+    )
+    result = lake.run(spark, table_id).tables[0]
+    assert result.status is TableStatus.COMPLETED
+    assert rows_of(spark, result.base_path, ["id", "name", "region"]) == [(1, "ann", "us")]
+    partitions = sorted(p.name for p in (lake.root / "raw" / "lake_db" / "movers").glob("region=*"))
+    assert partitions == ["region=eu", "region=us"]
+    files_with_ann = spark.read.format("hudi").load(result.base_path).where("id = 1").select("_hoodie_partition_path")
+    assert [row[0] for row in files_with_ann.collect()] == ["region=us"]

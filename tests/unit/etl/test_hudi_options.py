@@ -42,6 +42,18 @@ def test_current_cow_partitioned_options() -> None:
     assert options["hoodie.datasource.write.commitmeta.key.prefix"] == "_odp_"
     assert not any(name.startswith("hoodie.datasource.hive_sync") for name in options)
     assert "hoodie.compact.inline" not in options
+    # partitioned current tables use a global index so a row whose partition value changes moves
+    assert options["hoodie.index.type"] == "GLOBAL_SIMPLE"
+    assert options["hoodie.simple.index.update.partition.path"] == "true"
+
+
+def test_unpartitioned_and_historical_tables_keep_the_default_index() -> None:
+    for config in (
+        table_config("plain"),
+        table_config("history", partition_by=("region",), mode=TableMode.HISTORICAL),
+    ):
+        options = hudi_write_options(config, operation=WriteOperation.UPSERT, catalog_sync=False, metadata_table=False)
+        assert "hoodie.index.type" not in options, config.table
 
 
 def test_historical_mor_with_glue_sync() -> None:

@@ -48,8 +48,13 @@ def test_first_load_adds_every_table_and_cadence(config_dir: Path, tracker_table
 def test_items_read_back_as_the_same_typed_table(config_dir: Path, tracker_tables: dict) -> None:
     load(config_dir, tracker_tables)
     config = load_config(config_dir)
-    item = tracker_tables["table_config"].get_item(Key={"table_id": "taxi_trips_dms.taxi_trips.table_13"})["Item"]
-    assert table_config_from_item(item) == config.table("taxi_trips_dms.taxi_trips.table_13")
+    for table_id in ("taxi_trips_dms.taxi_trips.table_13", "inventory_debezium.inventory.products"):
+        item = tracker_tables["table_config"].get_item(Key={"table_id": table_id})["Item"]
+        assert table_config_from_item(item) == config.table(table_id)
+    # Unset optional settings are left out of the item and come back as None.
+    products = tracker_tables["table_config"].get_item(Key={"table_id": "inventory_debezium.inventory.products"})["Item"]
+    assert "ordering_column" not in products
+    assert table_config_from_item(products).ordering_column is None
 
 
 def test_second_load_changes_nothing(config_dir: Path, tracker_tables: dict) -> None:
