@@ -52,7 +52,9 @@ def test_items_read_back_as_the_same_typed_table(config_dir: Path, tracker_table
         item = tracker_tables["table_config"].get_item(Key={"table_id": table_id})["Item"]
         assert table_config_from_item(item) == config.table(table_id)
     # Unset optional settings are left out of the item and come back as None.
-    products = tracker_tables["table_config"].get_item(Key={"table_id": "inventory_debezium.inventory.products"})["Item"]
+    products = tracker_tables["table_config"].get_item(Key={"table_id": "inventory_debezium.inventory.products"})[
+        "Item"
+    ]
     assert "ordering_column" not in products
     assert table_config_from_item(products).ordering_column is None
 
