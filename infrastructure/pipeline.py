@@ -96,13 +96,19 @@ class PipelineStack(Stack):
         """CDK Pipelines generates its roles and artifact store; acknowledge what cdk-nag says of them."""
         pipeline = self.pipeline.pipeline
         values = {"region": self.region, "account": self.account, "artifacts": logical_id(pipeline.artifact_bucket)}
-        acknowledge_many(self.pipeline, _PIPELINE_FINDINGS, **values)
+        acknowledge(pipeline.artifact_bucket, "AwsSolutions-S1", _ARTIFACT_BUCKET_REASON)
+        # Each generated role's policy, one by one (the same CDK-made statements recur in each).
+        policies = [c for c in self.pipeline.node.find_all() if isinstance(c, iam.CfnPolicy)]
+        for policy in policies:
+            acknowledge_many(policy, _PIPELINE_FINDINGS, **values)
         for resource in self.pipeline.node.find_all():
             if isinstance(resource, codebuild.CfnProject):
-                acknowledge_many(self.pipeline, _PROJECT_FINDINGS, project=self.get_logical_id(resource), **values)
+                # The project's role (and its policy) is a child of the project construct.
+                project = resource.node.scope
+                acknowledge_many(project, _PROJECT_FINDINGS, project=self.get_logical_id(resource), **values)
         for region, support in pipeline.cross_region_support.items():
             acknowledge(
-                self.pipeline,
+                pipeline.role.node.find_child("DefaultPolicy"),
                 f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::{self.resolve(support.replication_bucket.bucket_name)}/*]",
                 f"The pipeline replicates its artifacts to {region} (the DR stack) through this bucket's objects.",
             )
@@ -137,10 +143,10 @@ _PIPELINE_FINDINGS: dict[str, str] = {
     "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:codebuild:{region}:{account}:report-group/*]": (
         "The asset-publishing CodeBuild projects may publish reports to their own report groups."
     ),
-    "AwsSolutions-S1": (
-        "The pipeline artifact bucket holds only transient build artifacts; CloudTrail records access to it."
-    ),
 }
+_ARTIFACT_BUCKET_REASON = (
+    "The pipeline artifact bucket holds only transient build artifacts; CloudTrail records access to it."
+)
 _CODEBUILD_LOGS = "arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws/codebuild"
 _PROJECT_FINDINGS: dict[str, str] = {
     "AwsSolutions-IAM5[Resource::" + _CODEBUILD_LOGS + "/<{project}>:*]": (
