@@ -134,9 +134,19 @@ def _round_checks(round_number: int, landed: list[Any], redelivered: list[str], 
 
 
 def render_demo(result: DemoResult) -> str:
-    headers = ["table", "mode", "expected rows", "actual rows", "expected checksum", "actual checksum", "result"]
+    headers = [
+        "table",
+        "mode",
+        "expected rows",
+        "spark rows",
+        "expected checksum",
+        "spark checksum",
+        "hudi-rs",
+        "result",
+    ]
     rows = [
         [c.table_id, c.mode, c.expected_rows, c.actual_rows, c.expected_checksum, c.actual_checksum,
+         "same" if c.hudi_rs_ok else f"{c.hudi_rs_rows} rows, {c.hudi_rs_checksum}",
          "ok" if c.ok else f"MISMATCH{': ' + c.error if c.error else ''}"]
         for c in result.checks
     ]  # fmt: skip
