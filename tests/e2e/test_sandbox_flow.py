@@ -120,7 +120,18 @@ def test_a_rerun_with_no_new_files_does_no_glue_work(config: OdpConfig, layout: 
     assert [execution.status for execution in second.cadences] == ["SUCCEEDED"] * len(config.cadences.cadences)
     # Tracker state came back from the lake folder: the table is still at its first commit.
     table = generator.tables[PRODUCTS]
-    assert check_table(spark, first.table(PRODUCTS).base_path, table.config, table.expected_rows(0)).ok
+    base_path = first.table(PRODUCTS).base_path
+    assert check_table(spark, base_path, table.config, table.expected_rows(0)).ok
+    # The validation can fail: one changed value or one missing row is seen by both readers.
+    changed = table.expected_rows(0)
+    changed[3] = {**changed[3], "weight": changed[3]["weight"] + 0.001}
+    wrong = check_table(spark, base_path, table.config, changed)
+    assert not wrong.ok
+    assert (wrong.actual_rows, wrong.hudi_rs_rows) == (len(changed), len(changed))
+    assert wrong.expected_checksum not in (wrong.actual_checksum, wrong.hudi_rs_checksum)
+    short = check_table(spark, base_path, table.config, table.expected_rows(0)[1:])
+    assert not short.spark_ok
+    assert not short.hudi_rs_ok
 
 
 def test_the_state_machine_with_an_empty_batch_list_succeeds_without_glue(
