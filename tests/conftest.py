@@ -76,7 +76,7 @@ def tracker_tables(dynamodb: object, tracker_names: TrackerTableNames) -> dict[s
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - pyspark is imported lazily
+def spark(tmp_path_factory: pytest.TempPathFactory):  # pyspark is imported lazily: no return annotation
     """The one local Spark + Hudi session of the test run (local[2], 2 shuffle partitions, UI off)."""
     from etl.spark_session import local_spark_session
 
