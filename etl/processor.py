@@ -28,6 +28,7 @@ from etl.errors import CommitNotFoundError, TableConfigError
 from etl.lease import LeaseKeeper
 from etl.readers import SourceFile, first_error, read_changes
 from etl.timeline import commit_of_run, committed_file_ids, completed_commits
+from etl.tombstones import tombstone_path
 from etl.writer import register_in_session_catalog, write_changes
 from odp.config.items import table_config_from_item
 from odp.config.models import TableConfig
@@ -51,10 +52,15 @@ Clock = Callable[[], datetime]
 class ProcessorHooks(Protocol):
     """Points where tests (and only tests) inject failures."""
 
+    def before_commit(self, table_id: str) -> None: ...
+
     def after_commit(self, table_id: str, commit_instant: str) -> None: ...
 
 
 class NoHooks:
+    def before_commit(self, table_id: str) -> None:
+        return None
+
     def after_commit(self, table_id: str, commit_instant: str) -> None:
         return None
 
@@ -75,6 +81,7 @@ class TableResult:
     error: str | None = None
     base_path: str | None = None
     reconciled: int = 0  # landed files found already committed and moved without re-applying them
+    stale_dropped: int = 0  # current mode: incoming upserts not newer than their key's committed delete
 
 
 @dataclass(frozen=True)
@@ -235,7 +242,7 @@ class _TableRunner:
             first_error(changes, tuple(config.primary_key))
             rows = changes.count()
             keeper.check()
-            write_changes(
+            written = write_changes(
                 self.spark,
                 changes.drop("_odp_error") if "_odp_error" in changes.columns else changes,
                 config,
@@ -245,6 +252,8 @@ class _TableRunner:
                 metadata_table=self.args.catalog_sync,
                 file_ids=[s.file_id for s in sources],
                 run_id=self.run_id,
+                tombstone_path=tombstone_path(self.args.raw_root, config.database, config.target_table),
+                before_commit=lambda: self.hooks.before_commit(table_id),
             )
         finally:
             changes.unpersist()
@@ -270,6 +279,7 @@ class _TableRunner:
             commit_instant=commit.instant,
             base_path=base_path,
             reconciled=len(done),
+            stale_dropped=written.stale_dropped,
         )
 
     def _failed(

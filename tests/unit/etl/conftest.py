@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from etl.processor import JobOutcome, ProcessorHooks, run_file_processor
+from etl.processor import JobOutcome, NoHooks, ProcessorHooks, run_file_processor
 from odp.config.items import table_config_item
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
 from odp.job_contract import FileProcessorJobArgs
@@ -166,7 +166,7 @@ def hudi_rs_rows(base_path: str, columns: list[str]) -> list[tuple]:
 Hook = Callable[[str, str], None]
 
 
-class CrashAfterCommit:
+class CrashAfterCommit(NoHooks):
     """Fails the run between the Hudi commit and the tracker update, once."""
 
     def __init__(self) -> None:
@@ -176,3 +176,15 @@ class CrashAfterCommit:
         if self.fired == 0:
             self.fired += 1
             raise RuntimeError(f"simulated crash after commit {commit_instant} of {table_id}")
+
+
+class CrashBeforeCommit(NoHooks):
+    """Fails the run between the tombstone write and the table's Hudi commit, once."""
+
+    def __init__(self) -> None:
+        self.fired = 0
+
+    def before_commit(self, table_id: str) -> None:
+        if self.fired == 0:
+            self.fired += 1
+            raise RuntimeError(f"simulated crash before the commit of {table_id}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from etl.change_frame import for_current_table, latest_per_key, with_sequence
+from etl.tombstones import mark_stale, tombstone_rows
 
 SCHEMA = "_odp_op string, _odp_ordering string, _odp_file string, _odp_file_order int, _odp_row long, id int, v string"
 
@@ -48,3 +49,32 @@ def test_sequence_sorts_like_ordering_file_row(spark) -> None:
     assert frame.first()._odp_seq == "0042 a/f.parquet 000000000007"
     empty = with_sequence(spark.createDataFrame([("I", "", "LOAD00000001.parquet", 0, 9, 1, "x")], SCHEMA))
     assert empty.first()._odp_seq < frame.first()._odp_seq  # a full-load row without ordering is older
+
+
+@pytest.mark.spark
+def test_upserts_not_newer_than_a_tombstone_are_stale(spark) -> None:
+    changes = spark.createDataFrame(
+        [
+            ("U", "03", "late", 0, 0, 1, "older than the delete"),
+            ("U", "05", "late", 0, 1, 2, "same ordering, earlier file"),
+            ("I", "09", "late", 0, 2, 3, "newer than the delete"),
+            ("D", "01", "late", 0, 3, 4, "an older delete: kept, changes nothing"),
+            ("U", "01", "late", 0, 4, 5, "no tombstone"),
+        ],
+        SCHEMA,
+    )
+    latest = with_sequence(changes).transform(latest_per_key(["id"]))
+    tombstones = spark.createDataFrame(
+        [(1, "05 f 000000000000"), (2, "05 m 000000000000"), (3, "05 f 000000000000"), (4, "05 f 000000000000")],
+        "id int, _odp_seq string",
+    )
+    flagged = mark_stale(latest, tombstones, ["id"])
+    assert flagged.columns == [*latest.columns, "_odp_stale"]  # the key keeps its place
+    assert sorted((r.id, r._odp_stale) for r in flagged.collect()) == [
+        (1, True),
+        (2, True),
+        (3, False),
+        (4, False),
+        (5, False),
+    ]
+    assert sorted((r.id, r._odp_seq) for r in tombstone_rows(latest, ["id"]).collect()) == [(4, "01 late 000000000003")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from etl.hudi_options import WriteOperation, hudi_write_options, key_generator
+from etl.tombstones import tombstone_path, tombstone_write_options
 from odp.config.models import TableMode, TableType
 from tests.unit.etl.conftest import table_config
 
@@ -72,3 +73,27 @@ def test_historical_mor_with_glue_sync() -> None:
         options["hoodie.datasource.hive_sync.partition_extractor_class"]
         == "org.apache.hudi.hive.NonPartitionedExtractor"
     )
+
+
+def test_tombstone_options_and_path() -> None:
+    config = table_config(
+        "orders", partition_by=("region",), table_type=TableType.MERGE_ON_READ, primary_key=("a", "b")
+    )
+    for metadata_table in (False, True):
+        options = tombstone_write_options(config, operation=WriteOperation.UPSERT, metadata_table=metadata_table)
+        assert options["hoodie.metadata.enable"] == ("true" if metadata_table else "false")
+    assert options["hoodie.table.name"] == "orders_odp_tombstones"
+    assert options["hoodie.datasource.write.table.type"] == "COPY_ON_WRITE"  # whatever the table's type
+    assert options["hoodie.datasource.write.operation"] == "upsert"
+    assert options["hoodie.datasource.write.recordkey.field"] == "a,b"
+    assert options["hoodie.datasource.write.precombine.field"] == "_odp_seq"
+    assert options["hoodie.record.merge.mode"] == "EVENT_TIME_ORDERING"
+    # keyed by the primary key alone, not partitioned: a key has one tombstone, whatever its partition
+    assert options["hoodie.datasource.write.keygenerator.class"] == "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
+    assert options["hoodie.datasource.write.partitionpath.field"] == ""
+    assert options["hoodie.upsert.shuffle.parallelism"] == "2"
+    # never synced to a catalog, and nothing lands in the commit's extra metadata
+    assert options["hoodie.datasource.meta.sync.enable"] == "false"
+    assert options["hoodie.datasource.hive_sync.enable"] == "false"
+    assert not any(name.startswith("_") for name in options)
+    assert tombstone_path("s3://raw/", "lake_db", "orders") == "s3://raw/lake_db/_odp_tombstones/orders"
