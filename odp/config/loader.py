@@ -30,6 +30,8 @@ from odp.config.models import (
 ENVIRONMENTS_FILE = "environments.yaml"
 CADENCES_FILE = "cadences.yaml"
 TABLES_DIR = "tables"
+# ODP keeps its own data beside the tables (e.g. <database>/_odp_tombstones/): no table may take such a name.
+RESERVED_PREFIX = "_odp"
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -276,6 +278,15 @@ def _load_tables(
                         display,
                         where,
                         f"duplicate table id {table.table_id!r} (first at {table_locations[table.table_id]})",
+                    )
+                )
+                continue
+            if table.target_table.startswith(RESERVED_PREFIX):
+                issues.append(
+                    ConfigIssue(
+                        display,
+                        f"{where}.target_table",
+                        f"{table.target_table!r}: names starting with {RESERVED_PREFIX!r} are reserved for ODP",
                     )
                 )
                 continue

@@ -188,6 +188,11 @@ CASES: list[tuple[str, Callable[[dict], None], str]] = [
         "tables/shop.yaml: tables[1].target_table: target shop_raw.orders is already written by tables/shop.yaml tables[0]",
     ),
     (
+        "target table name reserved for ODP",
+        lambda f: table(f, 1).update(target_table="_odp_tombstones"),
+        "tables/shop.yaml: tables[1].target_table: '_odp_tombstones': names starting with '_odp' are reserved for ODP",
+    ),
+    (
         "disaster-recovery region equal to the primary",
         lambda f: f["environments.yaml"]["environments"]["prod"].update(dr_region="eu-west-1"),
         "environments.yaml: environments.prod: dr_region 'eu-west-1' must differ from region",
