@@ -37,6 +37,19 @@ def new_metrics(environ: Mapping[str, str] | None = None, *, service: str | None
     return Metrics(namespace=env.get(METRICS_NAMESPACE) or DEFAULT_METRICS_NAMESPACE, service=service)
 
 
+def publish_metrics(metrics: Metrics) -> None:
+    """Flush the invocation's metrics and always clear them.
+
+    Powertools (3.37) skips the clear when POWERTOOLS_METRICS_DISABLED is set, and its metric set is
+    shared by every Metrics object of the process: without this, metrics and dimensions of one
+    invocation leak into the next (the sandbox runs many invocations in one process).
+    """
+    try:
+        metrics.flush_metrics()
+    finally:
+        metrics.clear_metrics()
+
+
 def bind_lambda_context(logger: Any, context: Any) -> None:
     """Add the request id and function name to every log line, when a real context is given."""
     request_id = getattr(context, "aws_request_id", None)

@@ -12,7 +12,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Tracer
 
 from lambdas.batch_manager.manager import BatchManager, BatchManagerError
-from lambdas.runtime import bind_lambda_context, dynamodb_tables, new_metrics
+from lambdas.runtime import bind_lambda_context, dynamodb_tables, new_metrics, publish_metrics
 from odp.tracker import FileTracker, ProcessingTracker
 
 logger = Logger()
@@ -75,7 +75,7 @@ def handle(event: dict[str, Any], context: Any, manager: BatchManager) -> dict[s
         raise InvalidRequestError(f"unknown action {action!r}: expected 'plan' or 'summarise'")
     finally:
         if manager.metrics is not None:
-            manager.metrics.flush_metrics()
+            publish_metrics(manager.metrics)
 
 
 @tracer.capture_lambda_handler(capture_response=False)

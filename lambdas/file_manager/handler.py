@@ -15,7 +15,7 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from lambdas.file_manager.manager import FileManager
-from lambdas.runtime import bind_lambda_context, dynamodb_tables, new_metrics
+from lambdas.runtime import bind_lambda_context, dynamodb_tables, new_metrics, publish_metrics
 from odp.tracker import FileTracker
 
 logger = Logger()
@@ -63,7 +63,7 @@ def handle(event: dict[str, Any], context: Any, manager: FileManager) -> dict[st
         return response
     finally:
         if manager.metrics is not None:
-            manager.metrics.flush_metrics()
+            publish_metrics(manager.metrics)
 
 
 @tracer.capture_lambda_handler(capture_response=False)
