@@ -103,9 +103,12 @@ def test_freshness_alarm_dimensions_match_what_the_batch_manager_emits(synthesiz
 
     environ = lambda_environment("dev", TrackerTableNames.for_environment("dev"), service="batch_manager")
     metrics = new_metrics(environ, service="")
-    metrics.add_dimension(name=CADENCE_DIMENSION, value="hourly")
-    metrics.add_metric(name=FRESHNESS_METRIC, unit=MetricUnit.Seconds, value=1)
-    (emitted,) = metrics.serialize_metric_set()["_aws"]["CloudWatchMetrics"]
+    try:
+        metrics.add_dimension(name=CADENCE_DIMENSION, value="hourly")
+        metrics.add_metric(name=FRESHNESS_METRIC, unit=MetricUnit.Seconds, value=1)
+        (emitted,) = metrics.serialize_metric_set()["_aws"]["CloudWatchMetrics"]
+    finally:
+        metrics.clear_metrics()  # Powertools shares one metric set per process: leave it empty
     alarms = synthesized.resources(synthesized.data_lakes["dev"], "AWS::CloudWatch::Alarm").values()
     alarm = next(a["Properties"] for a in alarms if a["Properties"]["AlarmName"] == "odp-dev-freshness-hourly")
     assert emitted["Namespace"] == alarm["Namespace"]
