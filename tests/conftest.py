@@ -18,7 +18,7 @@ from odp.naming import TrackerTableNames
 from odp.tracker.schema import create_tables
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SAMPLES_DIR = Path(os.environ.get("ODP_SAMPLES_DIR", REPO_ROOT.parent / "shared" / "samples"))
+SAMPLES_DIR = Path(os.environ.get("ODP_SAMPLES_DIR", REPO_ROOT / "tests" / "samples"))
 AWS_REGION = "eu-west-1"
 
 
@@ -29,9 +29,9 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def samples_dir() -> Path:
-    """../shared/samples: real events and CDC files published by others, read as they are."""
+    """tests/samples: real events and CDC files published by others, kept as they are (see SOURCES.md)."""
     if not SAMPLES_DIR.is_dir():
-        pytest.fail(f"samples not found at {SAMPLES_DIR}; clone the repo beside shared/ or set ODP_SAMPLES_DIR")
+        pytest.fail(f"samples not found at {SAMPLES_DIR}")
     return SAMPLES_DIR
 
 
