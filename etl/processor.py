@@ -27,11 +27,11 @@ from pyspark.sql import SparkSession
 from etl.errors import CommitNotFoundError, TableConfigError
 from etl.lease import LeaseKeeper
 from etl.readers import SourceFile, first_error, read_changes
-from etl.timeline import commit_of_run, committed_file_ids, completed_commits
+from etl.timeline import commit_of_run, committed_file_ids, completed_commits, discard_uncommitted_table
 from etl.tombstones import tombstone_path
 from etl.writer import register_in_session_catalog, write_changes
 from odp.config.items import table_config_from_item
-from odp.config.models import TableConfig
+from odp.config.models import TableConfig, TableMode
 from odp.job_contract import FileProcessorJobArgs
 from odp.tracker import (
     FileKind,
@@ -82,6 +82,7 @@ class TableResult:
     base_path: str | None = None
     reconciled: int = 0  # landed files found already committed and moved without re-applying them
     stale_dropped: int = 0  # current mode: incoming upserts not newer than their key's committed delete
+    discarded: tuple[str, ...] = ()  # tables (main / tombstones) whose first commit never completed, removed
 
 
 @dataclass(frozen=True)
@@ -215,6 +216,7 @@ class _TableRunner:
     def _process(
         self, table_id: str, config: TableConfig, base_path: str, keeper: LeaseKeeper, started: float
     ) -> TableResult:
+        discarded = self._discard_uncommitted(config, base_path)
         landed = self.files.landed_files(table_id)
         commits = completed_commits(self.spark, base_path)
         consumed = committed_file_ids(commits)
@@ -235,6 +237,7 @@ class _TableRunner:
                 seconds=time.monotonic() - started,
                 base_path=base_path,
                 reconciled=len(done),
+                discarded=discarded,
             )
         sources = source_files(todo, self.resolve_uri)
         changes = read_changes(self.spark, sources, config).persist()
@@ -280,7 +283,18 @@ class _TableRunner:
             base_path=base_path,
             reconciled=len(done),
             stale_dropped=written.stale_dropped,
+            discarded=discarded,
         )
+
+    def _discard_uncommitted(self, config: TableConfig, base_path: str) -> tuple[str, ...]:
+        """Recover from a run killed during a first commit: of the table, or of its tombstone table.
+
+        Runs under the table's lease, before anything reads either table. Returns the paths discarded.
+        """
+        paths = [base_path]
+        if config.mode is TableMode.CURRENT:
+            paths.append(tombstone_path(self.args.raw_root, config.database, config.target_table))
+        return tuple(path for path in paths if discard_uncommitted_table(self.spark, path))
 
     def _failed(
         self, table_id: str, started_at: str, started: float, error: Exception, base_path: str | None
