@@ -17,7 +17,7 @@ import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import boto3
@@ -25,7 +25,7 @@ from botocore.exceptions import ClientError
 from pyspark.sql import SparkSession
 
 from etl.errors import CommitNotFoundError, TableConfigError
-from etl.lease import LeaseKeeper
+from etl.lease import GlueJobRuns, JobRuns, LeaseKeeper
 from etl.readers import SourceFile, first_error, read_changes
 from etl.timeline import commit_of_run, committed_file_ids, completed_commits, discard_uncommitted_table
 from etl.tombstones import tombstone_path
@@ -36,6 +36,7 @@ from odp.job_contract import FileProcessorJobArgs
 from odp.tracker import (
     FileKind,
     FileTracker,
+    JobRunRef,
     LeaseLostError,
     ProcessingTracker,
     TableRun,
@@ -140,6 +141,8 @@ class _TableRunner:
         clock: Clock,
         hooks: ProcessorHooks,
         run_id: str,
+        job_run: JobRunRef | None = None,
+        job_runs: JobRuns | None = None,
     ) -> None:
         names = args.tracker_tables
         self.spark = spark
@@ -155,6 +158,8 @@ class _TableRunner:
         self.clock = clock
         self.hooks = hooks
         self.run_id = run_id
+        self.job_run = job_run
+        self.job_runs = job_runs
         self.retention = timedelta(days=args.history_retention_days)
 
     def run(self, table_id: str) -> TableResult:
@@ -166,14 +171,9 @@ class _TableRunner:
             config = load_table_config(self.table_config, table_id)
             if not config.is_active:
                 return self._skipped(table_id, started_at, "inactive in table_config: its files stay landed")
-            if not self.processing.acquire(
-                table_id,
-                self.run_id,
-                lease_seconds=self.args.lease_seconds,
-                run_id=self.run_id,
-                batch_id=self.args.batch_id,
-            ):
-                return self._skipped(table_id, started_at, "leased by another run")
+            refused = self._acquire(table_id)
+            if refused is not None:
+                return self._skipped(table_id, started_at, refused)
             with LeaseKeeper(self.processing, table_id, self.run_id, lease_seconds=self.args.lease_seconds) as keeper:
                 base_path = self.args.table_base_path(config.database, config.target_table)
                 result = self._process(table_id, config, base_path, keeper, started)
@@ -197,6 +197,36 @@ class _TableRunner:
             return result
         except Exception as error:  # noqa: BLE001 - the per-table error boundary: record, report, move on
             return self._failed(table_id, started_at, started, error, base_path)
+
+    def _acquire(self, table_id: str) -> str | None:
+        """Take the table's lease; None when held, else why not (names the holder and its expiry).
+
+        A lease held by a run whose Glue job run has ended (FAILED, TIMEOUT, STOPPED; gone in the
+        sandbox) is taken over at once instead of waiting for it to expire.
+        """
+
+        def acquire(replacing: str | None = None) -> bool:
+            return self.processing.acquire(
+                table_id,
+                self.run_id,
+                lease_seconds=self.args.lease_seconds,
+                run_id=self.run_id,
+                batch_id=self.args.batch_id,
+                job_run=self.job_run,
+                replacing=replacing,
+            )
+
+        if acquire():
+            return None
+        holder = self.processing.state(table_id)
+        holder_run = holder.lease_job_run
+        ended = self.job_runs.ended(holder_run) if holder_run is not None and self.job_runs is not None else None
+        if ended is not None and holder.lease_owner is not None and acquire(replacing=holder.lease_owner):
+            logger.warning("%s: took over the lease of run %s at once: %s", table_id, holder.lease_owner, ended)
+            return None
+        expires = datetime.fromtimestamp(holder.lease_expires_at or 0, UTC)
+        job = f" (job run {holder_run.run_id} of {holder_run.job_name})" if holder_run is not None else ""
+        return f"leased by another run: {holder.lease_owner}{job} holds the table until {iso(expires)}"
 
     def _skipped(self, table_id: str, started_at: str, message: str) -> TableResult:
         run = TableRun(
@@ -331,11 +361,15 @@ def run_file_processor(
     resolve_uri: Callable[[str], str] | None = None,
     clock: Clock | None = None,
     hooks: ProcessorHooks | None = None,
+    job_run: JobRunRef | None = None,
+    job_runs: JobRuns | None = None,
 ) -> JobOutcome:
     """Process every table of ``args.table_ids``, each in its own error boundary. Never raises for a table.
 
     ``dynamodb`` is a boto3 DynamoDB resource; ``resolve_uri`` maps ``s3://bucket/key`` to what Spark
-    reads (identity on Glue; the sandbox maps buckets to folders).
+    reads (identity on Glue; the sandbox maps buckets to folders). ``job_run`` (the Glue job run this
+    is) is recorded with each lease; ``job_runs`` answers whether another lease holder's job run has
+    ended (default: glue:GetJobRun).
     """
     run_id = f"{args.batch_id}-{uuid.uuid4().hex[:12]}"
     runner = _TableRunner(
@@ -346,6 +380,8 @@ def run_file_processor(
         clock=clock or utc_now,
         hooks=hooks or NoHooks(),
         run_id=run_id,
+        job_run=job_run,
+        job_runs=job_runs if job_runs is not None else GlueJobRuns(boto3.client("glue")),
     )
     outcome = JobOutcome(run_id=run_id)
     for table_id in args.table_ids:

@@ -24,6 +24,7 @@ from odp.config.loader import OdpConfig
 from odp.job_contract import FileProcessorJobArgs, JobArgumentError
 from odp.lambda_env import lambda_environment
 from odp.naming import file_processor_job_name
+from odp.tracker import JobRunRef, TableState
 from odp.tracker.repository import FileTracker, ProcessingTracker
 from odp.tracker.statuses import FileStatus, TableStatus
 from sandbox import state_store
@@ -101,7 +102,13 @@ def _job_binding(
         except JobArgumentError as error:
             return GlueRunResult("FAILED", str(error))
         LOG.info("  batch %s: %d table(s): %s", args.batch_id, len(args.table_ids), ", ".join(args.table_ids))
-        outcome = run_file_processor(spark, args, dynamodb=account.dynamodb(), resolve_uri=bucket_map.resolve)
+        outcome = run_file_processor(
+            spark,
+            args,
+            dynamodb=account.dynamodb(),
+            resolve_uri=bucket_map.resolve,
+            job_run=JobRunRef(job_name, run_id),
+        )
         for table in outcome.tables:
             outcomes[table.table_id] = table
             LOG.debug("    %s", describe_outcome(table))
@@ -334,9 +341,8 @@ def _table_reports(
             state = processing.state(table.table_id)
             pending = _pending_files(account, table.table_id)
             execution = failed_execution.get(name)
-            if pending and execution is not None:
-                # It had work but no job reported on it: the execution failed around it.
-                error = f"not processed: execution {execution.status} ({execution.error}: {execution.cause})"
+            error = _not_run_cause(name, state, execution, outcomes) if pending else None
+            if error is not None:
                 reports.append(
                     TableReport(table.table_id, name, FAILED, files=pending, base_path=base_path, error=error)
                 )
@@ -345,6 +351,29 @@ def _table_reports(
             status = FAILED if pending and last_error else UNCHANGED
             reports.append(TableReport(table.table_id, name, status, base_path=base_path, error=last_error))
     return reports
+
+
+def _not_run_cause(
+    cadence: str, state: TableState, execution: CadenceReport | None, outcomes: dict[str, Any]
+) -> str | None:
+    """Why a table with pending files was not run by any job, or None when nothing stopped it.
+
+    The real cause: another run's lease, or the tables whose failure ended the execution before a
+    job reached this one (never just "execution FAILED", which blames the table for another's error).
+    """
+    if state.lease_is_held(int(time.time())):
+        job = state.lease_job_run
+        holder = f"{state.lease_owner}" + (f" (job run {job.run_id} of {job.job_name})" if job else "")
+        until = datetime.fromtimestamp(state.lease_expires_at or 0, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return f"not processed: leased by another run: {holder} holds the table until {until}"
+    if execution is None:
+        return None
+    failed = sorted(t.table_id for t in outcomes.values() if _outcome_failed(t))
+    cause = f"failed: {', '.join(failed)}" if failed else f"{execution.error}: {execution.cause}"
+    return (
+        f"not processed: the {cadence} execution ended {execution.status} before a job ran this table ({cause}); "
+        "its files stay landed for the next run"
+    )
 
 
 def _pending_files(account: LocalAccount, table_id: str) -> int:

@@ -13,6 +13,7 @@ import logging
 import sys
 
 from odp.job_contract import FileProcessorJobArgs
+from odp.tracker import JobRunRef
 
 logger = logging.getLogger("etl.jobs.file_processor")
 
@@ -42,6 +43,19 @@ def parse_arguments(argv: list[str]) -> FileProcessorJobArgs:
     return FileProcessorJobArgs.from_arguments({k: v for k, v in vars(known).items() if v is not None})
 
 
+def job_run_of(argv: list[str]) -> JobRunRef | None:
+    """The Glue job run this process is: Glue passes ``--JOB_NAME`` and ``--JOB_RUN_ID`` to every script."""
+    values: dict[str, str] = {}
+    for name in ("JOB_NAME", "JOB_RUN_ID"):
+        flag = f"--{name}"
+        for index, arg in enumerate(argv[:-1]):
+            if arg == flag:
+                values[name] = argv[index + 1]
+    if len(values) < 2:
+        return None
+    return JobRunRef(values["JOB_NAME"], values["JOB_RUN_ID"])
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one batch; 0 when every table completed or was skipped, 1 when any failed."""
     from etl.processor import run_file_processor  # noqa: PLC0415 - keep import time free of Spark
@@ -58,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         from etl.spark_session import local_spark_session  # noqa: PLC0415
 
         spark = local_spark_session("odp-file-processor")
-    outcome = run_file_processor(spark, args)
+    outcome = run_file_processor(spark, args, job_run=job_run_of(argv))
     for result in outcome.tables:
         logger.info(
             "%s %s files=%d rows=%d error=%s", result.table_id, result.status, result.files, result.rows, result.error

@@ -1,6 +1,6 @@
 """File and processing trackers: item schema, statuses, keys, and repositories over DynamoDB."""
 
-from odp.tracker.items import TableRun, TableState, TrackedFile, iso, utc_now
+from odp.tracker.items import JobRunRef, TableRun, TableState, TrackedFile, iso, utc_now
 from odp.tracker.keys import StagingKey, StagingKeyError, file_kind, make_file_id, parse_staging_key, skip_reason
 from odp.tracker.repository import FileTracker, LeaseLostError, PendingSummary, ProcessingTracker, TrackerError
 from odp.tracker.statuses import FileKind, FileStatus, TableStatus
@@ -9,6 +9,7 @@ __all__ = [
     "FileKind",
     "FileStatus",
     "FileTracker",
+    "JobRunRef",
     "LeaseLostError",
     "PendingSummary",
     "ProcessingTracker",

@@ -92,6 +92,14 @@ class TrackedFile:
 
 
 @dataclass(frozen=True)
+class JobRunRef:
+    """One run of a Glue job (``--JOB_NAME`` / ``--JOB_RUN_ID``): who holds a table's lease."""
+
+    job_name: str
+    run_id: str
+
+
+@dataclass(frozen=True)
 class TableRun:
     """One run of one table: a processing_tracker_history row and the summary on processing_tracker."""
 
@@ -161,6 +169,15 @@ class TableState:
     last_updates: int | None = None
     last_deletes: int | None = None
     last_seconds: float | None = None
+    # The Glue job run holding the lease (recorded by acquire), so a later run can ask whether it ended.
+    lease_job_name: str | None = None
+    lease_job_run_id: str | None = None
+
+    @property
+    def lease_job_run(self) -> JobRunRef | None:
+        if self.lease_job_name and self.lease_job_run_id:
+            return JobRunRef(self.lease_job_name, self.lease_job_run_id)
+        return None
 
     def lease_is_held(self, now_epoch: int) -> bool:
         """A lease counts while its expiry lies in the future; at or past it, any run may take it over."""

@@ -20,6 +20,7 @@ from botocore.exceptions import ClientError
 from odp.tracker.items import (
     PENDING_ATTRIBUTE,
     PENDING_INDEX,
+    JobRunRef,
     TableRun,
     TableState,
     TrackedFile,
@@ -266,13 +267,19 @@ class ProcessingTracker:
         lease_seconds: int,
         run_id: str | None = None,
         batch_id: str | None = None,
+        job_run: JobRunRef | None = None,
+        replacing: str | None = None,
     ) -> bool:
         """Take the table's lease if it is free, expired, or already ours. Sets status updating_table.
 
         A lease whose expiry equals the current second counts as expired (as in
         :meth:`TableState.lease_is_held`), so the Batch Manager and the job agree on who may take it.
         ``batch_id`` (optional) is recorded as ``last_batch_id``: a run that dies before
-        :meth:`finish` is then still attributed to its batch.
+        :meth:`finish` is then still attributed to its batch. ``job_run`` (the Glue job run holding
+        the lease) is recorded as ``lease_job_name`` / ``lease_job_run_id``, so a later run can ask
+        Glue whether the holder has ended. ``replacing`` takes the lease over from that owner even
+        before it expires (its job run has ended); the write is conditional on that owner still
+        holding it, so two runs never take over the same lease.
 
         Returns False when another run holds an unexpired lease.
         """
@@ -293,20 +300,28 @@ class ProcessingTracker:
             ":now": iso(now),
             ":epoch": int(now.timestamp()),
         }
-        # A new run starts: the batch of an earlier run must not be attributed to it.
-        remove = ""
+        # A new run starts: the batch and job run of an earlier run must not be attributed to it.
+        removes = []
         if batch_id is not None:
             sets.append("last_batch_id = :batch")
             values[":batch"] = batch_id
         else:
-            remove = " REMOVE last_batch_id"
+            removes.append("last_batch_id")
+        if job_run is not None:
+            sets += ["lease_job_name = :job_name", "lease_job_run_id = :job_run_id"]
+            values[":job_name"] = job_run.job_name
+            values[":job_run_id"] = job_run.run_id
+        else:
+            removes += ["lease_job_name", "lease_job_run_id"]
+        condition = "attribute_not_exists(lease_owner) OR lease_expires_at <= :epoch OR lease_owner = :owner"
+        if replacing is not None:
+            condition += " OR lease_owner = :previous"
+            values[":previous"] = replacing
         try:
             self._tracker.update_item(
                 Key={"table_id": table_id},
-                UpdateExpression="SET " + ", ".join(sets) + remove,
-                ConditionExpression=(
-                    "attribute_not_exists(lease_owner) OR lease_expires_at <= :epoch OR lease_owner = :owner"
-                ),
+                UpdateExpression="SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else ""),
+                ConditionExpression=condition,
                 ExpressionAttributeNames={"#status": "status"},
                 ExpressionAttributeValues=values,
             )
@@ -339,7 +354,7 @@ class ProcessingTracker:
         try:
             self._tracker.update_item(
                 Key={"table_id": table_id},
-                UpdateExpression="REMOVE lease_owner, lease_expires_at",
+                UpdateExpression="REMOVE lease_owner, lease_expires_at, lease_job_name, lease_job_run_id",
                 ConditionExpression="lease_owner = :owner",
                 ExpressionAttributeValues={":owner": owner},
             )
@@ -386,7 +401,7 @@ class ProcessingTracker:
             "last_deletes = :deletes",
             "last_seconds = :seconds",
         ]
-        removes = ["lease_owner", "lease_expires_at"]
+        removes = ["lease_owner", "lease_expires_at", "lease_job_name", "lease_job_run_id"]
         if run.batch_id is not None:
             sets.append("last_batch_id = :batch")
             values[":batch"] = run.batch_id
