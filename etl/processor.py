@@ -25,18 +25,21 @@ from botocore.exceptions import ClientError
 from pyspark.sql import SparkSession
 
 from etl.errors import CommitNotFoundError, TableConfigError
-from etl.lease import GlueJobRuns, JobRuns, LeaseKeeper
+from etl.lease import LeaseKeeper
 from etl.readers import SourceFile, first_error, read_changes
 from etl.timeline import commit_of_run, committed_file_ids, completed_commits, discard_uncommitted_table
 from etl.tombstones import tombstone_path
 from etl.writer import register_in_session_catalog, write_changes
 from odp.config.items import table_config_from_item
 from odp.config.models import TableConfig, TableMode
+from odp.faults import fault_point
 from odp.job_contract import FileProcessorJobArgs
 from odp.tracker import (
     FileKind,
     FileTracker,
+    GlueJobRuns,
     JobRunRef,
+    JobRuns,
     LeaseLostError,
     ProcessingTracker,
     TableRun,
@@ -286,7 +289,7 @@ class _TableRunner:
                 file_ids=[s.file_id for s in sources],
                 run_id=self.run_id,
                 tombstone_path=tombstone_path(self.args.raw_root, config.database, config.target_table),
-                before_commit=lambda: self.hooks.before_commit(table_id),
+                before_commit=lambda: self._before_commit(table_id),
             )
         finally:
             changes.unpersist()
@@ -297,9 +300,11 @@ class _TableRunner:
             )
         if not self.args.catalog_sync:
             register_in_session_catalog(self.spark, config, base_path)
+        fault_point("etl.after_commit")
         self.hooks.after_commit(table_id, commit.instant)
         keeper.check()
         self.files.mark_processed(todo, commit_instant=commit.instant, run_id=self.run_id, retention=self.retention)
+        fault_point("etl.after_mark_processed")
         return TableResult(
             table_id,
             TableStatus.COMPLETED,
@@ -315,6 +320,10 @@ class _TableRunner:
             stale_dropped=written.stale_dropped,
             discarded=discarded,
         )
+
+    def _before_commit(self, table_id: str) -> None:
+        fault_point("etl.before_commit")  # tombstones written, the table's commit not started
+        self.hooks.before_commit(table_id)
 
     def _discard_uncommitted(self, config: TableConfig, base_path: str) -> tuple[str, ...]:
         """Recover from a run killed during a first commit: of the table, or of its tombstone table.

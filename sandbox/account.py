@@ -156,6 +156,8 @@ class LocalAccount:
         ddb = self.client("dynamodb")
         create_tables(ddb, self.names)
         state_store.restore_tables(ddb, list(self.names.as_dict().values()), self.layout.lake)
+        # From here on every client of the default session saves what it writes before its call returns.
+        state_store.WriteThrough(self.layout.lake, self.names.as_dict().values()).register(boto3._get_default_session())
         resource = self.dynamodb()
         self.config_plan = load_into_dynamodb(
             self.config,

@@ -21,6 +21,7 @@ from urllib.parse import unquote_plus
 from boto3.dynamodb.conditions import Attr
 
 from odp.config.loader import OdpConfig
+from odp.faults import fault_point
 from odp.job_contract import FileProcessorJobArgs, JobArgumentError
 from odp.lambda_env import lambda_environment
 from odp.naming import file_processor_job_name
@@ -269,6 +270,7 @@ def run_sandbox(
             lambda_environment(ENVIRONMENT, account.names, service="file-manager"), _handler(FILE_MANAGER)
         )
         announced, registered = announce_new_files(account, layout, file_manager, hooks)
+        fault_point("sandbox.after_file_manager")
         withdrawn = withdraw_deleted_files(account, layout)
         executions: list[CadenceReport] = []
         with bound_services(bindings):

@@ -27,6 +27,7 @@ from odp.tracker.items import (
     iso,
     utc_now,
 )
+from odp.tracker.job_runs import JobRuns
 from odp.tracker.keys import file_kind
 from odp.tracker.statuses import FileStatus, TableStatus
 
@@ -251,10 +252,13 @@ class FileTracker:
 class ProcessingTracker:
     """processing_tracker (lease and last outcome per table) and processing_tracker_history."""
 
-    def __init__(self, tracker_table: Any, history_table: Any, *, clock: Clock = utc_now) -> None:
+    def __init__(
+        self, tracker_table: Any, history_table: Any, *, clock: Clock = utc_now, job_runs: JobRuns | None = None
+    ) -> None:
         self._tracker = tracker_table
         self._history = history_table
         self._clock = clock
+        self._job_runs = job_runs  # answers whether a lease holder's job run has ended (None: never asked)
 
     def _now_epoch(self) -> int:
         return int(self._clock().timestamp())
@@ -453,9 +457,18 @@ class ProcessingTracker:
         return found
 
     def leased_tables(self, table_ids: Iterable[str]) -> set[str]:
-        """Tables whose lease is held and unexpired now."""
+        """Tables whose lease is held and unexpired now, by a job run that has not ended.
+
+        With ``job_runs``, a lease whose recorded job run has ended (FAILED, TIMEOUT, STOPPED, or gone)
+        does not count: the next job run takes it over at once instead of waiting for its expiry.
+        """
         now = self._now_epoch()
-        return {table_id for table_id, state in self.states(table_ids).items() if state.lease_is_held(now)}
+        held = {table_id: state for table_id, state in self.states(table_ids).items() if state.lease_is_held(now)}
+        return {table_id for table_id, state in held.items() if not self._holder_ended(state)}
+
+    def _holder_ended(self, state: TableState) -> bool:
+        job_run = state.lease_job_run
+        return self._job_runs is not None and job_run is not None and self._job_runs.ended(job_run) is not None
 
     def history(self, table_id: str) -> list[TableRun]:
         items = _paginate(self._history.query, KeyConditionExpression=Key("table_id").eq(table_id))

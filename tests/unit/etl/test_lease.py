@@ -11,9 +11,9 @@ import pyarrow as pa
 import pytest
 from moto.glue.models import glue_backends
 
-from etl.lease import GlueJobRuns, LeaseKeeper
+from etl.lease import LeaseKeeper
 from etl.processor import run_file_processor
-from odp.tracker import JobRunRef, LeaseLostError, ProcessingTracker, TableStatus, iso
+from odp.tracker import GlueJobRuns, JobRunRef, LeaseLostError, ProcessingTracker, TableStatus, iso
 from tests.conftest import AWS_REGION
 from tests.unit.etl.conftest import Lake, table_config
 
