@@ -12,7 +12,7 @@ import importlib
 import json
 import logging
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -25,7 +25,7 @@ from odp.faults import fault_point
 from odp.job_contract import FileProcessorJobArgs, JobArgumentError
 from odp.lambda_env import lambda_environment
 from odp.naming import file_processor_job_name
-from odp.tracker import JobRunRef, TableState
+from odp.tracker import JobRunRef, TableState, classify_staging_object
 from odp.tracker.repository import FileTracker, ProcessingTracker
 from odp.tracker.statuses import FileStatus, TableStatus
 from sandbox import state_store
@@ -148,16 +148,17 @@ def describe_outcome(outcome: Any) -> str:
 
 def announce_new_files(
     account: LocalAccount, layout: SandboxLayout, file_manager: Callable[..., Any], hooks: RunHooks
-) -> tuple[int, int]:
-    """Send S3 events for new staging objects to the File Manager; returns (announced, registered).
+) -> tuple[int, int, dict[str, str]]:
+    """Send S3 events for new staging objects to the File Manager; returns (announced, registered, not applied).
 
     An object whose message the File Manager reports as failed is not marked announced, so the next
-    run sends it again (as SQS would redeliver it).
+    run sends it again (as SQS would redeliver it). "Not applied" maps each announced object the File
+    Manager skipped, or kept as unregistered, to the reason (the same decision the File Manager makes).
     """
     announced = state_store.load_announced(layout.lake)
     fresh = new_objects(list_objects(layout.staging), announced)
     if not fresh:
-        return 0, 0
+        return 0, 0, {}
     now = datetime.now(UTC)
     base = int(now.timestamp() * 1_000_000)
     events = [
@@ -188,7 +189,38 @@ def announce_new_files(
     state_store.save_announced(layout.lake, announced)
     registered = _count_items(account, account.names.file_tracker) - before
     LOG.info("announced %d new staging file(s); %d registered in file_tracker", len(fresh), registered)
-    return len(fresh), registered
+    not_applied = _not_applied(account, fresh)
+    for key, reason in not_applied.items():
+        LOG.warning("not applied: %s: %s", key, reason)
+    return len(fresh), registered, not_applied
+
+
+def _not_applied(account: LocalAccount, fresh: list[Any]) -> dict[str, str]:
+    """Announced objects that will not be applied, with the reason: skipped, or of no active table."""
+    reasons: dict[str, str] = {}
+    for obj in fresh:
+        staging_key, reason = classify_staging_object(obj.key, obj.size)
+        if staging_key is None:
+            reasons[obj.key] = f"skipped by the File Manager: {reason}"
+    keys = {obj.key for obj in fresh}
+    for item in _tracked_files(account, FileStatus.UNREGISTERED):
+        if item.get("bucket") == STAGING_BUCKET and item["key"] in keys:
+            reasons[item["key"]] = (
+                f"table {item['table_id']} has no active configuration: kept as unregistered in file_tracker"
+            )
+    return dict(sorted(reasons.items()))
+
+
+def _tracked_files(account: LocalAccount, status: FileStatus) -> Iterator[dict[str, Any]]:
+    """file_tracker items with this status (a scan: the sandbox's tables are small)."""
+    table = account.dynamodb().Table(account.names.file_tracker)
+    kwargs: dict[str, Any] = {"FilterExpression": Attr("status").eq(status.value)}
+    while True:
+        page = table.scan(**kwargs)
+        yield from page.get("Items", [])
+        if "LastEvaluatedKey" not in page:
+            return
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 def _event_key(record: dict[str, Any]) -> str:
@@ -207,16 +239,10 @@ def withdraw_deleted_files(account: LocalAccount, layout: SandboxLayout) -> list
     """
     table = account.dynamodb().Table(account.names.file_tracker)
     withdrawn: list[str] = []
-    kwargs: dict[str, Any] = {"FilterExpression": Attr("status").eq(FileStatus.LANDED.value)}
-    while True:
-        page = table.scan(**kwargs)
-        for item in page.get("Items", []):
-            if item.get("bucket") == STAGING_BUCKET and not (layout.staging / item["key"]).is_file():
-                table.delete_item(Key={"table_id": item["table_id"], "file_id": item["file_id"]})
-                withdrawn.append(item["key"])
-        if "LastEvaluatedKey" not in page:
-            break
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    for item in list(_tracked_files(account, FileStatus.LANDED)):
+        if item.get("bucket") == STAGING_BUCKET and not (layout.staging / item["key"]).is_file():
+            table.delete_item(Key={"table_id": item["table_id"], "file_id": item["file_id"]})
+            withdrawn.append(item["key"])
     announced = state_store.load_announced(layout.lake)
     for key in withdrawn:
         announced.pop(key, None)
@@ -269,7 +295,7 @@ def run_sandbox(
         file_manager = _with_environment(
             lambda_environment(ENVIRONMENT, account.names, service="file-manager"), _handler(FILE_MANAGER)
         )
-        announced, registered = announce_new_files(account, layout, file_manager, hooks)
+        announced, registered, not_applied = announce_new_files(account, layout, file_manager, hooks)
         fault_point("sandbox.after_file_manager")
         withdrawn = withdraw_deleted_files(account, layout)
         executions: list[CadenceReport] = []
@@ -301,6 +327,7 @@ def run_sandbox(
         cadences=executions,
         tables=tables,
         seconds=time.monotonic() - started,
+        skipped_files=not_applied,
     )
 
 

@@ -146,9 +146,25 @@ def test_a_run_killed_during_the_first_commit_of_a_tombstone_table_recovers_on_t
     sandbox: Sandbox,
 ) -> None:
     sandbox.land("alpha", "20260101-000001.parquet", [("I", 1, 1, "ann"), ("I", 2, 2, "bob")])
+    # objects that are not applied: each is named in the report with its reason
+    (sandbox.staging / "shop" / "app" / "alpha" / "empty.parquet").write_bytes(b"")
+    (sandbox.staging / "shop" / "app" / "alpha" / "notes.txt").write_text("not data")
+    (sandbox.staging / "crm" / "public" / "customers").mkdir(parents=True)
+    (sandbox.staging / "crm" / "public" / "customers" / "1.parquet").write_bytes(b"PAR1")
     first = sandbox.run()
     assert first.returncode == 0, first.output[-3000:]
     assert not sandbox.tombstone_dir("alpha").exists()  # no delete yet: no tombstone table
+    assert sandbox.report()["skipped_files"] == {
+        "crm/public/customers/1.parquet": (
+            "table crm.public.customers has no active configuration: kept as unregistered in file_tracker"
+        ),
+        "shop/app/alpha/empty.parquet": "skipped by the File Manager: zero-byte object",
+        "shop/app/alpha/notes.txt": (
+            "skipped by the File Manager: unknown suffix on 'notes.txt' (expected one of .parquet, .csv, .csv.gz, "
+            ".json, .jsonl, .json.gz, .jsonl.gz, .gz, or no extension)"
+        ),
+    }
+    assert "not applied: shop/app/alpha/empty.parquet: skipped by the File Manager: zero-byte object" in first.output
 
     sandbox.land("alpha", "20260101-000002.parquet", [("D", 5, 1, "ann"), ("U", 6, 2, "bob-2")])
     killed = sandbox.run(kill_when=inflight_instant(sandbox.tombstone_dir("alpha")))
