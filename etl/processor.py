@@ -36,6 +36,7 @@ from odp.faults import fault_point
 from odp.job_contract import FileProcessorJobArgs
 from odp.tracker import (
     FileKind,
+    FileStatus,
     FileTracker,
     GlueJobRuns,
     JobRunRef,
@@ -87,6 +88,7 @@ class TableResult:
     reconciled: int = 0  # landed files found already committed and moved without re-applying them
     stale_dropped: int = 0  # current mode: incoming upserts not newer than their key's committed delete
     discarded: tuple[str, ...] = ()  # tables (main / tombstones) whose first commit never completed, removed
+    duplicates: int = 0  # historical mode: files not applied, a file with the same content was applied already
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,28 @@ def load_table_config(table_config: Any, table_id: str) -> TableConfig:
     if item is None:
         raise TableConfigError(f"{table_id}: no table_config item; deploy the configuration first")
     return table_config_from_item(item)
+
+
+def split_duplicate_content(
+    landed: list[TrackedFile], applied: dict[str, TrackedFile]
+) -> tuple[list[TrackedFile], list[tuple[TrackedFile, TrackedFile]]]:
+    """Pure: the files to apply, and each file whose content (ETag) the table holds already, with that file.
+
+    A historical table appends every change, so the same bytes under a new key would double it.
+    ``applied`` maps ETag -> the processed file that applied it; within the batch the first file in
+    key order is applied and later copies are duplicates. A file with ``replay`` set is always applied.
+    """
+    seen = dict(applied)
+    keep: list[TrackedFile] = []
+    duplicates: list[tuple[TrackedFile, TrackedFile]] = []
+    for tracked in sorted(landed, key=lambda f: (f.key, f.landed_at)):
+        original = seen.get(tracked.content_tag) if tracked.content_tag and not tracked.replay else None
+        if original is not None:
+            duplicates.append((tracked, original))
+            continue
+        keep.append(tracked)
+        seen.setdefault(tracked.content_tag, tracked)
+    return keep, duplicates
 
 
 def source_files(landed: list[TrackedFile], resolve_uri: Callable[[str], str]) -> list[SourceFile]:
@@ -193,6 +217,7 @@ class _TableRunner:
                 deletes=result.deletes,
                 seconds=result.seconds,
                 commit_instant=result.commit_instant,
+                duplicate_files=result.duplicates,
                 cadence=self.args.cadence,
                 batch_id=self.args.batch_id,
             )
@@ -263,7 +288,12 @@ class _TableRunner:
                 retention=self.retention,
             )
         todo = [f for f in landed if f.file_id not in consumed]
+        duplicates: list[tuple[TrackedFile, TrackedFile]] = []
+        if config.mode is TableMode.HISTORICAL and todo:
+            todo, duplicates = split_duplicate_content(todo, self.files.applied_content(table_id))
         if not todo:
+            keeper.check()
+            self._skip_duplicates(table_id, duplicates, None)
             return TableResult(
                 table_id,
                 TableStatus.COMPLETED,
@@ -271,6 +301,7 @@ class _TableRunner:
                 base_path=base_path,
                 reconciled=len(done),
                 discarded=discarded,
+                duplicates=len(duplicates),
             )
         sources = source_files(todo, self.resolve_uri)
         changes = read_changes(self.spark, sources, config).persist()
@@ -305,6 +336,7 @@ class _TableRunner:
         keeper.check()
         self.files.mark_processed(todo, commit_instant=commit.instant, run_id=self.run_id, retention=self.retention)
         fault_point("etl.after_mark_processed")
+        self._skip_duplicates(table_id, duplicates, commit.instant)
         return TableResult(
             table_id,
             TableStatus.COMPLETED,
@@ -319,7 +351,28 @@ class _TableRunner:
             reconciled=len(done),
             stale_dropped=written.stale_dropped,
             discarded=discarded,
+            duplicates=len(duplicates),
         )
+
+    def _skip_duplicates(
+        self, table_id: str, duplicates: list[tuple[TrackedFile, TrackedFile]], this_commit: str | None
+    ) -> None:
+        """Move files whose content the table already holds to history, unapplied, each with its reason."""
+        for duplicate, original in duplicates:
+            instant = original.commit_instant or this_commit or ""
+            reason = (
+                f"same content (ETag {duplicate.content_tag}) as {original.key}, already applied to this historical "
+                f"table by commit {instant}; set replay=true on its file_tracker item to apply it anyway"
+            )
+            logger.warning("%s: %s not applied: %s", table_id, duplicate.key, reason)
+            self.files.mark_processed(
+                [duplicate],
+                commit_instant=instant,
+                run_id=self.run_id,
+                retention=self.retention,
+                status=FileStatus.DUPLICATE_CONTENT,
+                skip_reason=reason,
+            )
 
     def _before_commit(self, table_id: str) -> None:
         fault_point("etl.before_commit")  # tombstones written, the table's commit not started

@@ -187,6 +187,19 @@ class FileTracker:
                 oldest = landed
         return PendingSummary(table_id=table_id, files=files, bytes=size, oldest_landed_at=oldest)
 
+    def applied_content(self, table_id: str) -> dict[str, TrackedFile]:
+        """ETag -> the processed file (file_tracker_history) that applied that content to the table first."""
+        items = _paginate(
+            self._history.query,
+            KeyConditionExpression=Key("table_id").eq(table_id),
+            FilterExpression=Attr("status").eq(FileStatus.PROCESSED.value),
+            ConsistentRead=True,
+        )
+        applied: dict[str, TrackedFile] = {}
+        for tracked in sorted((TrackedFile.from_item(item) for item in items), key=lambda f: f.processed_at or ""):
+            applied.setdefault(tracked.content_tag, tracked)
+        return applied
+
     def processed_ids(self, table_id: str, file_ids: Iterable[str]) -> set[str]:
         """Which of these files are already in file_tracker_history."""
         wanted = list(dict.fromkeys(file_ids))
@@ -208,12 +221,15 @@ class FileTracker:
         commit_instant: str,
         run_id: str,
         retention: timedelta | None = None,
+        status: FileStatus = FileStatus.PROCESSED,
+        skip_reason: str | None = None,
     ) -> int:
         """Move files to file_tracker_history with the commit that applied them. Idempotent.
 
         Each file moves in a transaction (put into history, delete from the tracker), so a file is
         never in neither table; a crash between chunks leaves the rest landed, and the next run
-        reconciles them from the Hudi commit metadata.
+        reconciles them from the Hudi commit metadata. ``status`` / ``skip_reason``: a file moved
+        without being applied (its content was applied already by ``commit_instant``).
         """
         now = self._clock()
         processed_at = iso(now)
@@ -225,7 +241,12 @@ class FileTracker:
             actions: list[dict[str, Any]] = []
             for tracked in batch[start : start + _FILES_PER_TRANSACTION]:
                 done = tracked.processed(
-                    commit_instant=commit_instant, run_id=run_id, processed_at=processed_at, expires_at=expires_at
+                    commit_instant=commit_instant,
+                    run_id=run_id,
+                    processed_at=processed_at,
+                    expires_at=expires_at,
+                    status=status,
+                    skip_reason=skip_reason,
                 )
                 item = done.to_item()
                 actions.append(
