@@ -434,16 +434,17 @@ def run_file_processor(
     ended (default: glue:GetJobRun).
     """
     run_id = f"{args.batch_id}-{uuid.uuid4().hex[:12]}"
+    dynamodb = dynamodb if dynamodb is not None else boto3.resource("dynamodb")
     runner = _TableRunner(
         spark,
         args,
-        dynamodb=dynamodb if dynamodb is not None else boto3.resource("dynamodb"),
+        dynamodb=dynamodb,
         resolve_uri=resolve_uri or identity,
         clock=clock or utc_now,
         hooks=hooks or NoHooks(),
         run_id=run_id,
         job_run=job_run,
-        job_runs=job_runs if job_runs is not None else GlueJobRuns(boto3.client("glue")),
+        job_runs=job_runs if job_runs is not None else GlueJobRuns(region_name=dynamodb.meta.client.meta.region_name),
     )
     outcome = JobOutcome(run_id=run_id)
     for table_id in args.table_ids:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import boto3
 from aws_lambda_powertools import Logger, Tracer
 
 from lambdas.batch_manager.manager import BatchManager, BatchManagerError
@@ -37,7 +36,7 @@ def default_manager() -> BatchManager:
             processing_tracker=ProcessingTracker(
                 tables["processing_tracker"],
                 tables["processing_tracker_history"],
-                job_runs=GlueJobRuns(boto3.client("glue")),  # a lease of an ended job run is not held
+                job_runs=GlueJobRuns(),  # a lease of an ended job run is not held
             ),
             # Only the cadence dimension: the freshness alarm names exactly {cadence}.
             metrics=new_metrics(os.environ, service=""),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Protocol
 
+import boto3
 from botocore.exceptions import ClientError
 
 from odp.tracker.items import JobRunRef
@@ -25,12 +26,19 @@ class JobRuns(Protocol):
 class GlueJobRuns:
     """Asks Glue (glue:GetJobRun). A run Glue does not know is gone (the sandbox after a kill)."""
 
-    def __init__(self, glue: Any) -> None:
+    def __init__(self, glue: Any = None, *, region_name: str | None = None) -> None:
+        """``glue``: a boto3 Glue client; without one, it is made at the first question (in ``region_name``)."""
         self._glue = glue
+        self._region_name = region_name
+
+    def _client(self) -> Any:
+        if self._glue is None:
+            self._glue = boto3.client("glue", region_name=self._region_name)
+        return self._glue
 
     def ended(self, job_run: JobRunRef) -> str | None:
         try:
-            response = self._glue.get_job_run(JobName=job_run.job_name, RunId=job_run.run_id)
+            response = self._client().get_job_run(JobName=job_run.job_name, RunId=job_run.run_id)
         except ClientError as error:
             code = error.response.get("Error", {}).get("Code")
             if code == "EntityNotFoundException":
