@@ -29,6 +29,7 @@ from odp.naming import TrackerTableNames, file_processor_job_name, resource_pref
 from odp.state_machine import render_definition
 from odp.tracker.schema import create_tables
 from sandbox import state_store
+from sandbox.aws_calls import CONFIG_LOADER, acting_as
 from sandbox.staging import hadoop_file_uri
 
 REGION = "eu-west-1"
@@ -157,12 +158,13 @@ class LocalAccount:
         create_tables(ddb, self.names)
         state_store.restore_tables(ddb, list(self.names.as_dict().values()), self.layout.lake)
         resource = self.dynamodb()
-        self.config_plan = load_into_dynamodb(
-            self.config,
-            ENVIRONMENT,
-            resource.Table(self.names.table_config),
-            resource.Table(self.names.batch_config),
-        )
+        with acting_as(CONFIG_LOADER):  # the pipeline's post-deploy step, under the config-loader role
+            self.config_plan = load_into_dynamodb(
+                self.config,
+                ENVIRONMENT,
+                resource.Table(self.names.table_config),
+                resource.Table(self.names.batch_config),
+            )
         sns = self.client("sns")
         sqs = self.client("sqs")
         self.alerts_topic_arn = sns.create_topic(Name=f"{resource_prefix(ENVIRONMENT)}-alerts")["TopicArn"]
