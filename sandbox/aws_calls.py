@@ -47,7 +47,7 @@ class AwsCall:
     service: str  # boto3 service name (``dynamodb``, ``s3``, ``stepfunctions``)
     operation: str  # API operation name (``PutItem``, ``TransactWriteItems``)
     params: dict[str, Any]
-    origin: str = ""  # ``odp/config/manager.py:97``: the innermost frame of our own code
+    origin: str = ""  # ``odp/config/manager.py (_scan_all)``: the innermost frame of our own code
 
     def describe(self) -> str:
         where = f" from {self.origin}" if self.origin else ""
@@ -115,7 +115,7 @@ def add_call(service: str, operation: str, params: dict[str, Any]) -> None:
 
 
 def _origin() -> str:
-    """``path:line`` of the innermost frame in the repository's own packages (not botocore, not tests)."""
+    """``path (function)`` of the innermost frame in the repository's own packages (not botocore, not tests)."""
     for frame in reversed(traceback.extract_stack()):
         path = Path(frame.filename)
         try:
@@ -123,7 +123,7 @@ def _origin() -> str:
         except ValueError:
             continue
         if relative.parts and relative.parts[0] in _OWN_PACKAGES:
-            return f"{relative.as_posix()}:{frame.lineno}"
+            return f"{relative.as_posix()} ({frame.name})"
     return ""
 
 
