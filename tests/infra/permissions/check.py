@@ -14,7 +14,7 @@ from typing import Any
 
 from odp.state_machine import render_definition
 from sandbox.aws_calls import AwsCall
-from tests.infra.permissions.iam_policy import Request, evaluate
+from tests.infra.permissions.iam_policy import Request, evaluate, evaluate_resource_policy
 from tests.infra.permissions.requirements import (
     Requirement,
     Translation,
@@ -23,7 +23,7 @@ from tests.infra.permissions.requirements import (
     state_machine_platform_requirements,
     state_machine_requirements,
 )
-from tests.infra.permissions.template import STATE_MACHINE, Resolver, Role, principals, role_policies
+from tests.infra.permissions.template import STATE_MACHINE, Resolver, Role, principals, resource_policy, role_policies
 
 
 def unique(requirements: Iterable[Requirement]) -> list[Requirement]:
@@ -34,18 +34,43 @@ def unique(requirements: Iterable[Requirement]) -> list[Requirement]:
     return list(seen.values())
 
 
-def refusals(role: Role, documents: list[dict[str, Any]], requirements: Iterable[Requirement]) -> list[str]:
-    """A sentence for each requirement the role's policies do not allow (empty: all allowed)."""
+def _resource_refusal(resolver: Resolver, role: Role, request: Request) -> str | None:
+    """How the resource's own policy refuses the request (``refused ... by <policy>``), or None.
+
+    A KMS key policy must allow the role, directly or by delegating to the account's IAM policies; a
+    bucket, queue or topic policy in the same account only refuses by an explicit Deny.
+    """
+    found = resource_policy(resolver, request.resource)
+    if found is None:
+        return None
+    label, documents = found
+    decision = evaluate_resource_policy(documents, request, resolver.get_att(role.logical_id, "Arn"))
+    if decision.denied_by:
+        return f"by an explicit Deny in {label} ({', '.join(decision.denied_by)})"
+    if request.action.startswith("kms:") and not decision.allowed:
+        return f"by {label}, which neither names the role nor delegates to IAM"
+    return None
+
+
+def refusals(
+    resolver: Resolver, role: Role, documents: list[dict[str, Any]], requirements: Iterable[Requirement]
+) -> list[str]:
+    """A sentence for each requirement the role's policies, or the resource's policy, refuse (empty: all allowed)."""
     failures = []
     for requirement in unique(requirements):
-        decision = evaluate(documents, Request(requirement.action, requirement.resource, dict(requirement.context)))
-        if decision.allowed:
+        request = Request(requirement.action, requirement.resource, dict(requirement.context))
+        decision = evaluate(documents, request)
+        what = f"{requirement.action} on {requirement.resource}"
+        who = f"{requirement.principal} ({role.label})"
+        if decision.denied_by:
+            failure = f"{who} is explicitly denied {what} by {', '.join(decision.denied_by)}"
+        elif not decision.allowed:
+            failure = f"{who} is not allowed {what}"
+        elif (refused_by := _resource_refusal(resolver, role, request)) is not None:
+            failure = f"{who} is refused {what} {refused_by}"
+        else:
             continue
-        how = f"explicitly denied by {', '.join(decision.denied_by)}" if decision.denied_by else "not allowed"
-        failures.append(
-            f"{requirement.principal} ({role.label}) is {how} {requirement.action} on {requirement.resource}: "
-            f"needed by {requirement.reason}"
-        )
+        failures.append(f"{failure}: needed by {requirement.reason}")
     return failures
 
 
@@ -77,12 +102,12 @@ def check_template(
         by_principal.setdefault(requirement.principal, []).append(requirement)
     for principal, requirements in by_principal.items():
         for role in roles[principal]:
-            failures += refusals(role, role_policies(resolver, role), requirements)
+            failures += refusals(resolver, role, role_policies(resolver, role), requirements)
     for logical in resolver.of_type("AWS::StepFunctions::StateMachine"):
         role = Role(resolver.logical_id_of(resolver.resources[logical]["Properties"]["RoleArn"]), None)
         definition = state_machine_definition(resolver, logical, asset_text)
         principal = f"{STATE_MACHINE} {resolver.physical_name(logical)}"
         requirements = state_machine_requirements(principal, definition, resolver)
         requirements += state_machine_platform_requirements(resolver, logical, principal)
-        failures += refusals(role, role_policies(resolver, role), requirements)
+        failures += refusals(resolver, role, role_policies(resolver, role), requirements)
     return failures

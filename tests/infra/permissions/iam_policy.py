@@ -69,8 +69,21 @@ def _equals_ignore_case(want: str, have: str) -> bool:
     return want.lower() == have.lower()
 
 
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError as error:
+        raise UnsupportedPolicyError(f"not a number in a Numeric condition: {text!r}") from error
+
+
 # Operator (without IfExists) -> how one policy value matches one request value; negated ones invert.
 _MATCHERS = {
+    "NumericEquals": lambda want, have: _number(have) == _number(want),
+    "NumericNotEquals": lambda want, have: _number(have) == _number(want),
+    "NumericLessThan": lambda want, have: _number(have) < _number(want),
+    "NumericLessThanEquals": lambda want, have: _number(have) <= _number(want),
+    "NumericGreaterThan": lambda want, have: _number(have) > _number(want),
+    "NumericGreaterThanEquals": lambda want, have: _number(have) >= _number(want),
     "StringEquals": _equals,
     "StringNotEquals": _equals,
     "StringEqualsIgnoreCase": _equals_ignore_case,
@@ -83,7 +96,14 @@ _MATCHERS = {
     "ArnNotLike": wildcard_match,
     "Bool": _equals_ignore_case,
 }
-_NEGATED = {"StringNotEquals", "StringNotEqualsIgnoreCase", "StringNotLike", "ArnNotEquals", "ArnNotLike"}
+_NEGATED = {
+    "NumericNotEquals",
+    "StringNotEquals",
+    "StringNotEqualsIgnoreCase",
+    "StringNotLike",
+    "ArnNotEquals",
+    "ArnNotLike",
+}
 
 
 def _condition_holds(operator: str, key: str, wanted: Any, context: Context) -> bool:
@@ -147,6 +167,40 @@ def statement_applies(statement: Mapping[str, Any], request: Request) -> bool:
     else:
         resource_ok = not _matches_any(_as_list(statement.get("NotResource")), request.resource, case_sensitive=True)
     return resource_ok and conditions_hold(statement.get("Condition"), request.context)
+
+
+def principal_matches(statement: Mapping[str, Any], role_arn: str) -> bool:
+    """A resource policy statement names this role: ``*``, the role's ARN, or its account (as the
+    account id or ``arn:<partition>:iam::<account>:root``, which delegates to the account's IAM policies).
+
+    Raises:
+        UnsupportedPolicyError: the statement uses NotPrincipal.
+    """
+    if "NotPrincipal" in statement:
+        raise UnsupportedPolicyError("NotPrincipal is not supported")
+    principal = statement.get("Principal")
+    if principal == "*":
+        return True
+    if not isinstance(principal, Mapping):
+        return False
+    partition, account = role_arn.split(":")[1], role_arn.split(":")[4]
+    names = {"*", role_arn, account, f"arn:{partition}:iam::{account}:root"}
+    return any(str(value) in names for value in _as_list(principal.get("AWS")))
+
+
+def evaluate_resource_policy(documents: Iterable[Mapping[str, Any]], request: Request, role_arn: str) -> Decision:
+    """:func:`evaluate` over the statements of resource policies (bucket, queue, topic, key) that name the role."""
+    applicable = [
+        {
+            "Statement": [
+                {k: v for k, v in s.items() if k != "Principal"}
+                for s in _as_list(d.get("Statement"))
+                if principal_matches(s, role_arn)
+            ]
+        }
+        for d in documents
+    ]
+    return evaluate(applicable, request)
 
 
 def evaluate(documents: Iterable[Mapping[str, Any]], request: Request) -> Decision:

@@ -21,11 +21,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sandbox.aws_calls import AwsCall
+from sandbox.aws_calls import BATCH_MANAGER, FILE_MANAGER, FILE_PROCESSOR_JOB, AwsCall
 from tests.infra.permissions.template import (
-    BATCH_MANAGER,
-    FILE_MANAGER,
-    FILE_PROCESSOR_JOB,
     Resolver,
     encryption_key_arn,
     find_bucket,
@@ -33,6 +30,7 @@ from tests.infra.permissions.template import (
 )
 
 SECURE_TRANSPORT = ("aws:SecureTransport", "true")  # boto3 and S3A use HTTPS: bucket and queue policies require it
+S3_TLS = ("s3:TlsVersion", "1.2")  # the oldest TLS boto3 and S3A negotiate; the buckets deny anything older
 
 
 class UnmappedCallError(LookupError):
@@ -165,8 +163,8 @@ def call_requirements(call: AwsCall, resolver: Resolver, translation: Translatio
         bucket_arn = resolver.get_att(logical, "Arn")
         action = _S3_ACTIONS[call.operation]
         if action == "s3:ListBucket":
-            return [need(action, bucket_arn, ("s3:prefix", call.params.get("Prefix", "")))]
-        found = [need(action, f"{bucket_arn}/{call.params['Key']}")]
+            return [need(action, bucket_arn, S3_TLS, ("s3:prefix", call.params.get("Prefix", "")))]
+        found = [need(action, f"{bucket_arn}/{call.params['Key']}", S3_TLS)]
         key = encryption_key_arn(resolver, logical)
         via = ("kms:ViaService", f"s3.{region}.amazonaws.com")
         if key is not None and action == "s3:GetObject":
@@ -321,7 +319,11 @@ def _glue_code_requirements(resolver: Resolver) -> Iterator[Requirement]:
             logical = find_by_name(resolver, "AWS::S3::Bucket", bucket)
             reason = f"Glue loads {uri} for job {properties['Name']}"
             yield Requirement(
-                FILE_PROCESSOR_JOB, "s3:GetObject", f"{resolver.get_att(logical, 'Arn')}/{key}", reason=reason
+                FILE_PROCESSOR_JOB,
+                "s3:GetObject",
+                f"{resolver.get_att(logical, 'Arn')}/{key}",
+                (SECURE_TRANSPORT, S3_TLS),
+                reason,
             )
             bucket_key = encryption_key_arn(resolver, logical)
             if bucket_key is not None:

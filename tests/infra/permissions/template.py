@@ -17,13 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from odp.naming import resource_prefix
+from sandbox.aws_calls import BATCH_MANAGER, CONFIG_LOADER, FILE_MANAGER, FILE_PROCESSOR_JOB
 
-# The principals whose code the sandbox runs (sandbox/aws_calls.py), plus the state machines.
-FILE_MANAGER = "file-manager"
-BATCH_MANAGER = "batch-manager"
-FILE_PROCESSOR_JOB = "file-processor-job"
-CONFIG_LOADER = "config-loader"
-STATE_MACHINE = "state-machine"
+STATE_MACHINE = "state-machine"  # with the machine's name: its integrations are checked per machine
 
 
 class TemplateError(ValueError):
@@ -290,3 +286,35 @@ def find_bucket(resolver: Resolver, purpose: str) -> str:
     if len(matches) != 1:
         raise TemplateError(f"expected one bucket named {prefix}..., found {matches}")
     return matches[0]
+
+
+def resource_policy(resolver: Resolver, arn: str) -> tuple[str, list[dict[str, Any]]] | None:
+    """The policy of the resource an ARN names, as ("key policy of <logical id>", documents): a KMS
+    key's key policy, a bucket policy (for the bucket and its objects), a queue or topic policy.
+    None: the resource has no policy in the template (or is not in it)."""
+    for logical, resource in resolver.resources.items():
+        kind = resource["Type"]
+        if kind == "AWS::KMS::Key" and resolver.get_att(logical, "Arn") == arn:
+            return f"the key policy of {logical}", [resolver.resolve(resource["Properties"]["KeyPolicy"])]
+        if kind == "AWS::S3::Bucket":
+            bucket = resolver.get_att(logical, "Arn")
+            if arn == bucket or arn.startswith(f"{bucket}/"):
+                return _attached(resolver, "AWS::S3::BucketPolicy", "Bucket", logical, "bucket")
+        if kind in ("AWS::SQS::Queue", "AWS::SNS::Topic") and resolver.get_att(logical, "Arn") == arn:
+            if kind == "AWS::SQS::Queue":
+                return _attached(resolver, "AWS::SQS::QueuePolicy", "Queues", logical, "queue")
+            return _attached(resolver, "AWS::SNS::TopicPolicy", "Topics", logical, "topic")
+    return None
+
+
+def _attached(resolver: Resolver, kind: str, attribute: str, logical: str, noun: str) -> tuple[str, list[dict]] | None:
+    documents = [
+        resolver.resolve(policy["Properties"]["PolicyDocument"])
+        for policy in resolver.of_type(kind).values()
+        if any(isinstance(r, dict) and r.get("Ref") == logical for r in _listed(policy["Properties"][attribute]))
+    ]
+    return (f"the {noun} policy of {resolver.physical_name(logical)}", documents) if documents else None
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]

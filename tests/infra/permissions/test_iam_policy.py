@@ -9,6 +9,8 @@ from tests.infra.permissions.iam_policy import (
     UnsupportedPolicyError,
     conditions_hold,
     evaluate,
+    evaluate_resource_policy,
+    principal_matches,
     wildcard_match,
 )
 
@@ -108,3 +110,57 @@ def test_unsupported_operators_and_variables_raise_instead_of_guessing() -> None
         conditions_hold({"DateGreaterThan": {"aws:CurrentTime": "2020-01-01T00:00:00Z"}}, {})
     with pytest.raises(UnsupportedPolicyError, match="policy variables are not supported"):
         evaluate([policy(allow("s3:GetObject", "arn:aws:s3:::b/${aws:username}/*"))], Request("s3:GetObject", "x"))
+
+
+ROLE = "arn:aws:iam::111111111111:role/odp-dev-config-loader"
+
+
+def test_numeric_conditions_such_as_the_buckets_tls_rule() -> None:
+    tls_rule = {"NumericLessThan": {"s3:TlsVersion": 1.2}}
+    assert not conditions_hold(tls_rule, {"s3:TlsVersion": "1.2"})
+    assert conditions_hold(tls_rule, {"s3:TlsVersion": "1.1"})
+    assert conditions_hold({"NumericGreaterThanEquals": {"s3:max-keys": "10"}}, {"s3:max-keys": "10"})
+
+
+def test_resource_policies_apply_to_the_role_its_account_or_everyone() -> None:
+    assert principal_matches({"Principal": "*"}, ROLE)
+    assert principal_matches({"Principal": {"AWS": "arn:aws:iam::111111111111:root"}}, ROLE)
+    assert principal_matches({"Principal": {"AWS": ["111111111111"]}}, ROLE)
+    assert principal_matches({"Principal": {"AWS": ROLE}}, ROLE)
+    assert not principal_matches({"Principal": {"AWS": "arn:aws:iam::222222222222:root"}}, ROLE)
+    assert not principal_matches({"Principal": {"Service": "events.amazonaws.com"}}, ROLE)
+    with pytest.raises(UnsupportedPolicyError, match="NotPrincipal is not supported"):
+        principal_matches({"NotPrincipal": {"AWS": ROLE}}, ROLE)
+
+
+def test_a_bucket_policy_denies_plain_http_and_old_tls_only() -> None:
+    bucket_policy = policy(
+        {
+            "Effect": "Deny",
+            "Principal": {"AWS": "*"},
+            "Action": "s3:*",
+            "Resource": "*",
+            "Sid": "TLS",
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+        },
+        {
+            "Effect": "Deny",
+            "Principal": {"AWS": "*"},
+            "Action": "s3:*",
+            "Resource": "*",
+            "Sid": "TLS12",
+            "Condition": {"NumericLessThan": {"s3:TlsVersion": 1.2}},
+        },
+        {
+            "Effect": "Allow",
+            "Principal": {"Service": "logging.s3.amazonaws.com"},
+            "Action": "s3:PutObject",
+            "Resource": "*",
+        },
+    )
+    secure = {"aws:SecureTransport": "true", "s3:TlsVersion": "1.2"}
+    decision = evaluate_resource_policy([bucket_policy], Request("s3:PutObject", "arn:aws:s3:::b/k", secure), ROLE)
+    assert (decision.allowed, decision.denied_by) == (False, ())  # no Allow for the role: IAM decides
+    plain = {"aws:SecureTransport": "false", "s3:TlsVersion": "1.2"}
+    decision = evaluate_resource_policy([bucket_policy], Request("s3:PutObject", "arn:aws:s3:::b/k", plain), ROLE)
+    assert decision.denied_by == ("TLS",)

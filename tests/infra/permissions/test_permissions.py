@@ -28,7 +28,15 @@ from sandbox.runner import run_sandbox
 from tests.infra.conftest import SynthesizedApp
 from tests.infra.permissions.check import check_template
 from tests.infra.permissions.requirements import Translation
-from tests.infra.permissions.template import Deployment, Resolver
+from tests.infra.permissions.template import (
+    STATE_MACHINE,
+    Deployment,
+    Resolver,
+    encryption_key_arn,
+    find_bucket,
+    find_by_name,
+    principals,
+)
 
 PRODUCTS = "inventory_debezium.inventory.products"
 SANDBOX = "sandbox"
@@ -130,15 +138,26 @@ def test_every_call_is_allowed_by_the_principals_policies(
     assert failures == [], "\n".join(failures)
 
 
-def _without_action(template: dict, role_name_part: str, action: str) -> dict:
-    """A copy of the template in which no policy statement of roles whose logical id contains
-    ``role_name_part`` grants ``action`` (a statement left with no action is deleted)."""
+def _roles_of(template: dict, config: OdpConfig, principal: str) -> set[str]:
+    """Logical ids of the roles of a principal (``state-machine <name>`` for one state machine)."""
+    settings = config.environments.environments["dev"]
+    resolver = Resolver(template, Deployment("dev", settings.account, settings.region))
+    if principal.startswith(f"{STATE_MACHINE} "):
+        logical = find_by_name(resolver, "AWS::StepFunctions::StateMachine", principal.split(" ", 1)[1])
+        return {resolver.logical_id_of(resolver.resources[logical]["Properties"]["RoleArn"])}
+    return {role.logical_id for role in principals(resolver)[principal]}
+
+
+def _without_action(template: dict, config: OdpConfig, principal: str, action: str) -> dict:
+    """A copy of the dev template in which no policy statement of the principal's roles grants
+    ``action`` (a statement left with no action is deleted)."""
+    roles = _roles_of(template, config, principal)
     changed = copy.deepcopy(template)
     removed = 0
     for resource in changed["Resources"].values():
         if resource["Type"] != "AWS::IAM::Policy":
             continue
-        if not any(role_name_part in r.get("Ref", "") for r in resource["Properties"]["Roles"]):
+        if not any(r.get("Ref") in roles for r in resource["Properties"]["Roles"]):
             continue
         statements = []
         for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
@@ -148,7 +167,7 @@ def _without_action(template: dict, role_name_part: str, action: str) -> dict:
             if kept:
                 statements.append({**statement, "Action": kept})
         resource["Properties"]["PolicyDocument"]["Statement"] = statements
-    assert removed, f"no statement of {role_name_part} granted {action}: nothing to remove"
+    assert removed, f"no policy statement of {principal} grants {action}: nothing to remove"
     return changed
 
 
@@ -158,7 +177,7 @@ def test_removing_the_config_loaders_scan_grant_fails_naming_principal_action_an
     synthesized: SynthesizedApp, config: OdpConfig, recorded: RecordedFlow
 ) -> None:
     """Item 2 of issue 10: the Configuration Manager scans table_config and batch_config."""
-    template = _without_action(synthesized.data_lakes["dev"], "ConfigLoaderRole", "dynamodb:Scan")
+    template = _without_action(synthesized.data_lakes["dev"], config, "config-loader", "dynamodb:Scan")
 
     failures = _failures(synthesized, config, recorded, "dev", template)
 
@@ -172,48 +191,51 @@ def test_removing_the_config_loaders_scan_grant_fails_naming_principal_action_an
     ]
 
 
+SM_10 = "state-machine odp-dev-file-processor-every_10_minutes"
+SM_HOURLY = "state-machine odp-dev-file-processor-hourly"
+RAW_ARN = "arn:aws:s3:::odp-dev-raw-111111111111-eu-west-1/"
+STAGING_ARN = "arn:aws:s3:::odp-dev-staging-111111111111-eu-west-1/"
+ARTIFACTS_ARN = "arn:aws:s3:::odp-dev-artifacts-111111111111-eu-west-1/glue/"
+# (principal, action removed from its role's policies, part of a resource the failure must name)
+REMOVALS = [
+    ("file-manager", "dynamodb:PutItem", ":table/odp-dev-file-tracker"),
+    ("file-manager", "kms:Decrypt", ":key/"),
+    (
+        "file-manager",
+        "sqs:ReceiveMessage",
+        ":sqs:eu-west-1:111111111111:odp-dev-file-manager",
+    ),
+    ("file-manager", "logs:PutLogEvents", ":log-group:/aws/lambda/odp-dev-file-manager:"),
+    ("batch-manager", "dynamodb:Query", ":table/odp-dev-"),
+    ("file-processor-job", "s3:PutObject", RAW_ARN),
+    ("file-processor-job", "s3:GetObject", STAGING_ARN),
+    ("file-processor-job", "s3:GetObject", ARTIFACTS_ARN),
+    ("file-processor-job", "s3:ListBucket", RAW_ARN[:-1]),
+    ("file-processor-job", "dynamodb:UpdateItem", ":table/odp-dev-processing-tracker"),
+    ("config-loader", "dynamodb:BatchWriteItem", ":table/odp-dev-table-config"),
+    ("config-loader", "dynamodb:DescribeTable", ":table/odp-dev-file-tracker"),
+    ("config-loader", "states:DescribeStateMachine", ":stateMachine:odp-dev-file-processor-"),
+    (SM_10, "glue:StartJobRun", ":job/odp-dev-file-processor-every_10_minutes"),
+    (SM_10, "glue:GetJobRun", ":job/odp-dev-file-processor-every_10_minutes"),
+    (SM_10, "sns:Publish", ":odp-dev-alerts"),
+    (SM_10, "kms:GenerateDataKey", ":key/"),
+    (SM_10, "logs:CreateLogDelivery", "*"),
+    (SM_HOURLY, "lambda:InvokeFunction", ":function:odp-dev-batch-manager"),
+]
+
+
 @pytest.mark.spark
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "case",
-    [
-        ("FileManagerFunctionRole", "dynamodb:PutItem", "file-manager", ":table/odp-dev-file-tracker"),
-        ("FileManagerFunctionRole", "kms:Decrypt", "file-manager", ":key/"),
-        ("BatchManagerFunctionRole", "dynamodb:Query", "batch-manager", ":table/odp-dev-"),
-        ("GlueRole", "s3:PutObject", "file-processor-job", "arn:aws:s3:::odp-dev-raw-111111111111-eu-west-1/"),
-        ("GlueRole", "s3:GetObject", "file-processor-job", "arn:aws:s3:::odp-dev-staging-111111111111-eu-west-1/"),
-        ("GlueRole", "dynamodb:UpdateItem", "file-processor-job", ":table/odp-dev-processing-tracker"),
-        ("ConfigLoaderRole", "dynamodb:BatchWriteItem", "config-loader", ":table/odp-dev-table-config"),
-        ("ConfigLoaderRole", "states:DescribeStateMachine", "config-loader", ":stateMachine:odp-dev-file-processor-"),
-        (
-            "every10minutesStateMachineRole",
-            "glue:StartJobRun",
-            "state-machine odp-dev-file-processor-every_10_minutes",
-            ":job/odp-dev-file-processor-every_10_minutes",
-        ),
-        (
-            "every10minutesStateMachineRole",
-            "sns:Publish",
-            "state-machine odp-dev-file-processor-every_10_minutes",
-            ":odp-dev-alerts",
-        ),
-        (
-            "hourlyStateMachineRole",
-            "lambda:InvokeFunction",
-            "state-machine odp-dev-file-processor-hourly",
-            ":function:odp-dev-batch-manager",
-        ),
-    ],
-)
+@pytest.mark.parametrize("case", REMOVALS, ids=[f"{principal}-{action}" for principal, action, _ in REMOVALS])
 def test_removing_any_needed_grant_fails_naming_it(
     synthesized: SynthesizedApp,
     config: OdpConfig,
     recorded: RecordedFlow,
-    case: tuple[str, str, str, str],
+    case: tuple[str, str, str],
 ) -> None:
-    """(role logical id part, action removed from its policies, principal named, part of a resource named)."""
-    role, action, principal, resource = case
-    template = _without_action(synthesized.data_lakes["dev"], role, action)
+    """(principal, action removed from its role's policies, part of a resource the failure names)."""
+    principal, action, resource = case
+    template = _without_action(synthesized.data_lakes["dev"], config, principal, action)
 
     failures = _failures(synthesized, config, recorded, "dev", template)
 
@@ -222,3 +244,53 @@ def test_removing_any_needed_grant_fails_naming_it(
         assert failure.startswith(f"{principal} (role "), failure
         assert f" is not allowed {action} on " in failure, failure
     assert any(resource in failure.split(" on ", 1)[1] for failure in failures), failures
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_key_policy_without_iam_delegation_or_a_bucket_policy_deny_fails_too(
+    synthesized: SynthesizedApp, config: OdpConfig, recorded: RecordedFlow
+) -> None:
+    """Resource policies count: KMS needs the key policy's Allow (CDK's delegates to IAM); a Deny in a
+    bucket policy refuses even what the role's policy allows."""
+    settings = config.environments.environments["dev"]
+    template = synthesized.data_lakes["dev"]
+    resolver = Resolver(template, Deployment("dev", settings.account, settings.region))
+    table_key = encryption_key_arn(
+        resolver, find_by_name(resolver, "AWS::DynamoDB::GlobalTable", "odp-dev-table-config")
+    )
+    key_logical = table_key.rsplit("/", 1)[1]
+    raw = find_bucket(resolver, "raw")
+
+    changed = copy.deepcopy(template)
+    key_policy = changed["Resources"][key_logical]["Properties"]["KeyPolicy"]
+    key_policy["Statement"] = [s for s in key_policy["Statement"] if "AWS" not in s.get("Principal", {})]
+    for resource in changed["Resources"].values():
+        if resource["Type"] == "AWS::S3::BucketPolicy" and resource["Properties"]["Bucket"] == {"Ref": raw}:
+            resource["Properties"]["PolicyDocument"]["Statement"].append(
+                {
+                    "Sid": "NoWrites",
+                    "Effect": "Deny",
+                    "Principal": {"AWS": "*"},
+                    "Action": "s3:PutObject",
+                    "Resource": "*",
+                }
+            )
+
+    failures = _failures(synthesized, config, recorded, "dev", changed)
+
+    key_failures = [f for f in failures if f" on {table_key} by the key policy of {key_logical}, " in f]
+    assert {f.split(" (role ")[0] for f in key_failures} >= {
+        "config-loader",
+        "file-manager",
+        "batch-manager",
+        "file-processor-job",
+    }
+    assert all("which neither names the role nor delegates to IAM: needed by " in f for f in key_failures)
+    writes = [f for f in failures if " is refused s3:PutObject on " in f]
+    assert writes
+    assert all(f.startswith("file-processor-job (role ") for f in writes)
+    assert all(
+        " by an explicit Deny in the bucket policy of odp-dev-raw-111111111111-eu-west-1 (NoWrites)" in f
+        for f in writes
+    )
