@@ -69,15 +69,16 @@ class CallRecorder:
         _RECORDERS.remove(self)
 
     def add(self, service: str, operation: str, params: dict[str, Any], *, principal: str | None = None) -> None:
-        """Record a call made outside boto3 (Spark's S3 access) for ``principal`` or the current one."""
+        """Record a call for ``principal`` or the current one (Spark's S3 access, or a boto3 call).
+
+        Raises:
+            ValueError: no principal is given or set (the call would belong to nobody).
+        """
         who = principal or _PRINCIPAL.get()
         if who is None:
             raise ValueError(f"{service}.{operation} recorded outside acting_as(...): whose call is it?")
-        with self._lock:
+        with self._lock:  # Map iterations run in moto's threads
             self.calls.append(AwsCall(who, service, operation, params, _origin()))
-
-    def by_principal(self, principal: str) -> list[AwsCall]:
-        return [call for call in self.calls if call.principal == principal]
 
 
 _RECORDERS: list[CallRecorder] = []
@@ -132,10 +133,8 @@ def _on_client_params(params: dict[str, Any], model: Any, **_: Any) -> None:
     principal = _PRINCIPAL.get()
     if principal is None or not _RECORDERS:
         return
-    service = model.service_model.service_name
     for recorder in list(_RECORDERS):
-        with recorder._lock:
-            recorder.calls.append(AwsCall(principal, service, model.name, dict(params), _origin()))
+        recorder.add(model.service_model.service_name, model.name, dict(params), principal=principal)
 
 
 # Like moto's stubber: every botocore session created from now on (moto's mock_aws resets boto3's
