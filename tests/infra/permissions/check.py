@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from odp.config.models import TableConfig
 from odp.state_machine import render_definition
 from sandbox.aws_calls import AwsCall
 from tests.infra.permissions.iam_policy import Request, evaluate, evaluate_resource_policy
@@ -19,6 +20,7 @@ from tests.infra.permissions.requirements import (
     Requirement,
     Translation,
     call_requirements,
+    catalog_sync_requirements,
     configuration_requirements,
     state_machine_platform_requirements,
     state_machine_requirements,
@@ -86,9 +88,11 @@ def check_template(
     calls: Mapping[str, list[AwsCall]],
     translations: Mapping[str, Translation],
     asset_text: Callable[[str], str],
+    tables: Iterable[TableConfig] = (),
 ) -> list[str]:
     """Every refusal in this template: ``calls`` and ``translations`` are keyed by the environment the
-    calls were recorded in (``sandbox`` for the local flow, the deployed name for the smoke check)."""
+    calls were recorded in (``sandbox`` for the local flow, the deployed name for the smoke check);
+    ``tables``: the configured tables, whose catalog sync the job performs on Glue."""
     roles = principals(resolver)
     failures: list[str] = []
     by_principal: dict[str, list[Requirement]] = {}
@@ -98,7 +102,8 @@ def check_template(
         for call in recorded
         for requirement in call_requirements(call, resolver, translations[recorded_in])
     ]
-    for requirement in recorded_requirements + configuration_requirements(resolver):
+    derived = configuration_requirements(resolver) + catalog_sync_requirements(resolver, tables)
+    for requirement in recorded_requirements + derived:
         by_principal.setdefault(requirement.principal, []).append(requirement)
     for principal, requirements in by_principal.items():
         for role in roles[principal]:

@@ -17,10 +17,11 @@ machine's service integrations, which its own role performs): ``lambda:invoke``,
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from odp.config.models import TableConfig
 from sandbox.aws_calls import BATCH_MANAGER, FILE_MANAGER, FILE_PROCESSOR_JOB, AwsCall
 from tests.infra.permissions.template import (
     Resolver,
@@ -351,3 +352,38 @@ def configuration_requirements(resolver: Resolver) -> list[Requirement]:
 def state_machine_platform_requirements(resolver: Resolver, logical: str, principal: str) -> list[Requirement]:
     """Execution logging and X-Ray tracing of one state machine, as configured in the template."""
     return list(_state_machine_platform(resolver, logical, principal))
+
+
+# Hudi's hive sync in "hms" mode goes through Glue's Hive metastore client on Glue: a table action
+# needs the catalog, the database and the table ARN. Derived, not recorded: the sandbox has no catalog.
+_CATALOG_DATABASE_ACTIONS = ("glue:GetDatabase",)
+_CATALOG_TABLE_ACTIONS = ("glue:GetTable", "glue:CreateTable", "glue:UpdateTable")
+_CATALOG_PARTITION_ACTIONS = ("glue:GetPartitions", "glue:BatchCreatePartition", "glue:UpdatePartition")
+
+
+def catalog_sync_requirements(resolver: Resolver, tables: Iterable[TableConfig]) -> list[Requirement]:
+    """What the job's catalog sync needs for each active configured table: its database, its Glue
+    table (``<t>_ro`` and ``<t>_rt`` for MERGE_ON_READ, as Hudi registers both views), and its
+    partitions when it is partitioned."""
+    d = resolver.deployment
+    catalog = f"arn:{d.partition}:glue:{d.region}:{d.account}"
+    found: list[Requirement] = []
+    for table in tables:
+        if not table.is_active:
+            continue
+        reason = f"Hudi's catalog sync of {table.table_id} (hive sync through Glue's metastore client; not recorded)"
+        database = [f"{catalog}:catalog", f"{catalog}:database/{table.database}"]
+        names = (
+            [f"{table.target_table}_ro", f"{table.target_table}_rt"]
+            if table.table_type.value == "MERGE_ON_READ"
+            else [table.target_table]
+        )
+        actions = _CATALOG_TABLE_ACTIONS + (_CATALOG_PARTITION_ACTIONS if table.partition_by else ())
+        for resource in database:
+            found += [
+                Requirement(FILE_PROCESSOR_JOB, action, resource, reason=reason) for action in _CATALOG_DATABASE_ACTIONS
+            ]
+        for name in names:
+            for resource in [*database, f"{catalog}:table/{table.database}/{name}"]:
+                found += [Requirement(FILE_PROCESSOR_JOB, action, resource, reason=reason) for action in actions]
+    return found

@@ -99,7 +99,7 @@ def _failures(
     settings = config.environments.environments[environment]
     resolver = Resolver(template, Deployment(environment, settings.account, settings.region))
     calls = {name: calls for name, calls in recorded.calls.items() if name in (SANDBOX, environment)}
-    return check_template(resolver, calls, recorded.translations, synthesized.asset_text)
+    return check_template(resolver, calls, recorded.translations, synthesized.asset_text, config.tables)
 
 
 @pytest.mark.spark
@@ -212,6 +212,7 @@ REMOVALS = [
     ("file-processor-job", "s3:GetObject", ARTIFACTS_ARN),
     ("file-processor-job", "s3:ListBucket", RAW_ARN[:-1]),
     ("file-processor-job", "dynamodb:UpdateItem", ":table/odp-dev-processing-tracker"),
+    ("file-processor-job", "glue:CreateTable", ":glue:eu-west-1:111111111111:table/inventory_raw/products_rt"),
     ("config-loader", "dynamodb:BatchWriteItem", ":table/odp-dev-table-config"),
     ("config-loader", "dynamodb:DescribeTable", ":table/odp-dev-file-tracker"),
     ("config-loader", "states:DescribeStateMachine", ":stateMachine:odp-dev-file-processor-"),

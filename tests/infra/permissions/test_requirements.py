@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
+from odp.config.models import TableType
 from sandbox import aws_calls
 from sandbox.aws_calls import AwsCall, report_folder_changes
 from tests.infra.permissions.requirements import (
@@ -13,6 +16,7 @@ from tests.infra.permissions.requirements import (
     Translation,
     UnmappedCallError,
     call_requirements,
+    catalog_sync_requirements,
     state_machine_requirements,
 )
 from tests.infra.permissions.template import Deployment, Resolver, TemplateError, principals, role_of, role_policies
@@ -204,3 +208,21 @@ def test_folder_changes_become_the_s3_calls_s3a_would_make() -> None:
     ]
     with pytest.raises(ValueError, match=r"s3.GetObject recorded outside acting_as\(...\): whose call is it\?"):
         recorder.add("s3", "GetObject", {})
+
+
+def test_catalog_sync_needs_catalog_database_and_each_glue_table(resolver: Resolver) -> None:
+    base = {"source": "s", "schema_name": "app", "database": "app_raw", "is_active": True}
+    mor = SimpleNamespace(
+        **base, table_id="s.app.t", target_table="t", table_type=TableType.MERGE_ON_READ, partition_by=()
+    )
+    cow = SimpleNamespace(
+        **base, table_id="s.app.u", target_table="u", table_type=TableType.COPY_ON_WRITE, partition_by=("d",)
+    )
+    gone = SimpleNamespace(**{**base, "is_active": False}, table_id="s.app.v", target_table="v", table_type=None)
+    found = {(r.action, r.resource.rsplit(":", 1)[1]) for r in catalog_sync_requirements(resolver, [mor, cow, gone])}
+    assert ("glue:GetDatabase", "database/app_raw") in found
+    assert {("glue:UpdateTable", "table/app_raw/t_ro"), ("glue:UpdateTable", "table/app_raw/t_rt")} <= found
+    assert ("glue:CreateTable", "catalog") in found
+    assert ("glue:BatchCreatePartition", "table/app_raw/u") in found
+    assert not any(resource.endswith(("/t", "/v")) for _, resource in found)
+    assert not any(action == "glue:GetPartitions" and "/t_" in resource for action, resource in found)
