@@ -47,6 +47,13 @@ class DeployAccess(Construct):
             grant_table(self.role, logical, tracking.table(logical), write=True)
         self.role.add_to_policy(
             iam.PolicyStatement(
+                sid="ConfigManagerScan",  # odp.config.manager reads every config item once per deploy
+                actions=["dynamodb:Scan"],
+                resources=[tracking.table(logical).table_arn for logical in ("table_config", "batch_config")],
+            )
+        )
+        self.role.add_to_policy(
+            iam.PolicyStatement(
                 sid="SmokeCheckTables",
                 actions=["dynamodb:DescribeTable"],
                 resources=[table.table_arn for table in tracking.tables.values()],
