@@ -94,6 +94,16 @@ def acting_as(principal: str) -> Iterator[None]:
         _PRINCIPAL.reset(token)
 
 
+@contextmanager
+def as_the_sandbox() -> Iterator[None]:
+    """Calls made in this block are the sandbox's own (e.g. saving its state), never a principal's."""
+    token = _PRINCIPAL.set(None)
+    try:
+        yield
+    finally:
+        _PRINCIPAL.reset(token)
+
+
 def as_principal(principal: str, function: Callable[..., Any]) -> Callable[..., Any]:
     """``function`` wrapped so that every call of it runs :func:`acting_as` ``principal``."""
 
