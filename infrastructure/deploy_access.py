@@ -21,8 +21,13 @@ def config_loader_role_name(environment: str) -> str:
     return f"{resource_prefix(environment)}-config-loader"
 
 
+def post_deploy_role_name(environment: str) -> str:
+    """The pipeline's post-deploy CodeBuild role (deployment account): the one principal the config loader trusts."""
+    return f"{resource_prefix(environment)}-post-deploy"
+
+
 class DeployAccess(Construct):
-    """A role trusted by the deployment account: write table_config/batch_config, describe the rest."""
+    """A role trusted by the pipeline's post-deploy role: write table_config/batch_config, describe the rest."""
 
     def __init__(
         self,
@@ -40,11 +45,21 @@ class DeployAccess(Construct):
             self,
             "ConfigLoaderRole",
             role_name=config_loader_role_name(environment),
-            assumed_by=iam.AccountPrincipal(deployment_account),
+            # The deployment account, and in it only the post-deploy role (by ARN condition: a role principal
+            # must exist when the trust is written, and `cdk deploy` without the pipeline has none).
+            assumed_by=iam.AccountPrincipal(deployment_account).with_conditions(
+                {
+                    "ArnEquals": {
+                        "aws:PrincipalArn": f"arn:{Stack.of(self).partition}:iam::{deployment_account}:role/"
+                        f"{post_deploy_role_name(environment)}"
+                    }
+                }
+            ),
             description="Assumed by the ODP pipeline's post-deploy step: load config/, smoke-check the environment",
         )
+        # odp.config.manager scans both tables: retiring an item needs every item, not only the configured ones.
         for logical in ("table_config", "batch_config"):
-            grant_table(self.role, logical, tracking.table(logical), write=True)
+            grant_table(self.role, logical, tracking.table(logical), write=True, scan=True)
         self.role.add_to_policy(
             iam.PolicyStatement(
                 sid="SmokeCheckTables",

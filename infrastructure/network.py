@@ -18,10 +18,9 @@ INTERFACE_ENDPOINTS = {
     "Logs": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS,
     "Monitoring": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING,
     "Sts": ec2.InterfaceVpcEndpointAwsService.STS,
-    "Sqs": ec2.InterfaceVpcEndpointAwsService.SQS,
-    "StepFunctions": ec2.InterfaceVpcEndpointAwsService.STEP_FUNCTIONS,
-    "SecretsManager": ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER,
 }
+# Only the Glue job runs in the VPC (the Lambdas do not): it calls S3 and DynamoDB (gateway endpoints),
+# Glue, KMS, CloudWatch Logs and metrics, and STS. An interface endpoint nothing uses costs every hour.
 
 
 class Network(Construct):
@@ -100,21 +99,34 @@ class Network(Construct):
                 open=False,  # the group above already admits HTTPS from the VPC CIDR
             )
 
-        subnet = self.vpc.isolated_subnets[0]
-        self.glue_connection_name = f"{resource_prefix(environment)}-vpc"
-        self.glue_connection = glue.CfnConnection(
-            self,
-            "GlueConnection",
-            catalog_id=Stack.of(self).account,
-            connection_input=glue.CfnConnection.ConnectionInputProperty(
-                name=self.glue_connection_name,
-                connection_type="NETWORK",
-                description="Runs the ODP Glue jobs inside the VPC",
-                connection_properties={},
-                physical_connection_requirements=glue.CfnConnection.PhysicalConnectionRequirementsProperty(
-                    availability_zone=subnet.availability_zone,
-                    subnet_id=subnet.subnet_id,
-                    security_group_id_list=[self.security_group.security_group_id],
-                ),
-            ),
-        )
+        # A Glue NETWORK connection names one subnet; a job lists one connection per subnet and Glue moves
+        # to the next when the first one's AZ or IP addresses fail. Each AZ comes from its subnet (GetAtt).
+        self.glue_connection_names: list[str] = []
+        self.glue_connections: list[glue.CfnConnection] = []
+        for index, subnet in enumerate(self.vpc.isolated_subnets):
+            connection_name = glue_connection_name(environment, index)
+            cfn_subnet = subnet.node.default_child
+            self.glue_connections.append(
+                glue.CfnConnection(
+                    self,
+                    "GlueConnection" if index == 0 else f"GlueConnection{index}",
+                    catalog_id=Stack.of(self).account,
+                    connection_input=glue.CfnConnection.ConnectionInputProperty(
+                        name=connection_name,
+                        connection_type="NETWORK",
+                        description=f"Runs the ODP Glue jobs inside the VPC (subnet {index + 1})",
+                        connection_properties={},
+                        physical_connection_requirements=glue.CfnConnection.PhysicalConnectionRequirementsProperty(
+                            availability_zone=cfn_subnet.attr_availability_zone,
+                            subnet_id=subnet.subnet_id,
+                            security_group_id_list=[self.security_group.security_group_id],
+                        ),
+                    ),
+                )
+            )
+            self.glue_connection_names.append(connection_name)
+
+
+def glue_connection_name(environment: str, index: int) -> str:
+    """``odp-<env>-vpc`` for the first subnet, ``odp-<env>-vpc-<n>`` for the n-th (1-based) after it."""
+    return f"{resource_prefix(environment)}-vpc" + (f"-{index + 1}" if index else "")

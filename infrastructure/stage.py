@@ -174,6 +174,7 @@ class DataLakeStack(Stack):
             state_key=key,
             artifacts=assets.glue,
             history_retention_days=environment.data_retention_days,
+            databases=[table.database for table in config.tables],
         )
         processors = {
             cadence_name: FileProcessor(

@@ -12,7 +12,6 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infrastructure.nag import acknowledge
 from odp.naming import resource_prefix
 
 DATA_ZONES = ("staging", "raw", "conformed", "purpose_built")
@@ -113,11 +112,7 @@ class Storage(Construct):
                 )
             ],
         )
-        acknowledge(
-            self.access_logs,
-            "AwsSolutions-S1",
-            "This is the server-access-log destination; logging it into itself would loop.",
-        )
+        # No S1 acknowledgment: cdk-nag recognises a bucket that other buckets log into.
 
         purposes = {zone: self.keys[zone] for zone in DATA_ZONES}
         purposes.update({"artifacts": self.state_key, "athena_results": self.state_key})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from infrastructure.assets import PYTHON_DEPENDENCIES
@@ -25,10 +27,11 @@ def test_one_job_per_cadence_sized_from_config(synthesized, config, env) -> None
         assert job["Command"]["Name"] == "glueetl"
         assert job["WorkerType"] == cadence.worker_type.value
         assert job["NumberOfWorkers"] == cadence.number_of_workers
-        assert job["ExecutionProperty"] == {"MaxConcurrentRuns": cadence.max_concurrency}
+        # One run beyond the Map concurrency: the post-deploy canary or a manual run never takes a scheduled slot.
+        assert job["ExecutionProperty"] == {"MaxConcurrentRuns": cadence.max_concurrency + 1}
         assert job["Timeout"] == cadence.job_timeout_minutes
         assert job["SecurityConfiguration"] == f"odp-{env}-file-processor"
-        assert job["Connections"] == {"Connections": [f"odp-{env}-vpc"]}
+        assert job["Connections"] == {"Connections": [f"odp-{env}-vpc", f"odp-{env}-vpc-2"]}
 
 
 def test_default_arguments_carry_the_contract_and_hudi(synthesized, config) -> None:
@@ -72,8 +75,8 @@ def test_security_configuration_encrypts_s3_logs_and_bookmarks(synthesized) -> N
 
 def test_network_connection_and_databases(synthesized, config) -> None:
     template = synthesized.data_lakes["dev"]
-    (connection,) = synthesized.resources(template, "AWS::Glue::Connection").values()
-    assert connection["Properties"]["ConnectionInput"]["ConnectionType"] == "NETWORK"
+    connections = synthesized.resources(template, "AWS::Glue::Connection").values()
+    assert [c["Properties"]["ConnectionInput"]["ConnectionType"] for c in connections] == ["NETWORK", "NETWORK"]
     databases = {
         d["Properties"]["DatabaseInput"]["Name"]
         for d in synthesized.resources(template, "AWS::Glue::Database").values()
@@ -82,3 +85,20 @@ def test_network_connection_and_databases(synthesized, config) -> None:
         assert table.database in databases
         assert f"{table.source.lower()}_conformed" in databases
         assert f"{table.source.lower()}_purpose_built" in databases
+
+
+def test_catalog_grant_names_each_configured_database(synthesized, config) -> None:
+    from infrastructure.glue_jobs import catalog_database_arns
+
+    assert catalog_database_arns("c", ["b", "a", "b"]) == [
+        "c:database/a",
+        "c:database/b",
+        "c:database/default",
+        "c:table/a/*",
+        "c:table/b/*",
+    ]
+    template = json.dumps(synthesized.data_lakes["dev"])
+    assert ":database/*" not in template
+    assert ":table/*" not in template
+    for table in config.tables:
+        assert f":table/{table.database}/*" in template
