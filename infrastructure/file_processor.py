@@ -16,7 +16,7 @@ from constructs import Construct
 
 from infrastructure.nag import acknowledge
 from odp.config.models import Cadence
-from odp.naming import resource_prefix, state_machine_name
+from odp.naming import schedule_name, state_machine_name
 from odp.state_machine import DEFINITION_FILE, PLACEHOLDERS
 
 
@@ -124,7 +124,7 @@ class FileProcessor(Construct):
         self.schedule = scheduler.Schedule(
             self,
             "Schedule",
-            schedule_name=f"{resource_prefix(environment)}-file-processor-{cadence_name}",
+            schedule_name=schedule_name(environment, cadence_name),
             description=f"Starts the File Processor of cadence {cadence_name}",
             schedule=scheduler.ScheduleExpression.expression(cadence.schedule),
             # The state machine builds its own payload from the cadence it was deployed with.

@@ -12,7 +12,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from odp.naming import resource_prefix
+from odp.naming import bucket_name, resource_prefix
 
 DATA_ZONES = ("staging", "raw", "conformed", "purpose_built")
 INCOMPLETE_UPLOAD_DAYS = 7
@@ -24,11 +24,6 @@ class RetentionSettings:
 
     staging_days: int  # landed CDC files expire after this many days
     data_days: int  # noncurrent versions (and access logs) expire after this many days
-
-
-def bucket_name(environment: str, purpose: str, account: str, region: str) -> str:
-    """``odp-<env>-<purpose>-<account>-<region>``: globally unique, readable in the console."""
-    return f"{resource_prefix(environment)}-{purpose.replace('_', '-')}-{account}-{region}"
 
 
 class Storage(Construct):
@@ -94,7 +89,7 @@ class Storage(Construct):
         self.access_logs = s3.Bucket(
             self,
             "AccessLogsBucket",
-            bucket_name=bucket_name(environment, "access-logs", stack.account, stack.region),
+            bucket_name=bucket_name(environment, "access_logs", stack.account, stack.region),
             # S3 server access logs cannot be delivered to a KMS-encrypted bucket.
             encryption=s3.BucketEncryption.S3_MANAGED,
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
