@@ -193,7 +193,15 @@ class DataLakeStack(Stack):
             )
             for cadence_name, cadence in cadences.items()
         }
-        Query(self, "Query", environment=name, results_bucket=storage.athena_results, key=key, tables=config.tables)
+        Query(
+            self,
+            "Query",
+            environment=name,
+            results_bucket=storage.athena_results,
+            key=key,
+            tables=config.tables,
+            removal_policy=removal,
+        )
 
         monitoring.watch_queue("file-manager", file_manager.dead_letter_queue)
         monitoring.watch_function("file-manager", file_manager.function)
