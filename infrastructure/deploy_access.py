@@ -1,5 +1,6 @@
 """Deploy access: the role the pipeline's post-deploy step assumes from the deployment account to
-load the configuration into DynamoDB and smoke-check the environment."""
+load the configuration into DynamoDB, smoke-check the environment and run the canary (each File
+Processor job once, in its harmless mode)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ class DeployAccess(Construct):
         tracking: Tracking,
         key: kms.IKey,
         state_machines: Iterable[sfn.IStateMachine],
+        glue_job_arns: Iterable[str] = (),
     ) -> None:
         super().__init__(scope, construct_id)
         self.role = iam.Role(
@@ -75,4 +77,13 @@ class DeployAccess(Construct):
                 resources=[machine.state_machine_arn for machine in state_machines],
             )
         )
+        jobs = list(glue_job_arns)
+        if jobs:
+            self.role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="CanaryRunsTheFileProcessorJobs",  # infrastructure.canary: start, then poll each run
+                    actions=["glue:StartJobRun", "glue:GetJobRun"],
+                    resources=jobs,
+                )
+            )
         self.role_arn = f"arn:{Stack.of(self).partition}:iam::{Stack.of(self).account}:role/{self.role.role_name}"

@@ -1,9 +1,10 @@
 """Glue: the File Processor job, one per cadence (worker type and count differ), its role, its
 security configuration, and the job code shipped to the artifacts bucket.
 
-pydantic and PyYAML reach the job offline: their wheels are uploaded next to the code and named in
-``--additional-python-modules`` with ``--python-modules-installer-option --no-index``, so pip
-installs exactly those files and never contacts PyPI (the job's VPC has no internet).
+pydantic and PyYAML reach the job offline in the form AWS documents for Glue 5: a zip of wheels
+(``odp_dependencies.gluewheels.zip``: ``wheels/requirements.txt`` and the wheels it needs) named in
+``--additional-python-modules`` with ``--python-modules-installer-option --no-index``, so pip installs
+from those files in one call and never contacts PyPI (the job's VPC has no internet).
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ def job_arguments(
             "--enable-glue-datacatalog": "true",
             "--conf": HUDI_SPARK_CONF,
             "--extra-py-files": code + artifacts.library,
-            "--additional-python-modules": ",".join(code + wheel for wheel in artifacts.wheels),
+            # The zip of wheels (wheels/requirements.txt + wheels/*.whl): one offline pip install.
+            "--additional-python-modules": code + artifacts.wheels_zip,
             "--python-modules-installer-option": "--no-index",
             "--job-bookmark-option": "job-bookmark-disable",
             "--enable-metrics": "true",

@@ -37,13 +37,14 @@ def synth_commands(branch: str) -> list[str]:
 
 
 def post_deploy_commands(name: str, role_arn: str) -> list[str]:
-    """Assume the target account's config-loader role, load config/, smoke-check."""
+    """Assume the target account's config-loader role, load config/, smoke-check, run the canary."""
     return [
         f"aws configure set profile.{TARGET_PROFILE}.role_arn {role_arn}",
         f"aws configure set profile.{TARGET_PROFILE}.credential_source EcsContainer",
         f"aws configure set profile.{TARGET_PROFILE}.region $ODP_REGION",
         f"AWS_PROFILE={TARGET_PROFILE} python -m odp.config load --env {name}",
         f"AWS_PROFILE={TARGET_PROFILE} python -m infrastructure.smoke --env {name}",
+        f"AWS_PROFILE={TARGET_PROFILE} python -m infrastructure.canary --env {name}",
     ]
 
 

@@ -219,6 +219,7 @@ class DataLakeStack(Stack):
             tracking=tracking,
             key=key,
             state_machines=[processor.state_machine for processor in processors.values()],
+            glue_job_arns=[glue_jobs.job_arn(cadence_name) for cadence_name in cadences],
         )
         self.storage = storage
         self.tracking = tracking

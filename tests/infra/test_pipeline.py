@@ -66,6 +66,7 @@ def test_post_deploy_step_loads_config_and_smoke_checks(synthesized, config) -> 
         commands = post[0]["phases"]["build"]["commands"]
         assert f"python -m odp.config load --env {env}" in " ".join(commands)
         assert f"python -m infrastructure.smoke --env {env}" in " ".join(commands)
+        assert commands[-1].endswith(f"python -m infrastructure.canary --env {env}")  # after load and smoke
         assert f"arn:aws:iam::{account}:role/{config_loader_role_name(env)}" in " ".join(commands)
 
 
@@ -144,3 +145,19 @@ def test_pipeline_pins_the_cdk_tools_and_gives_synth_a_large_machine(synthesized
         assert "@latest" not in text
         synth = [p for p in projects if "make test" in p["Source"].get("BuildSpec", "")]
         assert [p["Environment"]["ComputeType"] for p in synth] == ["BUILD_GENERAL1_LARGE"]
+
+
+def test_config_loader_may_run_the_canary_on_the_file_processor_jobs_only(synthesized, config) -> None:
+    for env, template in synthesized.data_lakes.items():
+        (role_logical,) = [
+            logical
+            for logical, r in template["Resources"].items()
+            if r["Type"] == "AWS::IAM::Role" and r["Properties"].get("RoleName") == config_loader_role_name(env)
+        ]
+        glue = [s for s in synthesized.role_statements(template, role_logical) if "glue:StartJobRun" in s["Action"]]
+        assert len(glue) == 1
+        assert sorted(glue[0]["Action"]) == ["glue:GetJobRun", "glue:StartJobRun"]
+        resources = json.dumps(glue[0]["Resource"])
+        for cadence in config.cadences.cadences:
+            assert f":job/odp-{env}-file-processor-{cadence}" in resources
+        assert len(glue[0]["Resource"]) == len(config.cadences.cadences)
