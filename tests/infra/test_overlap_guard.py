@@ -84,3 +84,31 @@ def test_a_younger_execution_ends_while_the_older_one_runs(sfn) -> None:
     assert _visited(sfn, younger) == ["FindRunningExecutions", "OldestRunningExecution", "PreviousRunStillRunning"]
     assert _finish(sfn, older)["status"] == "SUCCEEDED"
     assert "PlanBatches" in _visited(sfn, older)
+
+
+def test_the_whole_definition_passes_the_guard_then_plans(aws_env) -> None:
+    """The real file, unchanged: an execution alone passes the guard and asks the Batch Manager for a plan."""
+    calls: list[dict] = []
+
+    def batch_manager(event: dict, context: object) -> dict:
+        calls.append(event)
+        return {"batches": [], "pending": {"files": 0, "bytes": 0, "tables": 0, "oldest_age_seconds": 0}}
+
+    bindings = ServiceBindings(lambdas={"batch-manager": batch_manager})
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}), bound_services(bindings):
+        sfn = boto3.client("stepfunctions", region_name="eu-west-1")
+        machine = sfn.create_state_machine(
+            name="odp-dev-file-processor-hourly",
+            definition=json.dumps(render_definition(VALUES)),
+            roleArn="arn:aws:iam::123456789012:role/sfn",
+        )["stateMachineArn"]
+        execution = sfn.start_execution(stateMachineArn=machine, name="whole", input="{}")["executionArn"]
+        assert _finish(sfn, execution)["status"] == "SUCCEEDED"
+        assert _visited(sfn, execution) == [
+            "FindRunningExecutions",
+            "OldestRunningExecution",
+            "PlanBatches",
+            "AnyWork",
+            "NothingToDo",
+        ]
+    assert [call["action"] for call in calls] == ["plan"]
