@@ -4,7 +4,8 @@ Processor job once, in its harmless mode)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
@@ -27,21 +28,33 @@ def post_deploy_role_name(environment: str) -> str:
     return f"{resource_prefix(environment)}-post-deploy"
 
 
+@dataclass(frozen=True)
+class DeployAccessProps:
+    """What the config-loader role of one environment may reach.
+
+    Attributes:
+        environment: environment name (role ``odp-<env>-config-loader``, trusted post-deploy role).
+        deployment_account: the account of the pipelines.
+        tracking: the tracker tables (write table_config / batch_config, describe all six).
+        key: the state key the tables are encrypted with.
+        state_machines: what the smoke check describes; default none.
+        glue_job_arns: the File Processor jobs the canary runs; default none (no Glue statement).
+    """
+
+    environment: str
+    deployment_account: str
+    tracking: Tracking
+    key: kms.IKey
+    state_machines: Sequence[sfn.IStateMachine] = ()
+    glue_job_arns: Sequence[str] = ()
+
+
 class DeployAccess(Construct):
     """A role trusted by the pipeline's post-deploy role: write table_config/batch_config, describe the rest."""
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        environment: str,
-        deployment_account: str,
-        tracking: Tracking,
-        key: kms.IKey,
-        state_machines: Iterable[sfn.IStateMachine],
-        glue_job_arns: Iterable[str] = (),
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: DeployAccessProps) -> None:
+        environment, deployment_account = props.environment, props.deployment_account
+        tracking, key, state_machines = props.tracking, props.key, props.state_machines
         super().__init__(scope, construct_id)
         self.role = iam.Role(
             self,
@@ -70,14 +83,15 @@ class DeployAccess(Construct):
             )
         )
         grant_key(self.role, key, encrypt=True)
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                sid="SmokeCheckStateMachines",
-                actions=["states:DescribeStateMachine"],
-                resources=[machine.state_machine_arn for machine in state_machines],
+        if state_machines:
+            self.role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="SmokeCheckStateMachines",
+                    actions=["states:DescribeStateMachine"],
+                    resources=[machine.state_machine_arn for machine in state_machines],
+                )
             )
-        )
-        jobs = list(glue_job_arns)
+        jobs = list(props.glue_job_arns)
         if jobs:
             self.role.add_to_policy(
                 iam.PolicyStatement(

@@ -3,6 +3,8 @@ and the self-referencing security group plus Glue NETWORK connection that puts G
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_glue as glue
@@ -23,28 +25,31 @@ INTERFACE_ENDPOINTS = {
 # Glue, KMS, CloudWatch Logs and metrics, and STS. An interface endpoint nothing uses costs every hour.
 
 
-class Network(Construct):
-    """VPC over two AZs with isolated subnets only (no NAT: data never needs the internet).
+@dataclass(frozen=True)
+class NetworkProps:
+    """What the Network of one environment is built from.
 
-    Args:
-        environment: environment name (physical names).
-        cidr: the VPC's CIDR block from config.
-        log_key: KMS key for the flow-log group.
-        removal_policy: what happens to the flow-log group when the stack goes.
+    Attributes:
+    environment: environment name (physical names: the Glue connections ``odp-<env>-vpc[-2]``).
+    cidr: the VPC's CIDR block from config (``vpc_cidr``); /16 to /22 leaves room for two /20 subnets.
+    log_key: KMS key of the flow-log group.
+    removal_policy: what happens to the flow-log group when the stack goes; default RETAIN.
+    log_retention: flow-log retention; default one month.
     """
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        environment: str,
-        cidr: str,
-        log_key: kms.IKey,
-        removal_policy: RemovalPolicy,
-        log_retention: logs.RetentionDays,
-    ) -> None:
+    environment: str
+    cidr: str
+    log_key: kms.IKey
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
+
+
+class Network(Construct):
+    """VPC over two AZs with isolated subnets only (no NAT: data never needs the internet)."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: NetworkProps) -> None:
         super().__init__(scope, construct_id)
+        environment, cidr = props.environment, props.cidr
         self.vpc = ec2.Vpc(
             self,
             "Vpc",
@@ -63,9 +68,9 @@ class Network(Construct):
         flow_log_group = logs.LogGroup(
             self,
             "FlowLogs",
-            encryption_key=log_key,
-            retention=log_retention,
-            removal_policy=removal_policy,
+            encryption_key=props.log_key,
+            retention=props.log_retention,
+            removal_policy=props.removal_policy,
         )
         self.vpc.add_flow_log("FlowLog", destination=ec2.FlowLogDestination.to_cloud_watch_logs(flow_log_group))
 

@@ -14,12 +14,12 @@ from constructs import Construct
 from infrastructure.assets import GlueArtifacts
 from infrastructure.batch_manager import BatchManager
 from infrastructure.catalog import Catalog
-from infrastructure.deploy_access import DeployAccess
+from infrastructure.deploy_access import DeployAccess, DeployAccessProps
 from infrastructure.file_manager import FileManager
 from infrastructure.file_processor import FileProcessor
 from infrastructure.glue_jobs import GlueJobs
 from infrastructure.monitoring import Monitoring
-from infrastructure.network import Network
+from infrastructure.network import Network, NetworkProps
 from infrastructure.query import Query
 from infrastructure.storage import RetentionSettings, Storage
 from infrastructure.tracking import Tracking
@@ -123,11 +123,13 @@ class DataLakeStack(Stack):
         network = Network(
             self,
             "Network",
-            environment=name,
-            cidr=environment.vpc_cidr,
-            log_key=key,
-            removal_policy=removal,
-            log_retention=retention,
+            NetworkProps(
+                environment=name,
+                cidr=environment.vpc_cidr,
+                log_key=key,
+                removal_policy=removal,
+                log_retention=retention,
+            ),
         )
         tracking = Tracking(
             self,
@@ -214,12 +216,14 @@ class DataLakeStack(Stack):
         self.deploy_access = DeployAccess(
             self,
             "DeployAccess",
-            environment=name,
-            deployment_account=config.environments.deployment.account,
-            tracking=tracking,
-            key=key,
-            state_machines=[processor.state_machine for processor in processors.values()],
-            glue_job_arns=[glue_jobs.job_arn(cadence_name) for cadence_name in cadences],
+            DeployAccessProps(
+                environment=name,
+                deployment_account=config.environments.deployment.account,
+                tracking=tracking,
+                key=key,
+                state_machines=[processor.state_machine for processor in processors.values()],
+                glue_job_arns=[glue_jobs.job_arn(cadence_name) for cadence_name in cadences],
+            ),
         )
         self.storage = storage
         self.tracking = tracking
