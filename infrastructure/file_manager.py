@@ -11,7 +11,8 @@ so): the File Manager ignores keys outside the configured sources.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from aws_cdk import Annotations, Duration, RemovalPolicy
@@ -63,23 +64,38 @@ def fits_event_pattern_quota(prefixes: list[str]) -> bool:
     return len(json.dumps(pattern, separators=(",", ":"))) <= EVENT_PATTERN_MAX_LENGTH
 
 
+@dataclass(frozen=True)
+class FileManagerProps:
+    """What the landing path of one environment is built from.
+
+    Attributes:
+        environment: environment name (physical names ``odp-<env>-file-manager[-dlq]``, the rule's name).
+        staging: the staging bucket whose Object Created events the rule matches.
+        sources: the configured sources; one key prefix ``<source>/`` each.
+        tracking: the tracker tables (file_tracker written, file_tracker_history and table_config read).
+        key: the state key (queues, log group, tables).
+        code_dir: the Lambda asset folder (``infrastructure.assets.lambda_code``).
+        removal_policy: queues and log group when the stack goes; default RETAIN.
+        log_retention: the function's log retention; default one month.
+    """
+
+    environment: str
+    staging: s3.IBucket
+    sources: Sequence[str]
+    tracking: Tracking
+    key: kms.IKey
+    code_dir: Path
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
+
+
 class FileManager(Construct):
     """The landing path of every CDC file; ``queue``, ``dead_letter_queue`` and ``function`` are public."""
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        environment: str,
-        staging: s3.IBucket,
-        sources_: Iterable[str],
-        tracking: Tracking,
-        key: kms.IKey,
-        code_dir: Path,
-        removal_policy: RemovalPolicy,
-        log_retention: logs.RetentionDays,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: FileManagerProps) -> None:
+        environment, staging, tracking, key = props.environment, props.staging, props.tracking, props.key
+        code_dir, removal_policy, log_retention = props.code_dir, props.removal_policy, props.log_retention
+        sources_ = props.sources
         super().__init__(scope, construct_id)
         prefix = resource_prefix(environment)
         self.dead_letter_queue = sqs.Queue(

@@ -15,7 +15,7 @@ from infrastructure.assets import GlueArtifacts
 from infrastructure.batch_manager import BatchManager
 from infrastructure.catalog import Catalog
 from infrastructure.deploy_access import DeployAccess, DeployAccessProps
-from infrastructure.file_manager import FileManager
+from infrastructure.file_manager import FileManager, FileManagerProps
 from infrastructure.file_processor import FileProcessor
 from infrastructure.glue_jobs import GlueJobs
 from infrastructure.monitoring import Monitoring
@@ -145,14 +145,16 @@ class DataLakeStack(Stack):
         file_manager = FileManager(
             self,
             "FileManager",
-            environment=name,
-            staging=storage.staging,
-            sources_=[table.source for table in config.tables],
-            tracking=tracking,
-            key=key,
-            code_dir=assets.lambda_code,
-            removal_policy=removal,
-            log_retention=retention,
+            FileManagerProps(
+                environment=name,
+                staging=storage.staging,
+                sources=[table.source for table in config.tables],
+                tracking=tracking,
+                key=key,
+                code_dir=assets.lambda_code,
+                removal_policy=removal,
+                log_retention=retention,
+            ),
         )
         batch_manager = BatchManager(
             self,
