@@ -36,10 +36,14 @@ def freshness_threshold_seconds(cadence: Cadence) -> int:
     return 2 * 60 * (cadence.interval_minutes or DEFAULT_CRON_INTERVAL_MINUTES)
 
 
+# CloudWatch refuses an alarm whose Period x EvaluationPeriods exceeds one day.
+MAX_ALARM_WINDOW_SECONDS = 86_400
+
+
 def freshness_period(cadence: Cadence) -> Duration:
-    """Twice the cadence interval: every period holds at least one run's datapoint while the schedule fires,
-    so a missing datapoint means no run."""
-    return Duration.seconds(freshness_threshold_seconds(cadence))
+    """Twice the cadence interval (at most one day, CloudWatch's limit): every period holds at least one
+    run's datapoint while the schedule fires, so a missing datapoint means no run."""
+    return Duration.seconds(min(freshness_threshold_seconds(cadence), MAX_ALARM_WINDOW_SECONDS))
 
 
 class Monitoring(Construct):

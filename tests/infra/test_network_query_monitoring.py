@@ -108,6 +108,18 @@ def test_freshness_alarm_per_cadence_at_twice_the_interval(synthesized, config, 
         assert alarm["Period"] == 2 * 60 * expected_minutes
 
 
+def test_freshness_period_is_twice_the_interval_within_a_day() -> None:
+    from infrastructure.monitoring import freshness_period
+    from odp.config.models import Cadence
+
+    def cadence(schedule: str) -> Cadence:
+        return Cadence(schedule=schedule, batch_size=1, max_concurrency=1, job_timeout_minutes=30)
+
+    assert freshness_period(cadence("rate(10 minutes)")).to_seconds() == 1200
+    assert freshness_period(cadence("rate(12 hours)")).to_seconds() == 86_400
+    assert freshness_period(cadence("rate(1 day)")).to_seconds() == 86_400  # CloudWatch's one-day limit
+
+
 def test_freshness_threshold_values(config) -> None:
     cadences = config.cadences.cadences
     assert freshness_threshold_seconds(cadences["every_10_minutes"]) == 1200
