@@ -28,6 +28,7 @@ from odp.config.models import (
     TableType,
     table_id,
 )
+from odp.naming import physical_names
 
 ENVIRONMENTS_FILE = "environments.yaml"
 CADENCES_FILE = "cadences.yaml"
@@ -275,6 +276,26 @@ def _check_environments(environments: dict[str, Environment], issues: list[Confi
         branches.setdefault(env.branch, name)
 
 
+def _check_physical_names(environments: EnvironmentsFile, cadences: CadencesFile, issues: list[ConfigIssue]) -> None:
+    """Every AWS name an environment and its cadences become follows its service's rule (odp.naming.NAME_RULES):
+    a name AWS refuses fails here, naming the setting to shorten, not halfway through a deploy."""
+    reported: set[str] = set()
+    for env_name, env in environments.environments.items():
+        for physical in physical_names(env_name, env.account, env.region, list(cadences.cadences)):
+            problem = physical.problem()
+            if problem is None or physical.name in reported:
+                continue
+            reported.add(physical.name)
+            if physical.cadence is None:
+                issues.append(ConfigIssue(ENVIRONMENTS_FILE, f"environments.{env_name}", problem))
+            else:
+                issues.append(
+                    ConfigIssue(
+                        CADENCES_FILE, f"cadences.{physical.cadence}", f"in environment {env_name!r}: {problem}"
+                    )
+                )
+
+
 def _table_files(config_dir: Path) -> Iterator[Path]:
     tables_dir = config_dir / TABLES_DIR
     if tables_dir.is_dir():
@@ -383,6 +404,9 @@ def load_config(config_dir: str | Path) -> OdpConfig:
         raw = data.get("cadences")
         # A table naming a cadence that exists but is invalid is not reported a second time.
         cadence_names = set(cadences.cadences) if cadences is not None else set(raw) if isinstance(raw, dict) else None
+
+    if environments is not None and cadences is not None:
+        _check_physical_names(environments, cadences, issues)
 
     tables, table_files = _load_tables(root, cadence_names, issues)
 
