@@ -314,6 +314,17 @@ class GlueJobs(Construct):
             self.jobs[name] = job
             self.job_names[name] = job_name
 
+    def grant_read_job_runs(self, grantee: iam.IGrantable) -> None:
+        """glue:GetJobRun on every File Processor job: a lease names the job run holding it, and a run
+        that finds the lease of an ended run (FAILED, TIMEOUT, STOPPED) takes it over (odp/tracker/job_runs.py)."""
+        grantee.grant_principal.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="LeaseHolderJobRuns",
+                actions=["glue:GetJobRun"],
+                resources=[self.job_arn(cadence) for cadence in sorted(self.job_names)],
+            )
+        )
+
     def job_arn(self, cadence: str) -> str:
         stack = Stack.of(self)
         return f"arn:{stack.partition}:glue:{stack.region}:{stack.account}:job/{self.job_names[cadence]}"

@@ -180,6 +180,9 @@ class DataLakeStack(Stack):
             history_retention_days=environment.data_retention_days,
             databases=[table.database for table in config.tables],
         )
+        # Leases record the job run that holds them; both the planner and the job ask Glue whether it ended.
+        glue_jobs.grant_read_job_runs(glue_jobs.role)
+        glue_jobs.grant_read_job_runs(batch_manager.function)
         processors = {
             cadence_name: FileProcessor(
                 self,
