@@ -45,6 +45,13 @@ class Stream(_Strict):
     retention_hours: Annotated[int, Field(ge=24, le=8760)] = Field(
         default=24, description="How long Kinesis keeps records: the longest the job may stop without losing any."
     )
+    wire_dynamodb: bool = Field(
+        default=True,
+        description=(
+            "Turn on the Kinesis streaming destination of each streamed DynamoDB table (same account). "
+            "false for tables in another account: see etl/streaming/README.md."
+        ),
+    )
 
     def checkpoint_key_prefix(self, name: str) -> str:
         """The checkpoint's key prefix, configured or derived from the stream name."""
