@@ -7,6 +7,7 @@ DMS source, two DynamoDB sources each streamed) and synthesized with cdk-nag: an
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -175,3 +176,23 @@ def test_the_streaming_role_reads_its_streams_and_writes_only_raw_and_its_prefix
     assert "streaming/*" in statements
     assert "glue/*" in statements
     assert "ODP/Streaming" in statements
+
+
+def test_cfn_lint_finds_no_error_in_the_streaming_stage(template: Template, tmp_path: Path, repo_root: Path) -> None:
+    from tests.infra.test_app import CFN_LINT_IGNORED
+
+    file = tmp_path / "DataLake.template.json"
+    file.write_text(json.dumps(template.to_json()))
+    result = subprocess.run(
+        [str(repo_root / ".venv" / "bin" / "cfn-lint"), "--format", "json", str(file), "--regions", "eu-west-1"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.stdout.strip(), result.stderr
+    problems = [
+        f"{match['Rule']['Id']} {match['Message']}"
+        for match in json.loads(result.stdout)
+        if match["Level"] == "Error" or (match["Level"] == "Warning" and match["Rule"]["Id"] not in CFN_LINT_IGNORED)
+    ]
+    assert problems == []
