@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from etl.streaming.batch import TableStatus
-from sandbox.streaming_demo import render_stream_demo, run_stream_demo
+from sandbox.demo_data import DemoGenerator
+from sandbox.streaming_demo import render_stream_demo, run_stream_demo, write_demo_config
 
 
 def test_the_stream_demo_validates_every_table(spark, tmp_path: Path, repo_root: Path) -> None:
@@ -22,3 +23,11 @@ def test_the_stream_demo_validates_every_table(spark, tmp_path: Path, repo_root:
     assert (result.duplicates, result.expected_duplicates) == (2, 2)
     assert {t.status for o in result.outcomes for t in o.tables} == {TableStatus.COMMITTED}
     assert result.ok
+
+
+def test_the_batch_demo_leaves_streamed_tables_to_the_stream_demo(tmp_path: Path, repo_root: Path) -> None:
+    config = write_demo_config(tmp_path / "config", repo_root / "config")
+    streamed = {t.table_id for t in config.tables if t.stream is not None}
+    assert streamed == {"demo_dynamodb.app.customers", "demo_dynamodb.app.order_events", "demo_dynamodb.app.orders"}
+    generator = DemoGenerator(config, tmp_path / "staging")
+    assert set(generator.tables) == {t.table_id for t in config.tables} - streamed
