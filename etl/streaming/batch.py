@@ -306,6 +306,8 @@ def process_micro_batch(
     """
     hooks = hooks or BatchHooks()
     started = time.monotonic()
+    if records.isEmpty():  # a window without records (Glue calls the batch function anyway)
+        return BatchOutcome(tag, 0, 0, 0, time.monotonic() - started)
     routed = route_batch(spark, records, target).persist()
     try:
         total = records.count()

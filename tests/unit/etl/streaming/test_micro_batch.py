@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from etl.streaming.batch import StreamTarget, TableStatus
+from etl.streaming.batch import StreamTarget, TableStatus, process_micro_batch
 from etl.streaming.local import run_local_stream
 from odp.config.models import TableMode, TableType
 from sandbox.validation import read_table
@@ -121,3 +121,11 @@ def test_one_tables_failure_sets_its_records_aside_and_never_blocks_the_others(
         (untyped.table_id, {"S": "five"})
     ]
     assert set_aside[0]["reason"] == second[untyped.table_id].error
+
+
+def test_an_empty_window_writes_nothing(spark, target: StreamTarget, tmp_path: Path) -> None:
+    empty = spark.createDataFrame([], "data string, sequence_number string, shard string")
+    outcome = process_micro_batch(spark, empty, "stream:shop_changes:q:0", target)
+    assert (outcome.records, outcome.bad_records, outcome.tables) == (0, 0, [])
+    assert not (tmp_path / "raw").exists()
+    assert not (tmp_path / "errors").exists()
