@@ -40,6 +40,39 @@ HUDI_SPARK_CONF = " --conf ".join(
         "spark.kryo.registrator=org.apache.spark.HoodieSparkKryoRegistrar",
     )
 )
+# What a Glue job needs to run in the VPC (elastic network interfaces); no resource-level permissions.
+GLUE_VPC_ACTIONS = (
+    "ec2:CreateNetworkInterface",
+    "ec2:DeleteNetworkInterface",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeVpcEndpoints",
+    "ec2:DescribeRouteTables",
+    "ec2:DescribeSubnets",
+    "ec2:DescribeSecurityGroups",
+    "ec2:DescribeVpcAttribute",
+    "ec2:CreateTags",
+    "ec2:DeleteTags",
+)
+
+
+def glue_runtime_arguments(artifacts_bucket: str, artifacts: GlueArtifacts) -> dict[str, str]:
+    """Glue's own switches every ODP job shares: Hudi, the catalog, the etl/odp zip, offline wheels, metrics."""
+    code = f"s3://{artifacts_bucket}/{CODE_PREFIX}"
+    return {
+        "--job-language": "python",
+        "--datalake-formats": "hudi",
+        "--enable-glue-datacatalog": "true",
+        "--conf": HUDI_SPARK_CONF,
+        "--extra-py-files": code + artifacts.library,
+        # The zip of wheels (wheels/requirements.txt + wheels/*.whl): one offline pip install.
+        "--additional-python-modules": code + artifacts.wheels_zip,
+        "--python-modules-installer-option": "--no-index",
+        "--job-bookmark-option": "job-bookmark-disable",
+        "--enable-metrics": "true",
+        "--enable-observability-metrics": "true",
+        "--enable-continuous-cloudwatch-log": "true",
+        "--TempDir": f"s3://{artifacts_bucket}/glue/temp/",
+    }
 
 
 # Runs beyond the state machine's Map concurrency: the post-deploy canary or an operator's manual run
@@ -76,7 +109,6 @@ def job_arguments(
     history_retention_days: int,
 ) -> dict[str, str]:
     """The job's DefaultArguments: the ODP contract plus Glue's own switches."""
-    code = f"s3://{artifacts_bucket}/{CODE_PREFIX}"
     arguments = FileProcessorJobArgs.static_arguments(
         environment=environment,
         cadence=cadence,
@@ -85,23 +117,7 @@ def job_arguments(
         catalog_sync=True,
         history_retention_days=history_retention_days,
     )
-    arguments.update(
-        {
-            "--job-language": "python",
-            "--datalake-formats": "hudi",
-            "--enable-glue-datacatalog": "true",
-            "--conf": HUDI_SPARK_CONF,
-            "--extra-py-files": code + artifacts.library,
-            # The zip of wheels (wheels/requirements.txt + wheels/*.whl): one offline pip install.
-            "--additional-python-modules": code + artifacts.wheels_zip,
-            "--python-modules-installer-option": "--no-index",
-            "--job-bookmark-option": "job-bookmark-disable",
-            "--enable-metrics": "true",
-            "--enable-observability-metrics": "true",
-            "--enable-continuous-cloudwatch-log": "true",
-            "--TempDir": f"s3://{artifacts_bucket}/glue/temp/",
-        }
-    )
+    arguments.update(glue_runtime_arguments(artifacts_bucket, artifacts))
     return arguments
 
 
@@ -233,18 +249,7 @@ class GlueJobs(Construct):
         self.role.add_to_policy(
             iam.PolicyStatement(
                 sid="GlueVpcNetworkInterfaces",
-                actions=[
-                    "ec2:CreateNetworkInterface",
-                    "ec2:DeleteNetworkInterface",
-                    "ec2:DescribeNetworkInterfaces",
-                    "ec2:DescribeVpcEndpoints",
-                    "ec2:DescribeRouteTables",
-                    "ec2:DescribeSubnets",
-                    "ec2:DescribeSecurityGroups",
-                    "ec2:DescribeVpcAttribute",
-                    "ec2:CreateTags",
-                    "ec2:DeleteTags",
-                ],
+                actions=list(GLUE_VPC_ACTIONS),
                 resources=["*"],
             )
         )

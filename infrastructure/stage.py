@@ -22,6 +22,7 @@ from infrastructure.monitoring import Monitoring
 from infrastructure.network import Network, NetworkProps
 from infrastructure.query import Query
 from infrastructure.storage import RetentionSettings, Storage
+from infrastructure.streaming import Streaming, StreamingProps
 from infrastructure.tracking import Tracking
 from odp.config.loader import OdpConfig
 from odp.config.models import Environment as EnvironmentConfig
@@ -208,6 +209,25 @@ class DataLakeStack(Stack):
             key=key,
             tables=config.tables,
             removal_policy=removal,
+        )
+        # Streamed tables (config/streams.yaml): nothing is created while no stream is configured.
+        self.streaming = Streaming(
+            self,
+            "Streaming",
+            props=StreamingProps(
+                environment=name,
+                streams=config.streams.streams,
+                tables=config.tables,
+                glue_jobs=glue_jobs,
+                network=network,
+                tracking=tracking,
+                monitoring=monitoring,
+                buckets=storage.buckets,
+                zone_keys=storage.keys,
+                state_key=key,
+                artifacts=assets.glue,
+                removal_policy=removal,
+            ),
         )
 
         monitoring.watch_queue("file-manager", file_manager.dead_letter_queue)

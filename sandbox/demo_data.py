@@ -374,6 +374,8 @@ class DemoGenerator:
         for table in self.config.tables:
             if not table.is_active or (self.table_ids is not None and table.table_id not in self.table_ids):
                 continue
+            if table.stream is not None:  # streamed tables are the stream demo's (sandbox/streaming_demo.py)
+                continue
             self.tables[table.table_id] = SourceTable(config=table)
 
     def rng(self, table_id: str, round_number: int) -> random.Random:

@@ -30,16 +30,19 @@ def table_config_item(table: TableConfig) -> dict[str, Any]:
         "partition_by": list(table.partition_by),
         "table_type": table.table_type.value,
         "mode": table.mode.value,
-        "cadence": table.cadence,
         "database": table.database,
         "target_table": table.target_table,
         "is_active": table.is_active,
     }
+    if table.cadence is not None:
+        item["cadence"] = table.cadence
+    if table.stream is not None:
+        item["stream"] = table.stream
     if table.ordering_column is not None:
         item["ordering_column"] = table.ordering_column
     if table.columns is not None:
         item["columns"] = dict(table.columns)
-    if table.is_active:
+    if table.is_active and table.cadence is not None:  # a streamed table is never a batch table
         item[ACTIVE_CADENCE_ATTRIBUTE] = table.cadence
     return item
 

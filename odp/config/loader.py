@@ -28,6 +28,7 @@ from odp.config.models import (
     TableType,
     table_id,
 )
+from odp.config.streams import STREAMS_FILE, StreamsFile, stream_issues
 from odp.naming import physical_names
 
 ENVIRONMENTS_FILE = "environments.yaml"
@@ -69,6 +70,7 @@ class OdpConfig:
     cadences: CadencesFile
     tables: tuple[TableConfig, ...]
     table_files: dict[str, str] = field(default_factory=dict)  # table_id -> file it came from
+    streams: StreamsFile = field(default_factory=StreamsFile)  # streams.yaml (optional file)
 
     def table(self, table_id: str) -> TableConfig:
         """The table with this id.
@@ -207,8 +209,17 @@ def _resolve_table(
         issues.append(ConfigIssue(display, f"{where}.primary_key", "required (here or in defaults)"))
     elif len(set(primary_key)) != len(primary_key):
         issues.append(ConfigIssue(display, f"{where}.primary_key", f"repeats a column: {primary_key}"))
-    if cadence is None:
-        issues.append(ConfigIssue(display, f"{where}.cadence", "required (here or in defaults)"))
+    stream = pick("stream")
+    if cadence is None and stream is None:
+        issues.append(ConfigIssue(display, f"{where}.cadence", "required (here or in defaults), or a stream"))
+    if cadence is not None and stream is not None:
+        issues.append(
+            ConfigIssue(
+                display,
+                f"{where}.stream",
+                f"a table is either batch (cadence {cadence!r}) or stream (stream {stream!r}), not both",
+            )
+        )
     if database is None:
         issues.append(ConfigIssue(display, f"{where}.database", "required (here or in defaults)"))
     if ordering is None and tables_file.format is SourceFormat.DMS:
@@ -250,6 +261,7 @@ def _resolve_table(
         target_table=entry.target_table or entry.table.lower(),
         is_active=True if pick("is_active") is None else pick("is_active"),
         columns=columns,
+        stream=stream,
     )
 
 
@@ -377,6 +389,25 @@ def _load_tables(
     return tables, table_files
 
 
+def _load_streams(
+    root: Path, tables: list[TableConfig], table_files: dict[str, str], issues: list[ConfigIssue]
+) -> StreamsFile | None:
+    """streams.yaml (optional) and the rules across it and the tables (see odp.config.streams)."""
+    path = root / STREAMS_FILE
+    streams = StreamsFile()
+    if path.is_file():
+        data = _read_yaml(path, STREAMS_FILE, issues)
+        streams = _validate(StreamsFile, data, STREAMS_FILE, issues) if data is not None else None
+        if streams is None:
+            return None
+    for subject, reason in stream_issues(tables, streams, check_unused=not issues):
+        if subject in table_files:
+            issues.append(ConfigIssue(table_files[subject], subject, reason))
+        else:
+            issues.append(ConfigIssue(STREAMS_FILE, f"streams.{subject}", reason))
+    return streams
+
+
 def load_config(config_dir: str | Path) -> OdpConfig:
     """Read and validate a configuration directory.
 
@@ -409,7 +440,14 @@ def load_config(config_dir: str | Path) -> OdpConfig:
         _check_physical_names(environments, cadences, issues)
 
     tables, table_files = _load_tables(root, cadence_names, issues)
+    streams = _load_streams(root, tables, table_files, issues)
 
     if issues or environments is None or cadences is None:
         raise ConfigError(issues)
-    return OdpConfig(environments=environments, cadences=cadences, tables=tuple(tables), table_files=table_files)
+    return OdpConfig(
+        environments=environments,
+        cadences=cadences,
+        tables=tuple(tables),
+        table_files=table_files,
+        streams=streams or StreamsFile(),
+    )

@@ -239,6 +239,10 @@ class TableSettings(_Strict):
     table_type: TableType | None = Field(default=None, description="Hudi table type; default COPY_ON_WRITE.")
     mode: TableMode | None = Field(default=None, description="current (default) or historical.")
     cadence: ResourceName | None = Field(default=None, description="Name of a cadence in cadences.yaml.")
+    stream: ResourceName | None = Field(
+        default=None,
+        description="Name of a stream in streams.yaml (dynamodb tables only); a table has a cadence or a stream.",
+    )
     database: GlueName | None = Field(default=None, description="Target Glue database (lower case).")
     is_active: bool | None = Field(default=None, description="Inactive tables are kept but not processed.")
     columns: dict[ColumnName, str] | None = Field(
@@ -292,11 +296,12 @@ class TableConfig(_Strict):
     partition_by: tuple[str, ...]
     table_type: TableType
     mode: TableMode
-    cadence: str
+    cadence: str | None = None  # None for a streamed table (``stream`` set instead)
     database: str
     target_table: str
     is_active: bool
     columns: dict[str, str] | None = None
+    stream: str | None = None  # the stream that writes this table (then no cadence)
 
     @property
     def table_id(self) -> str:
