@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from odp.config.models import (
+    SOURCE_SETTINGS,
     CadencesFile,
     EnvironmentsFile,
     SourceFormat,
@@ -25,6 +26,7 @@ from odp.config.models import (
     TableMode,
     TablesFile,
     TableType,
+    source_setting_issues,
 )
 
 ENVIRONMENTS_FILE = "environments.yaml"
@@ -189,6 +191,10 @@ def _resolve_table(
                     issues.append(
                         ConfigIssue(display, f"{where}.{role}", f"column {name!r} is not declared in columns")
                     )
+    issues.extend(
+        ConfigIssue(display, f"{where}.{name}", reason)
+        for name, reason in source_setting_issues(tables_file.format, pick, [*(primary_key or []), *partition_by])
+    )
     if len(issues) != before:
         return None
     return TableConfig(
@@ -206,6 +212,7 @@ def _resolve_table(
         target_table=entry.target_table or entry.table.lower(),
         is_active=True if pick("is_active") is None else pick("is_active"),
         columns=columns,
+        **{name: pick(name) for name in SOURCE_SETTINGS if pick(name) is not None},
     )
 
 
