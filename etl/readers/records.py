@@ -257,8 +257,10 @@ def debezium_change(document: Any, row: int, keys: tuple[str, ...], shape: str |
         return None
     if not isinstance(document, dict):
         raise RecordError(f"expected a JSON object, got {type(document).__name__}")
-    schema = document.get("schema") if "payload" in document else None
-    envelope = document.get("payload", document)
+    # JsonConverter's schema envelope has exactly these two fields (a row may have a column named payload).
+    wrapped = "payload" in document and set(document) <= {"schema", "payload"}
+    schema = document.get("schema") if wrapped else None
+    envelope = document["payload"] if wrapped else document
     if envelope is None:
         return None
     if not isinstance(envelope, dict):

@@ -33,6 +33,7 @@ def table_config(
     mode: TableMode = TableMode.CURRENT,
     columns: dict[str, str] | None = None,
     source: str = "src",
+    **settings: Any,
 ) -> TableConfig:
     return TableConfig(
         source=source,
@@ -49,6 +50,7 @@ def table_config(
         target_table=table.lower(),
         is_active=True,
         columns=columns,
+        **settings,
     )
 
 
@@ -104,6 +106,9 @@ class Lake:
         sink = pa.BufferOutputStream()
         pq.write_table(pa.Table.from_pylist(rows, schema=schema), sink)
         return self._land(config, name, sink.getvalue().to_pybytes())
+
+    def land_bytes(self, config: TableConfig, name: str, body: bytes) -> TrackedFile:
+        return self._land(config, name, body)
 
     def land_text(self, config: TableConfig, name: str, text: str) -> TrackedFile:
         return self._land(config, name, text.encode("utf-8"))

@@ -222,3 +222,8 @@ def test_unwrapped_sample_has_no_op_nor_time(samples_dir: Path) -> None:
     assert [c.error for c in parse_content(text, "debezium", ("id",), shape="flattened")] == [
         "row 1: flattened record without __op or __deleted (add.fields=op, delete.handling.mode=rewrite)"
     ]
+
+
+def test_a_flattened_row_with_a_payload_column_is_not_taken_for_the_schema_envelope() -> None:
+    record = {"id": 1, "payload": "{}", "__op": "c", "__source_ts_ms": 5}
+    assert debezium_change(record, 0, ("id",)).values == {"id": "1", "payload": "{}"}
