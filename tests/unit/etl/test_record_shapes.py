@@ -227,3 +227,28 @@ def test_unwrapped_sample_has_no_op_nor_time(samples_dir: Path) -> None:
 def test_a_flattened_row_with_a_payload_column_is_not_taken_for_the_schema_envelope() -> None:
     record = {"id": 1, "payload": "{}", "__op": "c", "__source_ts_ms": 5}
     assert debezium_change(record, 0, ("id",)).values == {"id": "1", "payload": "{}"}
+
+
+def test_an_executor_error_is_mapped_back_to_the_file_its_message_names() -> None:
+    from etl.readers.common import SourceFile, executor_error
+
+    files = [
+        SourceFile("file:///lake/staging/src/app/t/a.parquet", "src/app/t/a.parquet", 0),
+        SourceFile("file:///lake/staging/src/app/t/b.parquet", "src/app/t/b.parquet", 1),
+    ]
+    raised = RuntimeError(
+        "An error occurred while calling o1077.collectToPython.\n: org.apache.spark.SparkException: Job aborted: "
+        "Encountered error while reading file file:///lake/staging/src/app/t/b.parquet. Details:\n\tat x.y(Z.java:1)\n"
+        "Caused by: java.io.IOException: can not read class org.apache.parquet.format.PageHeader: Required field "
+        "'uncompressed_page_size' was not found\n\tat a.b(C.java:2)"
+    )
+    error = executor_error(raised, files)
+    assert str(error) == (
+        "src/app/t/b.parquet: unreadable Parquet: java.io.IOException: can not read class "
+        "org.apache.parquet.format.PageHeader: Required field 'uncompressed_page_size' was not found"
+    )
+    anonymous = executor_error(RuntimeError("boom\nCaused by: java.lang.OutOfMemoryError: heap"), files)
+    assert str(anonymous) == (
+        "src/app/t/a.parquet, src/app/t/b.parquet: reading failed, the error names no single file: "
+        "java.lang.OutOfMemoryError: heap"
+    )
