@@ -147,3 +147,21 @@ def test_dynamodb_kinesis_sample_without_configured_columns(spark, samples_dir: 
         ("I", "record-1qit2y819gi", "data-x6aq7ckdpgk"),
         ("I", "record-fvxn3q4q5jw", "data-4eompjs89n5"),
     ]
+
+
+@pytest.mark.spark
+def test_a_corrupt_parquet_page_found_on_an_executor_names_its_file(spark, tmp_path: Path) -> None:
+    rows = [{"Op": "I", "SEQ": str(i), "ID": i, "NAME": "x" * 50 + str(i)} for i in range(2000)]
+    path = _parquet(tmp_path / "20260101-3.parquet", rows)
+    body = bytearray(path.read_bytes())
+    body[200:1200] = b"A" * 1000  # a data page: the footer still reads, the page does not decompress
+    path.write_bytes(bytes(body))
+    good = _parquet(tmp_path / "20260101-2.parquet", rows[:1])
+    sources = [_source(good, 0), _source(path, 1)]
+    frame = read_changes(spark, sources, table_config("t"))
+    with pytest.raises(ChangeFileError) as raised:
+        first_error(frame, ("id",), sources)
+    assert (
+        str(raised.value)
+        == "src/app/t/20260101-3.parquet: unreadable Parquet: java.io.IOException: FAILED_TO_UNCOMPRESS(5)"
+    )
