@@ -17,7 +17,7 @@ import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import boto3
@@ -27,16 +27,21 @@ from pyspark.sql import SparkSession
 from etl.errors import CommitNotFoundError, TableConfigError
 from etl.lease import LeaseKeeper
 from etl.readers import SourceFile, first_error, read_changes
-from etl.timeline import commit_of_run, committed_file_ids, completed_commits
+from etl.timeline import commit_of_run, committed_file_ids, completed_commits, discard_uncommitted_table
 from etl.tombstones import tombstone_path
 from etl.transform import transform_changes
 from etl.writer import register_in_session_catalog, write_changes
 from odp.config.items import table_config_from_item
-from odp.config.models import TableConfig
+from odp.config.models import TableConfig, TableMode
+from odp.faults import fault_point
 from odp.job_contract import FileProcessorJobArgs
 from odp.tracker import (
     FileKind,
+    FileStatus,
     FileTracker,
+    GlueJobRuns,
+    JobRunRef,
+    JobRuns,
     LeaseLostError,
     ProcessingTracker,
     TableRun,
@@ -83,6 +88,8 @@ class TableResult:
     base_path: str | None = None
     reconciled: int = 0  # landed files found already committed and moved without re-applying them
     stale_dropped: int = 0  # current mode: incoming upserts not newer than their key's committed delete
+    discarded: tuple[str, ...] = ()  # tables (main / tombstones) whose first commit never completed, removed
+    duplicates: int = 0  # historical mode: files not applied, a file with the same content was applied already
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,28 @@ def load_table_config(table_config: Any, table_id: str) -> TableConfig:
     if item is None:
         raise TableConfigError(f"{table_id}: no table_config item; deploy the configuration first")
     return table_config_from_item(item)
+
+
+def split_duplicate_content(
+    landed: list[TrackedFile], applied: dict[str, TrackedFile]
+) -> tuple[list[TrackedFile], list[tuple[TrackedFile, TrackedFile]]]:
+    """Pure: the files to apply, and each file whose content (ETag) the table holds already, with that file.
+
+    A historical table appends every change, so the same bytes under a new key would double it.
+    ``applied`` maps ETag -> the processed file that applied it; within the batch the first file in
+    key order is applied and later copies are duplicates. A file with ``replay`` set is always applied.
+    """
+    seen = dict(applied)
+    keep: list[TrackedFile] = []
+    duplicates: list[tuple[TrackedFile, TrackedFile]] = []
+    for tracked in sorted(landed, key=lambda f: (f.key, f.landed_at)):
+        original = seen.get(tracked.content_tag) if tracked.content_tag and not tracked.replay else None
+        if original is not None:
+            duplicates.append((tracked, original))
+            continue
+        keep.append(tracked)
+        seen.setdefault(tracked.content_tag, tracked)
+    return keep, duplicates
 
 
 def source_files(landed: list[TrackedFile], resolve_uri: Callable[[str], str]) -> list[SourceFile]:
@@ -140,6 +169,8 @@ class _TableRunner:
         clock: Clock,
         hooks: ProcessorHooks,
         run_id: str,
+        job_run: JobRunRef | None = None,
+        job_runs: JobRuns | None = None,
     ) -> None:
         names = args.tracker_tables
         self.spark = spark
@@ -155,6 +186,8 @@ class _TableRunner:
         self.clock = clock
         self.hooks = hooks
         self.run_id = run_id
+        self.job_run = job_run
+        self.job_runs = job_runs
         self.retention = timedelta(days=args.history_retention_days)
 
     def run(self, table_id: str) -> TableResult:
@@ -166,14 +199,9 @@ class _TableRunner:
             config = load_table_config(self.table_config, table_id)
             if not config.is_active:
                 return self._skipped(table_id, started_at, "inactive in table_config: its files stay landed")
-            if not self.processing.acquire(
-                table_id,
-                self.run_id,
-                lease_seconds=self.args.lease_seconds,
-                run_id=self.run_id,
-                batch_id=self.args.batch_id,
-            ):
-                return self._skipped(table_id, started_at, "leased by another run")
+            refused = self._acquire(table_id)
+            if refused is not None:
+                return self._skipped(table_id, started_at, refused)
             with LeaseKeeper(self.processing, table_id, self.run_id, lease_seconds=self.args.lease_seconds) as keeper:
                 base_path = self.args.table_base_path(config.database, config.target_table)
                 result = self._process(table_id, config, base_path, keeper, started)
@@ -190,6 +218,7 @@ class _TableRunner:
                 deletes=result.deletes,
                 seconds=result.seconds,
                 commit_instant=result.commit_instant,
+                duplicate_files=result.duplicates,
                 cadence=self.args.cadence,
                 batch_id=self.args.batch_id,
             )
@@ -197,6 +226,36 @@ class _TableRunner:
             return result
         except Exception as error:  # noqa: BLE001 - the per-table error boundary: record, report, move on
             return self._failed(table_id, started_at, started, error, base_path)
+
+    def _acquire(self, table_id: str) -> str | None:
+        """Take the table's lease; None when held, else why not (names the holder and its expiry).
+
+        A lease held by a run whose Glue job run has ended (FAILED, TIMEOUT, STOPPED; gone in the
+        sandbox) is taken over at once instead of waiting for it to expire.
+        """
+
+        def acquire(replacing: str | None = None) -> bool:
+            return self.processing.acquire(
+                table_id,
+                self.run_id,
+                lease_seconds=self.args.lease_seconds,
+                run_id=self.run_id,
+                batch_id=self.args.batch_id,
+                job_run=self.job_run,
+                replacing=replacing,
+            )
+
+        if acquire():
+            return None
+        holder = self.processing.state(table_id)
+        holder_run = holder.lease_job_run
+        ended = self.job_runs.ended(holder_run) if holder_run is not None and self.job_runs is not None else None
+        if ended is not None and holder.lease_owner is not None and acquire(replacing=holder.lease_owner):
+            logger.warning("%s: took over the lease of run %s at once: %s", table_id, holder.lease_owner, ended)
+            return None
+        expires = datetime.fromtimestamp(holder.lease_expires_at or 0, UTC)
+        job = f" (job run {holder_run.run_id} of {holder_run.job_name})" if holder_run is not None else ""
+        return f"leased by another run: {holder.lease_owner}{job} holds the table until {iso(expires)}"
 
     def _skipped(self, table_id: str, started_at: str, message: str) -> TableResult:
         run = TableRun(
@@ -216,6 +275,7 @@ class _TableRunner:
     def _process(
         self, table_id: str, config: TableConfig, base_path: str, keeper: LeaseKeeper, started: float
     ) -> TableResult:
+        discarded = self._discard_uncommitted(config, base_path)
         landed = self.files.landed_files(table_id)
         commits = completed_commits(self.spark, base_path)
         consumed = committed_file_ids(commits)
@@ -229,13 +289,20 @@ class _TableRunner:
                 retention=self.retention,
             )
         todo = [f for f in landed if f.file_id not in consumed]
+        duplicates: list[tuple[TrackedFile, TrackedFile]] = []
+        if config.mode is TableMode.HISTORICAL and todo:
+            todo, duplicates = split_duplicate_content(todo, self.files.applied_content(table_id))
         if not todo:
+            keeper.check()
+            self._skip_duplicates(table_id, duplicates, None)
             return TableResult(
                 table_id,
                 TableStatus.COMPLETED,
                 seconds=time.monotonic() - started,
                 base_path=base_path,
                 reconciled=len(done),
+                discarded=discarded,
+                duplicates=len(duplicates),
             )
         sources = source_files(todo, self.resolve_uri)
         changes = read_changes(self.spark, sources, config).persist()
@@ -254,7 +321,7 @@ class _TableRunner:
                 file_ids=[s.file_id for s in sources],
                 run_id=self.run_id,
                 tombstone_path=tombstone_path(self.args.raw_root, config.database, config.target_table),
-                before_commit=lambda: self.hooks.before_commit(table_id),
+                before_commit=lambda: self._before_commit(table_id),
             )
         finally:
             changes.unpersist()
@@ -265,9 +332,12 @@ class _TableRunner:
             )
         if not self.args.catalog_sync:
             register_in_session_catalog(self.spark, config, base_path)
+        fault_point("etl.after_commit")
         self.hooks.after_commit(table_id, commit.instant)
         keeper.check()
         self.files.mark_processed(todo, commit_instant=commit.instant, run_id=self.run_id, retention=self.retention)
+        fault_point("etl.after_mark_processed")
+        self._skip_duplicates(table_id, duplicates, commit.instant)
         return TableResult(
             table_id,
             TableStatus.COMPLETED,
@@ -281,7 +351,43 @@ class _TableRunner:
             base_path=base_path,
             reconciled=len(done),
             stale_dropped=written.stale_dropped,
+            discarded=discarded,
+            duplicates=len(duplicates),
         )
+
+    def _skip_duplicates(
+        self, table_id: str, duplicates: list[tuple[TrackedFile, TrackedFile]], this_commit: str | None
+    ) -> None:
+        """Move files whose content the table already holds to history, unapplied, each with its reason."""
+        for duplicate, original in duplicates:
+            instant = original.commit_instant or this_commit or ""
+            reason = (
+                f"same content (ETag {duplicate.content_tag}) as {original.key}, already applied to this historical "
+                f"table by commit {instant}; set replay=true on its file_tracker item to apply it anyway"
+            )
+            logger.warning("%s: %s not applied: %s", table_id, duplicate.key, reason)
+            self.files.mark_processed(
+                [duplicate],
+                commit_instant=instant,
+                run_id=self.run_id,
+                retention=self.retention,
+                status=FileStatus.DUPLICATE_CONTENT,
+                skip_reason=reason,
+            )
+
+    def _before_commit(self, table_id: str) -> None:
+        fault_point("etl.before_commit")  # tombstones written, the table's commit not started
+        self.hooks.before_commit(table_id)
+
+    def _discard_uncommitted(self, config: TableConfig, base_path: str) -> tuple[str, ...]:
+        """Recover from a run killed during a first commit: of the table, or of its tombstone table.
+
+        Runs under the table's lease, before anything reads either table. Returns the paths discarded.
+        """
+        paths = [base_path]
+        if config.mode is TableMode.CURRENT:
+            paths.append(tombstone_path(self.args.raw_root, config.database, config.target_table))
+        return tuple(path for path in paths if discard_uncommitted_table(self.spark, path))
 
     def _failed(
         self, table_id: str, started_at: str, started: float, error: Exception, base_path: str | None
@@ -318,21 +424,28 @@ def run_file_processor(
     resolve_uri: Callable[[str], str] | None = None,
     clock: Clock | None = None,
     hooks: ProcessorHooks | None = None,
+    job_run: JobRunRef | None = None,
+    job_runs: JobRuns | None = None,
 ) -> JobOutcome:
     """Process every table of ``args.table_ids``, each in its own error boundary. Never raises for a table.
 
     ``dynamodb`` is a boto3 DynamoDB resource; ``resolve_uri`` maps ``s3://bucket/key`` to what Spark
-    reads (identity on Glue; the sandbox maps buckets to folders).
+    reads (identity on Glue; the sandbox maps buckets to folders). ``job_run`` (the Glue job run this
+    is) is recorded with each lease; ``job_runs`` answers whether another lease holder's job run has
+    ended (default: glue:GetJobRun).
     """
     run_id = f"{args.batch_id}-{uuid.uuid4().hex[:12]}"
+    dynamodb = dynamodb if dynamodb is not None else boto3.resource("dynamodb")
     runner = _TableRunner(
         spark,
         args,
-        dynamodb=dynamodb if dynamodb is not None else boto3.resource("dynamodb"),
+        dynamodb=dynamodb,
         resolve_uri=resolve_uri or identity,
         clock=clock or utc_now,
         hooks=hooks or NoHooks(),
         run_id=run_id,
+        job_run=job_run,
+        job_runs=job_runs if job_runs is not None else GlueJobRuns(region_name=dynamodb.meta.client.meta.region_name),
     )
     outcome = JobOutcome(run_id=run_id)
     for table_id in args.table_ids:

@@ -1,18 +1,22 @@
 """Reads of a Hudi table's timeline through the JVM (the same calls work on Glue and locally).
 
 Used for exactly-once: which landed files a completed commit already consumed, and the instant and
-write statistics of the commit a run just made.
+write statistics of the commit a run just made; and for recovery: a table whose first commit never
+completed (the run was killed) is discarded, so the next run creates it afresh.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import SparkSession
 
 from etl.hudi_options import FILE_IDS_METADATA, RUN_ID_METADATA
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -30,9 +34,53 @@ class CommitSummary:
 
 def table_exists(spark: SparkSession, base_path: str) -> bool:
     """Whether a Hudi table has been created at base_path (its hoodie.properties exists)."""
+    filesystem, path = _filesystem_path(spark, f"{base_path.rstrip('/')}/.hoodie/hoodie.properties")
+    return bool(filesystem.exists(path))
+
+
+def _filesystem_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
     jvm = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(f"{base_path.rstrip('/')}/.hoodie/hoodie.properties")
-    return bool(path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(path))
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
+
+
+def _has_entries(spark: SparkSession, path: str) -> bool:
+    filesystem, hadoop_path = _filesystem_path(spark, path)
+    return bool(filesystem.exists(hadoop_path)) and len(filesystem.listStatus(hadoop_path)) > 0
+
+
+def discard_uncommitted_table(spark: SparkSession, base_path: str) -> tuple[str, ...]:
+    """Remove a Hudi table that was created but whose first commit never completed; returns its instants.
+
+    A run killed during a table's first commit leaves ``hoodie.properties`` and a requested / inflight
+    instant but no completed instant: no reader ever saw data there, yet reading it gives an
+    ``EmptyRelation`` without columns and every later run fails. Rolling that first instant back (as
+    Hudi's own rollback does: delete what the instant wrote) leaves nothing of value, so the table's
+    folder goes and the next write creates the table afresh. A table with any completed instant in
+    its active timeline, or with an archived timeline, is never touched (Hudi rolls back a failed
+    later commit by itself). Returns ``()`` when there was nothing to discard. Call it only while
+    holding the table's lease.
+    """
+    if not table_exists(spark, base_path):
+        return ()
+    meta_client = _meta_client(spark, base_path)
+    active = meta_client.getActiveTimeline()
+    if not active.filterCompletedInstants().empty():
+        return ()
+    if _has_entries(spark, str(meta_client.getArchivePath())):
+        return ()  # an archived timeline means completed commits once existed: not a failed first commit
+    pending = tuple(
+        f"{instant.requestedTime()}.{instant.getAction()}.{instant.getState()}" for instant in active.getInstants()
+    )
+    filesystem, hadoop_path = _filesystem_path(spark, base_path.rstrip("/"))
+    filesystem.delete(hadoop_path, True)
+    logger.warning(
+        "%s: discarded a table whose first commit never completed (pending instants: %s); "
+        "no data was ever committed there, the next write creates it afresh",
+        base_path,
+        ", ".join(pending) or "none",
+    )
+    return pending or ("none",)
 
 
 def _meta_client(spark: SparkSession, base_path: str) -> Any:

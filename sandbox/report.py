@@ -57,6 +57,8 @@ class RunReport:
     cadences: list[CadenceReport]
     tables: list[TableReport]
     seconds: float
+    # Announced objects the File Manager did not make pending: key -> why (skipped, or no active table).
+    skipped_files: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -77,6 +79,7 @@ class RunReport:
             "announced_files": self.announced_files,
             "registered_files": self.registered_files,
             "withdrawn_files": self.withdrawn_files,
+            "skipped_files": self.skipped_files,
             "executions": [asdict(c) for c in self.cadences],
             "tables": [asdict(t) for t in self.tables],
         }
@@ -121,6 +124,8 @@ def render_report(report: RunReport) -> str:
         lines.append(f"execution {cadence.cadence}: {cadence.status}, {cadence.glue_runs} Glue run(s){detail}")
     if report.withdrawn_files:
         lines.append(f"withdrawn (deleted from staging before processing): {', '.join(report.withdrawn_files)}")
+    for key, reason in report.skipped_files.items():
+        lines.append(f"not applied: {key}: {reason}")
     failed = sum(1 for t in report.tables if not t.ok)
     verdict = "every table succeeded" if report.ok else f"{failed} table(s) failed"
     lines.append(

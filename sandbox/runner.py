@@ -12,7 +12,7 @@ import importlib
 import json
 import logging
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -21,14 +21,17 @@ from urllib.parse import unquote_plus
 from boto3.dynamodb.conditions import Attr
 
 from odp.config.loader import OdpConfig
+from odp.faults import fault_point
 from odp.job_contract import FileProcessorJobArgs, JobArgumentError
 from odp.lambda_env import lambda_environment
 from odp.naming import file_processor_job_name
+from odp.tracker import JobRunRef, TableState, classify_staging_object
 from odp.tracker.repository import FileTracker, ProcessingTracker
 from odp.tracker.statuses import FileStatus, TableStatus
-from sandbox import state_store
+from sandbox import aws_calls, state_store
 from sandbox.account import (
     ENVIRONMENT,
+    RAW_BUCKET,
     REGION,
     STAGING_BUCKET,
     LocalAccount,
@@ -101,7 +104,16 @@ def _job_binding(
         except JobArgumentError as error:
             return GlueRunResult("FAILED", str(error))
         LOG.info("  batch %s: %d table(s): %s", args.batch_id, len(args.table_ids), ", ".join(args.table_ids))
-        outcome = run_file_processor(spark, args, dynamodb=account.dynamodb(), resolve_uri=bucket_map.resolve)
+        # Its calls are the job role's (sandbox/aws_calls.py); Spark's bucket access is reported from the files.
+        raw_folder = aws_calls.observing_folder(RAW_BUCKET, account.layout.raw_dir)
+        with aws_calls.acting_as(aws_calls.FILE_PROCESSOR_JOB), raw_folder:
+            outcome = run_file_processor(
+                spark,
+                args,
+                dynamodb=account.dynamodb(),
+                resolve_uri=aws_calls.reporting_reads(bucket_map.resolve),
+                job_run=JobRunRef(job_name, run_id),
+            )
         for table in outcome.tables:
             outcomes[table.table_id] = table
             LOG.debug("    %s", describe_outcome(table))
@@ -140,16 +152,17 @@ def describe_outcome(outcome: Any) -> str:
 
 def announce_new_files(
     account: LocalAccount, layout: SandboxLayout, file_manager: Callable[..., Any], hooks: RunHooks
-) -> tuple[int, int]:
-    """Send S3 events for new staging objects to the File Manager; returns (announced, registered).
+) -> tuple[int, int, dict[str, str]]:
+    """Send S3 events for new staging objects to the File Manager; returns (announced, registered, not applied).
 
     An object whose message the File Manager reports as failed is not marked announced, so the next
-    run sends it again (as SQS would redeliver it).
+    run sends it again (as SQS would redeliver it). "Not applied" maps each announced object the File
+    Manager skipped, or kept as unregistered, to the reason (the same decision the File Manager makes).
     """
     announced = state_store.load_announced(layout.lake)
     fresh = new_objects(list_objects(layout.staging), announced)
     if not fresh:
-        return 0, 0
+        return 0, 0, {}
     now = datetime.now(UTC)
     base = int(now.timestamp() * 1_000_000)
     events = [
@@ -180,7 +193,38 @@ def announce_new_files(
     state_store.save_announced(layout.lake, announced)
     registered = _count_items(account, account.names.file_tracker) - before
     LOG.info("announced %d new staging file(s); %d registered in file_tracker", len(fresh), registered)
-    return len(fresh), registered
+    not_applied = _not_applied(account, fresh)
+    for key, reason in not_applied.items():
+        LOG.warning("not applied: %s: %s", key, reason)
+    return len(fresh), registered, not_applied
+
+
+def _not_applied(account: LocalAccount, fresh: list[Any]) -> dict[str, str]:
+    """Announced objects that will not be applied, with the reason: skipped, or of no active table."""
+    reasons: dict[str, str] = {}
+    for obj in fresh:
+        staging_key, reason = classify_staging_object(obj.key, obj.size)
+        if staging_key is None:
+            reasons[obj.key] = f"skipped by the File Manager: {reason}"
+    keys = {obj.key for obj in fresh}
+    for item in _tracked_files(account, FileStatus.UNREGISTERED):
+        if item.get("bucket") == STAGING_BUCKET and item["key"] in keys:
+            reasons[item["key"]] = (
+                f"table {item['table_id']} has no active configuration: kept as unregistered in file_tracker"
+            )
+    return dict(sorted(reasons.items()))
+
+
+def _tracked_files(account: LocalAccount, status: FileStatus) -> Iterator[dict[str, Any]]:
+    """file_tracker items with this status (a scan: the sandbox's tables are small)."""
+    table = account.dynamodb().Table(account.names.file_tracker)
+    kwargs: dict[str, Any] = {"FilterExpression": Attr("status").eq(status.value)}
+    while True:
+        page = table.scan(**kwargs)
+        yield from page.get("Items", [])
+        if "LastEvaluatedKey" not in page:
+            return
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 def _event_key(record: dict[str, Any]) -> str:
@@ -199,16 +243,10 @@ def withdraw_deleted_files(account: LocalAccount, layout: SandboxLayout) -> list
     """
     table = account.dynamodb().Table(account.names.file_tracker)
     withdrawn: list[str] = []
-    kwargs: dict[str, Any] = {"FilterExpression": Attr("status").eq(FileStatus.LANDED.value)}
-    while True:
-        page = table.scan(**kwargs)
-        for item in page.get("Items", []):
-            if item.get("bucket") == STAGING_BUCKET and not (layout.staging / item["key"]).is_file():
-                table.delete_item(Key={"table_id": item["table_id"], "file_id": item["file_id"]})
-                withdrawn.append(item["key"])
-        if "LastEvaluatedKey" not in page:
-            break
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    for item in list(_tracked_files(account, FileStatus.LANDED)):
+        if item.get("bucket") == STAGING_BUCKET and not (layout.staging / item["key"]).is_file():
+            table.delete_item(Key={"table_id": item["table_id"], "file_id": item["file_id"]})
+            withdrawn.append(item["key"])
     announced = state_store.load_announced(layout.lake)
     for key in withdrawn:
         announced.pop(key, None)
@@ -255,13 +293,20 @@ def run_sandbox(
             LOG.info("configuration loaded: %s", account.config_plan.render().splitlines()[0])
         bucket_map = BucketMap(layout.bucket_folders())
         bindings = hooks.bindings
-        bindings.lambdas[function_name("batch-manager")] = _with_environment(
-            lambda_environment(ENVIRONMENT, account.names, service="batch-manager"), _handler(BATCH_MANAGER)
+        bindings.lambdas[function_name("batch-manager")] = aws_calls.as_principal(
+            aws_calls.BATCH_MANAGER,
+            _with_environment(
+                lambda_environment(ENVIRONMENT, account.names, service="batch-manager"), _handler(BATCH_MANAGER)
+            ),
         )
-        file_manager = _with_environment(
-            lambda_environment(ENVIRONMENT, account.names, service="file-manager"), _handler(FILE_MANAGER)
+        file_manager = aws_calls.as_principal(
+            aws_calls.FILE_MANAGER,
+            _with_environment(
+                lambda_environment(ENVIRONMENT, account.names, service="file-manager"), _handler(FILE_MANAGER)
+            ),
         )
-        announced, registered = announce_new_files(account, layout, file_manager, hooks)
+        announced, registered, not_applied = announce_new_files(account, layout, file_manager, hooks)
+        fault_point("sandbox.after_file_manager")
         withdrawn = withdraw_deleted_files(account, layout)
         executions: list[CadenceReport] = []
         with bound_services(bindings):
@@ -292,6 +337,7 @@ def run_sandbox(
         cadences=executions,
         tables=tables,
         seconds=time.monotonic() - started,
+        skipped_files=not_applied,
     )
 
 
@@ -334,9 +380,8 @@ def _table_reports(
             state = processing.state(table.table_id)
             pending = _pending_files(account, table.table_id)
             execution = failed_execution.get(name)
-            if pending and execution is not None:
-                # It had work but no job reported on it: the execution failed around it.
-                error = f"not processed: execution {execution.status} ({execution.error}: {execution.cause})"
+            error = _not_run_cause(name, state, execution, outcomes) if pending else None
+            if error is not None:
                 reports.append(
                     TableReport(table.table_id, name, FAILED, files=pending, base_path=base_path, error=error)
                 )
@@ -345,6 +390,29 @@ def _table_reports(
             status = FAILED if pending and last_error else UNCHANGED
             reports.append(TableReport(table.table_id, name, status, base_path=base_path, error=last_error))
     return reports
+
+
+def _not_run_cause(
+    cadence: str, state: TableState, execution: CadenceReport | None, outcomes: dict[str, Any]
+) -> str | None:
+    """Why a table with pending files was not run by any job, or None when nothing stopped it.
+
+    The real cause: another run's lease, or the tables whose failure ended the execution before a
+    job reached this one (never just "execution FAILED", which blames the table for another's error).
+    """
+    if state.lease_is_held(int(time.time())):
+        job = state.lease_job_run
+        holder = f"{state.lease_owner}" + (f" (job run {job.run_id} of {job.job_name})" if job else "")
+        until = datetime.fromtimestamp(state.lease_expires_at or 0, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return f"not processed: leased by another run: {holder} holds the table until {until}"
+    if execution is None:
+        return None
+    failed = sorted(t.table_id for t in outcomes.values() if _outcome_failed(t))
+    cause = f"failed: {', '.join(failed)}" if failed else f"{execution.error}: {execution.cause}"
+    return (
+        f"not processed: the {cadence} execution ended {execution.status} before a job ran this table ({cause}); "
+        "its files stay landed for the next run"
+    )
 
 
 def _pending_files(account: LocalAccount, table_id: str) -> int:

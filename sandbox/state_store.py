@@ -1,21 +1,29 @@
 """Sandbox state kept in the lake folder between runs: the DynamoDB tables and the announced objects.
 
 moto keeps everything in memory, so each ``run`` restores the tracker tables from JSON files in
-``<lake>/_sandbox/`` before it starts and writes them back when it ends. Items are stored in
-DynamoDB's typed JSON form (``{"S": ...}``, ``{"N": ...}``), so numbers and sets round-trip exactly.
+``<lake>/_sandbox/`` before it starts, and :class:`WriteThrough` writes a table's file again after
+every write to it (DynamoDB is durable once a write returns: a run killed at any point loses nothing
+it had written). Items are stored in DynamoDB's typed JSON form (``{"S": ...}``, ``{"N": ...}``),
+so numbers and sets round-trip exactly.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
+
+from sandbox.aws_calls import as_the_sandbox
 
 STATE_DIR = "_sandbox"
 DYNAMODB_DIR = "dynamodb"
 ANNOUNCED_FILE = "announced_objects.json"
 _WRITE_BATCH = 25
+WRITE_OPERATIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
+_TRANSACTION_WRITES = ("Put", "Update", "Delete")
 
 
 class StateFileError(ValueError):
@@ -94,3 +102,57 @@ def load_announced(lake: Path) -> dict[str, str]:
 
 def save_announced(lake: Path, announced: dict[str, str]) -> None:
     _write_json(state_dir(lake) / ANNOUNCED_FILE, announced)
+
+
+def written_tables(operation: str, params: dict[str, Any]) -> list[str]:
+    """Pure: the tables a DynamoDB API call writes, in the order its actions name them (none for a read).
+
+    A transaction lists its writes in order; ODP's own (FileTracker.mark_processed) puts the history
+    item before it deletes the tracker item, so saving the tables in this order can leave a file in
+    both (the next run reconciles it) but never in neither.
+    """
+    if operation not in WRITE_OPERATIONS:
+        return []
+    if operation == "BatchWriteItem":
+        return list(params.get("RequestItems", {}))
+    if operation == "TransactWriteItems":
+        names: list[str] = []
+        for action in params.get("TransactItems", []):
+            for kind in _TRANSACTION_WRITES:
+                name = action.get(kind, {}).get("TableName")
+                if name is not None and name not in names:
+                    names.append(name)
+        return names
+    return [params["TableName"]] if "TableName" in params else []
+
+
+class WriteThrough:
+    """Saves a sandbox table to the lake folder after every write to it: DynamoDB's durability, locally.
+
+    Registered on a boto3 session's event system (``register``); every client made from that session
+    afterwards (the Lambda handlers', the job's) saves what it wrote before its call returns.
+    """
+
+    def __init__(self, lake: Path, table_names: Collection[str]) -> None:
+        self._lake = lake
+        self._tables = frozenset(table_names)
+        self._lock = threading.Lock()
+        self._client: Any = None
+
+    def register(self, session: Any) -> None:
+        """``session``: a boto3 Session; its clients made from now on save their writes."""
+        session.events.register("before-parameter-build.dynamodb", self._remember)
+        session.events.register("after-call.dynamodb", self._save)
+        self._client = session.client("dynamodb")
+
+    def _remember(self, params: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
+        context["odp_written_tables"] = [t for t in written_tables(model.name, params) if t in self._tables]
+
+    def _save(self, context: dict[str, Any], **_: Any) -> None:
+        names = context.get("odp_written_tables") or []
+        if not names:
+            return
+        # The sandbox's own reads: not a call of the principal whose write triggered the save.
+        with self._lock, as_the_sandbox():
+            for name in names:
+                _write_json(state_dir(self._lake) / DYNAMODB_DIR / f"{name}.json", scan_typed(self._client, name))

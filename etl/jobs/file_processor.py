@@ -3,6 +3,10 @@
 On Glue (``awsglue`` importable): getResolvedOptions over FileProcessorJobArgs.argument_names() and a
 GlueContext session. Elsewhere: argparse over the same names and the local Spark + Hudi session.
 Lists travel as JSON and are never evaluated. Exit status 1 when any table failed.
+
+Harmless mode (the post-deploy canary, ``--odp_table_ids []``): no table is touched; the run proves the
+packaging (the offline dependencies import, Spark starts with Hudi's configuration) and the access
+(every tracker table answers DescribeTable through the VPC endpoint), and fails if either does not.
 """
 
 from __future__ import annotations
@@ -11,8 +15,10 @@ import argparse
 import importlib.util
 import logging
 import sys
+from typing import Any
 
 from odp.job_contract import FileProcessorJobArgs
+from odp.tracker import JobRunRef
 
 logger = logging.getLogger("etl.jobs.file_processor")
 
@@ -42,6 +48,35 @@ def parse_arguments(argv: list[str]) -> FileProcessorJobArgs:
     return FileProcessorJobArgs.from_arguments({k: v for k, v in vars(known).items() if v is not None})
 
 
+def job_run_of(argv: list[str]) -> JobRunRef | None:
+    """The Glue job run this process is: Glue passes ``--JOB_NAME`` and ``--JOB_RUN_ID`` to every script."""
+    values: dict[str, str] = {}
+    for name in ("JOB_NAME", "JOB_RUN_ID"):
+        flag = f"--{name}"
+        for index, arg in enumerate(argv[:-1]):
+            if arg == flag:
+                values[name] = argv[index + 1]
+    if len(values) < 2:
+        return None
+    return JobRunRef(values["JOB_NAME"], values["JOB_RUN_ID"])
+
+
+def canary_checks(args: FileProcessorJobArgs, dynamodb: Any) -> list[str]:
+    """Harmless mode: what the deployed job can reach without touching a table, one line per check.
+
+    Raises:
+        ImportError: an offline dependency did not install.
+        botocore.exceptions.ClientError: a tracker table is unreachable or not granted.
+    """
+    import pydantic  # noqa: PLC0415 - the point is to import them here, on Glue
+    import yaml  # noqa: PLC0415
+
+    lines = [f"pydantic {pydantic.VERSION}", f"PyYAML {yaml.__version__}"]
+    for name in args.tracker_tables.as_dict().values():
+        lines.append(f"{name} {dynamodb.describe_table(TableName=name)['Table']['TableStatus']}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one batch; 0 when every table completed or was skipped, 1 when any failed."""
     from etl.processor import run_file_processor  # noqa: PLC0415 - keep import time free of Spark
@@ -58,7 +93,14 @@ def main(argv: list[str] | None = None) -> int:
         from etl.spark_session import local_spark_session  # noqa: PLC0415
 
         spark = local_spark_session("odp-file-processor")
-    outcome = run_file_processor(spark, args)
+    if not args.table_ids:
+        import boto3  # noqa: PLC0415
+
+        spark.range(1).count()  # the session really runs
+        for line in canary_checks(args, boto3.client("dynamodb")):
+            logger.info("canary: %s", line)
+        return 0
+    outcome = run_file_processor(spark, args, job_run=job_run_of(argv))
     for result in outcome.tables:
         logger.info(
             "%s %s files=%d rows=%d error=%s", result.table_id, result.status, result.files, result.rows, result.error

@@ -13,7 +13,7 @@ from aws_lambda_powertools import Logger, Tracer
 
 from lambdas.batch_manager.manager import BatchManager, BatchManagerError
 from lambdas.runtime import bind_lambda_context, dynamodb_tables, new_metrics, publish_metrics
-from odp.tracker import FileTracker, ProcessingTracker
+from odp.tracker import FileTracker, GlueJobRuns, ProcessingTracker
 
 logger = Logger()
 tracer = Tracer()
@@ -33,7 +33,11 @@ def default_manager() -> BatchManager:
             batch_config=tables["batch_config"],
             table_config=tables["table_config"],
             file_tracker=FileTracker(tables["file_tracker"], tables["file_tracker_history"]),
-            processing_tracker=ProcessingTracker(tables["processing_tracker"], tables["processing_tracker_history"]),
+            processing_tracker=ProcessingTracker(
+                tables["processing_tracker"],
+                tables["processing_tracker_history"],
+                job_runs=GlueJobRuns(),  # a lease of an ended job run is not held
+            ),
             # Only the cadence dimension: the freshness alarm names exactly {cadence}.
             metrics=new_metrics(os.environ, service=""),
         )

@@ -14,13 +14,11 @@ from odp.config.models import SourceFormat
 from odp.tracker import (
     FileStatus,
     FileTracker,
-    StagingKeyError,
     TrackedFile,
+    classify_staging_object,
     file_kind,
     iso,
     make_file_id,
-    parse_staging_key,
-    skip_reason,
     utc_now,
 )
 from odp.tracker.repository import Clock
@@ -34,7 +32,7 @@ class Outcome(StrEnum):
     REGISTERED = "registered"  # new landed file of an active table
     UNREGISTERED = "unregistered"  # new file of a table without an active configuration
     DUPLICATE = "duplicate"  # already tracked or already processed: nothing changed
-    SKIPPED = "skipped"  # not a data file (folder marker, _SUCCESS, .tmp, zero bytes, ...)
+    SKIPPED = "skipped"  # not a data file (folder marker, _SUCCESS, .tmp, zero bytes, unknown suffix, bad key)
 
 
 METRIC_NAMES = {
@@ -103,15 +101,10 @@ class FileManager:
     def register(self, event: ObjectCreated) -> Outcome:
         """Record the object once; see :class:`Outcome` for what can happen."""
         log = {"bucket": event.bucket, "key": event.key, "etag": event.etag, "event_id": event.event_id}
-        reason = skip_reason(event.key, event.size)
-        staging_key = None
-        if reason is None:
-            try:
-                staging_key = parse_staging_key(event.key)
-            except StagingKeyError as error:
-                reason = str(error)
+        staging_key, reason = classify_staging_object(event.key, event.size)
         if staging_key is None:
-            logger.info("skipped a non-data object", extra={**log, "skip_reason": reason})
+            # WARNING: a skipped object is never applied; the FilesSkipped metric counts it.
+            logger.warning("skipped a non-data object", extra={**log, "skip_reason": reason})
             return Outcome.SKIPPED
         info = self.table_info(staging_key.table_id)
         now = iso(self._clock())

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from odp.config.models import (
     SOURCE_SETTINGS,
     CadencesFile,
+    Environment,
     EnvironmentsFile,
     SourceFormat,
     TableConfig,
@@ -27,7 +28,9 @@ from odp.config.models import (
     TablesFile,
     TableType,
     source_setting_issues,
+    table_id,
 )
+from odp.naming import physical_names
 
 ENVIRONMENTS_FILE = "environments.yaml"
 CADENCES_FILE = "cadences.yaml"
@@ -143,6 +146,47 @@ def _validate(model: type[ModelT], data: Any, display: str, issues: list[ConfigI
         return None
 
 
+def _valid_entries(model: type[ModelT], data: dict[str, Any], name: str) -> dict[str, ModelT]:
+    """The entries of the mapping ``data[name]`` that are valid on their own (errors are reported elsewhere)."""
+    raw = data.get(name)
+    valid: dict[str, ModelT] = {}
+    if isinstance(raw, dict):
+        for key, value in raw.items():
+            try:
+                valid[str(key)] = model.model_validate(value)
+            except ValidationError:
+                continue
+    return valid
+
+
+def _validate_tables_file(
+    data: dict[str, Any], display: str, issues: list[ConfigIssue]
+) -> tuple[TablesFile | None, list[int]]:
+    """The tables file and the index in the file of each of its tables.
+
+    When some tables are invalid: the file with its valid tables only. Every error is reported
+    once, from the whole file; the valid tables still go through the checks that follow (keys,
+    cadences, duplicates), so one run of validate reports everything.
+    """
+    whole = _validate(TablesFile, data, display, issues)
+    if whole is not None:
+        return whole, list(range(len(whole.tables)))
+    entries = data.get("tables")
+    if not isinstance(entries, list):
+        return None, []
+    indices = []
+    for index, entry in enumerate(entries):
+        try:
+            TableEntry.model_validate(entry)
+        except ValidationError:
+            continue
+        indices.append(index)
+    try:
+        return TablesFile.model_validate({**data, "tables": [entries[i] for i in indices]}), indices
+    except ValidationError:
+        return None, []  # the file's own fields (source, format, defaults) are invalid: reported above
+
+
 def _resolve_table(
     tables_file: TablesFile, index: int, entry: TableEntry, display: str, issues: list[ConfigIssue]
 ) -> TableConfig | None:
@@ -216,10 +260,10 @@ def _resolve_table(
     )
 
 
-def _check_environments(environments: EnvironmentsFile, issues: list[ConfigIssue]) -> None:
+def _check_environments(environments: dict[str, Environment], issues: list[ConfigIssue]) -> None:
     """Rules across environments: prod needs a manual approval; one branch deploys one environment."""
     branches: dict[str, str] = {}
-    for name, env in environments.environments.items():
+    for name, env in environments.items():
         if name == "prod" and not env.manual_approval:
             issues.append(
                 ConfigIssue(
@@ -239,6 +283,26 @@ def _check_environments(environments: EnvironmentsFile, issues: list[ConfigIssue
         branches.setdefault(env.branch, name)
 
 
+def _check_physical_names(environments: EnvironmentsFile, cadences: CadencesFile, issues: list[ConfigIssue]) -> None:
+    """Every AWS name an environment and its cadences become follows its service's rule (odp.naming.NAME_RULES):
+    a name AWS refuses fails here, naming the setting to shorten, not halfway through a deploy."""
+    reported: set[str] = set()
+    for env_name, env in environments.environments.items():
+        for physical in physical_names(env_name, env.account, env.region, list(cadences.cadences)):
+            problem = physical.problem()
+            if problem is None or physical.name in reported:
+                continue
+            reported.add(physical.name)
+            if physical.cadence is None:
+                issues.append(ConfigIssue(ENVIRONMENTS_FILE, f"environments.{env_name}", problem))
+            else:
+                issues.append(
+                    ConfigIssue(
+                        CADENCES_FILE, f"cadences.{physical.cadence}", f"in environment {env_name!r}: {problem}"
+                    )
+                )
+
+
 def _table_files(config_dir: Path) -> Iterator[Path]:
     tables_dir = config_dir / TABLES_DIR
     if tables_dir.is_dir():
@@ -246,7 +310,7 @@ def _table_files(config_dir: Path) -> Iterator[Path]:
 
 
 def _load_tables(
-    root: Path, cadences: CadencesFile | None, issues: list[ConfigIssue]
+    root: Path, cadence_names: set[str] | None, issues: list[ConfigIssue]
 ) -> tuple[list[TableConfig], dict[str, str]]:
     """Every tables/*.yaml, resolved, with the checks that span table files and cadences."""
     tables: list[TableConfig] = []
@@ -260,7 +324,7 @@ def _load_tables(
     for path in files:
         display = f"{TABLES_DIR}/{path.name}"
         data = _read_yaml(path, display, issues)
-        tables_file = _validate(TablesFile, data, display, issues) if data is not None else None
+        tables_file, indices = _validate_tables_file(data, display, issues) if data is not None else (None, [])
         if tables_file is None:
             continue
         if tables_file.source != path.stem:
@@ -274,31 +338,31 @@ def _load_tables(
                 )
             )
         sources.setdefault(tables_file.source, display)
-        for index, entry in enumerate(tables_file.tables):
+        for index, entry in zip(indices, tables_file.tables, strict=True):
+            before = len(issues)
             table = _resolve_table(tables_file, index, entry, display, issues)
-            if table is None:
-                continue
+            # The checks across tables run on what the entry names, resolved or not: all errors at once.
             where = f"tables[{index}]"
-            if table.table_id in table_locations:
+            identity = table_id(tables_file.source, entry.schema_name, entry.table)
+            target_table = entry.target_table or entry.table.lower()
+            database = entry.database or tables_file.defaults.database
+            cadence = entry.cadence or tables_file.defaults.cadence
+            if identity in table_locations:
                 issues.append(
                     ConfigIssue(
-                        display,
-                        where,
-                        f"duplicate table id {table.table_id!r} (first at {table_locations[table.table_id]})",
+                        display, where, f"duplicate table id {identity!r} (first at {table_locations[identity]})"
                     )
                 )
-                continue
-            if table.target_table.startswith(RESERVED_PREFIX):
+            if target_table.startswith(RESERVED_PREFIX):
                 issues.append(
                     ConfigIssue(
                         display,
                         f"{where}.target_table",
-                        f"{table.target_table!r}: names starting with {RESERVED_PREFIX!r} are reserved for ODP",
+                        f"{target_table!r}: names starting with {RESERVED_PREFIX!r} are reserved for ODP",
                     )
                 )
-                continue
-            target = (table.database, table.target_table)
-            if target in target_locations:
+            target = (database, target_table)
+            if database is not None and target in target_locations and identity not in table_locations:
                 issues.append(
                     ConfigIssue(
                         display,
@@ -306,15 +370,14 @@ def _load_tables(
                         f"target {target[0]}.{target[1]} is already written by {target_locations[target]}",
                     )
                 )
+            if cadence_names is not None and cadence is not None and cadence not in cadence_names:
+                known = ", ".join(sorted(cadence_names))
+                issues.append(ConfigIssue(display, f"{where}.cadence", f"unknown cadence {cadence!r} (known: {known})"))
+            table_locations.setdefault(identity, f"{display} {where}")
+            if database is not None:
+                target_locations.setdefault(target, f"{display} {where}")
+            if table is None or len(issues) != before:
                 continue
-            if cadences is not None and table.cadence not in cadences.cadences:
-                known = ", ".join(sorted(cadences.cadences))
-                issues.append(
-                    ConfigIssue(display, f"{where}.cadence", f"unknown cadence {table.cadence!r} (known: {known})")
-                )
-                continue
-            table_locations[table.table_id] = f"{display} {where}"
-            target_locations[target] = f"{display} {where}"
             table_files[table.table_id] = display
             tables.append(table)
 
@@ -336,15 +399,23 @@ def load_config(config_dir: str | Path) -> OdpConfig:
     data = _read_yaml(root / ENVIRONMENTS_FILE, ENVIRONMENTS_FILE, issues)
     if data is not None:
         environments = _validate(EnvironmentsFile, data, ENVIRONMENTS_FILE, issues)
-        if environments is not None:
-            _check_environments(environments, issues)
+        # The rules across environments run even when another part of the file is invalid.
+        valid = environments.environments if environments is not None else None
+        _check_environments(valid or _valid_entries(Environment, data, "environments"), issues)
 
     cadences = None
+    cadence_names: set[str] | None = None
     data = _read_yaml(root / CADENCES_FILE, CADENCES_FILE, issues)
     if data is not None:
         cadences = _validate(CadencesFile, data, CADENCES_FILE, issues)
+        raw = data.get("cadences")
+        # A table naming a cadence that exists but is invalid is not reported a second time.
+        cadence_names = set(cadences.cadences) if cadences is not None else set(raw) if isinstance(raw, dict) else None
 
-    tables, table_files = _load_tables(root, cadences, issues)
+    if environments is not None and cadences is not None:
+        _check_physical_names(environments, cadences, issues)
+
+    tables, table_files = _load_tables(root, cadence_names, issues)
 
     if issues or environments is None or cadences is None:
         raise ConfigError(issues)

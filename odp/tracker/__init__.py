@@ -1,14 +1,27 @@
 """File and processing trackers: item schema, statuses, keys, and repositories over DynamoDB."""
 
-from odp.tracker.items import TableRun, TableState, TrackedFile, iso, utc_now
-from odp.tracker.keys import StagingKey, StagingKeyError, file_kind, make_file_id, parse_staging_key, skip_reason
+from odp.tracker.items import JobRunRef, TableRun, TableState, TrackedFile, iso, utc_now
+from odp.tracker.job_runs import ENDED_JOB_RUN_STATES, GlueJobRuns, JobRuns
+from odp.tracker.keys import (
+    StagingKey,
+    StagingKeyError,
+    classify_staging_object,
+    file_kind,
+    make_file_id,
+    parse_staging_key,
+    skip_reason,
+)
 from odp.tracker.repository import FileTracker, LeaseLostError, PendingSummary, ProcessingTracker, TrackerError
 from odp.tracker.statuses import FileKind, FileStatus, TableStatus
 
 __all__ = [
+    "ENDED_JOB_RUN_STATES",
     "FileKind",
     "FileStatus",
     "FileTracker",
+    "GlueJobRuns",
+    "JobRunRef",
+    "JobRuns",
     "LeaseLostError",
     "PendingSummary",
     "ProcessingTracker",
@@ -19,6 +32,7 @@ __all__ = [
     "TableStatus",
     "TrackedFile",
     "TrackerError",
+    "classify_staging_object",
     "file_kind",
     "iso",
     "make_file_id",

@@ -55,6 +55,9 @@ class TrackedFile:
     run_id: str | None = None
     expires_at: int | None = field(default=None)  # TTL, epoch seconds, history only
     registered_at: str | None = None  # when the File Manager recorded it (landed_at is when S3 did)
+    # Set by an operator on a landed file: apply it even if a file with the same content was applied.
+    replay: bool | None = None
+    skip_reason: str | None = None  # history only: why a file was not applied (status skipped_*)
 
     @property
     def uri(self) -> str:
@@ -80,15 +83,38 @@ class TrackedFile:
         known["status"] = FileStatus(known["status"])
         return cls(**known)
 
-    def processed(self, *, commit_instant: str, run_id: str, processed_at: str, expires_at: int | None) -> TrackedFile:
+    def processed(
+        self,
+        *,
+        commit_instant: str,
+        run_id: str,
+        processed_at: str,
+        expires_at: int | None,
+        status: FileStatus = FileStatus.PROCESSED,
+        skip_reason: str | None = None,
+    ) -> TrackedFile:
         return replace(
             self,
-            status=FileStatus.PROCESSED,
+            status=status,
             commit_instant=commit_instant,
             run_id=run_id,
             processed_at=processed_at,
             expires_at=expires_at,
+            skip_reason=skip_reason,
         )
+
+    @property
+    def content_tag(self) -> str:
+        """The ETag without quotes: equal for byte-identical objects uploaded the same way."""
+        return self.etag.strip().strip('"')
+
+
+@dataclass(frozen=True)
+class JobRunRef:
+    """One run of a Glue job (``--JOB_NAME`` / ``--JOB_RUN_ID``): who holds a table's lease."""
+
+    job_name: str
+    run_id: str
 
 
 @dataclass(frozen=True)
@@ -111,6 +137,7 @@ class TableRun:
     error_trace: str | None = None
     cadence: str | None = None
     batch_id: str | None = None  # the Batch Manager's batch (job argument odp_batch_id) this run belonged to
+    duplicate_files: int = 0  # historical tables: files not applied, their content was applied already
 
     @property
     def run_at(self) -> str:
@@ -129,7 +156,7 @@ class TableRun:
     @classmethod
     def from_history_item(cls, item: dict[str, Any]) -> TableRun:
         known = {name: item[name] for name in cls.__dataclass_fields__ if name in item}
-        for name in ("files", "rows", "inserts", "updates", "deletes"):
+        for name in ("files", "rows", "inserts", "updates", "deletes", "duplicate_files"):
             if name in known:
                 known[name] = int(known[name])
         if "seconds" in known:
@@ -161,6 +188,15 @@ class TableState:
     last_updates: int | None = None
     last_deletes: int | None = None
     last_seconds: float | None = None
+    # The Glue job run holding the lease (recorded by acquire), so a later run can ask whether it ended.
+    lease_job_name: str | None = None
+    lease_job_run_id: str | None = None
+
+    @property
+    def lease_job_run(self) -> JobRunRef | None:
+        if self.lease_job_name and self.lease_job_run_id:
+            return JobRunRef(self.lease_job_name, self.lease_job_run_id)
+        return None
 
     def lease_is_held(self, now_epoch: int) -> bool:
         """A lease counts while its expiry lies in the future; at or past it, any run may take it over."""

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from odp.config.models import SourceFormat, table_id
 from odp.tracker.statuses import FileKind
 
-# Suffixes of the files each source writes. Firehose writes files without a suffix unless its
-# delivery stream sets a file extension: configure ".jsonl" (see lambdas/README.md).
+# Suffixes of the files each source writes. Firehose writes files without any suffix unless its
+# delivery stream sets a file extension: such a name is data too, read in its table's configured format.
 DATA_SUFFIXES = (".parquet", ".csv", ".csv.gz", ".json", ".jsonl", ".json.gz", ".jsonl.gz", ".gz")
 IGNORED_NAMES = ("_SUCCESS", "_committed", "_started", ".DS_Store")
 IGNORED_SUFFIXES = (".tmp", ".temp", ".crc", ".inprogress", "$folder$")
@@ -71,9 +71,24 @@ def skip_reason(key: str, size: int | None) -> str | None:
         return f"temporary file {name!r}"
     if size is not None and size == 0:
         return "zero-byte object"
-    if not name.lower().endswith(DATA_SUFFIXES):
-        return f"unknown suffix on {name!r} (expected one of {', '.join(DATA_SUFFIXES)})"
+    # No extension (Firehose's default name) is data, read in its table's configured format.
+    if "." in name and not name.lower().endswith(DATA_SUFFIXES):
+        return f"unknown suffix on {name!r} (expected one of {', '.join(DATA_SUFFIXES)}, or no extension)"
     return None
+
+
+def classify_staging_object(key: str, size: int | None) -> tuple[StagingKey | None, str | None]:
+    """The table a staging object belongs to, or why it is skipped: exactly one of the two is set.
+
+    The one decision the File Manager makes for every object; the sandbox report lists what it skips.
+    """
+    reason = skip_reason(key, size)
+    if reason is not None:
+        return None, reason
+    try:
+        return parse_staging_key(key), None
+    except StagingKeyError as error:
+        return None, str(error)
 
 
 def file_kind(file_name: str, source_format: SourceFormat | str | None = None) -> FileKind:

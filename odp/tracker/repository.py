@@ -20,12 +20,14 @@ from botocore.exceptions import ClientError
 from odp.tracker.items import (
     PENDING_ATTRIBUTE,
     PENDING_INDEX,
+    JobRunRef,
     TableRun,
     TableState,
     TrackedFile,
     iso,
     utc_now,
 )
+from odp.tracker.job_runs import JobRuns
 from odp.tracker.keys import file_kind
 from odp.tracker.statuses import FileStatus, TableStatus
 
@@ -185,6 +187,19 @@ class FileTracker:
                 oldest = landed
         return PendingSummary(table_id=table_id, files=files, bytes=size, oldest_landed_at=oldest)
 
+    def applied_content(self, table_id: str) -> dict[str, TrackedFile]:
+        """ETag -> the processed file (file_tracker_history) that applied that content to the table first."""
+        items = _paginate(
+            self._history.query,
+            KeyConditionExpression=Key("table_id").eq(table_id),
+            FilterExpression=Attr("status").eq(FileStatus.PROCESSED.value),
+            ConsistentRead=True,
+        )
+        applied: dict[str, TrackedFile] = {}
+        for tracked in sorted((TrackedFile.from_item(item) for item in items), key=lambda f: f.processed_at or ""):
+            applied.setdefault(tracked.content_tag, tracked)
+        return applied
+
     def processed_ids(self, table_id: str, file_ids: Iterable[str]) -> set[str]:
         """Which of these files are already in file_tracker_history."""
         wanted = list(dict.fromkeys(file_ids))
@@ -206,12 +221,15 @@ class FileTracker:
         commit_instant: str,
         run_id: str,
         retention: timedelta | None = None,
+        status: FileStatus = FileStatus.PROCESSED,
+        skip_reason: str | None = None,
     ) -> int:
         """Move files to file_tracker_history with the commit that applied them. Idempotent.
 
         Each file moves in a transaction (put into history, delete from the tracker), so a file is
         never in neither table; a crash between chunks leaves the rest landed, and the next run
-        reconciles them from the Hudi commit metadata.
+        reconciles them from the Hudi commit metadata. ``status`` / ``skip_reason``: a file moved
+        without being applied (its content was applied already by ``commit_instant``).
         """
         now = self._clock()
         processed_at = iso(now)
@@ -223,7 +241,12 @@ class FileTracker:
             actions: list[dict[str, Any]] = []
             for tracked in batch[start : start + _FILES_PER_TRANSACTION]:
                 done = tracked.processed(
-                    commit_instant=commit_instant, run_id=run_id, processed_at=processed_at, expires_at=expires_at
+                    commit_instant=commit_instant,
+                    run_id=run_id,
+                    processed_at=processed_at,
+                    expires_at=expires_at,
+                    status=status,
+                    skip_reason=skip_reason,
                 )
                 item = done.to_item()
                 actions.append(
@@ -250,10 +273,13 @@ class FileTracker:
 class ProcessingTracker:
     """processing_tracker (lease and last outcome per table) and processing_tracker_history."""
 
-    def __init__(self, tracker_table: Any, history_table: Any, *, clock: Clock = utc_now) -> None:
+    def __init__(
+        self, tracker_table: Any, history_table: Any, *, clock: Clock = utc_now, job_runs: JobRuns | None = None
+    ) -> None:
         self._tracker = tracker_table
         self._history = history_table
         self._clock = clock
+        self._job_runs = job_runs  # answers whether a lease holder's job run has ended (None: never asked)
 
     def _now_epoch(self) -> int:
         return int(self._clock().timestamp())
@@ -266,13 +292,19 @@ class ProcessingTracker:
         lease_seconds: int,
         run_id: str | None = None,
         batch_id: str | None = None,
+        job_run: JobRunRef | None = None,
+        replacing: str | None = None,
     ) -> bool:
         """Take the table's lease if it is free, expired, or already ours. Sets status updating_table.
 
         A lease whose expiry equals the current second counts as expired (as in
         :meth:`TableState.lease_is_held`), so the Batch Manager and the job agree on who may take it.
         ``batch_id`` (optional) is recorded as ``last_batch_id``: a run that dies before
-        :meth:`finish` is then still attributed to its batch.
+        :meth:`finish` is then still attributed to its batch. ``job_run`` (the Glue job run holding
+        the lease) is recorded as ``lease_job_name`` / ``lease_job_run_id``, so a later run can ask
+        Glue whether the holder has ended. ``replacing`` takes the lease over from that owner even
+        before it expires (its job run has ended); the write is conditional on that owner still
+        holding it, so two runs never take over the same lease.
 
         Returns False when another run holds an unexpired lease.
         """
@@ -293,20 +325,28 @@ class ProcessingTracker:
             ":now": iso(now),
             ":epoch": int(now.timestamp()),
         }
-        # A new run starts: the batch of an earlier run must not be attributed to it.
-        remove = ""
+        # A new run starts: the batch and job run of an earlier run must not be attributed to it.
+        removes = []
         if batch_id is not None:
             sets.append("last_batch_id = :batch")
             values[":batch"] = batch_id
         else:
-            remove = " REMOVE last_batch_id"
+            removes.append("last_batch_id")
+        if job_run is not None:
+            sets += ["lease_job_name = :job_name", "lease_job_run_id = :job_run_id"]
+            values[":job_name"] = job_run.job_name
+            values[":job_run_id"] = job_run.run_id
+        else:
+            removes += ["lease_job_name", "lease_job_run_id"]
+        condition = "attribute_not_exists(lease_owner) OR lease_expires_at <= :epoch OR lease_owner = :owner"
+        if replacing is not None:
+            condition += " OR lease_owner = :previous"
+            values[":previous"] = replacing
         try:
             self._tracker.update_item(
                 Key={"table_id": table_id},
-                UpdateExpression="SET " + ", ".join(sets) + remove,
-                ConditionExpression=(
-                    "attribute_not_exists(lease_owner) OR lease_expires_at <= :epoch OR lease_owner = :owner"
-                ),
+                UpdateExpression="SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else ""),
+                ConditionExpression=condition,
                 ExpressionAttributeNames={"#status": "status"},
                 ExpressionAttributeValues=values,
             )
@@ -339,7 +379,7 @@ class ProcessingTracker:
         try:
             self._tracker.update_item(
                 Key={"table_id": table_id},
-                UpdateExpression="REMOVE lease_owner, lease_expires_at",
+                UpdateExpression="REMOVE lease_owner, lease_expires_at, lease_job_name, lease_job_run_id",
                 ConditionExpression="lease_owner = :owner",
                 ExpressionAttributeValues={":owner": owner},
             )
@@ -386,7 +426,7 @@ class ProcessingTracker:
             "last_deletes = :deletes",
             "last_seconds = :seconds",
         ]
-        removes = ["lease_owner", "lease_expires_at"]
+        removes = ["lease_owner", "lease_expires_at", "lease_job_name", "lease_job_run_id"]
         if run.batch_id is not None:
             sets.append("last_batch_id = :batch")
             values[":batch"] = run.batch_id
@@ -438,9 +478,18 @@ class ProcessingTracker:
         return found
 
     def leased_tables(self, table_ids: Iterable[str]) -> set[str]:
-        """Tables whose lease is held and unexpired now."""
+        """Tables whose lease is held and unexpired now, by a job run that has not ended.
+
+        With ``job_runs``, a lease whose recorded job run has ended (FAILED, TIMEOUT, STOPPED, or gone)
+        does not count: the next job run takes it over at once instead of waiting for its expiry.
+        """
         now = self._now_epoch()
-        return {table_id for table_id, state in self.states(table_ids).items() if state.lease_is_held(now)}
+        held = {table_id: state for table_id, state in self.states(table_ids).items() if state.lease_is_held(now)}
+        return {table_id for table_id, state in held.items() if not self._holder_ended(state)}
+
+    def _holder_ended(self, state: TableState) -> bool:
+        job_run = state.lease_job_run
+        return self._job_runs is not None and job_run is not None and self._job_runs.ended(job_run) is not None
 
     def history(self, table_id: str) -> list[TableRun]:
         items = _paginate(self._history.query, KeyConditionExpression=Key("table_id").eq(table_id))

@@ -9,6 +9,8 @@ class FileStatus(StrEnum):
     LANDED = "landed"  # registered, waiting for its table's next run
     UNREGISTERED = "unregistered"  # its table has no active configuration; kept, not processed
     PROCESSED = "raw_file_processed"  # applied by a Hudi commit; the item lives in file_tracker_history
+    # Not applied: a historical table already holds a file with the same content (ETag); in history too.
+    DUPLICATE_CONTENT = "skipped_duplicate_content"
 
 
 class TableStatus(StrEnum):

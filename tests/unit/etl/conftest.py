@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -77,15 +78,16 @@ class Lake:
         self.tables["table_config"].put_item(Item=table_config_item(config))
         return config
 
-    def _land(self, config: TableConfig, name: str, body: bytes) -> TrackedFile:
+    def _land(self, config: TableConfig, name: str, body: bytes, *, replay: bool | None = None) -> TrackedFile:
         key = f"{config.staging_prefix}{name}"
         path = self.root / STAGING / key
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(body)
-        # A file landed twice (same key, new upload) gets a new etag, so a new file id.
+        # The ETag is the MD5 of the content, as S3 reports it for a single-part upload; a file landed
+        # twice (same key, new upload) gets a new one, so a new file id.
         count = self.etags.get(key, 0) + 1
         self.etags[key] = count
-        etag = f"etag-{count}"
+        etag = hashlib.md5(body, usedforsecurity=False).hexdigest() + (f"-{count}" if count > 1 else "")
         tracked = TrackedFile(
             table_id=config.table_id,
             file_id=make_file_id(STAGING, key, etag),
@@ -95,6 +97,7 @@ class Lake:
             etag=etag,
             landed_at=f"2026-01-01T00:00:{len(self.etags):02d}.000Z",
             file_kind=file_kind(name, config.format),
+            replay=replay,
         )
         # Put directly: the File Manager's registration is tested with the Lambdas.
         self.tables["file_tracker"].put_item(Item=tracked.to_item())
@@ -107,8 +110,8 @@ class Lake:
         pq.write_table(pa.Table.from_pylist(rows, schema=schema), sink)
         return self._land(config, name, sink.getvalue().to_pybytes())
 
-    def land_bytes(self, config: TableConfig, name: str, body: bytes) -> TrackedFile:
-        return self._land(config, name, body)
+    def land_bytes(self, config: TableConfig, name: str, body: bytes, *, replay: bool | None = None) -> TrackedFile:
+        return self._land(config, name, body, replay=replay)
 
     def land_text(self, config: TableConfig, name: str, text: str) -> TrackedFile:
         return self._land(config, name, text.encode("utf-8"))

@@ -263,8 +263,38 @@ def test_validate_cli_exits_non_zero_and_prints_every_error(tmp_path: Path, caps
     write_config(tmp_path, files)
     assert main(["validate", "--config-dir", str(tmp_path)]) == 1
     err = capsys.readouterr().err
-    assert "1 configuration error(s)" in err
+    # both at once: the invalid cadence does not hide the table that names an unknown one
+    assert "2 configuration error(s)" in err
     assert "cadences.yaml: cadences.fast.schedule: 'now' is not a schedule expression" in err
+    assert "tables/shop.yaml: tables[0].cadence: unknown cadence 'weekly' (known: fast)" in err
+
+
+def test_every_problem_of_a_configuration_is_reported_in_one_run(tmp_path: Path) -> None:
+    """One run reports what used to take four: file-level, table-level and cross-table problems."""
+
+    def break_everything(files: dict) -> None:
+        files["environments.yaml"]["environments"]["prod"]["manual_approval"] = False
+        files["environments.yaml"]["environments"]["dev"]["vpc_cidr"] = "not-a-cidr"
+        files["cadences.yaml"]["cadences"]["fast"]["batch_size"] = 0
+        tables = files["tables/shop.yaml"]["tables"]
+        tables[0]["primary_key"] = ["nope"]  # not a declared column (resolve stage)
+        tables[1]["colour"] = "blue"  # an unknown key (schema stage)
+        tables.append({"schema": "public", "table": "orders", "primary_key": ["id"]})  # duplicate id
+        tables.append({"schema": "public", "table": "refunds", "primary_key": ["id"], "cadence": "weekly"})
+        tables.append({"schema": "public", "table": "_odp_x", "primary_key": ["id"]})
+
+    errors = errors_of(tmp_path, break_everything)
+    assert len(errors) == 8, errors
+    assert errors[0].startswith("environments.yaml: environments.dev.vpc_cidr: ")
+    assert errors[1:] == [
+        "environments.yaml: environments.prod.manual_approval: prod must set manual_approval: true",
+        "cadences.yaml: cadences.fast.batch_size: Input should be greater than or equal to 1",
+        "tables/shop.yaml: tables[1].colour: unknown key (check the spelling against the JSON schema in config/schema/)",
+        "tables/shop.yaml: tables[0].primary_key: column 'nope' is not declared in columns",
+        "tables/shop.yaml: tables[2]: duplicate table id 'shop.public.orders' (first at tables/shop.yaml tables[0])",
+        "tables/shop.yaml: tables[3].cadence: unknown cadence 'weekly' (known: fast)",
+        "tables/shop.yaml: tables[4].target_table: '_odp_x': names starting with '_odp' are reserved for ODP",
+    ]
 
 
 def test_validate_cli_accepts_the_shipped_configuration(repo_root: Path, capsys: pytest.CaptureFixture) -> None:

@@ -12,6 +12,7 @@ from odp.tracker import (
     FileKind,
     FileStatus,
     FileTracker,
+    JobRunRef,
     LeaseLostError,
     ProcessingTracker,
     TableRun,
@@ -359,3 +360,40 @@ def test_states_reads_more_than_100_tables_in_batches(
     assert all(states[t].lease_owner == "run-a" for t in table_ids[:30])
     assert all(states[t].status is None and states[t].lease_owner is None for t in table_ids[30:])
     assert processing.leased_tables(table_ids) == set(table_ids[:30])
+
+
+class StaticJobRuns:
+    """Job runs whose end is known in advance: run id -> reason it ended."""
+
+    def __init__(self, ended: dict[str, str]) -> None:
+        self._ended = ended
+        self.asked: list[str] = []
+
+    def ended(self, job_run: JobRunRef) -> str | None:
+        self.asked.append(job_run.run_id)
+        return self._ended.get(job_run.run_id)
+
+
+def test_a_lease_records_its_job_run_and_one_of_an_ended_job_run_is_not_held(
+    tracker_tables: dict[str, Any], clock: Clock
+) -> None:
+    job_runs = StaticJobRuns({"jr_dead": "job run jr_dead of job ended FAILED"})
+    processing = ProcessingTracker(
+        tracker_tables["processing_tracker"],
+        tracker_tables["processing_tracker_history"],
+        clock=clock,
+        job_runs=job_runs,
+    )
+    assert processing.acquire("a.b.dead", "run-dead", lease_seconds=900, job_run=JobRunRef("job", "jr_dead"))
+    assert processing.acquire("a.b.live", "run-live", lease_seconds=900, job_run=JobRunRef("job", "jr_live"))
+    assert processing.acquire("a.b.old", "run-old", lease_seconds=900)  # no job run recorded: only expiry frees it
+    assert processing.state("a.b.dead").lease_job_run == JobRunRef("job", "jr_dead")
+    assert processing.leased_tables(["a.b.dead", "a.b.live", "a.b.old"]) == {"a.b.live", "a.b.old"}
+    assert sorted(job_runs.asked) == ["jr_dead", "jr_live"]
+    # taking over is conditional on the named owner still holding the lease
+    assert not processing.acquire("a.b.dead", "run-new", lease_seconds=900, replacing="someone-else")
+    assert processing.acquire("a.b.dead", "run-new", lease_seconds=900, replacing="run-dead")
+    taken = processing.state("a.b.dead")
+    assert (taken.lease_owner, taken.lease_job_run) == ("run-new", None)
+    processing.release("a.b.live", "run-live")
+    assert processing.state("a.b.live").lease_job_run is None

@@ -192,6 +192,17 @@ def test_non_data_objects_are_skipped_with_a_reason(
     [record] = [r for r in caplog.records if r.getMessage() == "skipped a non-data object"]
     assert reason in record.skip_reason
     assert record.key == key
+    assert record.levelname == "WARNING"
+
+
+def test_a_file_without_an_extension_is_data_of_its_table(
+    manager: FileManager, files: FileTracker, s3_event: dict[str, Any], sqs_event: dict[str, Any]
+) -> None:
+    # Firehose's default object name has no extension: it is read in the table's configured format.
+    key = "orders_dynamodb/app/orders/2026/01/01/00/odp-orders-1-2026-01-01-00-00-00-0a1b2c3d-4e5f"
+    assert run(manager, sqs_event, [object_created(s3_event, key, size=512)]) == {"batchItemFailures": []}
+    [tracked] = files.landed_files("orders_dynamodb.app.orders")
+    assert (tracked.key, tracked.file_kind.value, tracked.status) == (key, "cdc", FileStatus.LANDED)
 
 
 def test_the_published_event_as_it_is_is_skipped(

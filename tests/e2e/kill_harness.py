@@ -1,0 +1,139 @@
+"""Run a command as a child process and kill it for real: SIGKILL to its whole process group.
+
+Two ways to choose the moment, usable together:
+
+- ``fault_point="area.step"``: the child kills itself there (``ODP_FAULT_POINT``, see odp/faults.py);
+  the points are named at the state-changing steps of the code (``sandbox.after_file_manager``,
+  ``etl.before_commit``, ``etl.after_commit``, ``etl.after_mark_processed``).
+- ``kill_when=<predicate>``: the parent polls it and sends SIGKILL to the child's process group as
+  soon as it holds, e.g. :func:`inflight_instant` (a Hudi commit under way that has not completed).
+
+The child runs in its own session, so its process group holds everything it started (the Spark
+JVM too) and nothing of the test process. A later test adds a kill point by naming a new
+``fault_point(...)`` in the code, or a new predicate here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from odp.faults import FAULT_POINT_VARIABLE
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+COMPLETED_ACTIONS = (".commit", ".deltacommit", ".replacecommit")
+
+
+class ChildTimeoutError(TimeoutError):
+    """The child neither ended nor reached its kill point in time (it was killed)."""
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """How a child process ended: its exit code (``-9`` when killed), whether it was killed, its output."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    output: str
+    seconds: float
+
+    @property
+    def killed(self) -> bool:
+        return self.returncode == -signal.SIGKILL
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):  # the group has already gone
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def run_child(
+    argv: Sequence[str],
+    *,
+    output: Path,
+    fault_point: str | None = None,
+    kill_when: Callable[[], bool] | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout_seconds: float = 900,
+    poll_seconds: float = 0.02,
+) -> ChildRun:
+    """Run ``argv`` from the repository root; kill its process group at the chosen moment.
+
+    ``output`` receives the child's stdout and stderr. Whatever happens, nothing of the child's group
+    survives this call.
+
+    Raises:
+        ChildTimeoutError: it ran longer than ``timeout_seconds``.
+    """
+    variables = {**os.environ, **(env or {})}
+    variables.pop(FAULT_POINT_VARIABLE, None)
+    if fault_point is not None:
+        variables[FAULT_POINT_VARIABLE] = fault_point
+    started = time.monotonic()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with output.open("wb") as sink:
+        child = subprocess.Popen(
+            list(argv), cwd=REPO_ROOT, env=variables, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        pgid = child.pid  # start_new_session: the child leads its own group
+        try:
+            while child.poll() is None:
+                if kill_when is not None and kill_when():
+                    _kill_group(pgid)
+                    child.wait()
+                    break
+                if time.monotonic() - started > timeout_seconds:
+                    _kill_group(pgid)
+                    child.wait()
+                    raise ChildTimeoutError(f"{' '.join(argv)} still running after {timeout_seconds} s; see {output}")
+                time.sleep(poll_seconds)
+        finally:
+            _kill_group(pgid)  # stragglers (a JVM) of a child that ended or killed itself
+    return ChildRun(tuple(argv), child.returncode, output.read_text(errors="replace"), time.monotonic() - started)
+
+
+def sandbox_run_argv(config_dir: Path, staging: Path, lake: Path) -> list[str]:
+    """``python -m sandbox run`` over these folders, with this interpreter."""
+    return [
+        sys.executable,
+        "-m",
+        "sandbox",
+        "run",
+        "--config-dir",
+        str(config_dir),
+        "--staging",
+        str(staging),
+        "--lake",
+        str(lake),
+    ]
+
+
+def inflight_instant(table_dir: Path) -> Callable[[], bool]:
+    """A predicate: the Hudi table at ``table_dir`` has an instant inflight that has not completed yet."""
+    timeline = table_dir / ".hoodie" / "timeline"
+
+    def holds() -> bool:
+        try:
+            names = [name for name in os.listdir(timeline) if not name.startswith(".")]
+        except FileNotFoundError:
+            return False
+        inflight = {name.split(".", 1)[0] for name in names if name.endswith(".inflight")}
+        completed = {name.split("_", 1)[0] for name in names if name.endswith(COMPLETED_ACTIONS)}
+        return bool(inflight - completed)
+
+    return holds
+
+
+def completed_instants(table_dir: Path) -> list[str]:
+    """Completed commit instants of the table at ``table_dir`` (file names of its timeline)."""
+    timeline = table_dir / ".hoodie" / "timeline"
+    if not timeline.is_dir():
+        return []
+    return sorted(p.name for p in timeline.iterdir() if p.is_file() and p.name.endswith(COMPLETED_ACTIONS))

@@ -1,0 +1,100 @@
+"""A table (or its tombstone table) whose first commit never completed recovers on the next run.
+
+The interrupted state is made here by removing the completed instant of a first commit, so the
+table keeps its ``hoodie.properties`` and a requested + inflight instant only: exactly what a run
+killed during that commit leaves (tests/e2e/test_kill_recovery.py makes it with a real SIGKILL).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from etl.processor import TableStatus
+from tests.unit.etl.conftest import CrashAfterCommit, CrashBeforeCommit, Lake, rows_of, table_config
+
+CDC = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string())])
+
+
+def _c(op: str, seq: str, key: int, name: str) -> dict:
+    return {"Op": op, "SEQ": seq, "ID": key, "NAME": name}
+
+
+def uncomplete_first_commit(table_dir: Path) -> list[str]:
+    """Remove the completed instant files of a table with one commit; returns what remains pending."""
+    timeline = table_dir / ".hoodie" / "timeline"
+    completed = [p for p in timeline.iterdir() if p.is_file() and p.name.endswith(".commit")]
+    assert len(completed) == 1, sorted(p.name for p in timeline.iterdir())
+    completed[0].unlink()
+    (timeline / f".{completed[0].name}.crc").unlink(missing_ok=True)  # Hadoop's checksum of it
+    pending = sorted(p.name for p in timeline.iterdir() if p.is_file() and not p.name.endswith(".crc"))
+    assert pending
+    assert all(name.endswith((".requested", ".inflight")) for name in pending), pending
+    return pending
+
+
+@pytest.mark.spark
+def test_a_new_table_whose_first_commit_never_completed_is_recreated(
+    spark, lake: Lake, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = lake.configure(table_config("first_commit_killed"))
+    other = lake.configure(table_config("first_commit_neighbour"))
+    lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann"), _c("I", "00002", 2, "bob")], CDC)
+    lake.land_parquet(other, "20260101-000001.parquet", [_c("I", "00001", 7, "eve")], CDC)
+    crashed = lake.run(spark, config.table_id, hooks=CrashAfterCommit()).tables[0]
+    assert crashed.status is TableStatus.REFRESH_ERROR
+    table_dir = lake.root / "raw" / "lake_db" / "first_commit_killed"
+    uncomplete_first_commit(table_dir)
+    assert len(lake.landed(config.table_id)) == 1
+
+    with caplog.at_level(logging.WARNING, logger="etl.timeline"):
+        outcome = lake.run(spark, config.table_id, other.table_id)
+    recovered, neighbour = outcome.tables
+    assert recovered.status is TableStatus.COMPLETED, recovered.error
+    assert recovered.discarded == (recovered.base_path,)
+    assert (recovered.files, recovered.inserts) == (1, 2)
+    assert rows_of(spark, recovered.base_path, ["id", "name"]) == [(1, "ann"), (2, "bob")]
+    assert lake.landed(config.table_id) == []
+    assert any("first commit never completed" in r.getMessage() for r in caplog.records)
+    assert neighbour.status is TableStatus.COMPLETED
+    assert neighbour.discarded == ()
+    assert rows_of(spark, neighbour.base_path, ["id", "name"]) == [(7, "eve")]
+
+
+@pytest.mark.spark
+def test_a_tombstone_table_whose_first_commit_never_completed_is_recreated(spark, lake: Lake) -> None:
+    config = lake.configure(table_config("tombstones_killed"))
+    table_id = config.table_id
+    lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann"), _c("I", "00001", 2, "bob")], CDC)
+    assert lake.run(spark, table_id).tables[0].status is TableStatus.COMPLETED
+    lake.land_parquet(config, "20260101-000002.parquet", [_c("D", "00005", 1, "ann"), _c("U", "00006", 2, "bo")], CDC)
+    # The tombstone table is written for the first time, then the run dies before the table's commit.
+    assert lake.run(spark, table_id, hooks=CrashBeforeCommit()).tables[0].status is TableStatus.REFRESH_ERROR
+    tombstones = lake.root / "raw" / "lake_db" / "_odp_tombstones" / "tombstones_killed"
+    uncomplete_first_commit(tombstones)
+
+    rerun = lake.run(spark, table_id).tables[0]
+    assert rerun.status is TableStatus.COMPLETED, rerun.error
+    assert len(rerun.discarded) == 1
+    assert rerun.discarded[0].endswith("/_odp_tombstones/tombstones_killed")
+    assert rows_of(spark, rerun.base_path, ["id", "name"]) == [(2, "bo")]
+    assert (rerun.deletes, rerun.updates) == (1, 1)
+    # the recreated tombstone table holds the delete: a late, older update of key 1 stays out
+    lake.land_parquet(config, "20260101-000000.parquet", [_c("U", "00003", 1, "ann-stale")], CDC)
+    late = lake.run(spark, table_id).tables[0]
+    assert (late.status, late.stale_dropped, late.discarded) == (TableStatus.COMPLETED, 1, ())
+    assert rows_of(spark, late.base_path, ["id", "name"]) == [(2, "bo")]
+
+
+@pytest.mark.spark
+def test_a_table_with_a_completed_commit_is_never_discarded(spark, lake: Lake) -> None:
+    config = lake.configure(table_config("kept_table"))
+    lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann")], CDC)
+    first = lake.run(spark, config.table_id).tables[0]
+    lake.land_parquet(config, "20260101-000002.parquet", [_c("U", "00002", 1, "ann-2")], CDC)
+    second = lake.run(spark, config.table_id).tables[0]
+    assert (first.discarded, second.discarded) == ((), ())
+    assert rows_of(spark, second.base_path, ["id", "name"]) == [(1, "ann-2")]
