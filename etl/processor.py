@@ -29,6 +29,7 @@ from etl.lease import LeaseKeeper
 from etl.readers import SourceFile, first_error, read_changes
 from etl.timeline import commit_of_run, committed_file_ids, completed_commits, discard_uncommitted_table
 from etl.tombstones import tombstone_path
+from etl.transform import transform_changes
 from etl.writer import register_in_session_catalog, write_changes
 from odp.config.items import table_config_from_item
 from odp.config.models import TableConfig, TableMode
@@ -306,12 +307,12 @@ class _TableRunner:
         sources = source_files(todo, self.resolve_uri)
         changes = read_changes(self.spark, sources, config).persist()
         try:
-            first_error(changes, tuple(config.primary_key))
+            first_error(changes, tuple(config.primary_key), sources)
             rows = changes.count()
             keeper.check()
             written = write_changes(
                 self.spark,
-                changes.drop("_odp_error") if "_odp_error" in changes.columns else changes,
+                transform_changes(self.spark, changes, config),
                 config,
                 base_path,
                 has_full_load=any(s.is_full_load for s in sources),

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from odp.config.models import (
+    SOURCE_SETTINGS,
     CadencesFile,
     Environment,
     EnvironmentsFile,
@@ -26,6 +27,7 @@ from odp.config.models import (
     TableMode,
     TablesFile,
     TableType,
+    source_setting_issues,
     table_id,
 )
 from odp.config.streams import STREAMS_FILE, StreamsFile, stream_issues
@@ -244,6 +246,10 @@ def _resolve_table(
                     issues.append(
                         ConfigIssue(display, f"{where}.{role}", f"column {name!r} is not declared in columns")
                     )
+    issues.extend(
+        ConfigIssue(display, f"{where}.{name}", reason)
+        for name, reason in source_setting_issues(tables_file.format, pick, [*(primary_key or []), *partition_by])
+    )
     if len(issues) != before:
         return None
     return TableConfig(
@@ -262,6 +268,7 @@ def _resolve_table(
         is_active=True if pick("is_active") is None else pick("is_active"),
         columns=columns,
         stream=stream,
+        **{name: pick(name) for name in SOURCE_SETTINGS if pick(name) is not None},
     )
 
 

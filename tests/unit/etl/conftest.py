@@ -34,6 +34,7 @@ def table_config(
     mode: TableMode = TableMode.CURRENT,
     columns: dict[str, str] | None = None,
     source: str = "src",
+    **settings: Any,
 ) -> TableConfig:
     return TableConfig(
         source=source,
@@ -50,6 +51,7 @@ def table_config(
         target_table=table.lower(),
         is_active=True,
         columns=columns,
+        **settings,
     )
 
 

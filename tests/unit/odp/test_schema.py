@@ -29,7 +29,13 @@ def test_committed_schemas_are_fresh(repo_root: Path) -> None:
         ("cadences.schema.json", ["cadences.yaml"]),
         (
             "tables.schema.json",
-            ["tables/taxi_trips_dms.yaml", "tables/inventory_debezium.yaml", "tables/orders_dynamodb.yaml"],
+            [
+                "tables/taxi_trips_dms.yaml",
+                "tables/inventory_debezium.yaml",
+                "tables/orders_dynamodb.yaml",
+                "tables/billing_dms_csv.yaml",
+                "tables/crm_debezium.yaml",
+            ],
         ),
     ],
 )
