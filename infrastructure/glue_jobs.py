@@ -38,6 +38,8 @@ HUDI_SPARK_CONF = " --conf ".join(
         "spark.sql.extensions=org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
         "spark.sql.catalog.spark_catalog=org.apache.spark.sql.hudi.catalog.HoodieCatalog",
         "spark.kryo.registrator=org.apache.spark.HoodieSparkKryoRegistrar",
+        # the tables of a batch run concurrently, each in its own FAIR pool (etl/concurrency.py)
+        "spark.scheduler.mode=FAIR",
     )
 )
 # What a Glue job needs to run in the VPC (elastic network interfaces); no resource-level permissions.
@@ -107,6 +109,7 @@ def job_arguments(
     artifacts: GlueArtifacts,
     tracking: Tracking,
     history_retention_days: int,
+    cadence_config: Cadence,
 ) -> dict[str, str]:
     """The job's DefaultArguments: the ODP contract plus Glue's own switches."""
     arguments = FileProcessorJobArgs.static_arguments(
@@ -116,6 +119,9 @@ def job_arguments(
         tracker_tables=tracking.names,
         catalog_sync=True,
         history_retention_days=history_retention_days,
+        table_concurrency=cadence_config.table_concurrency,
+        hudi_profile="glue",
+        job_dpus=cadence_config.job_dpus,
     )
     arguments.update(glue_runtime_arguments(artifacts_bucket, artifacts))
     return arguments
@@ -243,7 +249,8 @@ class GlueJobs(Construct):
                 sid="GlueMetrics",
                 actions=["cloudwatch:PutMetricData"],
                 resources=["*"],
-                conditions={"StringEquals": {"cloudwatch:namespace": "Glue"}},
+                # Glue: the job's own metrics; ODP: each table run's seconds and DPU-seconds (etl/cost.py)
+                conditions={"StringEquals": {"cloudwatch:namespace": ["Glue", "ODP"]}},
             )
         )
         self.role.add_to_policy(
@@ -313,6 +320,7 @@ class GlueJobs(Construct):
                     artifacts=artifacts,
                     tracking=tracking,
                     history_retention_days=history_retention_days,
+                    cadence_config=cadence,
                 ),
             )
             job.node.add_dependency(self.security_configuration, *network.glue_connections, self.code)
@@ -338,7 +346,7 @@ class GlueJobs(Construct):
 _ROLE_FINDINGS = {
     "AwsSolutions-IAM5[Resource::*]": (
         "EC2 network-interface actions Glue needs to run in the VPC, and cloudwatch:PutMetricData (limited to the "
-        "Glue namespace by condition), support no resource-level permissions."
+        "Glue and ODP namespaces by condition), support no resource-level permissions."
     ),
     "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws-glue/*]": (
         "Glue writes job logs to its own /aws-glue/* log groups (names fixed by the service)."

@@ -24,6 +24,8 @@ from constructs import Construct
 
 from infrastructure.batch_manager import CADENCE_DIMENSION, FRESHNESS_METRIC, METRICS_NAMESPACE
 from odp.config.models import Cadence
+from odp.job_contract import CADENCE_DIMENSION as JOB_CADENCE_DIMENSION
+from odp.job_contract import JOB_METRICS_NAMESPACE, TABLE_DIMENSION, TABLE_DPU_SECONDS_METRIC
 from odp.naming import resource_prefix
 
 # cron cadences have no fixed interval: their freshness alarm assumes an hourly schedule.
@@ -155,6 +157,22 @@ class Monitoring(Construct):
         )
         self._alarm("glue-job-failed", metric, 0, "A File Processor Glue job run failed")
         self.dashboard.add_widgets(cloudwatch.GraphWidget(title="Glue job failures", left=[metric]))
+
+    def watch_table_costs(self, top: int = 10) -> None:
+        """Dashboard only: the tables that cost the most DPU-seconds over the last day (etl/cost.py)."""
+        schema = f"{{{JOB_METRICS_NAMESPACE},{JOB_CADENCE_DIMENSION},{TABLE_DIMENSION}}}"
+        search = f"SEARCH('{schema} MetricName=\"{TABLE_DPU_SECONDS_METRIC}\"', 'Sum', 86400)"
+        costliest = cloudwatch.MathExpression(
+            expression=f"SORT({search}, SUM, DESC, {top})", label="", period=Duration.days(1)
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title=f"Costliest tables, DPU-seconds per day (top {top})",
+                left=[costliest],
+                view=cloudwatch.GraphWidgetView.BAR,
+                width=12,
+            )
+        )
 
     def watch_freshness(self, cadence_name: str, cadence: Cadence) -> None:
         metric = cloudwatch.Metric(

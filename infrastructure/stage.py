@@ -234,6 +234,7 @@ class DataLakeStack(Stack):
         monitoring.watch_function("file-manager", file_manager.function)
         monitoring.watch_function("batch-manager", batch_manager.function)
         monitoring.watch_glue_jobs(list(glue_jobs.job_names.values()))
+        monitoring.watch_table_costs()
         for cadence_name, processor in processors.items():
             monitoring.watch_state_machine(cadence_name, processor.state_machine)
             monitoring.watch_freshness(cadence_name, cadences[cadence_name])

@@ -212,6 +212,7 @@ class LocalAccount:
             raw_root=self.layout.raw_root,
             tracker_tables=self.names,
             catalog_sync=False,
+            hudi_profile="local",  # laptop sizing (etl/hudi_options.py); the Glue job gets "glue"
         )
 
     def save_state(self) -> None:

@@ -21,6 +21,8 @@ from odp.job_contract import FileProcessorJobArgs
 from odp.tracker import JobRunRef
 
 logger = logging.getLogger("etl.jobs.file_processor")
+# threadName: etl.concurrency names each worker thread after the table it runs, so every line says which table.
+LOG_FORMAT = "%(asctime)s %(levelname)s [%(threadName)s] %(name)s %(message)s"
 
 
 def parse_arguments(argv: list[str]) -> FileProcessorJobArgs:
@@ -38,6 +40,9 @@ def parse_arguments(argv: list[str]) -> FileProcessorJobArgs:
             FileProcessorJobArgs.LEASE_SECONDS,
             FileProcessorJobArgs.HISTORY_RETENTION_DAYS,
             FileProcessorJobArgs.CATALOG_SYNC,
+            FileProcessorJobArgs.TABLE_CONCURRENCY,
+            FileProcessorJobArgs.HUDI_PROFILE,
+            FileProcessorJobArgs.JOB_DPUS,
         }
         present = [name for name in names if name not in optional or f"--{name}" in argv]
         return FileProcessorJobArgs.from_arguments(getResolvedOptions(argv, present))
@@ -81,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one batch; 0 when every table completed or was skipped, 1 when any failed."""
     from etl.processor import run_file_processor  # noqa: PLC0415 - keep import time free of Spark
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     argv = list(sys.argv if argv is None else argv)
     args = parse_arguments(argv)
     if importlib.util.find_spec("awsglue") is not None:

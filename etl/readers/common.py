@@ -6,13 +6,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from py4j.protocol import Py4JJavaError
-from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from etl.change_frame import FILE, OP, OPS, ROW
+from etl.change_frame import OP, OPS, ROW
 from etl.errors import ChangeFileError
 from etl.schema import is_widening
 
@@ -120,23 +118,12 @@ def validation_errors(frame: DataFrame, keys: tuple[str, ...]) -> Column:
 def first_error(frame: DataFrame, keys: tuple[str, ...], files: Sequence[SourceFile] = ()) -> None:
     """Raise for the first bad change of a change frame (one Spark job over every change).
 
-    Errors found while reading (``_odp_error``: a parse, layout, type or event-time problem) carry their own
-    place (``row N`` / ``line N``); the checks here add ``row N`` (1-based record number in the file).
-
     Raises:
-        ChangeFileError: names the file, the row and the reason. An error raised on an executor (a corrupt
-            Parquet page, an unreadable object) is mapped back to the file its message names, else to the
-            batch's files as a group, with the Java cause in one line.
+        ChangeFileError: see :func:`etl.change_counts.count_changes`, which does the same pass and also counts.
     """
-    message = F.concat(F.lit("row "), (F.col(ROW) + 1).cast("string"), F.lit(": "), validation_errors(frame, keys))
-    if ERROR in frame.columns:
-        message = F.coalesce(F.col(ERROR), message)
-    try:
-        bad = frame.select(FILE, message.alias("reason")).where("reason IS NOT NULL").limit(1).collect()
-    except (CapturedException, Py4JJavaError) as error:
-        raise executor_error(error, files) from error
-    if bad:
-        raise ChangeFileError(bad[0][FILE], bad[0]["reason"])
+    from etl.change_counts import count_changes  # noqa: PLC0415 - change_counts builds on this module
+
+    count_changes(frame, keys, files)
 
 
 def java_cause(error: Exception) -> str:

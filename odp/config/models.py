@@ -146,6 +146,15 @@ class GlueWorkerType(StrEnum):
     G_025X = "G.025X"
 
 
+_WORKER_DPUS = {
+    GlueWorkerType.G_025X: 0.25,
+    GlueWorkerType.G_1X: 1.0,
+    GlueWorkerType.G_2X: 2.0,
+    GlueWorkerType.G_4X: 4.0,
+    GlueWorkerType.G_8X: 8.0,
+}
+
+
 def schedule_interval_minutes(expression: str) -> int | None:
     """Minutes between runs for a ``rate(...)`` expression, ``None`` for ``cron(...)``.
 
@@ -181,6 +190,13 @@ class Cadence(_Strict):
     job_timeout_minutes: Annotated[int, Field(ge=5, le=2880)] = Field(
         default=60, description="Glue job timeout; a run past it fails and its tables retry next time."
     )
+    table_concurrency: Annotated[int, Field(ge=1, le=32)] = Field(
+        default=4,
+        description=(
+            "Tables of one batch a Glue run writes at once (threads sharing one Spark application, FAIR "
+            "scheduler pools); 1 = one after another."
+        ),
+    )
 
     @field_validator("schedule")
     @classmethod
@@ -191,6 +207,11 @@ class Cadence(_Strict):
     @property
     def interval_minutes(self) -> int | None:
         return schedule_interval_minutes(self.schedule)
+
+    @property
+    def job_dpus(self) -> float:
+        """DPUs of one Glue run: workers x DPUs per worker (G.025X = 0.25, G.1X = 1, G.2X = 2, ...)."""
+        return self.number_of_workers * _WORKER_DPUS[self.worker_type]
 
 
 class CadencesFile(_Strict):

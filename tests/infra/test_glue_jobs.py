@@ -44,6 +44,10 @@ def test_default_arguments_carry_the_contract_and_hudi(synthesized, config) -> N
         assert parsed.tracker_tables == names
         assert parsed.catalog_sync is True
         assert parsed.history_retention_days == config.environments.environments[env].data_retention_days
+        cadence = config.cadences.cadences[name]
+        assert parsed.table_concurrency == cadence.table_concurrency
+        assert parsed.hudi_profile == "glue"  # production settings on the Glue path, never the laptop profile
+        assert parsed.job_dpus == cadence.job_dpus > 0
         raw_root = arguments[f"--{FileProcessorJobArgs.RAW_ROOT}"]
         assert "Fn::Join" in raw_root  # s3:// + the raw bucket's name
         assert arguments["--datalake-formats"] == "hudi"
@@ -51,6 +55,7 @@ def test_default_arguments_carry_the_contract_and_hudi(synthesized, config) -> N
         conf = arguments["--conf"]
         assert "spark.serializer=org.apache.spark.serializer.KryoSerializer" in conf
         assert "spark.sql.hive.convertMetastoreParquet=false" in conf
+        assert "spark.scheduler.mode=FAIR" in conf  # the batch's tables run concurrently, one pool each
         assert arguments["--python-modules-installer-option"] == "--no-index"
         assert str(arguments["--extra-py-files"]).count("odp_etl.zip") == 1
         modules = json.dumps(arguments["--additional-python-modules"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from infrastructure.batch_manager import FRESHNESS_METRIC
@@ -167,3 +169,20 @@ def test_cloudwatch_alarms_of_this_account_may_publish_to_the_alerts_topic(synth
         assert allowed[0]["Action"] == "sns:Publish"
         account = config.environments.environments[env].account
         assert allowed[0]["Condition"]["StringEquals"] == {"aws:SourceAccount": account}
+
+
+def test_the_dashboard_shows_the_costliest_tables_and_the_job_may_publish_their_cost(synthesized) -> None:
+    template = synthesized.data_lakes["test"]
+    (dashboard,) = synthesized.resources(template, "AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    assert "Costliest tables, DPU-seconds per day (top 10)" in body
+    assert "SORT(SEARCH('{ODP,cadence,table_id} MetricName=" in body
+    assert "TableDpuSeconds" in body
+    statements = [
+        statement
+        for policy in synthesized.resources(template, "AWS::IAM::Policy").values()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if statement.get("Sid") == "GlueMetrics"
+    ]
+    assert statements
+    assert all(s["Condition"] == {"StringEquals": {"cloudwatch:namespace": ["Glue", "ODP"]}} for s in statements)
