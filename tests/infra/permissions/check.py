@@ -112,7 +112,9 @@ def check_template(
         role = Role(resolver.logical_id_of(resolver.resources[logical]["Properties"]["RoleArn"]), None)
         definition = state_machine_definition(resolver, logical, asset_text)
         principal = f"{STATE_MACHINE} {resolver.physical_name(logical)}"
-        requirements = state_machine_requirements(principal, definition, resolver)
+        d = resolver.deployment
+        own_arn = f"arn:{d.partition}:states:{d.region}:{d.account}:stateMachine:{resolver.physical_name(logical)}"
+        requirements = state_machine_requirements(principal, definition, resolver, own_arn=own_arn)
         requirements += state_machine_platform_requirements(resolver, logical, principal)
         failures += refusals(resolver, role, role_policies(resolver, role), requirements)
     return failures

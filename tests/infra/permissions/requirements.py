@@ -185,6 +185,8 @@ _INTEGRATIONS = {
     "arn:aws:states:::glue:startJobRun": ("glue:StartJobRun",),
     "arn:aws:states:::glue:startJobRun.sync": _GLUE_SYNC,
     "arn:aws:states:::sns:publish": ("sns:Publish",),
+    # The overlap guard lists the running executions of the machine itself ($$.StateMachine.Id).
+    "arn:aws:states:::aws-sdk:sfn:listExecutions": ("states:ListExecutions",),
 }
 
 
@@ -199,8 +201,12 @@ def _tasks(states: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]
                 yield from _tasks(branch["States"])
 
 
-def state_machine_requirements(principal: str, definition: Mapping[str, Any], resolver: Resolver) -> list[Requirement]:
+def state_machine_requirements(
+    principal: str, definition: Mapping[str, Any], resolver: Resolver, *, own_arn: str = ""
+) -> list[Requirement]:
     """What the state machine's role needs for every Task of its (rendered) definition.
+
+    ``own_arn`` is the machine's own ARN (what ``$$.StateMachine.Id`` resolves to at run time).
 
     Raises:
         UnmappedCallError: a Task uses an integration not mapped here.
@@ -215,6 +221,10 @@ def state_machine_requirements(principal: str, definition: Mapping[str, Any], re
         reason = f"state {name} ({integration})"
         if integration.endswith("lambda:invoke"):
             resources = [str(parameters["FunctionName"])]
+        elif integration.endswith("sfn:listExecutions"):
+            if parameters.get("StateMachineArn.$") != "$$.StateMachine.Id":
+                raise UnmappedCallError(f"{principal}: state {name} lists the executions of another state machine")
+            resources = [own_arn]
         elif ":glue:" in integration:
             resources = [f"arn:{d.partition}:glue:{d.region}:{d.account}:job/{parameters['JobName']}"]
         else:

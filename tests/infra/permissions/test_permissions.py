@@ -221,6 +221,7 @@ REMOVALS = [
     (SM_10, "sns:Publish", ":odp-dev-alerts"),
     (SM_10, "kms:GenerateDataKey", ":key/"),
     (SM_10, "logs:CreateLogDelivery", "*"),
+    (SM_10, "states:ListExecutions", ":stateMachine:odp-dev-file-processor-every_10_minutes"),
     (SM_HOURLY, "lambda:InvokeFunction", ":function:odp-dev-batch-manager"),
 ]
 
