@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from etl.hudi_options import HudiProfile, WriteProfile
 from etl.streaming.batch import BatchOutcome, StreamTarget
 from etl.streaming.sources import kinesis_event_record
 from odp.config.loader import OdpConfig, load_config
@@ -272,6 +273,7 @@ def run_stream_demo(
         tables=tuple(tables),
         raw_root=f"file://{workdir / 'lake' / 'raw'}",
         error_root=f"file://{workdir / 'lake' / 'streaming' / 'errors'}",
+        profile=WriteProfile(HudiProfile.LOCAL),
     )
     result = StreamDemoResult(expected_bad_records=demo.expected_bad, expected_duplicates=demo.expected_duplicates)
     result.outcomes = run_local_stream(

@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - runs on Gl
     from awsglue.utils import getResolvedOptions  # noqa: PLC0415
     from pyspark.context import SparkContext  # noqa: PLC0415
 
+    from etl.hudi_options import HudiProfile, WriteProfile  # noqa: PLC0415
     from etl.processor import load_table_config  # noqa: PLC0415
     from etl.streaming.batch import StreamTarget, batch_tag, process_micro_batch  # noqa: PLC0415
     from etl.streaming.metrics import batch_metric_data  # noqa: PLC0415
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - runs on Gl
         raw_root=args.raw_root,
         error_root=args.error_root,
         catalog_sync=args.catalog_sync,
-        metadata_table=args.catalog_sync,
+        profile=WriteProfile(HudiProfile.GLUE),
     )
     source = glue.create_data_frame.from_options(connection_type="kinesis", connection_options=kinesis_options(args))
 

@@ -31,6 +31,7 @@ from pyspark.sql import types as T
 
 from etl.change_frame import FILE, FILE_ORDER, OP, ORDERING, ROW, with_sequence
 from etl.errors import CommitNotFoundError
+from etl.hudi_options import WriteProfile
 from etl.readers.json_sources import widest
 from etl.streaming.records import Route, StreamRecord, route_records
 from etl.timeline import commit_of_run, completed_commits
@@ -83,7 +84,8 @@ class StreamTarget:
     raw_root: str  # s3://raw-bucket or file:///...: tables at <raw_root>/<database>/<table>
     error_root: str  # s3://bucket/prefix or file:///...: bad records at <error_root>/<stream>/...
     catalog_sync: bool = False
-    metadata_table: bool = False
+    # Hudi write settings: production (glue) unless a local run says otherwise (etl.hudi_options.WriteProfile).
+    profile: WriteProfile = field(default_factory=WriteProfile)
 
     def routes(self) -> dict[str, Route]:
         """DynamoDB table name (the config's ``table``) -> route."""
@@ -266,7 +268,8 @@ def _write_table(
         base_path,
         has_full_load=False,
         catalog_sync=target.catalog_sync,
-        metadata_table=target.metadata_table,
+        profile=target.profile,
+        input_rows=count,
         file_ids=shard_positions(rows),
         run_id=tag,
         tombstone_path=tombstone_path(target.raw_root, config.database, config.target_table),

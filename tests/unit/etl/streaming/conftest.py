@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from etl.hudi_options import HudiProfile, WriteProfile
 from etl.streaming.batch import StreamTarget
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
 from tests.unit.etl.streaming.records_factory import StreamFolder
@@ -58,6 +59,7 @@ def target(tmp_path: Path) -> StreamTarget:
         tables=(CUSTOMERS, ORDERS, EVENTS),
         raw_root=f"file://{tmp_path / 'raw'}",
         error_root=f"file://{tmp_path / 'errors'}",
+        profile=WriteProfile(HudiProfile.LOCAL),
     )
 
 

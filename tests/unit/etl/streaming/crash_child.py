@@ -14,6 +14,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from etl.hudi_options import HudiProfile, WriteProfile
 from etl.spark_session import local_spark_session
 from etl.streaming.batch import BatchHooks, StreamTarget
 from etl.streaming.local import run_local_stream
@@ -44,6 +45,7 @@ def main() -> int:
         tables=tuple(TableConfig.model_validate(table) for table in job["tables"]),
         raw_root=job["raw_root"],
         error_root=job["error_root"],
+        profile=WriteProfile(HudiProfile.LOCAL),
     )
     hooks = (
         PauseAfterCommit(args.pause_after[0], int(args.pause_after[1]), Path(job["marker"]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from etl.hudi_options import HudiProfile, WriteProfile
 from etl.streaming.batch import StreamTarget, TableStatus, process_micro_batch
 from etl.streaming.local import run_local_stream
 from odp.config.models import TableMode, TableType
@@ -91,6 +92,7 @@ def test_one_tables_failure_sets_its_records_aside_and_never_blocks_the_others(
         tables=(CUSTOMERS, untyped),
         raw_root=f"file://{tmp_path / 'raw'}",
         error_root=f"file://{tmp_path / 'errors'}",
+        profile=WriteProfile(HudiProfile.LOCAL),
     )
     folder.write_documents(
         [
