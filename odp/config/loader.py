@@ -68,6 +68,7 @@ class OdpConfig:
     cadences: CadencesFile
     tables: tuple[TableConfig, ...]
     table_files: dict[str, str] = field(default_factory=dict)  # table_id -> file it came from
+    datasets: tuple[Any, ...] = ()  # odp.config.datasets.DatasetConfig, in dependency order
 
     def table(self, table_id: str) -> TableConfig:
         """The table with this id.
@@ -385,7 +386,16 @@ def load_config(config_dir: str | Path) -> OdpConfig:
         cadence_names = set(cadences.cadences) if cadences is not None else set(raw) if isinstance(raw, dict) else None
 
     tables, table_files = _load_tables(root, cadence_names, issues)
+    from odp.config.dataset_loader import load_datasets  # noqa: PLC0415 - it imports this module
+
+    datasets = load_datasets(root, tables, issues)
 
     if issues or environments is None or cadences is None:
         raise ConfigError(issues)
-    return OdpConfig(environments=environments, cadences=cadences, tables=tuple(tables), table_files=table_files)
+    return OdpConfig(
+        environments=environments,
+        cadences=cadences,
+        tables=tuple(tables),
+        table_files=table_files,
+        datasets=tuple(datasets),
+    )

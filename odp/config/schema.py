@@ -7,12 +7,14 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from odp.config.datasets import DatasetFile
 from odp.config.models import CadencesFile, EnvironmentsFile, TablesFile
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "environments.schema.json": EnvironmentsFile,
     "cadences.schema.json": CadencesFile,
     "tables.schema.json": TablesFile,
+    "datasets.schema.json": DatasetFile,
 }
 
 

@@ -46,4 +46,9 @@ def test_schema_rejects_a_misspelt_key(repo_root: Path) -> None:
 
 
 def test_every_file_kind_has_a_schema() -> None:
-    assert set(SCHEMAS) == {"environments.schema.json", "cadences.schema.json", "tables.schema.json"}
+    assert set(SCHEMAS) == {
+        "environments.schema.json",
+        "cadences.schema.json",
+        "tables.schema.json",
+        "datasets.schema.json",
+    }
