@@ -1,0 +1,60 @@
+"""Glue entry point of the dataset job: parse arguments, load the configuration, build the session, run, exit.
+
+On Glue (``awsglue`` importable): getResolvedOptions over DatasetJobArgs' names and a GlueContext
+session. Elsewhere: argparse over the same names and the local Spark + Hudi session. Exit status 1
+when any dataset failed or a ``fail`` quality rule did not hold (so a state machine sees it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import logging
+import sys
+
+from odp.dataset_job_contract import DatasetJobArgs
+
+logger = logging.getLogger("etl.jobs.dataset_job")
+
+
+def parse_arguments(argv: list[str]) -> DatasetJobArgs:
+    """The job's arguments from a Glue or local command line.
+
+    Raises:
+        JobArgumentError: an argument is missing or malformed.
+    """
+    if importlib.util.find_spec("awsglue") is not None:
+        from awsglue.utils import getResolvedOptions  # noqa: PLC0415 - only on Glue
+
+        present = [*DatasetJobArgs.REQUIRED, *(n for n in DatasetJobArgs.OPTIONAL if f"--{n}" in argv)]
+        return DatasetJobArgs.from_arguments(getResolvedOptions(argv, present))
+    parser = argparse.ArgumentParser(description="ODP dataset job (local run)")
+    for name in (*DatasetJobArgs.REQUIRED, *DatasetJobArgs.OPTIONAL):
+        parser.add_argument(f"--{name}", dest=name)
+    known, _ = parser.parse_known_args(argv[1:])
+    return DatasetJobArgs.from_arguments({k: v for k, v in vars(known).items() if v is not None})
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Refresh the selected datasets; 0 when every one was written or up to date."""
+    from etl.datasets.job import run_datasets  # noqa: PLC0415 - keep import time free of Spark
+    from odp.config.loader import load_config  # noqa: PLC0415
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    args = parse_arguments(list(sys.argv if argv is None else argv))
+    config = load_config(args.config_dir)
+    if importlib.util.find_spec("awsglue") is not None:
+        from awsglue.context import GlueContext  # noqa: PLC0415 - only on Glue
+        from pyspark.context import SparkContext  # noqa: PLC0415
+
+        spark = GlueContext(SparkContext.getOrCreate()).spark_session
+    else:
+        from etl.spark_session import local_spark_session  # noqa: PLC0415
+
+        spark = local_spark_session("odp-dataset-job")
+    outcome = run_datasets(spark, config, args)
+    return 1 if outcome.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""The dataset job's arguments: one spelling, a round trip, clear errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from etl.jobs.dataset_job import parse_arguments
+from odp.dataset_job_contract import DatasetJobArgs, LakeRoots
+from odp.dataset_run import DatasetRun, DatasetRunStatus, RuleOutcome
+from odp.job_contract import JobArgumentError
+
+ROOTS = LakeRoots("s3://raw", "s3://conformed", "s3://purpose-built")
+
+
+def test_arguments_round_trip_through_the_command_line() -> None:
+    args = DatasetJobArgs(ROOTS, config_dir="/opt/config", changed_tables=("a.b.c",), full_refresh=True)
+    argv = ["job.py", *(part for pair in args.to_arguments().items() for part in pair)]
+    assert parse_arguments(argv) == args
+
+
+def test_missing_and_malformed_arguments() -> None:
+    with pytest.raises(
+        JobArgumentError, match=r"^job argument\(s\) --odp_conformed_root, --odp_purpose_built_root required$"
+    ):
+        DatasetJobArgs.from_arguments({"odp_config_dir": "c", "odp_raw_root": "r"})
+    good = DatasetJobArgs(ROOTS).to_arguments()
+    with pytest.raises(
+        JobArgumentError, match=r"^job argument --odp_datasets must be a JSON list of strings, got '\"x\"'$"
+    ):
+        DatasetJobArgs.from_arguments({**good, "--odp_datasets": '"x"'})
+
+
+def test_run_history_item_round_trip() -> None:
+    run = DatasetRun(
+        dataset="trips_clean",
+        zone="conformed",
+        status=DatasetRunStatus.QUALITY_FAILED,
+        refresh="incremental",
+        started_at="2026-11-23T16:00:00Z",
+        consumed={"a.b.c": "20261123160000000"},
+        rows_upserted=3,
+        row_count=10,
+        rules=(
+            RuleOutcome(
+                rule="r", type="expression", severity="fail", passed=False, failing_rows=2, examples=({"id": 1},)
+            ),
+        ),
+    )
+    item = run.to_history_item(expires_at=123)
+    assert (item["dataset"], item["run_at"], item["expires_at"]) == ("trips_clean", "2026-11-23T16:00:00Z", 123)
+    assert DatasetRun.from_history_item(item) == run
+    assert run.summary() == "trips_clean: quality_failed (incremental) +3 -0; fail rule r: 2 row(s)"
