@@ -43,6 +43,8 @@ class DatasetJobArgs:
     full_refresh: bool = False  # recompute every selected dataset from its sources
     catalog_sync: bool = False
     metadata_table: bool = False
+    history_table: str = ""  # DynamoDB run history table; empty = not recorded
+    topic_arn: str = ""  # SNS topic notified of every run that wrote or failed; empty = none
 
     CONFIG_DIR: ClassVar[str] = "odp_config_dir"
     RAW_ROOT: ClassVar[str] = "odp_raw_root"
@@ -52,9 +54,18 @@ class DatasetJobArgs:
     CHANGED_TABLES: ClassVar[str] = "odp_changed_tables"
     FULL_REFRESH: ClassVar[str] = "odp_full_refresh"
     CATALOG_SYNC: ClassVar[str] = "odp_catalog_sync"
+    HISTORY_TABLE: ClassVar[str] = "odp_dataset_history_table"
+    TOPIC_ARN: ClassVar[str] = "odp_topic_arn"
 
     REQUIRED: ClassVar[tuple[str, ...]] = (CONFIG_DIR, RAW_ROOT, CONFORMED_ROOT, PURPOSE_BUILT_ROOT)
-    OPTIONAL: ClassVar[tuple[str, ...]] = (DATASETS, CHANGED_TABLES, FULL_REFRESH, CATALOG_SYNC)
+    OPTIONAL: ClassVar[tuple[str, ...]] = (
+        DATASETS,
+        CHANGED_TABLES,
+        FULL_REFRESH,
+        CATALOG_SYNC,
+        HISTORY_TABLE,
+        TOPIC_ARN,
+    )
 
     def to_arguments(self) -> dict[str, str]:
         """Every argument as a Glue run sees it (keys with the leading ``--``)."""
@@ -67,6 +78,8 @@ class DatasetJobArgs:
             f"--{self.CHANGED_TABLES}": json.dumps(list(self.changed_tables)),
             f"--{self.FULL_REFRESH}": "true" if self.full_refresh else "false",
             f"--{self.CATALOG_SYNC}": "true" if self.catalog_sync else "false",
+            f"--{self.HISTORY_TABLE}": self.history_table,
+            f"--{self.TOPIC_ARN}": self.topic_arn,
         }
 
     @classmethod
@@ -104,4 +117,6 @@ class DatasetJobArgs:
             changed_tables=names(cls.CHANGED_TABLES),
             full_refresh=flag(cls.FULL_REFRESH),
             catalog_sync=flag(cls.CATALOG_SYNC),
+            history_table=str(plain.get(cls.HISTORY_TABLE) or ""),
+            topic_arn=str(plain.get(cls.TOPIC_ARN) or ""),
         )

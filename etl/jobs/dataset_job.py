@@ -11,8 +11,11 @@ import argparse
 import importlib.util
 import logging
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from odp.dataset_job_contract import DatasetJobArgs
+from odp.dataset_run import DatasetRun
 
 logger = logging.getLogger("etl.jobs.dataset_job")
 
@@ -52,8 +55,31 @@ def main(argv: list[str] | None = None) -> int:
         from etl.spark_session import local_spark_session  # noqa: PLC0415
 
         spark = local_spark_session("odp-dataset-job")
-    outcome = run_datasets(spark, config, args)
+    outcome = run_datasets(spark, config, args, record=recorder(args))
     return 1 if outcome.failed else 0
+
+
+def recorder(args: DatasetJobArgs, *, dynamodb: Any = None, sns: Any = None) -> Callable[[DatasetRun], None]:
+    """What happens to each run: a run history item and an SNS notification, when the job is given them."""
+    import boto3  # noqa: PLC0415 - only when the job records
+
+    from odp.dataset_history import DatasetRunHistory, notification, should_notify  # noqa: PLC0415
+
+    history = (
+        DatasetRunHistory((dynamodb or boto3.resource("dynamodb")).Table(args.history_table))
+        if args.history_table
+        else None
+    )
+    topic = (sns or boto3.client("sns")) if args.topic_arn else None
+
+    def record(run: DatasetRun) -> None:
+        if history is not None:
+            history.record(run)
+        if topic is not None and should_notify(run):
+            subject, message = notification(run)
+            topic.publish(TopicArn=args.topic_arn, Subject=subject, Message=message)
+
+    return record
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from etl.jobs.dataset_job import parse_arguments
@@ -50,3 +52,38 @@ def test_run_history_item_round_trip() -> None:
     assert (item["dataset"], item["run_at"], item["expires_at"]) == ("trips_clean", "2026-11-23T16:00:00Z", 123)
     assert DatasetRun.from_history_item(item) == run
     assert run.summary() == "trips_clean: quality_failed (incremental) +3 -0; fail rule r: 2 row(s)"
+
+
+def test_recorder_writes_history_and_notifies_runs_that_wrote_or_failed(dynamodb) -> None:
+    import boto3
+
+    from etl.jobs.dataset_job import recorder
+    from odp.dataset_history import DatasetRunHistory, create_history_table, dataset_history_table_name
+
+    name = dataset_history_table_name("test")
+    create_history_table(dynamodb.meta.client, name)
+    sns = boto3.client("sns", region_name="eu-west-1")
+    sqs = boto3.client("sqs", region_name="eu-west-1")
+    topic = sns.create_topic(Name="alerts")["TopicArn"]
+    queue = sqs.create_queue(QueueName="inbox")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn, Attributes={"RawMessageDelivery": "true"})
+    args = DatasetJobArgs(ROOTS, history_table=name, topic_arn=topic)
+    record = recorder(args, dynamodb=dynamodb, sns=sns)
+    failed = DatasetRun(
+        dataset="d",
+        zone="conformed",
+        status=DatasetRunStatus.QUALITY_FAILED,
+        refresh="full",
+        started_at="2026-11-23T16:00:00Z",
+        rules=(RuleOutcome(rule="r", type="unique", severity="fail", passed=False, failing_rows=4),),
+    )
+    quiet = failed.model_copy(update={"status": DatasetRunStatus.UP_TO_DATE, "started_at": "2026-11-23T16:10:00Z"})
+    record(failed)
+    record(quiet)
+    assert DatasetRunHistory(dynamodb.Table(name)).runs("d") == [failed, quiet]
+    messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]
+    assert len(messages) == 1
+    body = json.loads(messages[0]["Body"])
+    assert (body["dataset"], body["status"], body["failed_rules"][0]["failing_rows"]) == ("d", "quality_failed", 4)
+    assert body["summary"] == "d: quality_failed (full) +0 -0; fail rule r: 4 row(s)"
