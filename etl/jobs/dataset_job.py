@@ -11,7 +11,9 @@ import argparse
 import importlib.util
 import logging
 import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from odp.dataset_job_contract import DatasetJobArgs
@@ -45,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     args = parse_arguments(list(sys.argv if argv is None else argv))
-    config = load_config(args.config_dir)
+    config = load_config(local_config_dir(args.config_dir))
     if importlib.util.find_spec("awsglue") is not None:
         from awsglue.context import GlueContext  # noqa: PLC0415 - only on Glue
         from pyspark.context import SparkContext  # noqa: PLC0415
@@ -57,6 +59,34 @@ def main(argv: list[str] | None = None) -> int:
         spark = local_spark_session("odp-dataset-job")
     outcome = run_datasets(spark, config, args, record=recorder(args))
     return 1 if outcome.failed else 0
+
+
+def local_config_dir(location: str, *, s3: Any = None) -> Path:
+    """The configuration folder: ``location`` itself, or a copy of an ``s3://bucket/prefix/`` (on Glue).
+
+    Raises:
+        FileNotFoundError: nothing is stored under the S3 prefix.
+    """
+    if not location.startswith("s3://"):
+        return Path(location)
+    import boto3  # noqa: PLC0415 - only on Glue
+
+    bucket, _, prefix = location.removeprefix("s3://").partition("/")
+    client = s3 or boto3.client("s3")
+    target = Path(tempfile.mkdtemp(prefix="odp-config-"))
+    found = 0
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        for item in page.get("Contents", []):
+            relative = item["Key"][len(prefix) :].lstrip("/")
+            if not relative or relative.endswith("/"):
+                continue
+            path = target / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            client.download_file(bucket, item["Key"], str(path))
+            found += 1
+    if not found:
+        raise FileNotFoundError(f"no configuration under {location}")
+    return target
 
 
 def recorder(args: DatasetJobArgs, *, dynamodb: Any = None, sns: Any = None) -> Callable[[DatasetRun], None]:

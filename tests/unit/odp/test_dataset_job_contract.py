@@ -87,3 +87,20 @@ def test_recorder_writes_history_and_notifies_runs_that_wrote_or_failed(dynamodb
     body = json.loads(messages[0]["Body"])
     assert (body["dataset"], body["status"], body["failed_rules"][0]["failing_rows"]) == ("d", "quality_failed", 4)
     assert body["summary"] == "d: quality_failed (full) +0 -0; fail rule r: 4 row(s)"
+
+
+def test_configuration_copied_from_s3_loads(aws, repo_root) -> None:
+    import boto3
+
+    from etl.jobs.dataset_job import local_config_dir
+    from odp.config import load_config
+
+    s3 = boto3.client("s3", region_name="eu-west-1")
+    s3.create_bucket(Bucket="artifacts", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+    for path in (repo_root / "config").rglob("*"):
+        if path.is_file() and "schema" not in path.parts:
+            s3.upload_file(str(path), "artifacts", f"glue/datasets/{path.relative_to(repo_root / 'config')}")
+    config = load_config(local_config_dir("s3://artifacts/glue/datasets/", s3=s3))
+    assert [d.name for d in config.datasets] == ["trips_clean", "revenue_per_vendor_day"]
+    with pytest.raises(FileNotFoundError, match=r"^no configuration under s3://artifacts/nothing/$"):
+        local_config_dir("s3://artifacts/nothing/", s3=s3)
