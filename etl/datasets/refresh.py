@@ -30,7 +30,7 @@ from etl.datasets.sql_check import bind_sources, check_dataset_sql
 from etl.hudi_options import COMMIT_METADATA_PREFIX, RUN_ID_METADATA, glue_sync_options, key_generator
 from etl.timeline import _meta_client, table_exists
 from odp.config.datasets import DatasetConfig, Refresh
-from odp.config.models import SourceFormat, TableConfig, TableMode
+from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
 from odp.dataset_job_contract import LakeRoots
 from odp.dataset_run import DatasetRun, DatasetRunStatus
 from odp.faults import fault_point
@@ -135,6 +135,9 @@ def dataset_write_options(
         "hoodie.insert.shuffle.parallelism": "2",
         "hoodie.delete.shuffle.parallelism": "2",
     }
+    if dataset.table_type is TableType.MERGE_ON_READ:
+        options["hoodie.compact.inline"] = "true"  # as the raw tables: compact every few delta commits
+        options["hoodie.compact.inline.max.delta.commits"] = "5"
     if dataset.partition_by:
         options["hoodie.index.type"] = "GLOBAL_SIMPLE"  # a key's partition value may change between runs
         options["hoodie.simple.index.update.partition.path"] = "true"
@@ -243,30 +246,27 @@ class DatasetRefresher:
     def _check_and_write(
         self, dataset: DatasetConfig, plan: RefreshPlan, *, latest: dict[str, str], run_id: str, base: dict, path: str
     ) -> DatasetRun:
-        upserts = plan.upserts.cache()
-        deletes = plan.deletes.cache()
-        try:
-            row_count, outcomes = check_rules(plan.after, dataset.quality, dataset.key)
-            counts = {"rows_upserted": upserts.count(), "rows_deleted": deletes.count(), "row_count": row_count}
-            common = {**base, "refresh": plan.refresh.value, "consumed": latest, "rules": tuple(outcomes), **counts}
-            if any(not o.passed and o.severity == "fail" for o in outcomes):
-                return DatasetRun(**common, status=DatasetRunStatus.QUALITY_FAILED)
-            rows = upserts.withColumn(DELETED, F.lit(False)).unionByName(
-                deletes.withColumn(DELETED, F.lit(True)), allowMissingColumns=True
-            )
-            options = dataset_write_options(
-                dataset,
-                consumed=latest,
-                run_id=run_id,
-                catalog_sync=self.catalog_sync,
-                metadata_table=self.metadata_table,
-            )
-            rows.write.format("hudi").options(**options).mode("append").save(path)
-            fault_point(AFTER_COMMIT_FAULT)
-            self.after_commit(dataset)
-            return DatasetRun(
-                **common, status=DatasetRunStatus.WRITTEN, commit_instant=latest_instant(self.spark, path)
-            )
-        finally:
-            upserts.unpersist()
-            deletes.unpersist()
+        # Materialised now (lineage cut): what is written is what the rules saw, even though the write
+        # changes the stored dataset these frames were computed from.
+        upserts = plan.upserts.localCheckpoint()
+        deletes = plan.deletes.localCheckpoint()
+        after = plan.after if plan.refresh is Refresh.INCREMENTAL else upserts
+        row_count, outcomes = check_rules(after, dataset.quality, dataset.key)
+        counts = {"rows_upserted": upserts.count(), "rows_deleted": deletes.count(), "row_count": row_count}
+        common = {**base, "refresh": plan.refresh.value, "consumed": latest, "rules": tuple(outcomes), **counts}
+        if any(not o.passed and o.severity == "fail" for o in outcomes):
+            return DatasetRun(**common, status=DatasetRunStatus.QUALITY_FAILED)
+        rows = upserts.withColumn(DELETED, F.lit(False)).unionByName(
+            deletes.withColumn(DELETED, F.lit(True)), allowMissingColumns=True
+        )
+        options = dataset_write_options(
+            dataset,
+            consumed=latest,
+            run_id=run_id,
+            catalog_sync=self.catalog_sync,
+            metadata_table=self.metadata_table,
+        )
+        rows.write.format("hudi").options(**options).mode("append").save(path)
+        fault_point(AFTER_COMMIT_FAULT)
+        self.after_commit(dataset)
+        return DatasetRun(**common, status=DatasetRunStatus.WRITTEN, commit_instant=latest_instant(self.spark, path))

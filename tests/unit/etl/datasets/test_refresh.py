@@ -1,5 +1,5 @@
 """Datasets refreshed on real Spark + Hudi: incremental equals full over rounds of inserts, updates and
-deletes, for a per-row dataset and an aggregate over it; a failing rule writes nothing; a crash right
+deletes, for a per-row dataset (partitioned, a row moves partition) and an aggregate over it (MERGE_ON_READ); a failing rule writes nothing; a crash right
 after a dataset commit reruns as up to date (no double apply).
 
 The raw table is written with the File Processor's own Hudi options. Writes are few (each costs
@@ -67,6 +67,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> tuple[OdpConfig, LakeRoots
         "database": "shop_conformed",
         "sources": [{"name": "orders", "table": ORDERS}],
         "key": ["id"],
+        "partition_by": ["region"],  # id 2 moves from EU to US in round 2: its row changes partition
         "refresh": "incremental",
         "quality": [{"type": "not_null", "columns": ["region"]}],
     }
@@ -77,6 +78,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> tuple[OdpConfig, LakeRoots
         "database": "shop_purpose_built",
         "sources": [{"name": "clean", "dataset": "clean"}],
         "key": ["region"],
+        "table_type": "MERGE_ON_READ",
         "refresh": "full",
         "quality": [{"type": "row_count", "min": 1}],
     }
