@@ -73,6 +73,8 @@ class Datasets(Construct):
         connection_name: str | None,
         removal_policy: RemovalPolicy,
         log_retention: logs.RetentionDays,
+        dr_region: str | None = None,
+        replica_key_arn: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
@@ -91,7 +93,10 @@ class Datasets(Construct):
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
             ),
-            encryption=dynamodb.TableEncryptionV2.customer_managed_key(state_key),
+            encryption=dynamodb.TableEncryptionV2.customer_managed_key(
+                state_key, replica_key_arns={dr_region: replica_key_arn} if dr_region and replica_key_arn else None
+            ),
+            replicas=[dynamodb.ReplicaTableProps(region=dr_region)] if dr_region else None,
             time_to_live_attribute="expires_at",
             deletion_protection=removal_policy == RemovalPolicy.RETAIN,
             removal_policy=removal_policy,

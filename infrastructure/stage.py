@@ -14,6 +14,7 @@ from constructs import Construct
 from infrastructure.assets import GlueArtifacts
 from infrastructure.batch_manager import BatchManager
 from infrastructure.catalog import Catalog
+from infrastructure.datasets import Datasets
 from infrastructure.deploy_access import DeployAccess
 from infrastructure.file_manager import FileManager
 from infrastructure.file_processor import FileProcessor
@@ -193,6 +194,27 @@ class DataLakeStack(Stack):
             for cadence_name, cadence in cadences.items()
         }
         Query(self, "Query", environment=name, results_bucket=storage.athena_results, key=key, tables=config.tables)
+        if config.datasets:
+            Datasets(
+                self,
+                "Datasets",
+                environment=name,
+                datasets=config.datasets,
+                buckets=storage.buckets,
+                zone_keys=storage.keys,
+                state_key=key,
+                alerts_topic=monitoring.topic,
+                dashboard=monitoring.dashboard,
+                file_processors=[processor.state_machine for processor in processors.values()],
+                workgroup_name=resource_prefix(name),
+                library=assets.glue.library,
+                wheels=assets.glue.wheels,
+                connection_name=network.glue_connection_name,
+                removal_policy=removal,
+                log_retention=retention,
+                dr_region=environment.dr_region,
+                replica_key_arn=replica_key_arn,
+            )
 
         monitoring.watch_queue("file-manager", file_manager.dead_letter_queue)
         monitoring.watch_function("file-manager", file_manager.function)

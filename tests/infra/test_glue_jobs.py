@@ -6,13 +6,19 @@ import pytest
 
 from infrastructure.assets import PYTHON_DEPENDENCIES
 from infrastructure.glue_jobs import GLUE_VERSION
+from odp.dataset_history import dataset_job_name
 from odp.job_contract import FileProcessorJobArgs
 from odp.naming import TrackerTableNames, file_processor_job_name
 
 
 def _jobs(synthesized, env: str) -> dict[str, dict]:
     jobs = synthesized.resources(synthesized.data_lakes[env], "AWS::Glue::Job").values()
-    return {job["Properties"]["Name"]: job["Properties"] for job in jobs}
+    # The dataset job is tested in test_datasets.py.
+    return {
+        job["Properties"]["Name"]: job["Properties"]
+        for job in jobs
+        if job["Properties"]["Name"] != dataset_job_name(env)
+    }
 
 
 @pytest.mark.parametrize("env", ["dev", "prod"])
