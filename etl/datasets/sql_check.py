@@ -6,8 +6,9 @@ analyse over its sources' schemas, does not produce the key or partition columns
 names a missing column or its expression is not valid, or an ``incremental`` dataset is not one
 row per source row (an aggregate, join, window, DISTINCT, LIMIT, UNION or subquery). It starts no
 job: the sources are empty frames with the sources' schemas. The dataset job runs it on the real
-source schemas before every refresh; tests/unit/etl/datasets/test_sql_check.py runs it on every
-shipped dataset over the schemas declared in config/tables.
+source schemas before every refresh; ``python -m etl.datasets check`` (and
+tests/unit/etl/datasets/test_sql_check.py) runs it on every configured dataset over the schemas
+declared in config/tables.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from odp.config.datasets import (
     UniqueRule,
     rule_name,
 )
-from odp.config.loader import ConfigIssue
+from odp.config.loader import ConfigIssue, OdpConfig
 from odp.config.models import TableConfig
 
 # Logical plan nodes of a query that maps each source row to at most one output row of its own.
@@ -164,3 +165,32 @@ def _check_rule(output: DataFrame, rule: Any, where: str, file: str) -> list[Con
         except (AnalysisException, ParseException) as error:
             return [ConfigIssue(file, f"{where}.expression", f"not a valid expression: {_first_line(error)}")]
     return []
+
+
+def check_all_sql(spark: SparkSession, config: OdpConfig) -> list[ConfigIssue]:
+    """Every dataset's SQL over the declared ``columns`` of its raw tables and the outputs of its datasets.
+
+    A dataset reading a raw table that declares no columns is reported as not checkable here (the
+    dataset job still checks it on the real schema before every refresh).
+    """
+    issues: list[ConfigIssue] = []
+    outputs: dict[str, T.StructType | None] = {}
+    for dataset in config.datasets:  # dependency order: a dataset's sources come first
+        schemas: dict[str, T.StructType] = {}
+        for index, source in enumerate(dataset.sources):
+            schema = declared_schema(config.table(source.table)) if source.table else outputs.get(source.dataset)
+            if schema is None:
+                what = (
+                    f"raw table {source.table} declares no columns"
+                    if source.table
+                    else f"dataset {source.dataset} was not checked"
+                )
+                issues.append(ConfigIssue(dataset.file, f"sources[{index}]", f"SQL not checked: {what}"))
+            else:
+                schemas[source.name] = schema
+        if len(schemas) != len(dataset.sources):
+            outputs[dataset.name] = None
+            continue
+        found, outputs[dataset.name] = check_dataset_sql(spark, dataset, schemas)
+        issues.extend(found)
+    return issues

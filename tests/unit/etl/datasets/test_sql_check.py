@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from etl.datasets.sql_check import check_dataset_sql, declared_schema
+from etl.datasets.sql_check import check_all_sql, check_dataset_sql, declared_schema
 from odp.config import load_config
 from odp.config.datasets import DatasetConfig, ExpressionRule, NotNullRule, Refresh
 from odp.config.loader import OdpConfig
@@ -30,11 +32,16 @@ def source_schemas(spark, config: OdpConfig, dataset: DatasetConfig, outputs: di
 
 def test_every_shipped_dataset_parses_and_produces_its_key(spark, shipped: OdpConfig) -> None:
     assert shipped.datasets, "config/datasets/ ships the demo datasets"
-    outputs: dict = {}
-    for dataset in shipped.datasets:  # dependency order: a dataset's sources are checked before it
-        issues, schema = check_dataset_sql(spark, dataset, source_schemas(spark, shipped, dataset, outputs))
-        assert issues == [], [str(issue) for issue in issues]
-        outputs[dataset.name] = schema
+    assert [str(issue) for issue in check_all_sql(spark, shipped)] == []
+
+
+def test_a_source_without_declared_columns_is_reported_not_checked(spark, shipped: OdpConfig) -> None:
+    trips = "taxi_trips_dms.taxi_trips.table_1"
+    tables = tuple(t.model_copy(update={"columns": None}) if t.table_id == trips else t for t in shipped.tables)
+    assert [str(issue) for issue in check_all_sql(spark, replace(shipped, tables=tables))] == [
+        f"datasets/trips_clean.yaml: sources[0]: SQL not checked: raw table {trips} declares no columns",
+        "datasets/revenue_per_vendor_day.yaml: sources[0]: SQL not checked: dataset trips_clean was not checked",
+    ]
 
 
 def broken(shipped: OdpConfig, sql: str, **update) -> DatasetConfig:
