@@ -117,3 +117,36 @@ def test_a_named_query_per_dataset(template: Template, repo_root: Path) -> None:
         "SELECT COUNT(*) AS row_count, COUNT(DISTINCT _hoodie_record_key) AS distinct_keys, "
         'COUNT(*) = COUNT(DISTINCT _hoodie_record_key) AS valid FROM "taxi_trips_dms_conformed"."trips_clean"'
     )
+
+
+def test_security_configuration_encrypts_logs_and_bookmarks_objects_keep_their_zone_key(template: Template) -> None:
+    template.has_resource_properties(
+        "AWS::Glue::SecurityConfiguration",
+        Match.object_like(
+            {
+                "Name": "odp-dev-datasets",
+                "EncryptionConfiguration": Match.object_like(
+                    {
+                        "S3Encryptions": [{"S3EncryptionMode": "DISABLED"}],
+                        "CloudWatchEncryption": Match.object_like({"CloudWatchEncryptionMode": "SSE-KMS"}),
+                        "JobBookmarksEncryption": Match.object_like({"JobBookmarksEncryptionMode": "CSE-KMS"}),
+                    }
+                ),
+            }
+        ),
+    )
+    template.has_resource_properties(
+        "AWS::S3::Bucket",
+        Match.object_like(
+            {
+                "BucketName": Match.string_like_regexp("odp-dev-conformed-"),
+                "BucketEncryption": {
+                    "ServerSideEncryptionConfiguration": [
+                        Match.object_like(
+                            {"ServerSideEncryptionByDefault": Match.object_like({"SSEAlgorithm": "aws:kms"})}
+                        )
+                    ]
+                },
+            }
+        ),
+    )

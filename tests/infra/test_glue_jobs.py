@@ -66,7 +66,8 @@ def test_default_arguments_carry_the_contract_and_hudi(synthesized, config) -> N
 
 def test_security_configuration_encrypts_s3_logs_and_bookmarks(synthesized) -> None:
     configs = synthesized.resources(synthesized.data_lakes["prod"], "AWS::Glue::SecurityConfiguration").values()
-    (security,) = configs
+    # The datasets job has its own (test_datasets.py).
+    (security,) = [c for c in configs if c["Properties"]["Name"] == "odp-prod-file-processor"]
     encryption = security["Properties"]["EncryptionConfiguration"]
     assert encryption["S3Encryptions"][0]["S3EncryptionMode"] == "SSE-KMS"
     assert encryption["CloudWatchEncryption"]["CloudWatchEncryptionMode"] == "SSE-KMS"
