@@ -14,6 +14,7 @@ from constructs import Construct
 from infrastructure.assets import GlueArtifacts
 from infrastructure.batch_manager import BatchManager
 from infrastructure.catalog import Catalog
+from infrastructure.datasets import Datasets
 from infrastructure.deploy_access import DeployAccess, DeployAccessProps
 from infrastructure.file_manager import FileManager, FileManagerProps
 from infrastructure.file_processor import FileProcessor
@@ -229,6 +230,27 @@ class DataLakeStack(Stack):
                 removal_policy=removal,
             ),
         )
+        if config.datasets:
+            Datasets(
+                self,
+                "Datasets",
+                environment=name,
+                datasets=config.datasets,
+                buckets=storage.buckets,
+                zone_keys=storage.keys,
+                state_key=key,
+                alerts_topic=monitoring.topic,
+                dashboard=monitoring.dashboard,
+                file_processors=[processor.state_machine for processor in processors.values()],
+                workgroup_name=resource_prefix(name),
+                library=assets.glue.library,
+                wheels_zip=assets.glue.wheels_zip,
+                connection_names=network.glue_connection_names,
+                removal_policy=removal,
+                log_retention=retention,
+                dr_region=environment.dr_region,
+                replica_key_arn=replica_key_arn,
+            )
 
         monitoring.watch_queue("file-manager", file_manager.dead_letter_queue)
         monitoring.watch_function("file-manager", file_manager.function)

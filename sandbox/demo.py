@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from odp.config.loader import OdpConfig
+from sandbox import datasets
 from sandbox.account import SandboxLayout
 from sandbox.demo_data import CDC_ROUNDS, DemoGenerator, DemoScenarios
 from sandbox.report import RunReport, render_table
@@ -90,6 +91,14 @@ def run_demo(
         result.rounds.append(report)
         LOG.info("round %d done in %.0f s: %s", round_number, report.seconds, "ok" if report.ok else "FAILED")
         result.round_checks += _round_checks(round_number, landed, redelivered, report)
+        if datasets.TRIPS in generator.tables and config.datasets:
+            rows = generator.tables[datasets.TRIPS].expected_rows(round_number)
+            checks = datasets.refresh_and_check(spark, config, layout, [datasets.TRIPS], rows)
+            result.round_checks += [
+                RoundCheck(f"round {round_number}: {text}", ok, detail) for text, ok, detail in checks
+            ]
+    if datasets.TRIPS in generator.tables and config.datasets:
+        result.round_checks.append(RoundCheck(*datasets.failing_rule_check(spark, config, layout)))
     for table_id, table in generator.tables.items():
         config_table = table.config
         base_path = _base_path(result.rounds, table_id, layout, config_table)

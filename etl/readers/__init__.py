@@ -10,6 +10,7 @@ from etl.errors import TableConfigError
 from etl.readers.common import SourceFile, first_error
 from etl.readers.dms import read_dms
 from etl.readers.json_sources import read_debezium, read_dynamodb
+from etl.readers.plain_files import read_plain_files
 from odp.config.models import SourceFormat, TableConfig
 
 __all__ = ["SourceFile", "first_error", "read_changes", "read_debezium", "read_dms", "read_dynamodb"]
@@ -24,5 +25,10 @@ def read_changes(spark: SparkSession, files: Sequence[SourceFile], config: Table
     """
     if not files:
         raise TableConfigError(f"{config.table_id}: no files to read")
-    readers = {SourceFormat.DMS: read_dms, SourceFormat.DEBEZIUM: read_debezium, SourceFormat.DYNAMODB: read_dynamodb}
+    readers = {
+        SourceFormat.DMS: read_dms,
+        SourceFormat.DEBEZIUM: read_debezium,
+        SourceFormat.DYNAMODB: read_dynamodb,
+        SourceFormat.FILES: read_plain_files,
+    }
     return readers[config.format](spark, files, config)

@@ -73,6 +73,7 @@ class OdpConfig:
     tables: tuple[TableConfig, ...]
     table_files: dict[str, str] = field(default_factory=dict)  # table_id -> file it came from
     streams: StreamsFile = field(default_factory=StreamsFile)  # streams.yaml (optional file)
+    datasets: tuple[Any, ...] = ()  # odp.config.datasets.DatasetConfig, in dependency order
 
     def table(self, table_id: str) -> TableConfig:
         """The table with this id.
@@ -448,6 +449,9 @@ def load_config(config_dir: str | Path) -> OdpConfig:
 
     tables, table_files = _load_tables(root, cadence_names, issues)
     streams = _load_streams(root, tables, table_files, issues)
+    from odp.config.dataset_loader import load_datasets  # noqa: PLC0415 - it imports this module
+
+    datasets = load_datasets(root, tables, issues)
 
     if issues or environments is None or cadences is None:
         raise ConfigError(issues)
@@ -457,4 +461,5 @@ def load_config(config_dir: str | Path) -> OdpConfig:
         tables=tuple(tables),
         table_files=table_files,
         streams=streams or StreamsFile(),
+        datasets=tuple(datasets),
     )

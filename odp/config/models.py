@@ -231,6 +231,7 @@ class SourceFormat(StrEnum):
     DMS = "dms"
     DEBEZIUM = "debezium"
     DYNAMODB = "dynamodb"
+    FILES = "files"  # plain CSV (with a header) / JSON lines / Parquet drops: every row an upsert (or appended)
 
 
 class TableType(StrEnum):
@@ -410,7 +411,10 @@ class TablesFile(_Strict):
     """config/tables/<source>.yaml: the tables of one source."""
 
     source: Identifier = Field(description="Source name: the first segment of the staging key; the file name.")
-    format: SourceFormat = Field(description="dms | debezium | dynamodb.")
+    format: SourceFormat = Field(
+        description="dms | debezium | dynamodb | files (plain CSV/JSON/Parquet drops: upsert by key, or append "
+        "with mode historical)."
+    )
     defaults: TableSettings = Field(default_factory=TableSettings, description="Settings every table inherits.")
     tables: list[TableEntry] = Field(min_length=1)
 

@@ -142,7 +142,8 @@ def test_every_placeholder_of_every_asl_file_is_substituted(synthesized, repo_ro
         used.add(source)
         substituted = set(props["DefinitionSubstitutions"])
         assert placeholders_in(definition) <= substituted
-        assert set(PLACEHOLDERS) <= substituted
+        if source.name == "file_processor.asl.json":
+            assert set(PLACEHOLDERS) <= substituted
     assert used == set(files), f"ASL files no state machine loads: {sorted(set(files) - used)}"
 
 

@@ -7,13 +7,19 @@ import json
 import pytest
 
 from infrastructure.glue_jobs import GLUE_VERSION
+from odp.dataset_history import dataset_job_name
 from odp.job_contract import FileProcessorJobArgs
 from odp.naming import TrackerTableNames, file_processor_job_name
 
 
 def _jobs(synthesized, env: str) -> dict[str, dict]:
     jobs = synthesized.resources(synthesized.data_lakes[env], "AWS::Glue::Job").values()
-    return {job["Properties"]["Name"]: job["Properties"] for job in jobs}
+    # The dataset job is tested in test_datasets.py.
+    return {
+        job["Properties"]["Name"]: job["Properties"]
+        for job in jobs
+        if job["Properties"]["Name"] != dataset_job_name(env)
+    }
 
 
 @pytest.mark.parametrize("env", ["dev", "prod"])
@@ -65,7 +71,8 @@ def test_default_arguments_carry_the_contract_and_hudi(synthesized, config) -> N
 
 def test_security_configuration_encrypts_s3_logs_and_bookmarks(synthesized) -> None:
     configs = synthesized.resources(synthesized.data_lakes["prod"], "AWS::Glue::SecurityConfiguration").values()
-    (security,) = configs
+    # The datasets job has its own (test_datasets.py).
+    (security,) = [c for c in configs if c["Properties"]["Name"] == "odp-prod-file-processor"]
     encryption = security["Properties"]["EncryptionConfiguration"]
     assert encryption["S3Encryptions"][0]["S3EncryptionMode"] == "SSE-KMS"
     assert encryption["CloudWatchEncryption"]["CloudWatchEncryptionMode"] == "SSE-KMS"

@@ -175,7 +175,7 @@ CASES: list[tuple[str, Callable[[dict], None], str]] = [
     (
         "unknown source format",
         lambda f: f["tables/shop.yaml"].update(format="oracle"),
-        "tables/shop.yaml: format: Input should be 'dms', 'debezium' or 'dynamodb'",
+        "tables/shop.yaml: format: Input should be 'dms', 'debezium', 'dynamodb' or 'files'",
     ),
     (
         "column type Spark does not know",

@@ -73,6 +73,9 @@ def test_diff_reports_changed_and_deactivated_and_never_deletes(config_dir: Path
     document["tables"] = [t for t in document["tables"] if t["table"] != "table_2"]
     document["tables"][0]["mode"] = "historical"  # table_1
     tables_file.write_text(yaml.safe_dump(document, sort_keys=False))
+    # The demo dataset trips_clean reads table_1 incrementally, which a historical table_1 refuses.
+    (config_dir / "datasets" / "trips_clean.yaml").unlink()
+    (config_dir / "datasets" / "revenue_per_vendor_day.yaml").unlink()
 
     dry = load(config_dir, tracker_tables, dry_run=True)
     assert [(c.key, c.action) for c in dry.changes] == [

@@ -57,4 +57,5 @@ def test_every_file_kind_has_a_schema() -> None:
         "cadences.schema.json",
         "tables.schema.json",
         "streams.schema.json",
+        "datasets.schema.json",
     }

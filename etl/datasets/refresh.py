@@ -1,0 +1,272 @@
+"""Refresh one dataset: plan (pure frames) then write (one Hudi commit), exactly once per source commit.
+
+How a run knows what it consumed: every dataset commit carries ``_odp_consumed`` in its extra
+metadata, the latest completed commit of each source the run read (taken *before* reading, so a
+commit landing during the run is read again next time, never skipped). A run whose sources have
+no commit after those is ``up_to_date`` and writes nothing; a crash after the commit and before any
+bookkeeping therefore reruns as ``up_to_date``: nothing is applied twice.
+
+incremental (one source, same key, one output row per source row): the SQL runs over the source
+rows whose ``_hoodie_commit_time`` is after the consumed commit; source rows deleted since, and
+changed rows the SQL now filters out, are deleted from the dataset (found by key against the
+current source). full: the SQL runs over the whole sources; dataset keys it no longer produces are
+deleted. A first run is always full. Both write upserts and deletes in one commit, only after
+every ``fail`` rule holds on the dataset as it would be after the write.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from etl.datasets.quality import check_rules
+from etl.datasets.sql_check import bind_sources, check_dataset_sql
+from etl.hudi_options import COMMIT_METADATA_PREFIX, RUN_ID_METADATA, glue_sync_options, key_generator
+from etl.timeline import _meta_client, table_exists
+from odp.config.datasets import DatasetConfig, Refresh
+from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
+from odp.dataset_job_contract import LakeRoots
+from odp.dataset_run import DatasetRun, DatasetRunStatus
+from odp.faults import fault_point
+
+CONSUMED_METADATA = "_odp_consumed"
+COMMIT_TIME = "_hoodie_commit_time"
+DELETED = "_hoodie_is_deleted"
+AFTER_COMMIT_FAULT = "datasets.after_commit"
+
+
+class DatasetSqlInvalidError(ValueError):
+    """The dataset's SQL does not fit its sources (the message lists every problem)."""
+
+
+@dataclass(frozen=True)
+class RefreshPlan:
+    """What one run writes: upserted rows, deleted rows, and the dataset as it would be after."""
+
+    refresh: Refresh
+    upserts: DataFrame
+    deletes: DataFrame  # rows of the stored dataset to delete (their key is all that matters)
+    after: DataFrame
+
+
+def latest_instant(spark: SparkSession, base_path: str) -> str | None:
+    """The latest completed commit of a Hudi table, ``None`` when it has none."""
+    if not table_exists(spark, base_path):
+        return None
+    last = _meta_client(spark, base_path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+    last = last.lastInstant()
+    return str(last.get().requestedTime()) if last.isPresent() else None
+
+
+def consumed_instants(spark: SparkSession, base_path: str) -> dict[str, str] | None:
+    """Source id -> commit the dataset's latest commit consumed; ``None`` when the dataset has no commit."""
+    if not table_exists(spark, base_path):
+        return None
+    jvm = spark.sparkContext._jvm
+    timeline = _meta_client(spark, base_path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+    last = timeline.lastInstant()
+    if not last.isPresent():
+        return None
+    metadata = jvm.org.apache.hudi.common.table.timeline.TimelineUtils.getCommitMetadata(last.get(), timeline)
+    raw = metadata.getExtraMetadata().get(CONSUMED_METADATA)
+    return json.loads(raw) if raw else {}
+
+
+def read_table(spark: SparkSession, base_path: str) -> DataFrame:
+    """A Hudi snapshot with ``_hoodie_commit_time`` kept and the other meta columns dropped."""
+    frame = spark.read.format("hudi").load(base_path)
+    meta = [c for c in frame.columns if c.startswith("_hoodie_") and c != COMMIT_TIME]
+    return frame.drop(*meta)
+
+
+def data_columns(frame: DataFrame) -> DataFrame:
+    return frame.drop(*[c for c in frame.columns if c.startswith("_hoodie_")])
+
+
+def plan_full(output: DataFrame, stored: DataFrame | None, key: tuple[str, ...]) -> RefreshPlan:
+    """Pure: the SQL over whole sources replaces the dataset; stored keys it no longer produces go."""
+    deletes = stored.join(output.select(*key), list(key), "left_anti") if stored is not None else output.limit(0)
+    return RefreshPlan(Refresh.FULL, output, deletes, output)
+
+
+def plan_incremental(
+    output: DataFrame, changed: DataFrame, source: DataFrame, stored: DataFrame, key: tuple[str, ...]
+) -> RefreshPlan:
+    """Pure: ``output`` is the SQL over ``changed`` source rows; ``source`` is the whole current source.
+
+    Deleted: stored keys no longer in the source, and changed keys the SQL no longer produces.
+    """
+    gone = stored.select(*key).join(source.select(*key), list(key), "left_anti")
+    filtered_out = changed.select(*key).join(output.select(*key), list(key), "left_anti")
+    delete_keys = gone.unionByName(filtered_out).distinct()
+    deletes = stored.join(delete_keys, list(key), "left_semi")
+    touched = output.select(*key).unionByName(delete_keys)
+    after = stored.join(touched, list(key), "left_anti").unionByName(output, allowMissingColumns=True)
+    return RefreshPlan(Refresh.INCREMENTAL, output, deletes, after)
+
+
+def dataset_write_options(
+    dataset: DatasetConfig, *, consumed: Mapping[str, str], run_id: str, catalog_sync: bool, metadata_table: bool
+) -> dict[str, str]:
+    """Every option of one dataset commit: upsert by key, the latest write wins, consumed commits in metadata."""
+    keygen, partition_field = key_generator(dataset.key, dataset.partition_by)
+    options = {
+        "hoodie.table.name": dataset.name,
+        "hoodie.datasource.write.table.name": dataset.name,
+        "hoodie.datasource.write.table.type": dataset.table_type.value,
+        "hoodie.datasource.write.operation": "upsert",
+        "hoodie.datasource.write.recordkey.field": ",".join(dataset.key),
+        "hoodie.datasource.write.precombine.field": "",
+        "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
+        "hoodie.datasource.write.keygenerator.class": keygen,
+        "hoodie.datasource.write.partitionpath.field": partition_field,
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+        "hoodie.metadata.enable": "true" if metadata_table else "false",
+        "hoodie.datasource.write.commitmeta.key.prefix": COMMIT_METADATA_PREFIX,
+        CONSUMED_METADATA: json.dumps(dict(consumed), sort_keys=True),
+        RUN_ID_METADATA: run_id,
+        "hoodie.upsert.shuffle.parallelism": "2",
+        "hoodie.insert.shuffle.parallelism": "2",
+        "hoodie.delete.shuffle.parallelism": "2",
+    }
+    if dataset.table_type is TableType.MERGE_ON_READ:
+        options["hoodie.compact.inline"] = "true"  # as the raw tables: compact every few delta commits
+        options["hoodie.compact.inline.max.delta.commits"] = "5"
+    if dataset.partition_by:
+        options["hoodie.index.type"] = "GLOBAL_SIMPLE"  # a key's partition value may change between runs
+        options["hoodie.simple.index.update.partition.path"] = "true"
+    if catalog_sync:
+        options.update(glue_sync_options(_as_table(dataset)))
+    return options
+
+
+def _as_table(dataset: DatasetConfig) -> TableConfig:
+    """The dataset seen as a table config, for what is shared with raw tables (catalog sync)."""
+    return TableConfig(
+        source="dataset",
+        schema_name=dataset.zone.value,
+        table=dataset.name,
+        format=SourceFormat.DMS,
+        primary_key=dataset.key,
+        partition_by=dataset.partition_by,
+        table_type=dataset.table_type,
+        mode=TableMode.CURRENT,
+        cadence="datasets",
+        database=dataset.database,
+        target_table=dataset.name,
+        is_active=True,
+    )
+
+
+@dataclass
+class DatasetRefresher:
+    """Refreshes datasets of one configuration; ``after_commit`` is a test hook (a crash right after the commit)."""
+
+    spark: SparkSession
+    roots: LakeRoots
+    tables: Mapping[str, TableConfig]
+    datasets: Mapping[str, DatasetConfig]
+    catalog_sync: bool = False
+    metadata_table: bool = False
+    after_commit: Callable[[DatasetConfig], None] = lambda dataset: None
+
+    def source_path(self, dataset: DatasetConfig, index: int) -> str:
+        source = dataset.sources[index]
+        if source.table is not None:
+            return self.roots.table_path(self.tables[source.table])
+        return self.roots.dataset_path(self.datasets[source.dataset])
+
+    def refresh(self, dataset: DatasetConfig, *, force_full: bool = False) -> DatasetRun:
+        """Refresh one dataset; never raises for the dataset's own problems (they are in the result)."""
+        started = time.time()
+        run_id = uuid.uuid4().hex
+        base = {
+            "dataset": dataset.name,
+            "zone": dataset.zone.value,
+            "run_id": run_id,
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        }
+        try:
+            run = self._refresh(dataset, force_full=force_full, run_id=run_id, base=base)
+        except Exception as error:  # noqa: BLE001 - one dataset's failure is its result, never the others'
+            run = DatasetRun(
+                **base,
+                status=DatasetRunStatus.FAILED,
+                refresh=dataset.refresh.value,
+                error=f"{type(error).__name__}: {error}",
+            )
+        return run.model_copy(update={"duration_seconds": round(time.time() - started, 3)})
+
+    def _refresh(self, dataset: DatasetConfig, *, force_full: bool, run_id: str, base: dict) -> DatasetRun:
+        path = self.roots.dataset_path(dataset)
+        paths = {source.name: self.source_path(dataset, i) for i, source in enumerate(dataset.sources)}
+        ids = dict(zip((s.name for s in dataset.sources), dataset.source_ids(), strict=True))
+        # Taken before any read: a commit landing during this run is read again next time, never skipped.
+        latest = {ids[name]: latest_instant(self.spark, source_path) for name, source_path in paths.items()}
+        missing = [source_id for source_id, instant in latest.items() if instant is None]
+        if missing:
+            raise FileNotFoundError(f"source(s) without a commit yet: {', '.join(missing)}")
+        consumed = consumed_instants(self.spark, path)
+        if consumed == latest and not force_full:
+            return DatasetRun(
+                **base, status=DatasetRunStatus.UP_TO_DATE, refresh=dataset.refresh.value, consumed=latest
+            )
+        sources = {name: read_table(self.spark, source_path) for name, source_path in paths.items()}
+        issues, _ = check_dataset_sql(
+            self.spark, dataset, {name: data_columns(frame).schema for name, frame in sources.items()}
+        )
+        if issues:
+            raise DatasetSqlInvalidError("; ".join(str(issue) for issue in issues))
+        stored = data_columns(self.spark.read.format("hudi").load(path)) if consumed is not None else None
+        incremental = (
+            dataset.refresh is Refresh.INCREMENTAL
+            and not force_full
+            and stored is not None
+            and ids[dataset.sources[0].name] in consumed
+        )
+        if incremental:
+            name = dataset.sources[0].name
+            since = consumed[ids[name]]
+            changed = data_columns(sources[name].where(F.col(COMMIT_TIME) > F.lit(since)))
+            bind_sources(self.spark, dataset, {name: changed})
+            plan = plan_incremental(
+                self.spark.sql(dataset.sql), changed, data_columns(sources[name]), stored, dataset.key
+            )
+        else:
+            bind_sources(self.spark, dataset, {name: data_columns(frame) for name, frame in sources.items()})
+            plan = plan_full(self.spark.sql(dataset.sql), stored, dataset.key)
+        return self._check_and_write(dataset, plan, latest=latest, run_id=run_id, base=base, path=path)
+
+    def _check_and_write(
+        self, dataset: DatasetConfig, plan: RefreshPlan, *, latest: dict[str, str], run_id: str, base: dict, path: str
+    ) -> DatasetRun:
+        # Materialised now (lineage cut): what is written is what the rules saw, even though the write
+        # changes the stored dataset these frames were computed from.
+        upserts = plan.upserts.localCheckpoint()
+        deletes = plan.deletes.localCheckpoint()
+        after = plan.after if plan.refresh is Refresh.INCREMENTAL else upserts
+        row_count, outcomes = check_rules(after, dataset.quality, dataset.key)
+        counts = {"rows_upserted": upserts.count(), "rows_deleted": deletes.count(), "row_count": row_count}
+        common = {**base, "refresh": plan.refresh.value, "consumed": latest, "rules": tuple(outcomes), **counts}
+        if any(not o.passed and o.severity == "fail" for o in outcomes):
+            return DatasetRun(**common, status=DatasetRunStatus.QUALITY_FAILED)
+        rows = upserts.withColumn(DELETED, F.lit(False)).unionByName(
+            deletes.withColumn(DELETED, F.lit(True)), allowMissingColumns=True
+        )
+        options = dataset_write_options(
+            dataset,
+            consumed=latest,
+            run_id=run_id,
+            catalog_sync=self.catalog_sync,
+            metadata_table=self.metadata_table,
+        )
+        rows.write.format("hudi").options(**options).mode("append").save(path)
+        fault_point(AFTER_COMMIT_FAULT)
+        self.after_commit(dataset)
+        return DatasetRun(**common, status=DatasetRunStatus.WRITTEN, commit_instant=latest_instant(self.spark, path))

@@ -1,0 +1,116 @@
+"""Glue entry point of the dataset job: parse arguments, load the configuration, build the session, run, exit.
+
+On Glue (``awsglue`` importable): getResolvedOptions over DatasetJobArgs' names and a GlueContext
+session. Elsewhere: argparse over the same names and the local Spark + Hudi session. Exit status 1
+when any dataset failed or a ``fail`` quality rule did not hold (so a state machine sees it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import logging
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from odp.dataset_job_contract import DatasetJobArgs
+from odp.dataset_run import DatasetRun
+
+logger = logging.getLogger("etl.jobs.dataset_job")
+
+
+def parse_arguments(argv: list[str]) -> DatasetJobArgs:
+    """The job's arguments from a Glue or local command line.
+
+    Raises:
+        JobArgumentError: an argument is missing or malformed.
+    """
+    if importlib.util.find_spec("awsglue") is not None:
+        from awsglue.utils import getResolvedOptions  # noqa: PLC0415 - only on Glue
+
+        present = [*DatasetJobArgs.REQUIRED, *(n for n in DatasetJobArgs.OPTIONAL if f"--{n}" in argv)]
+        return DatasetJobArgs.from_arguments(getResolvedOptions(argv, present))
+    parser = argparse.ArgumentParser(description="ODP dataset job (local run)")
+    for name in (*DatasetJobArgs.REQUIRED, *DatasetJobArgs.OPTIONAL):
+        parser.add_argument(f"--{name}", dest=name)
+    known, _ = parser.parse_known_args(argv[1:])
+    return DatasetJobArgs.from_arguments({k: v for k, v in vars(known).items() if v is not None})
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Refresh the selected datasets; 0 when every one was written or up to date."""
+    from etl.datasets.job import run_datasets  # noqa: PLC0415 - keep import time free of Spark
+    from odp.config.loader import load_config  # noqa: PLC0415
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    args = parse_arguments(list(sys.argv if argv is None else argv))
+    config = load_config(local_config_dir(args.config_dir))
+    if importlib.util.find_spec("awsglue") is not None:
+        from awsglue.context import GlueContext  # noqa: PLC0415 - only on Glue
+        from pyspark.context import SparkContext  # noqa: PLC0415
+
+        spark = GlueContext(SparkContext.getOrCreate()).spark_session
+    else:
+        from etl.spark_session import local_spark_session  # noqa: PLC0415
+
+        spark = local_spark_session("odp-dataset-job")
+    outcome = run_datasets(spark, config, args, record=recorder(args))
+    return 1 if outcome.failed else 0
+
+
+def local_config_dir(location: str, *, s3: Any = None) -> Path:
+    """The configuration folder: ``location`` itself, or a copy of an ``s3://bucket/prefix/`` (on Glue).
+
+    Raises:
+        FileNotFoundError: nothing is stored under the S3 prefix.
+    """
+    if not location.startswith("s3://"):
+        return Path(location)
+    import boto3  # noqa: PLC0415 - only on Glue
+
+    bucket, _, prefix = location.removeprefix("s3://").partition("/")
+    client = s3 or boto3.client("s3")
+    target = Path(tempfile.mkdtemp(prefix="odp-config-"))
+    found = 0
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        for item in page.get("Contents", []):
+            relative = item["Key"][len(prefix) :].lstrip("/")
+            if not relative or relative.endswith("/"):
+                continue
+            path = target / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            client.download_file(bucket, item["Key"], str(path))
+            found += 1
+    if not found:
+        raise FileNotFoundError(f"no configuration under {location}")
+    return target
+
+
+def recorder(args: DatasetJobArgs, *, dynamodb: Any = None, sns: Any = None) -> Callable[[DatasetRun], None]:
+    """What happens to each run: a run history item and an SNS notification, when the job is given them."""
+    import boto3  # noqa: PLC0415 - only when the job records
+
+    from odp.dataset_history import DatasetRunHistory, notification, should_notify  # noqa: PLC0415
+
+    history = (
+        DatasetRunHistory((dynamodb or boto3.resource("dynamodb")).Table(args.history_table))
+        if args.history_table
+        else None
+    )
+    topic = (sns or boto3.client("sns")) if args.topic_arn else None
+
+    def record(run: DatasetRun) -> None:
+        if history is not None:
+            history.record(run)
+        if topic is not None and should_notify(run):
+            subject, message = notification(run)
+            topic.publish(TopicArn=args.topic_arn, Subject=subject, Message=message)
+
+    return record
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""Plain file drops (``format: files``): CSV with a header row, JSON lines, or Parquet, without CDC
+operations -> change frame.
+
+Every row is an upsert of its key: in ``mode: current`` the last row of a key wins (by the
+configured ordering column when there is one, else by file key, then row position), in
+``mode: historical`` every row is appended. Nothing is ever deleted by a plain file. Column names
+are matched case-insensitively; configured ``columns`` types are applied, and a value the type
+cannot hold fails the file with its column and row instead of becoming NULL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import reduce
+
+from py4j.protocol import Py4JJavaError
+from pyspark.errors.exceptions.captured import CapturedException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from etl.change_frame import FILE, FILE_ORDER, INSERT, OP, ORDERING, ROW, with_sequence
+from etl.errors import ChangeFileError
+from etl.readers.common import SourceFile
+from etl.readers.dms import _configured_name, sortable
+from odp.config.models import TableConfig
+
+JSON_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
+CSV_SUFFIXES = (".csv", ".csv.gz")
+
+
+def _load(spark: SparkSession, source: SourceFile) -> DataFrame:
+    name = source.name.lower()
+    kind = "CSV" if name.endswith(CSV_SUFFIXES) else "JSON" if name.endswith(JSON_SUFFIXES) else "Parquet"
+    try:
+        if kind == "CSV":
+            frame = spark.read.csv(source.uri, header=True, inferSchema=False, mode="FAILFAST")
+        elif kind == "JSON":
+            frame = spark.read.json(source.uri, mode="FAILFAST")
+        else:
+            frame = spark.read.parquet(source.uri)
+        frame.count()  # reads the file now, so a malformed line or footer is named with its file
+    except (CapturedException, Py4JJavaError) as error:
+        reason = str(error).strip().splitlines()[0][:300]
+        raise ChangeFileError(source.key, f"unreadable {kind}: {reason}") from error
+    return frame.toDF(*[column.lower() for column in frame.columns])
+
+
+def _typed(frame: DataFrame, source: SourceFile, config: TableConfig) -> DataFrame:
+    """The frame with its configured types; a value the type cannot hold fails the file, naming the row's key."""
+    typed = {name.lower(): kind for name, kind in (config.columns or {}).items()}
+    cast = [name for name in frame.columns if name in typed]
+    if cast:
+        keys = [key.lower() for key in config.primary_key]
+        lost = frame.select(
+            *keys, *[(F.col(n).isNotNull() & F.col(n).cast(typed[n]).isNull()).alias(f"_lost_{n}") for n in cast]
+        ).where(reduce(lambda a, b: a | b, [F.col(f"_lost_{n}") for n in cast]))
+        first = lost.first()
+        if first is not None:
+            column = next(n for n in cast if first[f"_lost_{n}"])
+            where = ", ".join(f"{key}={first[key]!r}" for key in keys)
+            raise ChangeFileError(source.key, f"row {where}: column {column}: value is not a {typed[column]}")
+    return frame.select(*[F.col(n).cast(typed[n]).alias(n) if n in typed else F.col(n) for n in frame.columns])
+
+
+def _changes_of(spark: SparkSession, source: SourceFile, config: TableConfig) -> DataFrame:
+    loaded = _load(spark, source)
+    present = set(loaded.columns)
+    for key in config.primary_key:
+        if key.lower() not in present:
+            raise ChangeFileError(source.key, f"missing key column {key}")
+    ordering_name = (config.ordering_column or "").lower()
+    if ordering_name and ordering_name not in present:
+        raise ChangeFileError(source.key, f"missing ordering column {config.ordering_column}")
+    frame = _typed(loaded, source, config).withColumn(ROW, F.monotonically_increasing_id())
+    ordering = sortable(F.col(ordering_name), frame.schema[ordering_name].dataType) if ordering_name else F.lit("")
+    return frame.select(
+        F.lit(INSERT).alias(OP),
+        F.coalesce(ordering, F.lit("")).alias(ORDERING),
+        F.lit(source.key).alias(FILE),
+        F.lit(source.order).alias(FILE_ORDER),
+        F.col(ROW),
+        *[F.col(n) for n in loaded.columns],
+    )
+
+
+def read_plain_files(spark: SparkSession, files: Sequence[SourceFile], config: TableConfig) -> DataFrame:
+    """Every file's rows as upserts in one frame (columns unioned by name; new columns null elsewhere).
+
+    Raises:
+        ChangeFileError: an unreadable file, a missing key or ordering column, a value its type cannot hold.
+    """
+    frames = [_changes_of(spark, source, config) for source in sorted(files, key=lambda f: f.order)]
+    frame = reduce(lambda left, right: left.unionByName(right, allowMissingColumns=True), frames)
+    return with_sequence(frame.toDF(*[_configured_name(name, config) for name in frame.columns]))

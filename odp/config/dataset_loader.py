@@ -1,0 +1,152 @@
+"""Load ``config/datasets/*.yaml`` with the checks that span files; every problem as a ConfigIssue.
+
+Checked here (no Spark): the file name is the dataset name, the SQL file exists and is not empty,
+every source names a configured raw table or dataset, no dataset reads itself through others (a
+cycle), names are unique, and an ``incremental`` dataset has one source whose record key is the
+dataset's key. Whether the SQL parses, reads only its sources and produces the key is checked by
+``etl.datasets.sql_check`` on Spark's parser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from odp.config.datasets import (
+    DATASETS_DIR,
+    DatasetConfig,
+    DatasetFile,
+    Refresh,
+    dependency_order,
+    record_key_of,
+)
+from odp.config.loader import ConfigIssue, _read_yaml, _validate
+from odp.config.models import TableConfig
+
+
+def _dataset_files(root: Path) -> list[Path]:
+    folder = root / DATASETS_DIR
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml"))
+
+
+def _read_sql(path: Path, display: str, where: str, issues: list[ConfigIssue]) -> str | None:
+    sql_display = f"{DATASETS_DIR}/{path.name}"
+    if not path.is_file():
+        issues.append(ConfigIssue(display, where, f"SQL file {sql_display} not found"))
+        return None
+    text = path.read_text(encoding="utf-8").strip().rstrip(";").strip()
+    if not text:
+        issues.append(ConfigIssue(display, where, f"SQL file {sql_display} is empty"))
+        return None
+    return text
+
+
+def load_datasets(  # noqa: PLR0912 - one pass over the files, each check one branch
+    root: Path, tables: Sequence[TableConfig], issues: list[ConfigIssue], *, known_table_ids: set[str] | None = None
+) -> list[DatasetConfig]:
+    """Every dataset of ``root/datasets``, resolved, in dependency order; problems go to ``issues``.
+
+    ``known_table_ids``: every table id named in tables/*.yaml, valid or not (a source naming an
+    invalid table is not reported a second time); default: the ids of ``tables``.
+    """
+    by_table = {table.table_id: table for table in tables}
+    known_tables = known_table_ids if known_table_ids is not None else set(by_table)
+    parsed: list[tuple[DatasetFile, str, Path]] = []
+    names: dict[str, str] = {}
+    for path in _dataset_files(root):
+        display = f"{DATASETS_DIR}/{path.name}"
+        data = _read_yaml(path, display, issues)
+        model = _validate(DatasetFile, data, display, issues) if data is not None else None
+        if model is None:
+            continue
+        if model.name != path.stem:
+            issues.append(ConfigIssue(display, "name", f"name {model.name!r} must match the file name {path.stem!r}"))
+        if model.name in names:
+            issues.append(
+                ConfigIssue(display, "name", f"dataset {model.name!r} is also defined in {names[model.name]}")
+            )
+            continue
+        names[model.name] = display
+        parsed.append((model, display, path))
+
+    by_name = {model.name: model for model, _, _ in parsed}
+    resolved: list[DatasetConfig] = []
+    for model, display, path in parsed:
+        before = len(issues)
+        for index, source in enumerate(model.sources):
+            if source.table is not None and source.table not in known_tables:
+                issues.append(
+                    ConfigIssue(
+                        display,
+                        f"sources[{index}].table",
+                        f"unknown raw table {source.table!r} (a table id <source>.<schema>.<table> from tables/)",
+                    )
+                )
+            if source.dataset is not None and source.dataset not in by_name:
+                issues.append(ConfigIssue(display, f"sources[{index}].dataset", f"unknown dataset {source.dataset!r}"))
+        if model.refresh is Refresh.INCREMENTAL:
+            _check_incremental(model, display, by_table, by_name, issues)
+        sql_name = model.sql or f"{model.name}.sql"
+        sql = _read_sql(path.parent / sql_name, display, "sql", issues)
+        if sql is None or len(issues) != before:
+            continue
+        resolved.append(
+            DatasetConfig(
+                name=model.name,
+                zone=model.zone,
+                database=model.database,
+                sources=tuple(model.sources),
+                sql=sql,
+                key=tuple(model.key),
+                partition_by=tuple(model.partition_by),
+                table_type=model.table_type,
+                refresh=model.refresh,
+                quality=tuple(model.quality),
+                file=display,
+            )
+        )
+    try:
+        return dependency_order(resolved)
+    except ValueError as error:
+        in_cycle = str(error).removeprefix("cycle: ").split(" -> ")
+        for model, display, _ in parsed:
+            if model.name in in_cycle:
+                issues.append(ConfigIssue(display, "sources", f"datasets read each other in a {error}"))
+        return []
+
+
+def _check_incremental(
+    model: DatasetFile,
+    display: str,
+    tables: dict[str, TableConfig],
+    datasets: dict[str, DatasetFile],
+    issues: list[ConfigIssue],
+) -> None:
+    """An incremental dataset maps each row of one source to at most one row with the same key."""
+    if len(model.sources) != 1:
+        issues.append(
+            ConfigIssue(
+                display,
+                "refresh",
+                f"incremental needs exactly one source, found {len(model.sources)} (a join is recomputed: use full)",
+            )
+        )
+        return
+    source = model.sources[0]
+    if source.table is not None and source.table in tables:
+        source_key = record_key_of(tables[source.table])
+    elif source.dataset is not None and source.dataset in datasets:
+        source_key = tuple(datasets[source.dataset].key)
+    else:
+        return  # unknown source: reported above
+    if tuple(model.key) != source_key:
+        issues.append(
+            ConfigIssue(
+                display,
+                "key",
+                f"incremental needs the source's record key {list(source_key)} as the key, found {model.key} "
+                "(an aggregate or re-keyed dataset is recomputed: use full)",
+            )
+        )

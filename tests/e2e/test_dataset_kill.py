@@ -1,0 +1,60 @@
+"""Kill -9 after a dataset's Hudi commit, before anything else (``datasets.after_commit``): the rerun
+finds the source commits consumed and applies nothing twice. Child processes (``python -m
+etl.jobs.dataset_job``), the dataset read back with hudi-rs; expected rows written out by hand."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from etl.datasets.refresh import AFTER_COMMIT_FAULT
+from odp.dataset_job_contract import DatasetJobArgs, LakeRoots
+from sandbox.staging import hadoop_file_uri
+from tests.e2e.kill_harness import completed_instants, run_child
+from tests.e2e.test_kill_recovery import Sandbox
+from tests.unit.etl.conftest import hudi_rs_rows
+
+pytestmark = pytest.mark.slow  # three child processes start Spark
+
+DATASET = {
+    "name": "alpha_clean",
+    "zone": "conformed",
+    "database": "shop_conformed",
+    "sources": [{"name": "alpha", "table": "shop.app.alpha"}],
+    "key": ["id"],
+    "refresh": "incremental",
+}
+
+
+def dataset_job_argv(sandbox: Sandbox) -> list[str]:
+    lake = sandbox.lake
+    roots = LakeRoots(
+        hadoop_file_uri(lake / "raw"), hadoop_file_uri(lake / "conformed"), hadoop_file_uri(lake / "purpose_built")
+    )
+    arguments = DatasetJobArgs(roots, config_dir=str(sandbox.config)).to_arguments()
+    return [sys.executable, "-m", "etl.jobs.dataset_job", *(part for pair in arguments.items() for part in pair)]
+
+
+def test_a_dataset_job_killed_after_its_commit_reruns_without_applying_twice(tmp_path: Path, repo_root: Path) -> None:
+    sandbox = Sandbox(tmp_path, repo_root)
+    (sandbox.config / "datasets").mkdir()
+    (sandbox.config / "datasets" / "alpha_clean.yaml").write_text(json.dumps(DATASET))
+    (sandbox.config / "datasets" / "alpha_clean.sql").write_text("SELECT id, upper(name) AS name FROM alpha")
+    sandbox.land("alpha", "20260101-000001.parquet", [("I", 1, 1, "ann"), ("I", 2, 2, "bob"), ("D", 3, 2, "bob")])
+    sandbox.land("beta", "20260101-000001.parquet", [("I", 1, 10, "x")])
+    assert sandbox.run().returncode == 0, "the File Processor run that fills the raw table"
+    dataset_dir = sandbox.lake / "conformed" / "shop_conformed" / "alpha_clean"
+
+    killed = run_child(dataset_job_argv(sandbox), output=tmp_path / "job-1.log", fault_point=AFTER_COMMIT_FAULT)
+    assert killed.killed, killed.output[-2000:]
+    assert len(completed_instants(dataset_dir)) == 1
+    assert hudi_rs_rows(str(dataset_dir), ["id", "name"]) == [(1, "ANN")]
+
+    rerun = run_child(dataset_job_argv(sandbox), output=tmp_path / "job-2.log")
+    assert rerun.returncode == 0, rerun.output[-2000:]
+    assert "alpha_clean: up_to_date" in rerun.output
+    assert len(completed_instants(dataset_dir)) == 1
+    assert hudi_rs_rows(str(dataset_dir), ["id", "name"]) == [(1, "ANN")]
