@@ -26,6 +26,7 @@ from pyspark.sql import SparkSession
 
 from etl.errors import CommitNotFoundError, TableConfigError
 from etl.lease import LeaseKeeper
+from etl.poison import files_named_by
 from etl.readers import SourceFile, first_error, read_changes
 from etl.timeline import commit_of_run, committed_file_ids, completed_commits, discard_uncommitted_table
 from etl.tombstones import tombstone_path
@@ -89,6 +90,7 @@ class TableResult:
     stale_dropped: int = 0  # current mode: incoming upserts not newer than their key's committed delete
     discarded: tuple[str, ...] = ()  # tables (main / tombstones) whose first commit never completed, removed
     duplicates: int = 0  # historical mode: files not applied, a file with the same content was applied already
+    quarantined: tuple[str, ...] = ()  # keys of files this run set aside: they failed the table max_file_attempts runs
 
 
 @dataclass(frozen=True)
@@ -194,6 +196,7 @@ class _TableRunner:
         started = time.monotonic()
         started_at = iso(self.clock())
         base_path: str | None = None
+        config: TableConfig | None = None
         try:
             config = load_table_config(self.table_config, table_id)
             if not config.is_active:
@@ -224,7 +227,7 @@ class _TableRunner:
             self.processing.finish(run, self.run_id, history_retention=self.retention)
             return result
         except Exception as error:  # noqa: BLE001 - the per-table error boundary: record, report, move on
-            return self._failed(table_id, started_at, started, error, base_path)
+            return self._failed(table_id, started_at, started, error, base_path, config=config)
 
     def _acquire(self, table_id: str) -> str | None:
         """Take the table's lease; None when held, else why not (names the holder and its expiry).
@@ -388,11 +391,53 @@ class _TableRunner:
             paths.append(tombstone_path(self.args.raw_root, config.database, config.target_table))
         return tuple(path for path in paths if discard_uncommitted_table(self.spark, path))
 
+    def _quarantine_named_files(self, table_id: str, error: Exception, config: TableConfig | None) -> tuple[str, ...]:
+        """Count this failure against the landed files the error names; quarantine those at their limit.
+
+        Runs while the failed run still holds the lease (before :meth:`ProcessingTracker.finish`).
+        Returns the keys quarantined now. A tracker error here never hides the table's own error.
+        """
+        if config is None or isinstance(error, LeaseLostError):
+            return ()
+        try:
+            named = files_named_by(error, self.files.landed_files(table_id))
+            text = f"{type(error).__name__}: {error}"
+            quarantined = tuple(
+                f.key for f in named if self.files.record_failure(f, text, max_attempts=config.max_file_attempts)
+            )
+        except ClientError as failure:
+            logger.error("%s: could not count the failure against its files: %s", table_id, failure)
+            return ()
+        for key in quarantined:
+            logger.error(
+                "%s: quarantined %s after %d failed runs; the table goes on without it "
+                "(python -m odp file release %s %s, after a fix, applies it in its order)",
+                table_id,
+                key,
+                config.max_file_attempts,
+                table_id,
+                key,
+            )
+        return quarantined
+
     def _failed(
-        self, table_id: str, started_at: str, started: float, error: Exception, base_path: str | None
+        self,
+        table_id: str,
+        started_at: str,
+        started: float,
+        error: Exception,
+        base_path: str | None,
+        *,
+        config: TableConfig | None = None,
     ) -> TableResult:
         message = f"{type(error).__name__}: {error}"
         trace = traceback.format_exc()
+        quarantined = self._quarantine_named_files(table_id, error, config)
+        if quarantined:
+            message += (
+                f" [quarantined after {config.max_file_attempts if config else '?'} failed runs: "
+                f"{', '.join(quarantined)}; the next run goes on without them]"
+            )
         seconds = time.monotonic() - started
         logger.error("%s failed: %s", table_id, message)
         run = TableRun(
@@ -406,13 +451,21 @@ class _TableRunner:
             error_trace=trace[-30000:],
             cadence=self.args.cadence,
             batch_id=self.args.batch_id,
+            quarantined_files=quarantined,
         )
         try:
             self.processing.finish(run, self.run_id, history_retention=self.retention)
         except (LeaseLostError, ClientError) as lost:
             # The run failed and its outcome cannot be stored: the lease expires, the files stay landed.
             logger.error("%s: could not record the failure: %s", table_id, lost)
-        return TableResult(table_id, TableStatus.REFRESH_ERROR, seconds=seconds, error=message, base_path=base_path)
+        return TableResult(
+            table_id,
+            TableStatus.REFRESH_ERROR,
+            seconds=seconds,
+            error=message,
+            base_path=base_path,
+            quarantined=quarantined,
+        )
 
 
 def run_file_processor(

@@ -38,6 +38,10 @@ GlueName = Annotated[str, StringConstraints(pattern=GLUE_NAME)]
 ColumnName = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 
 
+# A file that fails its table this many runs in a row is quarantined (see odp/tracker).
+DEFAULT_MAX_FILE_ATTEMPTS = 3
+
+
 class _Strict(BaseModel):
     """Base for every config model: unknown keys are errors (a typo must not pass silently)."""
 
@@ -241,6 +245,13 @@ class TableSettings(_Strict):
     cadence: ResourceName | None = Field(default=None, description="Name of a cadence in cadences.yaml.")
     database: GlueName | None = Field(default=None, description="Target Glue database (lower case).")
     is_active: bool | None = Field(default=None, description="Inactive tables are kept but not processed.")
+    max_file_attempts: Annotated[int, Field(ge=1, le=100)] | None = Field(
+        default=None,
+        description=(
+            "Failed runs a file may cause before it is quarantined (status quarantined in file_tracker, its error "
+            f"kept) and the table goes on without it; default {DEFAULT_MAX_FILE_ATTEMPTS}."
+        ),
+    )
     columns: dict[ColumnName, str] | None = Field(
         default=None, description="Optional column name -> Spark SQL type (string, bigint, decimal(10,2), ...)."
     )
@@ -297,6 +308,7 @@ class TableConfig(_Strict):
     target_table: str
     is_active: bool
     columns: dict[str, str] | None = None
+    max_file_attempts: int = DEFAULT_MAX_FILE_ATTEMPTS
 
     @property
     def table_id(self) -> str:

@@ -121,23 +121,11 @@ class FileTracker:
 
     def landed_files(self, table_id: str) -> list[TrackedFile]:
         """Every landed file of a table (consistent read of the base table), in key order."""
-        items = _paginate(
-            self._tracker.query,
-            KeyConditionExpression=Key("table_id").eq(table_id),
-            FilterExpression=Attr("status").eq(FileStatus.LANDED.value),
-            ConsistentRead=True,
-        )
-        return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
+        return self.files(table_id, FileStatus.LANDED)
 
     def unregistered_files(self, table_id: str) -> list[TrackedFile]:
         """Files kept while the table had no active configuration, in key order."""
-        items = _paginate(
-            self._tracker.query,
-            KeyConditionExpression=Key("table_id").eq(table_id),
-            FilterExpression=Attr("status").eq(FileStatus.UNREGISTERED.value),
-            ConsistentRead=True,
-        )
-        return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
+        return self.files(table_id, FileStatus.UNREGISTERED)
 
     def promote_unregistered(self, table_id: str, source_format: str | None = None) -> int:
         """Make a newly configured table's unregistered files pending (status landed); returns how many.
@@ -146,27 +134,100 @@ class FileTracker:
         LOAD*). Each update is conditional on the file still being unregistered, so running this
         twice, or beside the File Manager, changes nothing twice.
         """
-        promoted = 0
-        for tracked in self.unregistered_files(table_id):
-            try:
-                self._tracker.update_item(
-                    Key={"table_id": tracked.table_id, "file_id": tracked.file_id},
-                    UpdateExpression=f"SET #status = :landed, {PENDING_ATTRIBUTE} = :table, file_kind = :kind",
-                    ConditionExpression="#status = :unregistered",
-                    ExpressionAttributeNames={"#status": "status"},
-                    ExpressionAttributeValues={
-                        ":landed": FileStatus.LANDED.value,
-                        ":unregistered": FileStatus.UNREGISTERED.value,
-                        ":table": tracked.table_id,
-                        ":kind": file_kind(tracked.file_name, source_format).value,
-                    },
-                )
-            except ClientError as error:
-                if _is_conditional_failure(error):
-                    continue
-                raise
-            promoted += 1
-        return promoted
+        return sum(
+            self._move_status(
+                tracked,
+                FileStatus.UNREGISTERED,
+                f"SET #status = :to, {PENDING_ATTRIBUTE} = :table, file_kind = :kind",
+                {
+                    ":to": FileStatus.LANDED.value,
+                    ":table": tracked.table_id,
+                    ":kind": file_kind(tracked.file_name, source_format).value,
+                },
+            )
+            for tracked in self.unregistered_files(table_id)
+        )
+
+    def _move_status(self, tracked: TrackedFile, expected: FileStatus, update: str, values: dict[str, Any]) -> bool:
+        """One conditional update of a file_tracker item whose status is ``expected``; False if it is not.
+
+        ``update`` may name ``#status``; ``values`` holds every other placeholder it uses.
+        """
+        try:
+            self._tracker.update_item(
+                Key={"table_id": tracked.table_id, "file_id": tracked.file_id},
+                UpdateExpression=update,
+                ConditionExpression="#status = :expected",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues={**values, ":expected": expected.value},
+            )
+        except ClientError as error:
+            if _is_conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def files(self, table_id: str, status: FileStatus | None = None) -> list[TrackedFile]:
+        """file_tracker items of a table (every status, or one), in key order."""
+        query: dict[str, Any] = {"KeyConditionExpression": Key("table_id").eq(table_id), "ConsistentRead": True}
+        if status is not None:
+            query["FilterExpression"] = Attr("status").eq(status.value)
+        items = _paginate(self._tracker.query, **query)
+        return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
+
+    def processed_files(self, table_id: str) -> list[TrackedFile]:
+        """file_tracker_history items of a table (applied or skipped), in key order."""
+        items = _paginate(self._history.query, KeyConditionExpression=Key("table_id").eq(table_id), ConsistentRead=True)
+        return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
+
+    def record_failure(self, tracked: TrackedFile, error: str, *, max_attempts: int) -> bool:
+        """Count one failed run against a landed file; quarantine it at ``max_attempts``. True if quarantined.
+
+        Conditional on the file still being landed (a file moved or released meanwhile is left alone).
+        """
+        key = {"table_id": tracked.table_id, "file_id": tracked.file_id}
+        try:
+            updated = self._tracker.update_item(
+                Key=key,
+                UpdateExpression="ADD attempts :one SET last_error = :error",
+                ConditionExpression="#status = :landed",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues={":one": 1, ":error": error[:4000], ":landed": FileStatus.LANDED.value},
+                ReturnValues="ALL_NEW",
+            )["Attributes"]
+        except ClientError as failure:
+            if _is_conditional_failure(failure):
+                return False
+            raise
+        if int(updated.get("attempts", 0)) < max_attempts:
+            return False
+        reason = f"failed {int(updated['attempts'])} runs of its table (max_file_attempts {max_attempts}): {error}"
+        return self.quarantine(tracked, reason)
+
+    def quarantine(self, tracked: TrackedFile, reason: str) -> bool:
+        """Set a landed file aside: status quarantined, the reason kept, out of the pending index.
+
+        Returns False (nothing changed) when the file is not landed any more.
+        """
+        return self._move_status(
+            tracked,
+            FileStatus.LANDED,
+            f"SET #status = :to, last_error = :reason, quarantined_at = :now REMOVE {PENDING_ATTRIBUTE}",
+            {":to": FileStatus.QUARANTINED.value, ":reason": reason[:4000], ":now": iso(self._clock())},
+        )
+
+    def release(self, tracked: TrackedFile) -> bool:
+        """Make a quarantined file landed again (attempts start afresh); the next run applies it in key order.
+
+        The last error stays on the item until the file is processed. Returns False when the file is
+        not quarantined (nothing changed).
+        """
+        return self._move_status(
+            tracked,
+            FileStatus.QUARANTINED,
+            f"SET #status = :to, {PENDING_ATTRIBUTE} = :table REMOVE attempts, quarantined_at",
+            {":to": FileStatus.LANDED.value, ":table": tracked.table_id},
+        )
 
     def pending_summary(self, table_id: str) -> PendingSummary:
         """Count, bytes and oldest landing time of a table's pending files, from the sparse index."""
@@ -430,6 +491,11 @@ class ProcessingTracker:
         if run.batch_id is not None:
             sets.append("last_batch_id = :batch")
             values[":batch"] = run.batch_id
+        if run.quarantined_files:
+            sets.append("last_quarantined_files = :quarantined")
+            values[":quarantined"] = list(run.quarantined_files)
+        else:
+            removes.append("last_quarantined_files")
         if run.status is TableStatus.REFRESH_ERROR:
             sets += ["last_error = :error", "last_error_trace = :trace"]
             values[":error"] = run.error or "unknown error"
