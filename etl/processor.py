@@ -29,12 +29,12 @@ from etl.lease import LeaseKeeper
 from etl.poison import files_named_by
 from etl.readers import SourceFile, first_error, read_changes
 from etl.timeline import commit_of_run, committed_file_ids, completed_commits, discard_uncommitted_table
-from etl.tombstones import tombstone_path
 from etl.writer import register_in_session_catalog, write_changes
 from odp.config.items import table_config_from_item
 from odp.config.models import TableConfig, TableMode
 from odp.faults import fault_point
 from odp.job_contract import FileProcessorJobArgs
+from odp.naming import tombstone_path
 from odp.tracker import (
     FileKind,
     FileStatus,

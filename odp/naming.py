@@ -50,3 +50,16 @@ def file_processor_job_name(environment: str, cadence: str) -> str:
 
 def state_machine_name(environment: str, cadence: str) -> str:
     return f"{resource_prefix(environment)}-file-processor-{cadence}"
+
+
+TOMBSTONE_FOLDER = "_odp_tombstones"  # beside the tables of a database; target names starting _odp are reserved
+
+
+def table_base_path(raw_root: str, database: str, target_table: str) -> str:
+    """Where a table's Hudi files live: ``<raw_root>/<database>/<table>``."""
+    return f"{raw_root.rstrip('/')}/{database}/{target_table}"
+
+
+def tombstone_path(raw_root: str, database: str, target_table: str) -> str:
+    """Where a table's tombstones live: beside the table, in the database's ``_odp_tombstones`` folder."""
+    return f"{raw_root.rstrip('/')}/{database}/{TOMBSTONE_FOLDER}/{target_table}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -58,7 +58,8 @@ def _is_cancelled_by_condition(error: ClientError) -> bool:
     return any(reason.get("Code") == "ConditionalCheckFailed" for reason in reasons)
 
 
-def _paginate(call: Callable[..., dict[str, Any]], **kwargs: Any) -> Iterator[dict[str, Any]]:
+def paginate_items(call: Callable[..., dict[str, Any]], **kwargs: Any) -> Iterator[dict[str, Any]]:
+    """Every item of a boto3 Table resource's ``query`` or ``scan`` (plain values), page after page."""
     while True:
         page = call(**kwargs)
         yield from page.get("Items", [])
@@ -172,12 +173,14 @@ class FileTracker:
         query: dict[str, Any] = {"KeyConditionExpression": Key("table_id").eq(table_id), "ConsistentRead": True}
         if status is not None:
             query["FilterExpression"] = Attr("status").eq(status.value)
-        items = _paginate(self._tracker.query, **query)
+        items = paginate_items(self._tracker.query, **query)
         return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
 
     def processed_files(self, table_id: str) -> list[TrackedFile]:
         """file_tracker_history items of a table (applied or skipped), in key order."""
-        items = _paginate(self._history.query, KeyConditionExpression=Key("table_id").eq(table_id), ConsistentRead=True)
+        items = paginate_items(
+            self._history.query, KeyConditionExpression=Key("table_id").eq(table_id), ConsistentRead=True
+        )
         return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
 
     def record_failure(self, tracked: TrackedFile, error: str, *, max_attempts: int) -> bool:
@@ -234,7 +237,7 @@ class FileTracker:
         files = 0
         size = 0
         oldest: str | None = None
-        for item in _paginate(
+        for item in paginate_items(
             self._tracker.query,
             IndexName=PENDING_INDEX,
             KeyConditionExpression=Key(PENDING_ATTRIBUTE).eq(table_id),
@@ -250,7 +253,7 @@ class FileTracker:
 
     def applied_content(self, table_id: str) -> dict[str, TrackedFile]:
         """ETag -> the processed file (file_tracker_history) that applied that content to the table first."""
-        items = _paginate(
+        items = paginate_items(
             self._history.query,
             KeyConditionExpression=Key("table_id").eq(table_id),
             FilterExpression=Attr("status").eq(FileStatus.PROCESSED.value),
@@ -328,6 +331,37 @@ class FileTracker:
                 )
             self._client.transact_write_items(TransactItems=actions)
             moved += len(actions) // 2
+        return moved
+
+    def reland(self, files: Iterable[TrackedFile], *, replay: bool) -> int:
+        """Move processed files (file_tracker_history) back to file_tracker as landed, for a replay.
+
+        Each file moves in one transaction (put landed, delete from history): it is never in neither
+        table. ``replay`` marks them to be applied even where a historical table refuses known content.
+        Returns how many moved.
+        """
+        moved = 0
+        for tracked in files:
+            landed = replace(
+                tracked,
+                status=FileStatus.LANDED,
+                processed_at=None,
+                commit_instant=None,
+                run_id=None,
+                expires_at=None,
+                skip_reason=None,
+                attempts=None,
+                quarantined_at=None,
+                replay=True if replay else tracked.replay,
+            )
+            key = {"table_id": tracked.table_id, "file_id": tracked.file_id}
+            self._client.transact_write_items(
+                TransactItems=[
+                    {"Put": {"TableName": self._tracker.name, "Item": landed.to_item()}},
+                    {"Delete": {"TableName": self._history.name, "Key": key}},
+                ]
+            )
+            moved += 1
         return moved
 
 
@@ -558,7 +592,7 @@ class ProcessingTracker:
         return self._job_runs is not None and job_run is not None and self._job_runs.ended(job_run) is not None
 
     def history(self, table_id: str) -> list[TableRun]:
-        items = _paginate(self._history.query, KeyConditionExpression=Key("table_id").eq(table_id))
+        items = paginate_items(self._history.query, KeyConditionExpression=Key("table_id").eq(table_id))
         return [TableRun.from_history_item(item) for item in items]
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 from etl.hudi_options import WriteOperation, hudi_write_options, key_generator
-from etl.tombstones import tombstone_path, tombstone_write_options
+from etl.tombstones import tombstone_write_options
 from odp.config.models import TableMode, TableType
+from odp.naming import tombstone_path
 from tests.unit.etl.conftest import table_config
 
 
