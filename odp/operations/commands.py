@@ -239,9 +239,12 @@ def plan_replay(backend: OperatorBackend, table_id: str) -> Plan:
     config = load_table(backend, table_id)
     files = file_tracker(backend)
     processing = processing_tracker(backend)
-    processed = files.processed_files(table_id)
+    history = files.processed_files(table_id)
+    # Files a historical table refused as known content were never applied: they stay in history.
+    processed = [f for f in history if f.status is FileStatus.PROCESSED]
+    skipped = len(history) - len(processed)
     current = files.files(table_id)
-    known = {(f.key, f.content_tag) for f in processed + current}
+    known = {(f.key, f.content_tag) for f in history + current}
     fresh = untracked_staged(backend.staged_objects(config.staging_prefix), known, config, datetime.now(UTC))
     raw_root = backend.raw_root(config.cadence)
     paths = [table_base_path(raw_root, config.database, config.target_table)]
@@ -250,7 +253,8 @@ def plan_replay(backend: OperatorBackend, table_id: str) -> Plan:
     quarantined = [f for f in current if f.status is FileStatus.QUARANTINED]
     lines = [
         f"take the lease of {table_id} (refused while a run holds it)",
-        f"{len(processed)} processed file(s): file_tracker_history -> file_tracker, landed, replay=true",
+        f"{len(processed)} processed file(s): file_tracker_history -> file_tracker, landed, replay=true"
+        + (f" ({skipped} never applied stay in history)" if skipped else ""),
         f"{len(fresh)} staged file(s) never registered -> landed",
         f"{sum(f.status is FileStatus.LANDED for f in current)} landed file(s) stay landed",
         *(f"delete {path}" for path in paths),

@@ -17,6 +17,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
+from odp.faults import fault_point
 from odp.tracker.items import (
     PENDING_ATTRIBUTE,
     PENDING_INDEX,
@@ -331,6 +332,8 @@ class FileTracker:
                 )
             self._client.transact_write_items(TransactItems=actions)
             moved += len(actions) // 2
+            if moved < len(batch):
+                fault_point("tracker.between_moves")  # some files moved to history, the rest still landed
         return moved
 
     def reland(self, files: Iterable[TrackedFile], *, replay: bool) -> int:
