@@ -22,5 +22,10 @@ def test_a_message_names_whole_keys_only() -> None:
     assert files_named_by(RuntimeError("src/app/t/2026-01-01 00:00+x.csv: row 1: bad"), [ONE, ODD]) == [ODD]
 
 
+def test_an_error_that_names_several_files_counts_against_none() -> None:
+    error = ChangeFileError("src/app/t/1.csv, src/app/t/11.csv", "reading failed, the error names no single file")
+    assert files_named_by(error, [ONE, ELEVEN]) == []
+
+
 def test_an_error_that_names_no_file_counts_against_none() -> None:
     assert files_named_by(SchemaEvolutionError("column n: table has bigint, files bring string"), [ONE]) == []
