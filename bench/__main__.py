@@ -1,4 +1,4 @@
-"""``python -m bench run [--small] [--tables T --rows R --waves W]``: the File Processor benchmark.
+"""``python -m bench run [--small] [--tables T --rows R --waves W] [--skew recent] [--table-concurrency N]``.
 
 Prints the comparison, writes ``<results-dir>/<date>.json`` and ``<date>.png``. A ``--small`` run
 writes its results under the work folder (never into bench/results) unless ``--results-dir`` says.
@@ -15,7 +15,8 @@ from pathlib import Path
 
 from bench.report import markdown, text_table, write_chart, write_json
 from bench.runner import CONTENDERS, run_benchmark
-from bench.workload import WorkloadSpec
+from bench.workload import SKEWS, UNIFORM, WorkloadSpec
+from odp.job_contract import DEFAULT_TABLE_CONCURRENCY
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_WORK = Path(__file__).resolve().parents[1] / ".cache" / "bench"
@@ -30,6 +31,23 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--tables", type=int, help="tables (default 18)")
     run.add_argument("--rows", type=int, help="initial rows per table (default 200,000)")
     run.add_argument("--waves", type=int, help="CDC waves after the full load (default 3)")
+    run.add_argument(
+        "--skew",
+        choices=SKEWS,
+        default=UNIFORM,
+        help="which keys a wave's updates and deletes hit: uniform, or recent (80%% on the newest 10%% of keys)",
+    )
+    run.add_argument(
+        "--table-concurrency",
+        type=int,
+        help=f"ODP: tables of a wave written at once (default {DEFAULT_TABLE_CONCURRENCY}; 1 = one by one)",
+    )
+    run.add_argument(
+        "--table-type",
+        choices=("COPY_ON_WRITE", "MERGE_ON_READ"),
+        default="COPY_ON_WRITE",
+        help="ODP's tables and the scale check's (the other contenders always write COPY_ON_WRITE)",
+    )
     run.add_argument("--contenders", default=",".join(CONTENDERS), help="comma-separated, run in this order")
     run.add_argument("--scale-factor", type=int, default=None, help="ODP on a table this many times larger (0: off)")
     run.add_argument("--work-dir", type=Path, default=DEFAULT_WORK, help="staging files and tables")
@@ -48,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     sizes = {"tables": args.tables, "rows": args.rows, "waves": args.waves}
     defaults = SMALL if args.small else {}
-    spec = WorkloadSpec(**{**defaults, **{key: value for key, value in sizes.items() if value is not None}})
+    spec = WorkloadSpec(
+        **{**defaults, **{key: value for key, value in sizes.items() if value is not None}}, skew=args.skew
+    )
     contenders = [name.strip() for name in args.contenders.split(",") if name.strip()]
     unknown = sorted(set(contenders) - set(CONTENDERS))
     if unknown:
@@ -61,7 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     def save_progress(document: dict) -> None:
         write_json({**document, "partial": True}, results_dir / f"{name}.json")
 
-    document = run_benchmark(spec, args.work_dir, contenders, scale_factor=scale_factor, on_progress=save_progress)
+    document = run_benchmark(
+        spec,
+        args.work_dir,
+        contenders,
+        scale_factor=scale_factor,
+        on_progress=save_progress,
+        odp_table_concurrency=args.table_concurrency or DEFAULT_TABLE_CONCURRENCY,
+        odp_table_type=args.table_type,
+    )
     json_path = write_json(document, results_dir / f"{name}.json")
     chart = write_chart(document, results_dir / f"{name}.png")
     print(text_table(document))

@@ -25,6 +25,7 @@ from bench.contenders.hudi_per_table import HudiPerTable
 from bench.contenders.naive import NaiveRewrite
 from bench.contenders.odp import OdpFileProcessor
 from bench.workload import SourceModel, WaveFiles, WorkloadSpec
+from odp.job_contract import DEFAULT_TABLE_CONCURRENCY
 
 LOG = logging.getLogger("bench")
 CONTENDERS: dict[str, type[Contender]] = {
@@ -175,9 +176,11 @@ def speedup(results: dict[str, ContenderResult], reference: str) -> float | None
     return round(base.total_seconds / odp.total_seconds, 3)
 
 
-def scale_check(work_root: Path, rows: int, factor: int, spec: WorkloadSpec) -> dict[str, Any]:
+def scale_check(
+    work_root: Path, rows: int, factor: int, spec: WorkloadSpec, *, table_type: str = "COPY_ON_WRITE"
+) -> dict[str, Any]:
     """ODP on one table of ``rows`` and one of ``factor * rows``, one CDC wave with the same number of changes."""
-    out: dict[str, Any] = {"rows": rows, "factor": factor, "runs": []}
+    out: dict[str, Any] = {"rows": rows, "factor": factor, "table_type": table_type, "skew": spec.skew, "runs": []}
     for size in (rows, rows * factor):
         scaled = replace(
             spec,
@@ -190,7 +193,9 @@ def scale_check(work_root: Path, rows: int, factor: int, spec: WorkloadSpec) -> 
         )
         root = work_root / f"scale_{size}"
         model, waves = generate(scaled, root / "staging")
-        result = run_contender(OdpFileProcessor(root), model, waves, root / "staging")
+        contender = OdpFileProcessor(root)
+        contender.table_type = table_type
+        result = run_contender(contender, model, waves, root / "staging")
         run = {"table_rows": size, "status": result.status, "reason": result.reason}
         if result.timed:
             run["full_load_seconds"] = round(result.waves[0].seconds, 2)
@@ -275,8 +280,13 @@ def run_benchmark(
     *,
     scale_factor: int = 0,
     on_progress: Callable[[dict[str, Any]], None] | None = None,
+    odp_table_concurrency: int = DEFAULT_TABLE_CONCURRENCY,
+    odp_table_type: str = "COPY_ON_WRITE",
 ) -> dict[str, Any]:
     """The whole benchmark; returns the results document (see bench/README.md).
+
+    ``odp_table_concurrency``: ODP's tables written at once per wave (the cadence setting; 1 = one by one).
+    ``odp_table_type``: ODP's tables (and the scale check's) as COPY_ON_WRITE or MERGE_ON_READ.
 
     ``on_progress`` gets the document after each contender (so a long run that is stopped keeps what
     it measured).
@@ -287,10 +297,16 @@ def run_benchmark(
     model, waves = generate(spec, staging_root)
     results: dict[str, ContenderResult] = {}
     for name in contenders:
-        results[name] = run_contender(CONTENDERS[name](work_root), model, waves, staging_root)
+        contender = CONTENDERS[name](work_root)
+        if isinstance(contender, OdpFileProcessor):
+            contender.table_concurrency = odp_table_concurrency
+            contender.table_type = odp_table_type
+        results[name] = run_contender(contender, model, waves, staging_root)
         if on_progress is not None:
             on_progress(build_document(started, spec, waves, results))
     document = build_document(started, spec, waves, results)
+    document["odp_table_concurrency"] = odp_table_concurrency
+    document["odp_table_type"] = odp_table_type
     if scale_factor > 1:
-        document["scale"] = scale_check(work_root, spec.rows, scale_factor, spec)
+        document["scale"] = scale_check(work_root, spec.rows, scale_factor, spec, table_type=odp_table_type)
     return document

@@ -19,6 +19,7 @@ every wave is computed from it in numpy/pyarrow alone, never from what a contend
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
@@ -62,13 +63,23 @@ COLUMNS: dict[str, pa.DataType] = {
 }
 SCHEMA_ARROW = pa.schema([pa.field(name, kind) for name, kind in COLUMNS.items()])
 CDC_SCHEMA_ARROW = pa.schema([pa.field(OP, pa.string()), *SCHEMA_ARROW])
+UNIFORM = "uniform"
+RECENT = "recent"
+SKEWS = (UNIFORM, RECENT)
+
 # Columns an update changes (the rest of the row image is carried over unchanged).
 UPDATED_COLUMNS = ("tpep_dropoff_datetime", "passenger_count", "fare_amount", "tip_amount", "total_amount")
 
 
 @dataclass(frozen=True)
 class WorkloadSpec:
-    """T tables x R initial rows, then W CDC waves of u% updates, d% deletes, i% inserts (of R)."""
+    """T tables x R initial rows, then W CDC waves of u% updates, d% deletes, i% inserts (of R).
+
+    ``skew``: which live keys the updates and deletes of a wave hit. ``uniform``: any live key alike.
+    ``recent``: ``hot_share`` of them hit the newest ``hot_fraction`` of the live keys (keys grow with
+    insertion, so the highest are the most recent), the rest any older key, as OLTP tables change
+    (recent orders, open trips). Inserts are always new keys.
+    """
 
     tables: int = 18
     rows: int = 200_000
@@ -80,12 +91,19 @@ class WorkloadSpec:
     double_fraction: float = 0.05  # of the updates: two updates in one wave, in order
     seed: int = 7
     first_table: int = 1
+    skew: str = UNIFORM
+    hot_fraction: float = 0.10  # skew=recent: the newest 10% of the live keys ...
+    hot_share: float = 0.80  # ... take 80% of the updates and deletes
 
     def __post_init__(self) -> None:
         if self.tables < 1 or self.rows < 1 or self.waves < 0:
             raise ValueError("tables and rows must be at least 1, waves at least 0")
         if self.update_fraction + self.delete_fraction > 1:
             raise ValueError("updates and deletes together cannot exceed the table")
+        if self.skew not in SKEWS:
+            raise ValueError(f"skew must be one of {', '.join(SKEWS)}, got {self.skew!r}")
+        if not (0 < self.hot_fraction <= 1 and 0 <= self.hot_share <= 1):
+            raise ValueError("hot_fraction must be in (0, 1] and hot_share in [0, 1]")
 
     @property
     def table_names(self) -> list[str]:
@@ -196,6 +214,24 @@ def new_rows(rng: np.random.Generator, first_key: int, count: int) -> dict[str, 
     }
 
 
+def changed_keys(rng: np.random.Generator, live: np.ndarray, count: int, spec: WorkloadSpec) -> np.ndarray:
+    """``count`` distinct live keys a wave changes, drawn as ``spec.skew`` says (``live`` sorted ascending).
+
+    recent: ``hot_share`` of them from the newest ``hot_fraction`` of ``live`` (as many as it holds), the
+    rest from the older keys; shuffled, so the caller's split into updates and deletes is random.
+    """
+    if spec.skew == UNIFORM:
+        return rng.choice(live, count, replace=False)
+    hot_size = max(1, math.ceil(live.size * spec.hot_fraction))
+    hot, cold = live[live.size - hot_size :], live[: live.size - hot_size]
+    from_hot = min(round(count * spec.hot_share), hot.size)
+    from_hot = max(from_hot, count - cold.size)  # too few older keys: take the rest from the hot set
+    picked = np.concatenate(
+        [rng.choice(hot, from_hot, replace=False), rng.choice(cold, count - from_hot, replace=False)]
+    )
+    return rng.permutation(picked)
+
+
 def updated(rng: np.random.Generator, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """New row images for ``rows``: a few columns change, the key and partition never do."""
     count = rows["pk_id"].size
@@ -275,7 +311,7 @@ class SourceModel:
         live = model.live_keys()
         n_update = min(n_update, live.size)
         n_delete = min(n_delete, live.size - n_update)
-        chosen = rng.choice(live, n_update + n_delete, replace=False)
+        chosen = changed_keys(rng, live, n_update + n_delete, spec)
         update_keys, delete_keys = np.sort(chosen[:n_update]), np.sort(chosen[n_update:])
         n_late = round(n_update * spec.late_fraction)
         n_double = round(n_update * spec.double_fraction)

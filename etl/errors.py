@@ -26,3 +26,7 @@ class TableConfigError(EtlError):
 
 class CommitNotFoundError(EtlError):
     """A Hudi write returned but the timeline shows no completed commit of this run: nothing is marked processed."""
+
+
+class TransformError(EtlError):
+    """A table's configured transform (SQL SELECT) does not run or drops what the write needs."""

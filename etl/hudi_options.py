@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
 from etl.change_frame import SEQ
@@ -47,21 +49,93 @@ def key_generator(record_keys: Sequence[str], partitions: Sequence[str]) -> tupl
     return CUSTOM_KEYGEN, ",".join(f"{name}:SIMPLE" for name in partitions)
 
 
+class HudiProfile(StrEnum):
+    """Where a write runs. ``glue``: production (Hudi sizes its own shuffles from the input and the cluster).
+    ``local``: a laptop (shuffles sized from the input and the local cores, a small record index)."""
+
+    GLUE = "glue"
+    LOCAL = "local"
+
+
+ROWS_PER_LOCAL_TASK = 100_000  # local profile: one shuffle task per this many input rows, at most one per core
+PARALLELISM_OPTIONS = (
+    "hoodie.bulkinsert.shuffle.parallelism",
+    "hoodie.upsert.shuffle.parallelism",
+    "hoodie.insert.shuffle.parallelism",
+    "hoodie.delete.shuffle.parallelism",
+)
+DEFAULT_COMPACTION_DELTA_COMMITS = 5
+
+
+@dataclass(frozen=True)
+class WriteProfile:
+    """The job-level settings of every Hudi write of one run: the profile, the cores Spark has, and how
+    often MERGE_ON_READ tables compact (inline, every ``compaction_delta_commits`` delta commits)."""
+
+    profile: HudiProfile = HudiProfile.GLUE
+    cores: int = 2  # local profile only: Spark's default parallelism (the local cores)
+    compaction_delta_commits: int = DEFAULT_COMPACTION_DELTA_COMMITS
+
+
+def shuffle_parallelism(profile: WriteProfile, input_rows: int) -> int | None:
+    """Pure: the shuffle parallelism of one write, or None to leave it to Hudi.
+
+    glue: None. Hudi 1.0 derives it from the input's partitions (``*.shuffle.parallelism`` = 0), which
+    Spark sizes from the input files and the job's workers; a constant would starve a 10-worker job.
+    local: one task per ROWS_PER_LOCAL_TASK input rows, between 1 and the local cores (a small commit
+    runs as one task instead of paying a task per core for nothing).
+    """
+    if profile.profile is HudiProfile.GLUE:
+        return None
+    return max(1, min(profile.cores, math.ceil(max(input_rows, 1) / ROWS_PER_LOCAL_TASK)))
+
+
+def profile_options(profile: WriteProfile, input_rows: int) -> dict[str, str]:
+    """Options every write of the profile carries (table and tombstones): metadata table on in both profiles
+    (file listings from the metadata table, and the record level index lives there), parallelism per profile."""
+    options = {"hoodie.metadata.enable": "true"}
+    parallelism = shuffle_parallelism(profile, input_rows)
+    if parallelism is not None:
+        options.update(dict.fromkeys(PARALLELISM_OPTIONS, str(parallelism)))
+    if profile.profile is HudiProfile.LOCAL:
+        # The record index is hashed over N file groups of the metadata table (default 10, for tables of
+        # millions of keys); a laptop table of thousands of keys writes 10 tiny files per commit for nothing.
+        options["hoodie.metadata.record.index.min.filegroup.count"] = "1"
+    return options
+
+
+def record_index_options() -> dict[str, str]:
+    """Hudi 1.0's record level index: key -> file group in the metadata table, global across partitions.
+
+    Its lookup costs in proportion to the changes (a point read per key), not to the table as
+    GLOBAL_SIMPLE's join with every stored key did. ``update.partition.path``: a key whose partition value
+    changes (an update of the partition column, a delete whose image carries an older value) is deleted
+    from its old partition and written to the new one, never left behind as a stale copy.
+    """
+    return {
+        "hoodie.index.type": "RECORD_INDEX",
+        "hoodie.metadata.record.index.enable": "true",
+        "hoodie.record.index.update.partition.path": "true",
+    }
+
+
 def hudi_write_options(
     config: TableConfig,
     *,
     operation: WriteOperation,
+    profile: WriteProfile,
     catalog_sync: bool,
-    metadata_table: bool,
+    input_rows: int = 0,
     file_ids: Sequence[str] = (),
     run_id: str = "",
-    compaction_delta_commits: int = 5,
 ) -> dict[str, str]:
     """Every option of one Hudi write of a table.
 
     ``_odp_seq`` is the ordering (precombine) field with EVENT_TIME_ORDERING, so a change older than
     the stored row never replaces it. The consumed file ids and the run id travel in the commit's
     extra metadata (keys with the ``_odp_`` prefix): exactly-once reconciliation reads them back.
+    Every table uses the record level index (see ``record_index_options``); MERGE_ON_READ tables
+    compact inline every ``profile.compaction_delta_commits`` delta commits.
     """
     record_keys = record_key_fields(config)
     partitions = tuple(config.partition_by)
@@ -77,27 +151,21 @@ def hudi_write_options(
         "hoodie.datasource.write.keygenerator.class": keygen,
         "hoodie.datasource.write.partitionpath.field": partition_field,
         "hoodie.datasource.write.hive_style_partitioning": "true",
-        "hoodie.metadata.enable": "true" if metadata_table else "false",
         "hoodie.write.set.null.for.missing.columns": "true",
         "hoodie.datasource.write.commitmeta.key.prefix": COMMIT_METADATA_PREFIX,
         FILE_IDS_METADATA: json.dumps(sorted(file_ids)),
         RUN_ID_METADATA: run_id,
-        "hoodie.bulkinsert.shuffle.parallelism": "2",
-        "hoodie.upsert.shuffle.parallelism": "2",
-        "hoodie.insert.shuffle.parallelism": "2",
-        "hoodie.delete.shuffle.parallelism": "2",
+        **profile_options(profile, input_rows),
+        **record_index_options(),
     }
-    if config.mode is TableMode.CURRENT and partitions:
-        # A key's partition value can change (an update to the partition column, or a delete whose
-        # image carries an old value). A global index finds the stored row in whichever partition it
-        # is and moves it, where the default per-partition index would leave a stale copy behind.
-        options["hoodie.index.type"] = "GLOBAL_SIMPLE"
-        options["hoodie.simple.index.update.partition.path"] = "true"
     if config.table_type is TableType.MERGE_ON_READ:
+        # Inline, every N delta commits: N - 1 runs of N only append log files (fast ingestion), the
+        # N-th also merges them into base files, so snapshot reads never merge more than N logs.
         options.update(
             {
                 "hoodie.compact.inline": "true",
-                "hoodie.compact.inline.max.delta.commits": str(compaction_delta_commits),
+                "hoodie.compact.inline.trigger.strategy": "NUM_COMMITS",
+                "hoodie.compact.inline.max.delta.commits": str(profile.compaction_delta_commits),
             }
         )
     if catalog_sync:

@@ -16,7 +16,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -24,12 +24,16 @@ import boto3
 from botocore.exceptions import ClientError
 from pyspark.sql import SparkSession
 
+from etl.change_counts import count_changes
+from etl.concurrency import effective_concurrency, run_tables
+from etl.cost import dpu_seconds_share, publish_costs
 from etl.errors import CommitNotFoundError, TableConfigError
 from etl.lease import LeaseKeeper
 from etl.poison import files_named_by
-from etl.readers import SourceFile, first_error, read_changes
+from etl.readers import SourceFile, read_changes
 from etl.timeline import commit_of_run, committed_file_ids, completed_commits, discard_uncommitted_table
-from etl.writer import register_in_session_catalog, write_changes
+from etl.transform import transform_changes
+from etl.writer import job_write_profile, register_in_session_catalog, write_changes
 from odp.config.items import table_config_from_item
 from odp.config.models import TableConfig, TableMode
 from odp.faults import fault_point
@@ -91,6 +95,7 @@ class TableResult:
     discarded: tuple[str, ...] = ()  # tables (main / tombstones) whose first commit never completed, removed
     duplicates: int = 0  # historical mode: files not applied, a file with the same content was applied already
     quarantined: tuple[str, ...] = ()  # keys of files this run set aside: they failed the table max_file_attempts runs
+    dpu_seconds: float | None = None  # share of the job's DPU-seconds (etl.cost); None when the DPUs are unknown
 
 
 @dataclass(frozen=True)
@@ -190,6 +195,11 @@ class _TableRunner:
         self.job_run = job_run
         self.job_runs = job_runs
         self.retention = timedelta(days=args.history_retention_days)
+        self.write_profile = job_write_profile(spark, args)
+        self.concurrency = effective_concurrency(args.table_concurrency, len(args.table_ids))
+
+    def _dpu_seconds(self, seconds: float) -> float | None:
+        return dpu_seconds_share(seconds, job_dpus=self.args.job_dpus, concurrency=self.concurrency)
 
     def run(self, table_id: str) -> TableResult:
         """One table, inside its error boundary: any failure becomes a refresh_error result."""
@@ -207,6 +217,7 @@ class _TableRunner:
             with LeaseKeeper(self.processing, table_id, self.run_id, lease_seconds=self.args.lease_seconds) as keeper:
                 base_path = self.args.table_base_path(config.database, config.target_table)
                 result = self._process(table_id, config, base_path, keeper, started)
+            result = replace(result, dpu_seconds=self._dpu_seconds(result.seconds))
             run = TableRun(
                 table_id,
                 self.run_id,
@@ -223,6 +234,7 @@ class _TableRunner:
                 duplicate_files=result.duplicates,
                 cadence=self.args.cadence,
                 batch_id=self.args.batch_id,
+                dpu_seconds=result.dpu_seconds,
             )
             self.processing.finish(run, self.run_id, history_retention=self.retention)
             return result
@@ -309,25 +321,27 @@ class _TableRunner:
         sources = source_files(todo, self.resolve_uri)
         changes = read_changes(self.spark, sources, config).persist()
         try:
-            first_error(changes, tuple(config.primary_key))
-            rows = changes.count()
+            counts = count_changes(changes, tuple(config.primary_key), sources)
             keeper.check()
             written = write_changes(
                 self.spark,
-                changes.drop("_odp_error") if "_odp_error" in changes.columns else changes,
+                transform_changes(self.spark, changes, config),
                 config,
                 base_path,
                 has_full_load=any(s.is_full_load for s in sources),
                 catalog_sync=self.args.catalog_sync,
-                metadata_table=self.args.catalog_sync,
+                profile=self.write_profile,
                 file_ids=[s.file_id for s in sources],
                 run_id=self.run_id,
+                input_rows=counts.rows,
+                has_deletes=counts.deletes > 0,
                 tombstone_path=tombstone_path(self.args.raw_root, config.database, config.target_table),
                 before_commit=lambda: self._before_commit(table_id),
             )
         finally:
             changes.unpersist()
-        commit = commit_of_run(completed_commits(self.spark, base_path), self.run_id)
+        last_seen = commits[-1].instant if commits else None
+        commit = commit_of_run(completed_commits(self.spark, base_path, after=last_seen), self.run_id)
         if commit is None:
             raise CommitNotFoundError(
                 f"{table_id}: the Hudi write returned but no completed commit of run {self.run_id}"
@@ -344,7 +358,7 @@ class _TableRunner:
             table_id,
             TableStatus.COMPLETED,
             files=len(todo),
-            rows=rows,
+            rows=counts.rows,
             inserts=commit.inserts,
             updates=commit.updates,
             deletes=commit.deletes,
@@ -439,6 +453,7 @@ class _TableRunner:
                 f"{', '.join(quarantined)}; the next run goes on without them]"
             )
         seconds = time.monotonic() - started
+        dpu_seconds = self._dpu_seconds(seconds)
         logger.error("%s failed: %s", table_id, message)
         run = TableRun(
             table_id,
@@ -452,6 +467,7 @@ class _TableRunner:
             cadence=self.args.cadence,
             batch_id=self.args.batch_id,
             quarantined_files=quarantined,
+            dpu_seconds=dpu_seconds,
         )
         try:
             self.processing.finish(run, self.run_id, history_retention=self.retention)
@@ -465,6 +481,7 @@ class _TableRunner:
             error=message,
             base_path=base_path,
             quarantined=quarantined,
+            dpu_seconds=dpu_seconds,
         )
 
 
@@ -478,30 +495,42 @@ def run_file_processor(
     hooks: ProcessorHooks | None = None,
     job_run: JobRunRef | None = None,
     job_runs: JobRuns | None = None,
+    cloudwatch: Any = None,
 ) -> JobOutcome:
-    """Process every table of ``args.table_ids``, each in its own error boundary. Never raises for a table.
+    """Process every table of ``args.table_ids``, ``args.table_concurrency`` at once (etl.concurrency), each
+    in its own error boundary. Never raises for a table.
 
     ``dynamodb`` is a boto3 DynamoDB resource; ``resolve_uri`` maps ``s3://bucket/key`` to what Spark
     reads (identity on Glue; the sandbox maps buckets to folders). ``job_run`` (the Glue job run this
     is) is recorded with each lease; ``job_runs`` answers whether another lease holder's job run has
-    ended (default: glue:GetJobRun).
+    ended (default: glue:GetJobRun); ``cloudwatch`` (a boto3 client) receives each table run's seconds
+    and DPU-seconds (etl.cost).
     """
     run_id = f"{args.batch_id}-{uuid.uuid4().hex[:12]}"
     dynamodb = dynamodb if dynamodb is not None else boto3.resource("dynamodb")
-    runner = _TableRunner(
-        spark,
-        args,
-        dynamodb=dynamodb,
-        resolve_uri=resolve_uri or identity,
-        clock=clock or utc_now,
-        hooks=hooks or NoHooks(),
-        run_id=run_id,
-        job_run=job_run,
-        job_runs=job_runs if job_runs is not None else GlueJobRuns(region_name=dynamodb.meta.client.meta.region_name),
-    )
-    outcome = JobOutcome(run_id=run_id)
-    for table_id in args.table_ids:
+    job_runs = job_runs if job_runs is not None else GlueJobRuns(region_name=dynamodb.meta.client.meta.region_name)
+
+    def run_table(table_id: str) -> TableResult:
+        # One runner per table: boto3 resources are not shared across threads.
+        runner = _TableRunner(
+            spark,
+            args,
+            dynamodb=dynamodb,
+            resolve_uri=resolve_uri or identity,
+            clock=clock or utc_now,
+            hooks=hooks or NoHooks(),
+            run_id=run_id,
+            job_run=job_run,
+            job_runs=job_runs,
+        )
         result = runner.run(table_id)
         logger.info("%s: %s", table_id, result)
-        outcome.tables.append(result)
+        return result
+
+    outcome = JobOutcome(run_id=run_id)
+    outcome.tables.extend(run_tables(spark, args.table_ids, run_table, concurrency=args.table_concurrency))
+    costs = [(r.table_id, r.seconds, r.dpu_seconds) for r in outcome.tables if r.status is not TableStatus.SKIPPED]
+    if cloudwatch is None:  # the trackers' region: the job's own
+        cloudwatch = boto3.client("cloudwatch", region_name=dynamodb.meta.client.meta.region_name)
+    publish_costs(cloudwatch, args.cadence, costs)
     return outcome

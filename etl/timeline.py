@@ -89,12 +89,18 @@ def _meta_client(spark: SparkSession, base_path: str) -> Any:
     return jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(conf).setBasePath(base_path).build()
 
 
-def completed_commits(spark: SparkSession, base_path: str) -> list[CommitSummary]:
-    """Completed commits of the active timeline (commit, deltacommit, replacecommit), oldest first."""
+def completed_commits(spark: SparkSession, base_path: str, *, after: str | None = None) -> list[CommitSummary]:
+    """Completed commits of the active timeline (commit, deltacommit, replacecommit), oldest first.
+
+    ``after``: only the commits requested after this instant. A run reads the whole timeline once (to
+    reconcile) and, after its write, only what its write added: each commit's metadata is read once.
+    """
     if not table_exists(spark, base_path):
         return []
     jvm = spark.sparkContext._jvm
     timeline = _meta_client(spark, base_path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+    if after is not None:
+        timeline = timeline.findInstantsAfter(after)
     summaries = []
     for instant in timeline.getInstants():
         metadata = jvm.org.apache.hudi.common.table.timeline.TimelineUtils.getCommitMetadata(instant, timeline)

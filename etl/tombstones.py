@@ -16,7 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from etl.change_frame import DELETE, OP, SEQ
-from etl.hudi_options import WriteOperation, key_generator
+from etl.hudi_options import WriteOperation, WriteProfile, key_generator, profile_options, record_index_options
 from etl.schema import align_to_table, table_schema
 from etl.timeline import table_exists
 from odp.config.models import TableConfig
@@ -26,12 +26,15 @@ STALE = "_odp_stale"  # transient column: an upsert at or below its key's tombst
 _TOMBSTONE_SEQ = "_odp_tombstone_seq"
 
 
-def tombstone_write_options(config: TableConfig, *, operation: WriteOperation, metadata_table: bool) -> dict[str, str]:
+def tombstone_write_options(
+    config: TableConfig, *, operation: WriteOperation, profile: WriteProfile, input_rows: int = 0
+) -> dict[str, str]:
     """Every option of one write of a table's tombstones.
 
     COPY_ON_WRITE, not partitioned, keyed by the table's primary key, ``_odp_seq`` as the ordering field
-    with EVENT_TIME_ORDERING (a key keeps its newest delete), the metadata table as the main table has
-    it, and no catalog sync.
+    with EVENT_TIME_ORDERING (a key keeps its newest delete), the profile's metadata table and
+    parallelism, the record level index (an upsert of a few deletes never joins every stored tombstone),
+    and no catalog sync.
     """
     keys = tuple(config.primary_key)
     keygen, partition_field = key_generator(keys, ())
@@ -46,13 +49,10 @@ def tombstone_write_options(config: TableConfig, *, operation: WriteOperation, m
         "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
         "hoodie.datasource.write.keygenerator.class": keygen,
         "hoodie.datasource.write.partitionpath.field": partition_field,
-        "hoodie.metadata.enable": "true" if metadata_table else "false",
         "hoodie.datasource.meta.sync.enable": "false",
         "hoodie.datasource.hive_sync.enable": "false",
-        "hoodie.bulkinsert.shuffle.parallelism": "2",
-        "hoodie.upsert.shuffle.parallelism": "2",
-        "hoodie.insert.shuffle.parallelism": "2",
-        "hoodie.delete.shuffle.parallelism": "2",
+        **profile_options(profile, input_rows),
+        **record_index_options(),
     }
 
 
@@ -96,11 +96,15 @@ def clear_tombstones(spark: SparkSession, path: str) -> None:
 
 
 def write_tombstones(
-    spark: SparkSession, rows: DataFrame, config: TableConfig, path: str, *, metadata_table: bool
+    spark: SparkSession, rows: DataFrame, config: TableConfig, path: str, *, profile: WriteProfile
 ) -> None:
-    """Upsert tombstones (a key keeps its newest delete). Writes nothing when ``rows`` is empty."""
-    if rows.isEmpty():
+    """Upsert tombstones (a key keeps its newest delete). Writes nothing when ``rows`` is empty.
+
+    Called only for a batch that holds deletes (the caller counted them): a run without deletes never
+    reaches this probe nor a second commit.
+    """
+    if rows.isEmpty():  # every delete of the batch was followed by a re-insert of its key
         return
     aligned = align_to_table(rows, table_schema(spark, path)) if table_exists(spark, path) else rows
-    options = tombstone_write_options(config, operation=WriteOperation.UPSERT, metadata_table=metadata_table)
+    options = tombstone_write_options(config, operation=WriteOperation.UPSERT, profile=profile)
     aligned.write.format("hudi").options(**options).mode("append").save(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -10,14 +11,16 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from etl.change_frame import for_current_table, for_historical_table, latest_per_key, surviving_rows
-from etl.hudi_options import WriteOperation, hudi_write_options
+from etl.hudi_options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
 from etl.schema import align_to_table, table_schema
 from etl.timeline import table_exists
 from etl.tombstones import STALE, clear_tombstones, mark_stale, read_tombstones, tombstone_rows, write_tombstones
 from odp.config.models import TableConfig, TableMode
 from odp.faults import fault_point
+from odp.job_contract import FileProcessorJobArgs
 
 logger = logging.getLogger(__name__)
+_CATALOG_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -95,9 +98,11 @@ def write_changes(
     *,
     has_full_load: bool,
     catalog_sync: bool,
-    metadata_table: bool,
+    profile: WriteProfile,
     file_ids: Sequence[str],
     run_id: str,
+    input_rows: int = 0,
+    has_deletes: bool = True,
     tombstone_path: str | None = None,
     before_commit: Callable[[], None] = lambda: None,
 ) -> WriteResult:
@@ -107,6 +112,8 @@ def write_changes(
     batch's deletes are upserted into the tombstones (a full load or a new table clears them first),
     and only then is the table committed. A crash in between leaves tombstones that the rerun of the same files writes
     again unchanged. ``before_commit`` runs right before the table's commit (a test hook).
+    ``input_rows`` (the batch's change count) sizes the local profile's shuffles; ``has_deletes`` false (the
+    batch holds no delete) skips the tombstone write, so a run without deletes makes one commit and no probe.
 
     Raises:
         SchemaEvolutionError: the batch changes a column incompatibly (nothing is written).
@@ -132,14 +139,15 @@ def write_changes(
     fault_point("etl.before_tombstones")  # nothing of this batch written yet
     if current and plan.clear_tombstones:
         clear_tombstones(spark, tombstone_path)
-    if current and plan.tombstones is not None:
-        write_tombstones(spark, plan.tombstones, config, tombstone_path, metadata_table=metadata_table)
+    if current and plan.tombstones is not None and has_deletes:
+        write_tombstones(spark, plan.tombstones, config, tombstone_path, profile=profile)
     before_commit()
     options = hudi_write_options(
         config,
         operation=plan.operation,
+        profile=profile,
         catalog_sync=catalog_sync,
-        metadata_table=metadata_table,
+        input_rows=input_rows,
         file_ids=file_ids,
         run_id=run_id,
     )
@@ -147,11 +155,21 @@ def write_changes(
     return WriteResult(plan.operation, stale_dropped)
 
 
+def job_write_profile(spark: SparkSession, args: FileProcessorJobArgs) -> WriteProfile:
+    """The write profile of a run: the job's ``hudi_profile`` and the cores Spark has (local sizing)."""
+    return WriteProfile(profile=HudiProfile(args.hudi_profile), cores=spark.sparkContext.defaultParallelism)
+
+
 def register_in_session_catalog(spark: SparkSession, config: TableConfig, base_path: str) -> None:
-    """Locally (no Glue catalog): make ``SELECT * FROM database.table`` work in this session."""
+    """Locally (no Glue catalog): make ``SELECT * FROM database.table`` work in this session.
+
+    Serialised: concurrent tables of one database would race on ``CREATE DATABASE`` / ``CREATE TABLE``
+    in the embedded metastore (check-then-create is not atomic there).
+    """
     database, table = config.database, config.target_table
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database}`")
-    if not spark.catalog.tableExists(f"{database}.{table}"):
-        spark.sql(f"CREATE TABLE `{database}`.`{table}` USING hudi LOCATION '{base_path}'")
-    else:
-        spark.sql(f"REFRESH TABLE `{database}`.`{table}`")
+    with _CATALOG_LOCK:
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+        if not spark.catalog.tableExists(f"{database}.{table}"):
+            spark.sql(f"CREATE TABLE `{database}`.`{table}` USING hudi LOCATION '{base_path}'")
+        else:
+            spark.sql(f"REFRESH TABLE `{database}`.`{table}`")

@@ -11,6 +11,7 @@ from aws_cdk import App, Validations
 from cdk_nag import AwsSolutionsChecks
 
 from infrastructure.assets import glue_artifacts, lambda_code
+from infrastructure.nag import AUDIT_CONTEXT, CountingNagPlugin
 from infrastructure.pipeline import BRANCH_CONTEXT, PipelineStack
 from infrastructure.stage import BuiltAssets, OdpStage
 from odp.config.loader import OdpConfig, load_config
@@ -53,7 +54,8 @@ def selected_environments(config: OdpConfig, branch: str | None) -> list[str]:
 
 
 def build_app(app: App | None = None, *, config_dir: Path = REPO_ROOT / "config", outdir: str | None = None) -> App:
-    """Compose the app; the caller synthesizes it.
+    """Compose the app; the caller synthesizes it. cdk-nag runs at synth unless the app's context sets
+    ``infrastructure.nag.AUDIT_CONTEXT`` (then acknowledgments are recorded, not made: see nag.py).
 
     Raises:
         odp.config.loader.ConfigError: the configuration is invalid.
@@ -69,5 +71,7 @@ def build_app(app: App | None = None, *, config_dir: Path = REPO_ROOT / "config"
             PipelineStack(app, f"odp-{name}-pipeline", name=name, config=config, assets=assets)
         else:
             OdpStage(app, f"odp-{name}", name=name, config=config, assets=assets)
-    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    if not app.node.try_get_context(AUDIT_CONTEXT):
+        app.odp_nag = CountingNagPlugin(AwsSolutionsChecks(app))  # tests read its run count
+        Validations.of(app).add_plugins(app.odp_nag)
     return app

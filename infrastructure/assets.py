@@ -3,8 +3,10 @@
 ``lambda_code`` assembles the Lambda code: the ``odp`` and ``lambdas`` packages plus the pure-Python
 and manylinux wheels of pydantic and PyYAML (Powertools comes from its public layer).
 ``glue_artifacts`` assembles what the Glue job needs in the artifacts bucket: the job script, a zip
-of the ``etl`` and ``odp`` packages for ``--extra-py-files``, and the wheels of pydantic and PyYAML
-for ``--additional-python-modules`` (installed with ``--no-index``: the job's VPC has no internet).
+of the ``etl`` and ``odp`` packages for ``--extra-py-files``, and a "zip of wheels" for
+``--additional-python-modules``: ``odp_dependencies.gluewheels.zip`` holding ``wheels/requirements.txt``
+and every wheel it needs (pydantic and PyYAML with their dependencies), the form AWS documents for
+Glue 5 without internet (installed with ``--python-modules-installer-option --no-index``).
 
 A folder is rebuilt only when its inputs change: its name carries the hash of every input file and
 of the pinned requirements, so a second synth reuses it.
@@ -33,6 +35,9 @@ GLUE_SCRIPT = Path("etl/jobs/file_processor.py")
 GLUE_SCRIPT_NAME = "file_processor.py"
 GLUE_LIBRARY_NAME = "odp_etl.zip"
 GLUE_WHEELS_DIR = "wheels"
+# Glue 5 recognises a zip of wheels by this suffix; inside: wheels/requirements.txt and wheels/*.whl.
+GLUE_WHEELS_ZIP = "odp_dependencies.gluewheels.zip"
+_FIXED_TIME = (2020, 1, 1, 0, 0, 0)  # keeps zip bytes, and so asset hashes, stable between builds
 _SKIPPED_PARTS = {"__pycache__", ".pytest_cache", "tests"}
 _SKIPPED_SUFFIXES = (".pyc", ".pyo")
 
@@ -48,7 +53,8 @@ class GlueArtifacts:
     directory: Path
     script: str | None  # None when etl/jobs/file_processor.py does not exist yet
     library: str
-    wheels: tuple[str, ...]
+    wheels_zip: str
+    wheels: tuple[str, ...]  # the wheels inside wheels_zip, as wheels/<file>
 
 
 def _package_files(root: Path, packages: Iterable[str]) -> Iterator[Path]:
@@ -131,24 +137,35 @@ def glue_artifacts(root: Path, cache: Path) -> GlueArtifacts:
     """
     script = root / GLUE_SCRIPT
     files = list(_package_files(root, GLUE_PACKAGES))
-    final = cache / f"glue-{inputs_hash(root, files, PYTHON_DEPENDENCIES)}"
+    # The artifact names take part in the hash: a change of layout is a new folder, never a stale one.
+    final = cache / f"glue-{inputs_hash(root, files, (*PYTHON_DEPENDENCIES, GLUE_LIBRARY_NAME, GLUE_WHEELS_ZIP))}"
     if not final.is_dir():
         cache.mkdir(parents=True, exist_ok=True)
         build = Path(tempfile.mkdtemp(prefix="glue-build-", dir=cache))
-        _pip("download", *PIP_PLATFORM, "--dest", str(build / GLUE_WHEELS_DIR), *PYTHON_DEPENDENCIES)
+        wheels_dir = Path(tempfile.mkdtemp(prefix="wheels-", dir=cache)) / GLUE_WHEELS_DIR
+        _pip("download", *PIP_PLATFORM, "--dest", str(wheels_dir), *PYTHON_DEPENDENCIES)
+        (wheels_dir / "requirements.txt").write_text("\n".join(PYTHON_DEPENDENCIES) + "\n", encoding="utf-8")
         if script.is_file():
             shutil.copy2(script, build / GLUE_SCRIPT_NAME)
-        # A fixed timestamp keeps the zip's bytes, and so the asset hash, stable between builds.
-        with zipfile.ZipFile(build / GLUE_LIBRARY_NAME, "w", zipfile.ZIP_DEFLATED) as archive:
-            for path in files:
-                info = zipfile.ZipInfo(str(path.relative_to(root)), date_time=(2020, 1, 1, 0, 0, 0))
-                info.external_attr = 0o644 << 16
-                archive.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
+        _write_zip(build / GLUE_LIBRARY_NAME, root, files)
+        _write_zip(build / GLUE_WHEELS_ZIP, wheels_dir.parent, sorted(wheels_dir.iterdir()))
+        shutil.rmtree(wheels_dir.parent, ignore_errors=True)
         final = _publish(build, final)
-    wheels = tuple(sorted(f"{GLUE_WHEELS_DIR}/{path.name}" for path in (final / GLUE_WHEELS_DIR).glob("*.whl")))
+    with zipfile.ZipFile(final / GLUE_WHEELS_ZIP) as archive:
+        wheels = tuple(sorted(name for name in archive.namelist() if name.endswith(".whl")))
     return GlueArtifacts(
         directory=final,
         script=GLUE_SCRIPT_NAME if (final / GLUE_SCRIPT_NAME).is_file() else None,
         library=GLUE_LIBRARY_NAME,
+        wheels_zip=GLUE_WHEELS_ZIP,
         wheels=wheels,
     )
+
+
+def _write_zip(target: Path, root: Path, files: Iterable[Path]) -> None:
+    """A deterministic zip of ``files`` named relative to ``root`` (fixed timestamps and modes)."""
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in files:
+            info = zipfile.ZipInfo(str(path.relative_to(root)), date_time=_FIXED_TIME)
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)

@@ -1,12 +1,21 @@
-"""File Manager: S3 "Object Created" on staging -> EventBridge rule (prefix and suffix filters) ->
-SQS (KMS, DLQ) -> the file_manager function, which reports partial batch failures."""
+"""File Manager: S3 "Object Created" on staging -> one EventBridge rule (a key prefix per configured
+source) -> SQS (KMS, DLQ) -> the file_manager function, which classifies each object (data file or not)
+and reports partial batch failures.
+
+The rule filters on the source prefix only: suffixes are the File Manager's business (Firehose writes
+objects without an extension), and a prefix per source keeps the pattern far below EventBridge's
+2,048-character quota. Past the quota the rule matches the whole bucket instead (a synth warning says
+so): the File Manager ignores keys outside the configured sources.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Annotations, Duration, RemovalPolicy
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_kms as kms
@@ -18,10 +27,8 @@ from constructs import Construct
 
 from infrastructure.grants import grant_key, grant_table
 from infrastructure.lambda_function import OdpFunction
-from infrastructure.nag import acknowledge
 from infrastructure.tracking import Tracking
 from odp.naming import resource_prefix
-from odp.tracker.keys import DATA_SUFFIXES
 
 HANDLER = "lambdas.file_manager.handler.handler"
 SERVICE = "file_manager"
@@ -32,32 +39,63 @@ MAX_RECEIVE_COUNT = 5
 BATCH_SIZE = 10
 
 
-def key_patterns(sources_: Iterable[str]) -> list[str]:
-    """EventBridge wildcard patterns ``<source>/*<suffix>``: only data files of configured sources.
+# EventBridge's quota on an event pattern's length (characters).
+EVENT_PATTERN_MAX_LENGTH = 2048
+# A bucket name is at most 63 characters; the pattern is measured with the longest one.
+_LONGEST_BUCKET_NAME = "b" * 63
 
-    Suffixes that another suffix already covers (``.csv.gz`` by ``.gz``) are left out.
+
+def key_prefixes(sources_: Iterable[str]) -> list[str]:
+    """One key prefix ``<source>/`` per configured source, sorted and without repeats."""
+    return [f"{source}/" for source in sorted(set(sources_))]
+
+
+def object_created_pattern(bucket_name: str, prefixes: list[str] | None) -> dict:
+    """The rule's event pattern: Object Created in ``bucket_name``, under one of ``prefixes`` (None: any key)."""
+    detail: dict = {"bucket": {"name": [bucket_name]}}
+    if prefixes is not None:
+        detail["object"] = {"key": [{"prefix": prefix} for prefix in prefixes]}
+    return {"source": ["aws.s3"], "detail-type": ["Object Created"], "detail": detail}
+
+
+def fits_event_pattern_quota(prefixes: list[str]) -> bool:
+    """Whether the pattern with these prefixes stays within EVENT_PATTERN_MAX_LENGTH for any bucket name."""
+    pattern = object_created_pattern(_LONGEST_BUCKET_NAME, prefixes)
+    return len(json.dumps(pattern, separators=(",", ":"))) <= EVENT_PATTERN_MAX_LENGTH
+
+
+@dataclass(frozen=True)
+class FileManagerProps:
+    """What the landing path of one environment is built from.
+
+    Attributes:
+        environment: environment name (physical names ``odp-<env>-file-manager[-dlq]``, the rule's name).
+        staging: the staging bucket whose Object Created events the rule matches.
+        sources: the configured sources; one key prefix ``<source>/`` each.
+        tracking: the tracker tables (file_tracker written, file_tracker_history and table_config read).
+        key: the state key (queues, log group, tables).
+        code_dir: the Lambda asset folder (``infrastructure.assets.lambda_code``).
+        removal_policy: queues and log group when the stack goes; default RETAIN.
+        log_retention: the function's log retention; default one month.
     """
-    suffixes = sorted(s for s in DATA_SUFFIXES if not any(s != o and s.endswith(o) for o in DATA_SUFFIXES))
-    return [f"{source}/*{suffix}" for source in sorted(set(sources_)) for suffix in suffixes]
+
+    environment: str
+    staging: s3.IBucket
+    sources: Sequence[str]
+    tracking: Tracking
+    key: kms.IKey
+    code_dir: Path
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
 
 
 class FileManager(Construct):
     """The landing path of every CDC file; ``queue``, ``dead_letter_queue`` and ``function`` are public."""
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        environment: str,
-        staging: s3.IBucket,
-        sources_: Iterable[str],
-        tracking: Tracking,
-        key: kms.IKey,
-        code_dir: Path,
-        removal_policy: RemovalPolicy,
-        log_retention: logs.RetentionDays,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: FileManagerProps) -> None:
+        environment, staging, tracking, key = props.environment, props.staging, props.tracking, props.key
+        code_dir, removal_policy, log_retention = props.code_dir, props.removal_policy, props.log_retention
+        sources_ = props.sources
         super().__init__(scope, construct_id)
         prefix = resource_prefix(environment)
         self.dead_letter_queue = sqs.Queue(
@@ -70,7 +108,7 @@ class FileManager(Construct):
             retention_period=Duration.days(14),
             removal_policy=removal_policy,
         )
-        acknowledge(self.dead_letter_queue, "AwsSolutions-SQS3", "This queue is itself the dead-letter queue.")
+        # No SQS3 acknowledgment: cdk-nag recognises a queue that another queue uses as its DLQ.
         self.queue = sqs.Queue(
             self,
             "Queue",
@@ -83,18 +121,22 @@ class FileManager(Construct):
             dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=MAX_RECEIVE_COUNT, queue=self.dead_letter_queue),
             removal_policy=removal_policy,
         )
+        prefixes: list[str] | None = key_prefixes(sources_)
+        if not fits_event_pattern_quota(prefixes):
+            Annotations.of(self).add_warning_v2(
+                "odp:file-manager-rule-whole-bucket",
+                f"{len(prefixes)} source prefixes exceed EventBridge's {EVENT_PATTERN_MAX_LENGTH}-character pattern "
+                "quota: the rule matches every object of the staging bucket and the File Manager ignores the rest",
+            )
+            prefixes = None
+        pattern = object_created_pattern(staging.bucket_name, prefixes)
         self.rule = events.Rule(
             self,
             "ObjectCreated",
             rule_name=f"{prefix}-staging-object-created",
-            description="Data files landing in the staging bucket under a configured source",
+            description="Objects landing in the staging bucket under a configured source",
             event_pattern=events.EventPattern(
-                source=["aws.s3"],
-                detail_type=["Object Created"],
-                detail={
-                    "bucket": {"name": [staging.bucket_name]},
-                    "object": {"key": [{"wildcard": p} for p in key_patterns(sources_)]},
-                },
+                source=pattern["source"], detail_type=pattern["detail-type"], detail=pattern["detail"]
             ),
         )
         self.rule.add_target(targets.SqsQueue(self.queue))

@@ -16,7 +16,7 @@ from constructs import Construct
 
 from infrastructure.nag import acknowledge
 from odp.config.models import Cadence
-from odp.naming import resource_prefix, state_machine_name
+from odp.naming import schedule_name, state_machine_name
 from odp.state_machine import DEFINITION_FILE, PLACEHOLDERS
 
 
@@ -89,7 +89,8 @@ class FileProcessor(Construct):
             iam.PolicyStatement(
                 sid="InvokeBatchManager",
                 actions=["lambda:InvokeFunction"],
-                resources=[batch_manager.function_arn, f"{batch_manager.function_arn}:*"],
+                # The ASL invokes the unqualified ARN (no version or alias): no `:*`.
+                resources=[batch_manager.function_arn],
             )
         )
         role.add_to_principal_policy(
@@ -97,6 +98,15 @@ class FileProcessor(Construct):
                 sid="RunFileProcessorJob",  # what glue:startJobRun.sync needs: start, poll, stop
                 actions=["glue:StartJobRun", "glue:GetJobRun", "glue:GetJobRuns", "glue:BatchStopJobRun"],
                 resources=[job_arn],
+            )
+        )
+        stack = Stack.of(self)
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="OverlapGuard",  # FindRunningExecutions lists this state machine's running executions
+                actions=["states:ListExecutions"],
+                # Built from the name: the machine's own ARN attribute would make its policy depend on it.
+                resources=[f"arn:{stack.partition}:states:{stack.region}:{stack.account}:stateMachine:{name}"],
             )
         )
         role.add_to_principal_policy(
@@ -110,18 +120,11 @@ class FileProcessor(Construct):
             "Log delivery (logs:*LogDelivery, DescribeLogGroups...) and X-Ray actions support no resource-level "
             "permissions; CDK adds them for logging ALL and tracing.",
         )
-        stack = Stack.of(self)
-        function_ref = stack.resolve(batch_manager.function_arn)
-        acknowledge(
-            policy,
-            f"AwsSolutions-IAM5[Resource::<{function_ref['Fn::GetAtt'][0]}.Arn>:*]",
-            "Invoking the Batch Manager by qualified ARN (version or alias) as the Lambda integration may do.",
-        )
 
         self.schedule = scheduler.Schedule(
             self,
             "Schedule",
-            schedule_name=f"{resource_prefix(environment)}-file-processor-{cadence_name}",
+            schedule_name=schedule_name(environment, cadence_name),
             description=f"Starts the File Processor of cadence {cadence_name}",
             schedule=scheduler.ScheduleExpression.expression(cadence.schedule),
             # The state machine builds its own payload from the cadence it was deployed with.

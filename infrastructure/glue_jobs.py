@@ -1,14 +1,15 @@
 """Glue: the File Processor job, one per cadence (worker type and count differ), its role, its
 security configuration, and the job code shipped to the artifacts bucket.
 
-pydantic and PyYAML reach the job offline: their wheels are uploaded next to the code and named in
-``--additional-python-modules`` with ``--python-modules-installer-option --no-index``, so pip
-installs exactly those files and never contacts PyPI (the job's VPC has no internet).
+pydantic and PyYAML reach the job offline in the form AWS documents for Glue 5: a zip of wheels
+(``odp_dependencies.gluewheels.zip``: ``wheels/requirements.txt`` and the wheels it needs) named in
+``--additional-python-modules`` with ``--python-modules-installer-option --no-index``, so pip installs
+from those files in one call and never contacts PyPI (the job's VPC has no internet).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from aws_cdk import Annotations, DefaultStackSynthesizer, Stack
 from aws_cdk import aws_glue as glue
@@ -37,8 +38,66 @@ HUDI_SPARK_CONF = " --conf ".join(
         "spark.sql.extensions=org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
         "spark.sql.catalog.spark_catalog=org.apache.spark.sql.hudi.catalog.HoodieCatalog",
         "spark.kryo.registrator=org.apache.spark.HoodieSparkKryoRegistrar",
+        # the tables of a batch run concurrently, each in its own FAIR pool (etl/concurrency.py)
+        "spark.scheduler.mode=FAIR",
     )
 )
+# What a Glue job needs to run in the VPC (elastic network interfaces); no resource-level permissions.
+GLUE_VPC_ACTIONS = (
+    "ec2:CreateNetworkInterface",
+    "ec2:DeleteNetworkInterface",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeVpcEndpoints",
+    "ec2:DescribeRouteTables",
+    "ec2:DescribeSubnets",
+    "ec2:DescribeSecurityGroups",
+    "ec2:DescribeVpcAttribute",
+    "ec2:CreateTags",
+    "ec2:DeleteTags",
+)
+
+
+def glue_runtime_arguments(artifacts_bucket: str, artifacts: GlueArtifacts) -> dict[str, str]:
+    """Glue's own switches every ODP job shares: Hudi, the catalog, the etl/odp zip, offline wheels, metrics."""
+    code = f"s3://{artifacts_bucket}/{CODE_PREFIX}"
+    return {
+        "--job-language": "python",
+        "--datalake-formats": "hudi",
+        "--enable-glue-datacatalog": "true",
+        "--conf": HUDI_SPARK_CONF,
+        "--extra-py-files": code + artifacts.library,
+        # The zip of wheels (wheels/requirements.txt + wheels/*.whl): one offline pip install.
+        "--additional-python-modules": code + artifacts.wheels_zip,
+        "--python-modules-installer-option": "--no-index",
+        "--job-bookmark-option": "job-bookmark-disable",
+        "--enable-metrics": "true",
+        "--enable-observability-metrics": "true",
+        "--enable-continuous-cloudwatch-log": "true",
+        "--TempDir": f"s3://{artifacts_bucket}/glue/temp/",
+    }
+
+
+# Runs beyond the state machine's Map concurrency: the post-deploy canary or an operator's manual run
+# must not take a slot the scheduled execution needs (the overlap guard keeps executions to one).
+EXTRA_CONCURRENT_RUNS = 1
+
+
+def max_concurrent_runs(cadence: Cadence) -> int:
+    """The job's MaxConcurrentRuns: the cadence's Map concurrency plus EXTRA_CONCURRENT_RUNS."""
+    return cadence.max_concurrency + EXTRA_CONCURRENT_RUNS
+
+
+# Spark with the Glue Data Catalog reads the `default` database when its session starts.
+DEFAULT_DATABASE = "default"
+
+
+def catalog_database_arns(catalog: str, databases: Sequence[str]) -> list[str]:
+    """The catalog ARNs the job may sync into: each configured database (and `default`) and its tables."""
+    names = sorted(set(databases))
+    return [
+        *(f"{catalog}:database/{name}" for name in sorted({DEFAULT_DATABASE, *names})),
+        *(f"{catalog}:table/{name}/*" for name in names),
+    ]
 
 
 def job_arguments(
@@ -50,9 +109,9 @@ def job_arguments(
     artifacts: GlueArtifacts,
     tracking: Tracking,
     history_retention_days: int,
+    cadence_config: Cadence,
 ) -> dict[str, str]:
     """The job's DefaultArguments: the ODP contract plus Glue's own switches."""
-    code = f"s3://{artifacts_bucket}/{CODE_PREFIX}"
     arguments = FileProcessorJobArgs.static_arguments(
         environment=environment,
         cadence=cadence,
@@ -60,23 +119,11 @@ def job_arguments(
         tracker_tables=tracking.names,
         catalog_sync=True,
         history_retention_days=history_retention_days,
+        table_concurrency=cadence_config.table_concurrency,
+        hudi_profile="glue",
+        job_dpus=cadence_config.job_dpus,
     )
-    arguments.update(
-        {
-            "--job-language": "python",
-            "--datalake-formats": "hudi",
-            "--enable-glue-datacatalog": "true",
-            "--conf": HUDI_SPARK_CONF,
-            "--extra-py-files": code + artifacts.library,
-            "--additional-python-modules": ",".join(code + wheel for wheel in artifacts.wheels),
-            "--python-modules-installer-option": "--no-index",
-            "--job-bookmark-option": "job-bookmark-disable",
-            "--enable-metrics": "true",
-            "--enable-observability-metrics": "true",
-            "--enable-continuous-cloudwatch-log": "true",
-            "--TempDir": f"s3://{artifacts_bucket}/glue/temp/",
-        }
-    )
+    arguments.update(glue_runtime_arguments(artifacts_bucket, artifacts))
     return arguments
 
 
@@ -101,6 +148,7 @@ class GlueJobs(Construct):
         state_key: kms.IKey,
         artifacts: GlueArtifacts,
         history_retention_days: int,
+        databases: Sequence[str],
     ) -> None:
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
@@ -183,9 +231,8 @@ class GlueJobs(Construct):
                 ],
                 resources=[
                     f"{catalog}:catalog",
-                    f"{catalog}:database/*",
-                    f"{catalog}:table/*",
-                    f"{catalog}:connection/{network.glue_connection_name}",
+                    *catalog_database_arns(catalog, databases),
+                    *(f"{catalog}:connection/{connection}" for connection in network.glue_connection_names),
                 ],
             )
         )
@@ -202,30 +249,26 @@ class GlueJobs(Construct):
                 sid="GlueMetrics",
                 actions=["cloudwatch:PutMetricData"],
                 resources=["*"],
-                conditions={"StringEquals": {"cloudwatch:namespace": "Glue"}},
+                # Glue: the job's own metrics; ODP: each table run's seconds and DPU-seconds (etl/cost.py)
+                conditions={"StringEquals": {"cloudwatch:namespace": ["Glue", "ODP"]}},
             )
         )
         self.role.add_to_policy(
             iam.PolicyStatement(
                 sid="GlueVpcNetworkInterfaces",
-                actions=[
-                    "ec2:CreateNetworkInterface",
-                    "ec2:DeleteNetworkInterface",
-                    "ec2:DescribeNetworkInterfaces",
-                    "ec2:DescribeVpcEndpoints",
-                    "ec2:DescribeRouteTables",
-                    "ec2:DescribeSubnets",
-                    "ec2:DescribeSecurityGroups",
-                    "ec2:DescribeVpcAttribute",
-                    "ec2:CreateTags",
-                    "ec2:DeleteTags",
-                ],
+                actions=list(GLUE_VPC_ACTIONS),
                 resources=["*"],
             )
         )
         policy = self.role.node.find_child("DefaultPolicy")
         for finding, reason in _ROLE_FINDINGS.items():
             acknowledge(policy, finding.format(region=stack.region, account=stack.account), reason)
+        for database in sorted(set(databases)):
+            acknowledge(
+                policy,
+                f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{stack.region}:{stack.account}:table/{database}/*]",
+                f"Hudi's catalog sync creates and updates the tables of database {database}, which change with config.",
+            )
 
         self.security_configuration_name = f"{prefix}-file-processor"
         self.security_configuration = glue.CfnSecurityConfiguration(
@@ -264,8 +307,10 @@ class GlueJobs(Construct):
                 number_of_workers=cadence.number_of_workers,
                 timeout=cadence.job_timeout_minutes,
                 max_retries=0,  # the state machine retries; a blind Glue retry would double the work
-                execution_property=glue.CfnJob.ExecutionPropertyProperty(max_concurrent_runs=cadence.max_concurrency),
-                connections=glue.CfnJob.ConnectionsListProperty(connections=[network.glue_connection_name]),
+                execution_property=glue.CfnJob.ExecutionPropertyProperty(
+                    max_concurrent_runs=max_concurrent_runs(cadence)
+                ),
+                connections=glue.CfnJob.ConnectionsListProperty(connections=network.glue_connection_names),
                 security_configuration=self.security_configuration_name,
                 default_arguments=job_arguments(
                     environment=environment,
@@ -275,11 +320,23 @@ class GlueJobs(Construct):
                     artifacts=artifacts,
                     tracking=tracking,
                     history_retention_days=history_retention_days,
+                    cadence_config=cadence,
                 ),
             )
-            job.node.add_dependency(self.security_configuration, network.glue_connection, self.code)
+            job.node.add_dependency(self.security_configuration, *network.glue_connections, self.code)
             self.jobs[name] = job
             self.job_names[name] = job_name
+
+    def grant_read_job_runs(self, grantee: iam.IGrantable) -> None:
+        """glue:GetJobRun on every File Processor job: a lease names the job run holding it, and a run
+        that finds the lease of an ended run (FAILED, TIMEOUT, STOPPED) takes it over (odp/tracker/job_runs.py)."""
+        grantee.grant_principal.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="LeaseHolderJobRuns",
+                actions=["glue:GetJobRun"],
+                resources=[self.job_arn(cadence) for cadence in sorted(self.job_names)],
+            )
+        )
 
     def job_arn(self, cadence: str) -> str:
         stack = Stack.of(self)
@@ -289,13 +346,7 @@ class GlueJobs(Construct):
 _ROLE_FINDINGS = {
     "AwsSolutions-IAM5[Resource::*]": (
         "EC2 network-interface actions Glue needs to run in the VPC, and cloudwatch:PutMetricData (limited to the "
-        "Glue namespace by condition), support no resource-level permissions."
-    ),
-    "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{region}:{account}:database/*]": (
-        "Hudi's catalog sync creates and updates tables in the databases of table_config, which change with config."
-    ),
-    "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{region}:{account}:table/*]": (
-        "Hudi's catalog sync creates and updates the tables of table_config, which change with config."
+        "Glue and ODP namespaces by condition), support no resource-level permissions."
     ),
     "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws-glue/*]": (
         "Glue writes job logs to its own /aws-glue/* log groups (names fixed by the service)."

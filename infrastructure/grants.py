@@ -20,6 +20,7 @@ from odp.tracker.schema import TABLE_DEFINITIONS
 TABLE_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:DescribeTable")
 TABLE_WRITE = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
 TABLE_CONDITION_CHECK = ("dynamodb:ConditionCheckItem",)
+TABLE_SCAN = ("dynamodb:Scan",)
 KEY_DECRYPT = ("kms:Decrypt", "kms:DescribeKey")
 KEY_ENCRYPT = ("kms:Encrypt", "kms:GenerateDataKey", "kms:ReEncryptFrom", "kms:ReEncryptTo")
 OBJECT_READ = ("s3:GetObject", "s3:GetObjectVersion")
@@ -28,10 +29,13 @@ OBJECT_DELETE = ("s3:DeleteObject", "s3:DeleteObjectVersion")
 BUCKET_READ = ("s3:ListBucket", "s3:GetBucketLocation", "s3:ListBucketMultipartUploads")
 
 
-def grant_table(grantee: iam.IGrantable, logical: str, table: dynamodb.ITableV2, *, write: bool) -> None:
-    """Item access to a tracker table and its named indexes (the key grant is separate)."""
+def grant_table(
+    grantee: iam.IGrantable, logical: str, table: dynamodb.ITableV2, *, write: bool, scan: bool = False
+) -> None:
+    """Item access to a tracker table and its named indexes (the key grant is separate); ``scan`` adds
+    ``dynamodb:Scan`` for a principal that must read every item (the Configuration Manager)."""
     indexes = [f"{table.table_arn}/index/{name}" for name in TABLE_DEFINITIONS[logical]["Indexes"]]
-    actions = TABLE_READ + TABLE_CONDITION_CHECK + (TABLE_WRITE if write else ())
+    actions = TABLE_READ + TABLE_CONDITION_CHECK + (TABLE_WRITE if write else ()) + (TABLE_SCAN if scan else ())
     iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=[table.table_arn, *indexes])
 
 

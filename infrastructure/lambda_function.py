@@ -19,7 +19,10 @@ from odp.naming import TrackerTableNames, resource_prefix
 
 # AWS publishes the Powertools layer ARN per region under this public SSM parameter; CloudFormation
 # resolves it at deploy time, so no account id appears in the code.
-POWERTOOLS_LAYER_PARAMETER = "/aws/service/powertools/python/x86_64/python3.11/latest"
+# The layer of the Powertools version the tests run (requirements.txt pins it; a test compares the two),
+# never `latest`: a new release would change the deployed code without a commit.
+POWERTOOLS_VERSION = "3.37.0"
+POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/x86_64/python3.11/{POWERTOOLS_VERSION}"
 RUNTIME = lambda_.Runtime.PYTHON_3_11
 
 

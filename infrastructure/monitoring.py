@@ -9,11 +9,12 @@ above 0: a file failed its table max_file_attempts runs and was set aside; relea
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
@@ -24,6 +25,8 @@ from constructs import Construct
 
 from infrastructure.batch_manager import CADENCE_DIMENSION, FRESHNESS_METRIC, METRICS_NAMESPACE
 from odp.config.models import Cadence
+from odp.job_contract import CADENCE_DIMENSION as JOB_CADENCE_DIMENSION
+from odp.job_contract import JOB_METRICS_NAMESPACE, TABLE_DIMENSION, TABLE_DPU_SECONDS_METRIC
 from odp.naming import resource_prefix
 
 # cron cadences have no fixed interval: their freshness alarm assumes an hourly schedule.
@@ -38,7 +41,7 @@ def freshness_threshold_seconds(cadence: Cadence) -> int:
     return 2 * 60 * (cadence.interval_minutes or DEFAULT_CRON_INTERVAL_MINUTES)
 
 
-def _cadence_metric(name: str, cadence_name: str, statistic: str) -> cloudwatch.Metric:
+def _cadence_metric(name: str, cadence_name: str, statistic: str, *, period: Duration = PERIOD) -> cloudwatch.Metric:
     """A Batch Manager metric of one cadence. It emits them with Metrics(service=""): Powertools then adds
     no `service` dimension, and `cadence` is the metric's only dimension."""
     return cloudwatch.Metric(
@@ -46,8 +49,18 @@ def _cadence_metric(name: str, cadence_name: str, statistic: str) -> cloudwatch.
         metric_name=name,
         dimensions_map={CADENCE_DIMENSION: cadence_name},
         statistic=statistic,
-        period=PERIOD,
+        period=period,
     )
+
+
+# CloudWatch refuses an alarm whose Period x EvaluationPeriods exceeds one day.
+MAX_ALARM_WINDOW_SECONDS = 86_400
+
+
+def freshness_period(cadence: Cadence) -> Duration:
+    """Twice the cadence interval (at most one day, CloudWatch's limit): every period holds at least one
+    run's datapoint while the schedule fires, so a missing datapoint means no run."""
+    return Duration.seconds(min(freshness_threshold_seconds(cadence), MAX_ALARM_WINDOW_SECONDS))
 
 
 class Monitoring(Construct):
@@ -66,13 +79,38 @@ class Monitoring(Construct):
             master_key=key,
             enforce_ssl=True,
         )
+        # The topic policy CDK writes (enforce_ssl, the EventBridge target) replaces SNS's default one,
+        # which let the account's CloudWatch alarms publish: without this statement no alarm notifies.
+        self.topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="CloudWatchAlarmsPublish",
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["sns:Publish"],
+                resources=[self.topic.topic_arn],
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": Stack.of(self).account},
+                    "ArnLike": {
+                        "aws:SourceArn": f"arn:{Stack.of(self).partition}:cloudwatch:{Stack.of(self).region}:"
+                        f"{Stack.of(self).account}:alarm:{self._prefix}-*"
+                    },
+                },
+            )
+        )
         if alarm_email:
             self.topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
         self._action = actions.SnsAction(self.topic)
         self.dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=f"{self._prefix}-overview")
         self.alarms: list[cloudwatch.Alarm] = []
 
-    def _alarm(self, construct_id: str, metric: cloudwatch.IMetric, threshold: float, description: str) -> None:
+    def _alarm(
+        self,
+        construct_id: str,
+        metric: cloudwatch.IMetric,
+        threshold: float,
+        description: str,
+        *,
+        missing: cloudwatch.TreatMissingData = cloudwatch.TreatMissingData.NOT_BREACHING,
+    ) -> None:
         alarm = metric.create_alarm(
             self,
             construct_id,
@@ -81,7 +119,7 @@ class Monitoring(Construct):
             threshold=threshold,
             evaluation_periods=1,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            treat_missing_data=missing,
         )
         alarm.add_alarm_action(self._action)
         self.alarms.append(alarm)
@@ -135,14 +173,34 @@ class Monitoring(Construct):
         self._alarm("glue-job-failed", metric, 0, "A File Processor Glue job run failed")
         self.dashboard.add_widgets(cloudwatch.GraphWidget(title="Glue job failures", left=[metric]))
 
+    def watch_table_costs(self, top: int = 10) -> None:
+        """Dashboard only: the tables that cost the most DPU-seconds over the last day (etl/cost.py)."""
+        schema = f"{{{JOB_METRICS_NAMESPACE},{JOB_CADENCE_DIMENSION},{TABLE_DIMENSION}}}"
+        search = f"SEARCH('{schema} MetricName=\"{TABLE_DPU_SECONDS_METRIC}\"', 'Sum', 86400)"
+        costliest = cloudwatch.MathExpression(
+            expression=f"SORT({search}, SUM, DESC, {top})", label="", period=Duration.days(1)
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title=f"Costliest tables, DPU-seconds per day (top {top})",
+                left=[costliest],
+                view=cloudwatch.GraphWidgetView.BAR,
+                width=12,
+            )
+        )
+
     def watch_freshness(self, cadence_name: str, cadence: Cadence) -> None:
-        metric = _cadence_metric(FRESHNESS_METRIC, cadence_name, "Maximum")
+        metric = _cadence_metric(FRESHNESS_METRIC, cadence_name, "Maximum", period=freshness_period(cadence))
         threshold = freshness_threshold_seconds(cadence)
+        # Every run publishes the metric (0 when nothing waits): a period without a datapoint means the
+        # schedule stopped firing or the Batch Manager failed, which is as stale as a breach.
         self._alarm(
             f"freshness-{cadence_name}",
             metric,
             threshold,
-            f"A landed file of cadence {cadence_name} has waited more than {threshold} s (twice its interval)",
+            f"A landed file of cadence {cadence_name} has waited more than {threshold} s (twice its interval), "
+            "or no run published the metric for twice the interval",
+            missing=cloudwatch.TreatMissingData.BREACHING,
         )
         self.dashboard.add_widgets(
             cloudwatch.GraphWidget(

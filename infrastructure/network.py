@@ -3,6 +3,8 @@ and the self-referencing security group plus Glue NETWORK connection that puts G
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_glue as glue
@@ -18,34 +20,36 @@ INTERFACE_ENDPOINTS = {
     "Logs": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS,
     "Monitoring": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING,
     "Sts": ec2.InterfaceVpcEndpointAwsService.STS,
-    "Sqs": ec2.InterfaceVpcEndpointAwsService.SQS,
-    "StepFunctions": ec2.InterfaceVpcEndpointAwsService.STEP_FUNCTIONS,
-    "SecretsManager": ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER,
 }
+# Only the Glue job runs in the VPC (the Lambdas do not): it calls S3 and DynamoDB (gateway endpoints),
+# Glue, KMS, CloudWatch Logs and metrics, and STS. An interface endpoint nothing uses costs every hour.
+
+
+@dataclass(frozen=True)
+class NetworkProps:
+    """What the Network of one environment is built from.
+
+    Attributes:
+    environment: environment name (physical names: the Glue connections ``odp-<env>-vpc[-2]``).
+    cidr: the VPC's CIDR block from config (``vpc_cidr``); /16 to /22 leaves room for two /20 subnets.
+    log_key: KMS key of the flow-log group.
+    removal_policy: what happens to the flow-log group when the stack goes; default RETAIN.
+    log_retention: flow-log retention; default one month.
+    """
+
+    environment: str
+    cidr: str
+    log_key: kms.IKey
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
 
 
 class Network(Construct):
-    """VPC over two AZs with isolated subnets only (no NAT: data never needs the internet).
+    """VPC over two AZs with isolated subnets only (no NAT: data never needs the internet)."""
 
-    Args:
-        environment: environment name (physical names).
-        cidr: the VPC's CIDR block from config.
-        log_key: KMS key for the flow-log group.
-        removal_policy: what happens to the flow-log group when the stack goes.
-    """
-
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        environment: str,
-        cidr: str,
-        log_key: kms.IKey,
-        removal_policy: RemovalPolicy,
-        log_retention: logs.RetentionDays,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: NetworkProps) -> None:
         super().__init__(scope, construct_id)
+        environment, cidr = props.environment, props.cidr
         self.vpc = ec2.Vpc(
             self,
             "Vpc",
@@ -64,9 +68,9 @@ class Network(Construct):
         flow_log_group = logs.LogGroup(
             self,
             "FlowLogs",
-            encryption_key=log_key,
-            retention=log_retention,
-            removal_policy=removal_policy,
+            encryption_key=props.log_key,
+            retention=props.log_retention,
+            removal_policy=props.removal_policy,
         )
         self.vpc.add_flow_log("FlowLog", destination=ec2.FlowLogDestination.to_cloud_watch_logs(flow_log_group))
 
@@ -100,21 +104,34 @@ class Network(Construct):
                 open=False,  # the group above already admits HTTPS from the VPC CIDR
             )
 
-        subnet = self.vpc.isolated_subnets[0]
-        self.glue_connection_name = f"{resource_prefix(environment)}-vpc"
-        self.glue_connection = glue.CfnConnection(
-            self,
-            "GlueConnection",
-            catalog_id=Stack.of(self).account,
-            connection_input=glue.CfnConnection.ConnectionInputProperty(
-                name=self.glue_connection_name,
-                connection_type="NETWORK",
-                description="Runs the ODP Glue jobs inside the VPC",
-                connection_properties={},
-                physical_connection_requirements=glue.CfnConnection.PhysicalConnectionRequirementsProperty(
-                    availability_zone=subnet.availability_zone,
-                    subnet_id=subnet.subnet_id,
-                    security_group_id_list=[self.security_group.security_group_id],
-                ),
-            ),
-        )
+        # A Glue NETWORK connection names one subnet; a job lists one connection per subnet and Glue moves
+        # to the next when the first one's AZ or IP addresses fail. Each AZ comes from its subnet (GetAtt).
+        self.glue_connection_names: list[str] = []
+        self.glue_connections: list[glue.CfnConnection] = []
+        for index, subnet in enumerate(self.vpc.isolated_subnets):
+            connection_name = glue_connection_name(environment, index)
+            cfn_subnet = subnet.node.default_child
+            self.glue_connections.append(
+                glue.CfnConnection(
+                    self,
+                    "GlueConnection" if index == 0 else f"GlueConnection{index}",
+                    catalog_id=Stack.of(self).account,
+                    connection_input=glue.CfnConnection.ConnectionInputProperty(
+                        name=connection_name,
+                        connection_type="NETWORK",
+                        description=f"Runs the ODP Glue jobs inside the VPC (subnet {index + 1})",
+                        connection_properties={},
+                        physical_connection_requirements=glue.CfnConnection.PhysicalConnectionRequirementsProperty(
+                            availability_zone=cfn_subnet.attr_availability_zone,
+                            subnet_id=subnet.subnet_id,
+                            security_group_id_list=[self.security_group.security_group_id],
+                        ),
+                    ),
+                )
+            )
+            self.glue_connection_names.append(connection_name)
+
+
+def glue_connection_name(environment: str, index: int) -> str:
+    """``odp-<env>-vpc`` for the first subnet, ``odp-<env>-vpc-<n>`` for the n-th (1-based) after it."""
+    return f"{resource_prefix(environment)}-vpc" + (f"-{index + 1}" if index else "")

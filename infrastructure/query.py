@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from aws_cdk import RemovalPolicy
 from aws_cdk import aws_athena as athena
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -36,6 +37,7 @@ class Query(Construct):
         results_bucket: s3.IBucket,
         key: kms.IKey,
         tables: Iterable[TableConfig],
+        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
     ) -> None:
         super().__init__(scope, construct_id)
         self.workgroup_name = resource_prefix(environment)
@@ -45,7 +47,8 @@ class Query(Construct):
             name=self.workgroup_name,
             description=f"ODP {environment}: queries over the lake, results encrypted with KMS",
             state="ENABLED",
-            recursive_delete_option=False,
+            # A destroy environment deletes the workgroup with its saved queries; otherwise deletion fails.
+            recursive_delete_option=removal_policy == RemovalPolicy.DESTROY,
             work_group_configuration=athena.CfnWorkGroup.WorkGroupConfigurationProperty(
                 enforce_work_group_configuration=True,
                 publish_cloud_watch_metrics_enabled=True,

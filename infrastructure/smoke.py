@@ -18,6 +18,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from odp.config.loader import ConfigError, OdpConfig, load_config
+from odp.config.models import Environment
 from odp.naming import TrackerTableNames, state_machine_name
 
 
@@ -50,20 +51,30 @@ def check_environment(config: OdpConfig, name: str, dynamodb: Any, stepfunctions
     return failures
 
 
+def config_and_environment(config_dir: Path, name: str) -> tuple[OdpConfig, Environment] | int:
+    """The configuration and one environment of it, or the exit status after printing why not
+    (1: invalid configuration, 2: unknown environment). Shared by the post-deploy commands."""
+    try:
+        config = load_config(config_dir)
+    except ConfigError as error:
+        print(error, file=sys.stderr)
+        return 1
+    environment = config.environments.environments.get(name)
+    if environment is None:
+        print(f"unknown environment {name!r}", file=sys.stderr)
+        return 2
+    return config, environment
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m infrastructure.smoke", description=__doc__.splitlines()[0])
     parser.add_argument("--env", required=True)
     parser.add_argument("--config-dir", type=Path, default=Path("config"))
     args = parser.parse_args(argv)
-    try:
-        config = load_config(args.config_dir)
-    except ConfigError as error:
-        print(error, file=sys.stderr)
-        return 1
-    environment = config.environments.environments.get(args.env)
-    if environment is None:
-        print(f"unknown environment {args.env!r}", file=sys.stderr)
-        return 2
+    loaded = config_and_environment(args.config_dir, args.env)
+    if isinstance(loaded, int):
+        return loaded
+    config, environment = loaded
     session = boto3.session.Session(region_name=environment.region)
     failures = check_environment(
         config,

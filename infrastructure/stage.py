@@ -14,14 +14,15 @@ from constructs import Construct
 from infrastructure.assets import GlueArtifacts
 from infrastructure.batch_manager import BatchManager
 from infrastructure.catalog import Catalog
-from infrastructure.deploy_access import DeployAccess
-from infrastructure.file_manager import FileManager
+from infrastructure.deploy_access import DeployAccess, DeployAccessProps
+from infrastructure.file_manager import FileManager, FileManagerProps
 from infrastructure.file_processor import FileProcessor
 from infrastructure.glue_jobs import GlueJobs
 from infrastructure.monitoring import Monitoring
-from infrastructure.network import Network
+from infrastructure.network import Network, NetworkProps
 from infrastructure.query import Query
 from infrastructure.storage import RetentionSettings, Storage
+from infrastructure.streaming import Streaming, StreamingProps
 from infrastructure.tracking import Tracking
 from odp.config.loader import OdpConfig
 from odp.config.models import Environment as EnvironmentConfig
@@ -123,11 +124,13 @@ class DataLakeStack(Stack):
         network = Network(
             self,
             "Network",
-            environment=name,
-            cidr=environment.vpc_cidr,
-            log_key=key,
-            removal_policy=removal,
-            log_retention=retention,
+            NetworkProps(
+                environment=name,
+                cidr=environment.vpc_cidr,
+                log_key=key,
+                removal_policy=removal,
+                log_retention=retention,
+            ),
         )
         tracking = Tracking(
             self,
@@ -143,14 +146,16 @@ class DataLakeStack(Stack):
         file_manager = FileManager(
             self,
             "FileManager",
-            environment=name,
-            staging=storage.staging,
-            sources_=[table.source for table in config.tables],
-            tracking=tracking,
-            key=key,
-            code_dir=assets.lambda_code,
-            removal_policy=removal,
-            log_retention=retention,
+            FileManagerProps(
+                environment=name,
+                staging=storage.staging,
+                sources=[table.source for table in config.tables],
+                tracking=tracking,
+                key=key,
+                code_dir=assets.lambda_code,
+                removal_policy=removal,
+                log_retention=retention,
+            ),
         )
         batch_manager = BatchManager(
             self,
@@ -174,7 +179,11 @@ class DataLakeStack(Stack):
             state_key=key,
             artifacts=assets.glue,
             history_retention_days=environment.data_retention_days,
+            databases=[table.database for table in config.tables],
         )
+        # Leases record the job run that holds them; both the planner and the job ask Glue whether it ended.
+        glue_jobs.grant_read_job_runs(glue_jobs.role)
+        glue_jobs.grant_read_job_runs(batch_manager.function)
         processors = {
             cadence_name: FileProcessor(
                 self,
@@ -192,12 +201,40 @@ class DataLakeStack(Stack):
             )
             for cadence_name, cadence in cadences.items()
         }
-        Query(self, "Query", environment=name, results_bucket=storage.athena_results, key=key, tables=config.tables)
+        Query(
+            self,
+            "Query",
+            environment=name,
+            results_bucket=storage.athena_results,
+            key=key,
+            tables=config.tables,
+            removal_policy=removal,
+        )
+        # Streamed tables (config/streams.yaml): nothing is created while no stream is configured.
+        self.streaming = Streaming(
+            self,
+            "Streaming",
+            props=StreamingProps(
+                environment=name,
+                streams=config.streams.streams,
+                tables=config.tables,
+                glue_jobs=glue_jobs,
+                network=network,
+                tracking=tracking,
+                monitoring=monitoring,
+                buckets=storage.buckets,
+                zone_keys=storage.keys,
+                state_key=key,
+                artifacts=assets.glue,
+                removal_policy=removal,
+            ),
+        )
 
         monitoring.watch_queue("file-manager", file_manager.dead_letter_queue)
         monitoring.watch_function("file-manager", file_manager.function)
         monitoring.watch_function("batch-manager", batch_manager.function)
         monitoring.watch_glue_jobs(list(glue_jobs.job_names.values()))
+        monitoring.watch_table_costs()
         for cadence_name, processor in processors.items():
             monitoring.watch_state_machine(cadence_name, processor.state_machine)
             monitoring.watch_freshness(cadence_name, cadences[cadence_name])
@@ -206,11 +243,14 @@ class DataLakeStack(Stack):
         self.deploy_access = DeployAccess(
             self,
             "DeployAccess",
-            environment=name,
-            deployment_account=config.environments.deployment.account,
-            tracking=tracking,
-            key=key,
-            state_machines=[processor.state_machine for processor in processors.values()],
+            DeployAccessProps(
+                environment=name,
+                deployment_account=config.environments.deployment.account,
+                tracking=tracking,
+                key=key,
+                state_machines=[processor.state_machine for processor in processors.values()],
+                glue_job_arns=[glue_jobs.job_arn(cadence_name) for cadence_name in cadences],
+            ),
         )
         self.storage = storage
         self.tracking = tracking

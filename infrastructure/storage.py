@@ -12,11 +12,10 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infrastructure.nag import acknowledge
-from odp.naming import resource_prefix
+from infrastructure.secure_bucket import SecureBucket, SecureBucketProps
+from odp.naming import bucket_name, resource_prefix
 
 DATA_ZONES = ("staging", "raw", "conformed", "purpose_built")
-INCOMPLETE_UPLOAD_DAYS = 7
 
 
 @dataclass(frozen=True)
@@ -25,11 +24,6 @@ class RetentionSettings:
 
     staging_days: int  # landed CDC files expire after this many days
     data_days: int  # noncurrent versions (and access logs) expire after this many days
-
-
-def bucket_name(environment: str, purpose: str, account: str, region: str) -> str:
-    """``odp-<env>-<purpose>-<account>-<region>``: globally unique, readable in the console."""
-    return f"{resource_prefix(environment)}-{purpose.replace('_', '-')}-{account}-{region}"
 
 
 class Storage(Construct):
@@ -92,67 +86,45 @@ class Storage(Construct):
             )
         )
 
-        self.access_logs = s3.Bucket(
+        # S3 server access logs cannot be delivered to a KMS-encrypted bucket: SSE-S3 (no key).
+        # No S1 acknowledgment: cdk-nag recognises a bucket that other buckets log into.
+        self.access_logs = SecureBucket(
             self,
             "AccessLogsBucket",
-            bucket_name=bucket_name(environment, "access-logs", stack.account, stack.region),
-            # S3 server access logs cannot be delivered to a KMS-encrypted bucket.
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
-            minimum_tls_version=1.2,
-            versioned=True,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            removal_policy=removal_policy,
-            lifecycle_rules=[
-                s3.LifecycleRule(
-                    id="expire-access-logs",
-                    expiration=Duration.days(retention.data_days),
-                    noncurrent_version_expiration=Duration.days(1),
-                    abort_incomplete_multipart_upload_after=Duration.days(INCOMPLETE_UPLOAD_DAYS),
-                )
-            ],
-        )
-        acknowledge(
-            self.access_logs,
-            "AwsSolutions-S1",
-            "This is the server-access-log destination; logging it into itself would loop.",
-        )
+            SecureBucketProps(
+                bucket_name=bucket_name(environment, "access_logs", stack.account, stack.region),
+                lifecycle_rules=(
+                    s3.LifecycleRule(id="expire-access-logs", expiration=Duration.days(retention.data_days)),
+                ),
+                noncurrent_version_days=1,
+                removal_policy=removal_policy,
+            ),
+        ).bucket
 
         purposes = {zone: self.keys[zone] for zone in DATA_ZONES}
         purposes.update({"artifacts": self.state_key, "athena_results": self.state_key})
         self.buckets: dict[str, s3.Bucket] = {}
         for purpose, bucket_key in purposes.items():
-            rules = [
-                s3.LifecycleRule(
-                    id="expire-noncurrent-versions",
-                    noncurrent_version_expiration=Duration.days(retention.data_days),
-                    abort_incomplete_multipart_upload_after=Duration.days(INCOMPLETE_UPLOAD_DAYS),
-                )
-            ]
+            rules = []
             if purpose == "staging":
                 rules.append(
                     s3.LifecycleRule(id="expire-landed-files", expiration=Duration.days(retention.staging_days))
                 )
             if purpose == "athena_results":
                 rules.append(s3.LifecycleRule(id="expire-query-results", expiration=Duration.days(retention.data_days)))
-            self.buckets[purpose] = s3.Bucket(
+            self.buckets[purpose] = SecureBucket(
                 self,
                 f"{purpose.title().replace('_', '')}Bucket",
-                bucket_name=bucket_name(environment, purpose, stack.account, stack.region),
-                encryption=s3.BucketEncryption.KMS,
-                encryption_key=bucket_key,
-                bucket_key_enabled=True,
-                block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-                enforce_ssl=True,
-                minimum_tls_version=1.2,
-                versioned=True,
-                object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-                server_access_logs_bucket=self.access_logs,
-                server_access_logs_prefix=f"{purpose}/",
-                lifecycle_rules=rules,
-                removal_policy=removal_policy,
-            )
+                SecureBucketProps(
+                    bucket_name=bucket_name(environment, purpose, stack.account, stack.region),
+                    encryption_key=bucket_key,
+                    access_logs=self.access_logs,
+                    access_logs_prefix=f"{purpose}/",
+                    lifecycle_rules=tuple(rules),
+                    noncurrent_version_days=retention.data_days,
+                    removal_policy=removal_policy,
+                ),
+            ).bucket
 
         # EventBridge notifications set on the bucket itself, not through CDK's notifications
         # custom resource (a Lambda that would only flip this one switch).

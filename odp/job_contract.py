@@ -14,6 +14,15 @@ from typing import Any, ClassVar
 
 from odp.naming import TrackerTableNames
 
+# The metrics the job publishes per table run (etl/cost.py) and the dashboard reads (infrastructure/monitoring.py).
+JOB_METRICS_NAMESPACE = "ODP"
+TABLE_SECONDS_METRIC = "TableRunSeconds"
+TABLE_DPU_SECONDS_METRIC = "TableDpuSeconds"
+TABLE_DIMENSION = "table_id"
+CADENCE_DIMENSION = "cadence"
+
+DEFAULT_TABLE_CONCURRENCY = 4  # tables of one batch written at once (the cadence's table_concurrency)
+
 
 class JobArgumentError(ValueError):
     """A job argument is missing or malformed; the message names it."""
@@ -24,7 +33,9 @@ class FileProcessorJobArgs:
     """Everything one File Processor run needs.
 
     Static (set once per environment and cadence on the Glue job): environment, cadence, raw_root,
-    the tracker table names, catalog_sync, lease_seconds, history_retention_days.
+    the tracker table names, catalog_sync, lease_seconds, history_retention_days, table_concurrency
+    (tables of the batch written at once, the cadence's setting), hudi_profile (``glue`` or ``local``:
+    etl.hudi_options) and job_dpus (the job's DPUs, to share its DPU-seconds among the tables; 0 = unknown).
     Per run (from the Batch Manager, one batch of tables): table_ids, batch_id.
     """
 
@@ -37,6 +48,9 @@ class FileProcessorJobArgs:
     catalog_sync: bool = True  # Hudi meta sync to the Glue Data Catalog (off locally)
     lease_seconds: int = 900
     history_retention_days: int = 365
+    table_concurrency: int = DEFAULT_TABLE_CONCURRENCY
+    hudi_profile: str = "glue"
+    job_dpus: float = 0.0
 
     # Glue argument names (without the leading "--"). One spelling, used everywhere.
     ENVIRONMENT: ClassVar[str] = "odp_environment"
@@ -47,6 +61,10 @@ class FileProcessorJobArgs:
     CATALOG_SYNC: ClassVar[str] = "odp_catalog_sync"
     LEASE_SECONDS: ClassVar[str] = "odp_lease_seconds"
     HISTORY_RETENTION_DAYS: ClassVar[str] = "odp_history_retention_days"
+    TABLE_CONCURRENCY: ClassVar[str] = "odp_table_concurrency"
+    HUDI_PROFILE: ClassVar[str] = "odp_hudi_profile"
+    JOB_DPUS: ClassVar[str] = "odp_job_dpus"
+    HUDI_PROFILES: ClassVar[tuple[str, ...]] = ("glue", "local")
     TABLE_PREFIX: ClassVar[str] = "odp_table_"  # + logical tracker name, e.g. odp_table_file_tracker
 
     RUN_ARGUMENTS: ClassVar[tuple[str, ...]] = (TABLE_IDS, BATCH_ID)
@@ -68,6 +86,9 @@ class FileProcessorJobArgs:
             cls.CATALOG_SYNC,
             cls.LEASE_SECONDS,
             cls.HISTORY_RETENTION_DAYS,
+            cls.TABLE_CONCURRENCY,
+            cls.HUDI_PROFILE,
+            cls.JOB_DPUS,
             *cls.tracker_argument_names().values(),
         )
 
@@ -81,6 +102,9 @@ class FileProcessorJobArgs:
         catalog_sync: bool = True,
         lease_seconds: int = 900,
         history_retention_days: int = 365,
+        table_concurrency: int = DEFAULT_TABLE_CONCURRENCY,
+        hudi_profile: str = "glue",
+        job_dpus: float = 0.0,
     ) -> dict[str, str]:
         """The Glue job's DefaultArguments (keys with the leading ``--``)."""
         cls = FileProcessorJobArgs
@@ -91,6 +115,9 @@ class FileProcessorJobArgs:
             cls.CATALOG_SYNC: "true" if catalog_sync else "false",
             cls.LEASE_SECONDS: str(lease_seconds),
             cls.HISTORY_RETENTION_DAYS: str(history_retention_days),
+            cls.TABLE_CONCURRENCY: str(table_concurrency),
+            cls.HUDI_PROFILE: hudi_profile,
+            cls.JOB_DPUS: str(job_dpus),
         }
         for logical, name in cls.tracker_argument_names().items():
             arguments[name] = getattr(tracker_tables, logical)
@@ -113,6 +140,9 @@ class FileProcessorJobArgs:
                 catalog_sync=self.catalog_sync,
                 lease_seconds=self.lease_seconds,
                 history_retention_days=self.history_retention_days,
+                table_concurrency=self.table_concurrency,
+                hudi_profile=self.hudi_profile,
+                job_dpus=self.job_dpus,
             ),
             **self.run_arguments(self.table_ids, self.batch_id),
         }
@@ -156,6 +186,16 @@ class FileProcessorJobArgs:
         sync = plain.get(cls.CATALOG_SYNC, "true")
         if str(sync).lower() not in ("true", "false"):
             raise JobArgumentError(f"job argument --{cls.CATALOG_SYNC} must be true or false, got {sync!r}")
+        profile = str(plain.get(cls.HUDI_PROFILE) or "glue").lower()
+        if profile not in cls.HUDI_PROFILES:
+            raise JobArgumentError(f"job argument --{cls.HUDI_PROFILE} must be glue or local, got {profile!r}")
+        raw_dpus = plain.get(cls.JOB_DPUS)
+        try:
+            job_dpus = float(str(raw_dpus)) if raw_dpus is not None and str(raw_dpus).strip() else 0.0
+        except ValueError as error:
+            raise JobArgumentError(f"job argument --{cls.JOB_DPUS} must be a number, got {raw_dpus!r}") from error
+        if job_dpus < 0:
+            raise JobArgumentError(f"job argument --{cls.JOB_DPUS} must not be negative, got {job_dpus}")
         tracker = TrackerTableNames(**{logical: need(name) for logical, name in cls.tracker_argument_names().items()})
         return cls(
             environment=need(cls.ENVIRONMENT),
@@ -167,6 +207,9 @@ class FileProcessorJobArgs:
             catalog_sync=str(sync).lower() == "true",
             lease_seconds=number(cls.LEASE_SECONDS, 900),
             history_retention_days=number(cls.HISTORY_RETENTION_DAYS, 365),
+            table_concurrency=number(cls.TABLE_CONCURRENCY, DEFAULT_TABLE_CONCURRENCY),
+            hudi_profile=profile,
+            job_dpus=job_dpus,
         )
 
     def table_base_path(self, database: str, table: str) -> str:

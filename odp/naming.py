@@ -6,6 +6,7 @@ Glue job, the Configuration Manager and the sandbox all agree without passing na
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 
 PROJECT = "odp"
@@ -63,3 +64,134 @@ def table_base_path(raw_root: str, database: str, target_table: str) -> str:
 def tombstone_path(raw_root: str, database: str, target_table: str) -> str:
     """Where a table's tombstones live: beside the table, in the database's ``_odp_tombstones`` folder."""
     return f"{raw_root.rstrip('/')}/{database}/{TOMBSTONE_FOLDER}/{target_table}"
+
+
+def schedule_name(environment: str, cadence: str) -> str:
+    """The EventBridge Scheduler schedule of one cadence."""
+    return f"{resource_prefix(environment)}-file-processor-{cadence}"
+
+
+def bucket_name(environment: str, purpose: str, account: str, region: str) -> str:
+    """``odp-<env>-<purpose>-<account>-<region>``: globally unique, readable in the console."""
+    return f"{resource_prefix(environment)}-{purpose.replace('_', '-')}-{account}-{region}"
+
+
+# --------------------------------------------------------------------------------------------
+# AWS name rules: every physical name ODP derives from an environment or cadence name, and the rule
+# of the service that receives it. Config validation checks each (odp.config.loader); a test
+# synthesizes a worst-case configuration and checks every name in the templates against these rules.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NameRule:
+    """What one AWS service accepts as a name: length bounds and allowed characters."""
+
+    service: str
+    max_length: int
+    pattern: str
+    min_length: int = 1
+    allowed: str = ""  # the characters, in words, for the error message
+
+    def problem(self, name: str) -> str | None:
+        """Why ``name`` is refused, or None."""
+        if not self.min_length <= len(name) <= self.max_length:
+            return (
+                f"the {self.service} name {name!r} has {len(name)} characters; "
+                f"AWS allows {self.min_length} to {self.max_length}"
+            )
+        if re.fullmatch(self.pattern, name) is None:
+            return f"the {self.service} name {name!r} may contain only {self.allowed}"
+        return None
+
+
+NAME_RULES: dict[str, NameRule] = {
+    "s3_bucket": NameRule(
+        "S3 bucket", 63, r"[a-z0-9][a-z0-9.-]*[a-z0-9]", 3, "lower-case letters, digits, '.' and '-' (no '_')"
+    ),
+    "state_machine": NameRule("Step Functions state machine", 80, r"[A-Za-z0-9_-]+", 1, "letters, digits, '_', '-'"),
+    "schedule": NameRule("EventBridge Scheduler schedule", 64, r"[0-9A-Za-z_.-]+", 1, "letters, digits, '_', '.', '-'"),
+    "glue_job": NameRule("Glue job", 255, r"[A-Za-z0-9_.-]+", 1, "letters, digits, '_', '.', '-'"),
+    "glue_connection": NameRule("Glue connection", 255, r"[A-Za-z0-9_.-]+", 1, "letters, digits, '_', '.', '-'"),
+    "glue_security_configuration": NameRule(
+        "Glue security configuration", 255, r"[A-Za-z0-9_.-]+", 1, "letters, digits, '_', '.', '-'"
+    ),
+    "iam_role": NameRule("IAM role", 64, r"[\w+=,.@-]+", 1, "letters, digits and +=,.@_-"),
+    "dynamodb_table": NameRule("DynamoDB table", 255, r"[A-Za-z0-9_.-]+", 3, "letters, digits, '_', '.', '-'"),
+    "log_group": NameRule("CloudWatch Logs log group", 512, r"[\w./#-]+", 1, "letters, digits and _-./#"),
+    "lambda_function": NameRule("Lambda function", 64, r"[A-Za-z0-9_-]+", 1, "letters, digits, '_', '-'"),
+    "sqs_queue": NameRule("SQS queue", 80, r"[A-Za-z0-9_-]+", 1, "letters, digits, '_', '-'"),
+    "events_rule": NameRule("EventBridge rule", 64, r"[A-Za-z0-9_.-]+", 1, "letters, digits, '_', '.', '-'"),
+    "sns_topic": NameRule("SNS topic", 256, r"[A-Za-z0-9_-]+", 1, "letters, digits, '_', '-'"),
+    "cloudwatch_alarm": NameRule("CloudWatch alarm", 255, r"[ -~]+", 1, "printable ASCII"),
+    "dashboard": NameRule("CloudWatch dashboard", 255, r"[A-Za-z0-9_-]+", 1, "letters, digits, '_', '-'"),
+    "pipeline": NameRule("CodePipeline pipeline", 100, r"[A-Za-z0-9.@_-]+", 1, "letters, digits and .@_-"),
+    "athena_workgroup": NameRule("Athena workgroup", 128, r"[A-Za-z0-9._-]+", 1, "letters, digits, '.', '_', '-'"),
+    "kms_alias": NameRule("KMS alias", 256, r"alias/[A-Za-z0-9/_-]+", 7, "letters, digits and /_- after alias/"),
+}
+
+BUCKET_PURPOSES = ("staging", "raw", "conformed", "purpose_built", "artifacts", "athena_results", "access_logs")
+KEY_PURPOSES = ("staging", "raw", "conformed", "purpose-built", "state", "state-replica")
+FUNCTIONS = ("file-manager", "batch-manager")
+ENVIRONMENT_ALARMS = (
+    "file-manager-dlq-depth",
+    "file-manager-errors",
+    "file-manager-throttles",
+    "batch-manager-errors",
+    "batch-manager-throttles",
+    "glue-job-failed",
+)
+
+
+@dataclass(frozen=True)
+class PhysicalName:
+    """One physical name, the rule it must follow, and the cadence it derives from (None: the environment)."""
+
+    kind: str
+    name: str
+    cadence: str | None = None
+
+    def problem(self) -> str | None:
+        return NAME_RULES[self.kind].problem(self.name)
+
+
+def physical_names(environment: str, account: str, region: str, cadences: list[str]) -> list[PhysicalName]:
+    """Every physical name an environment's stage and pipeline create from its name and its cadences."""
+    prefix = resource_prefix(environment)
+    names = [PhysicalName("s3_bucket", bucket_name(environment, p, account, region)) for p in BUCKET_PURPOSES]
+    names += [PhysicalName("kms_alias", f"alias/{prefix}-{purpose}") for purpose in KEY_PURPOSES]
+    names += [
+        PhysicalName("dynamodb_table", table)
+        for table in TrackerTableNames.for_environment(environment).as_dict().values()
+    ]
+    names += [PhysicalName("lambda_function", f"{prefix}-{function}") for function in FUNCTIONS]
+    names += [PhysicalName("log_group", f"/aws/lambda/{prefix}-{function}") for function in FUNCTIONS]
+    names += [PhysicalName("cloudwatch_alarm", f"{prefix}-{alarm}") for alarm in ENVIRONMENT_ALARMS]
+    names += [
+        PhysicalName("sqs_queue", f"{prefix}-file-manager"),
+        PhysicalName("sqs_queue", f"{prefix}-file-manager-dlq"),
+        PhysicalName("events_rule", f"{prefix}-staging-object-created"),
+        PhysicalName("events_rule", f"{prefix}-glue-job-failed"),
+        PhysicalName("sns_topic", f"{prefix}-alerts"),
+        PhysicalName("dashboard", f"{prefix}-overview"),
+        PhysicalName("athena_workgroup", prefix),
+        PhysicalName("glue_connection", f"{prefix}-vpc"),
+        PhysicalName("glue_connection", f"{prefix}-vpc-2"),
+        PhysicalName("glue_security_configuration", f"{prefix}-file-processor"),
+        PhysicalName("iam_role", f"{prefix}-config-loader"),
+        PhysicalName("iam_role", f"{prefix}-post-deploy"),
+        PhysicalName("pipeline", f"{prefix}-pipeline"),
+    ]
+    for cadence in cadences:
+        machine = state_machine_name(environment, cadence)
+        names += [
+            PhysicalName("state_machine", machine, cadence),
+            PhysicalName("log_group", f"/aws/vendedlogs/states/{machine}", cadence),
+            PhysicalName("schedule", schedule_name(environment, cadence), cadence),
+            PhysicalName("glue_job", file_processor_job_name(environment, cadence), cadence),
+            PhysicalName("cloudwatch_alarm", f"{prefix}-file-processor-{cadence}-failed", cadence),
+            PhysicalName("cloudwatch_alarm", f"{prefix}-file-processor-{cadence}-timed-out", cadence),
+            PhysicalName("cloudwatch_alarm", f"{prefix}-freshness-{cadence}", cadence),
+            PhysicalName("cloudwatch_alarm", f"{prefix}-quarantined-{cadence}", cadence),
+        ]
+    return names

@@ -29,6 +29,7 @@ from odp.naming import TrackerTableNames, file_processor_job_name, resource_pref
 from odp.state_machine import render_definition
 from odp.tracker.schema import create_tables
 from sandbox import state_store
+from sandbox.aws_calls import CONFIG_LOADER, acting_as
 from sandbox.staging import hadoop_file_uri
 
 REGION = "eu-west-1"
@@ -160,12 +161,13 @@ class LocalAccount:
         # From here on every client of the default session saves what it writes before its call returns.
         state_store.WriteThrough(self.layout.lake, self.names.as_dict().values()).register(boto3._get_default_session())
         resource = self.dynamodb()
-        self.config_plan = load_into_dynamodb(
-            self.config,
-            ENVIRONMENT,
-            resource.Table(self.names.table_config),
-            resource.Table(self.names.batch_config),
-        )
+        with acting_as(CONFIG_LOADER):  # the pipeline's post-deploy step, under the config-loader role
+            self.config_plan = load_into_dynamodb(
+                self.config,
+                ENVIRONMENT,
+                resource.Table(self.names.table_config),
+                resource.Table(self.names.batch_config),
+            )
         sns = self.client("sns")
         sqs = self.client("sqs")
         self.alerts_topic_arn = sns.create_topic(Name=f"{resource_prefix(ENVIRONMENT)}-alerts")["TopicArn"]
@@ -215,6 +217,7 @@ class LocalAccount:
             tracker_tables=self.names,
             catalog_sync=False,
             lease_seconds=int(os.environ.get(LEASE_SECONDS_VARIABLE, "900")),
+            hudi_profile="local",  # laptop sizing (etl/hudi_options.py); the Glue job gets "glue"
         )
 
     def save_state(self) -> None:

@@ -1,10 +1,11 @@
-"""The sandbox's command line: ``run`` and ``demo`` (see sandbox/README.md)."""
+"""The sandbox's command line: ``run``, ``demo`` and ``stream`` (see sandbox/README.md)."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from sandbox.report import render_report
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO_ROOT / "config"
 DEFAULT_DEMO_DIR = REPO_ROOT / ".demo"
+DEFAULT_STREAM_DIR = REPO_ROOT / ".demo" / "stream"
 QUIET_LOGGERS = ("py4j", "moto", "botocore", "boto3", "urllib3", "aws_lambda_powertools")
 
 
@@ -32,6 +34,15 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--scale", type=int, default=1, help="multiplies the rows per table (default 1)")
     demo.add_argument("--config-dir", type=Path, default=DEFAULT_CONFIG, help="configuration folder (default: config/)")
     demo.add_argument("--workdir", type=Path, default=DEFAULT_DEMO_DIR, help="emptied, then holds staging/ and lake/")
+    stream = commands.add_parser("stream", help="stream DynamoDB changes of 3 tables through a local Kinesis stand-in")
+    stream.add_argument("--rounds", type=int, default=4, help="micro-batches (default 4)")
+    stream.add_argument("--rows", type=int, default=20, help="inserts per table per micro-batch (default 20)")
+    stream.add_argument(
+        "--config-dir", type=Path, default=DEFAULT_CONFIG, help="configuration folder (default: config/)"
+    )
+    stream.add_argument(
+        "--workdir", type=Path, default=DEFAULT_STREAM_DIR, help="emptied, then holds config/, kinesis/, lake/"
+    )
     return parser
 
 
@@ -115,10 +126,29 @@ def _demo(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _stream(args: argparse.Namespace) -> int:
+    from sandbox.streaming_demo import render_stream_demo, run_stream_demo
+
+    if args.rounds < 1 or args.rows < 1:
+        print("error: --rounds and --rows must be at least 1", file=sys.stderr)
+        return 2
+    load_config(args.config_dir)  # fail fast on a broken configuration, before Spark starts
+    workdir = args.workdir.resolve()
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    configure_logging(workdir / "stream.log")
+    spark = _spark(workdir)
+    result = run_stream_demo(spark, workdir, args.config_dir.resolve(), rounds=args.rounds, rows=args.rows)
+    print(render_stream_demo(result))
+    print(f"kinesis records: {workdir / 'kinesis'}; lake: {workdir / 'lake'}; log: {workdir / 'stream.log'}")
+    return 0 if result.ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    commands = {"run": _run, "demo": _demo, "stream": _stream}
     try:
-        return _run(args) if args.command == "run" else _demo(args)
+        return commands[args.command](args)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -15,6 +15,9 @@ to one key inside one file. The scenarios of the demo (see sandbox/README.md) ar
 
 from __future__ import annotations
 
+import csv
+import gzip
+import io
 import json
 import random
 from collections.abc import Iterator
@@ -28,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from odp.config.loader import OdpConfig
-from odp.config.models import SourceFormat, TableConfig, TableMode
+from odp.config.models import DebeziumShape, SourceFormat, TableConfig, TableMode
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 INSERT, UPDATE, DELETE = "I", "U", "D"
@@ -178,10 +181,39 @@ def order_row(rng: random.Random, order_id: int, when: datetime) -> dict[str, An
     }
 
 
+def account_row(rng: random.Random, account_id: int) -> dict[str, Any]:
+    """A billing account (config/tables/billing_dms_csv.yaml); owners hold a comma, so CSV quoting matters."""
+    return {
+        "change_ts": None,  # DMS's TimestampColumnName, set with the change
+        "account_id": account_id,
+        "owner": f"{rng.choice(['Byrne', 'Murphy', 'Kelly', 'Walsh'])}, {rng.choice(['Ann', 'Cian', 'Aoife'])}",
+        "plan": rng.choice(["free", "team", "enterprise"]),
+        "balance": Decimal(rng.randint(0, 999_999)).scaleb(-2),
+        "country": rng.choice(["IE", "FR", "DE", None]),
+    }
+
+
+def customer_row(rng: random.Random, customer_id: int) -> dict[str, Any]:
+    """A CRM customer (config/tables/crm_debezium.yaml), e-mail already lower case (the transform lowers it)."""
+    first, last = rng.choice(["anne", "sally", "george", "edward"]), rng.choice(["kretchmar", "thomas", "bailey"])
+    return {
+        "id": customer_id,
+        "first_name": first.title(),
+        "last_name": last.title(),
+        "email": f"{first}.{last}{customer_id}@example.org",
+        "tier": rng.choice(["bronze", "silver", "gold"]),
+    }
+
+
 def updated_row(rng: random.Random, config: TableConfig, row: dict[str, Any], when: datetime) -> dict[str, Any]:
     """The row after an UPDATE: a few non-key columns change."""
     new = dict(row)
-    if config.format is SourceFormat.DMS:
+    if "account_id" in row:
+        new["plan"] = rng.choice(["free", "team", "enterprise"])
+        new["balance"] = Decimal(rng.randint(0, 999_999)).scaleb(-2)
+    elif "tier" in row:
+        new["tier"] = rng.choice(["bronze", "silver", "gold", "platinum"])
+    elif config.format is SourceFormat.DMS:
         new["tip_amount"] = round(rng.uniform(0.0, 12.0), 2)
         new["total_amount"] = round(new["fare_amount"] + new["tip_amount"] + new["tolls_amount"] + 0.8, 2)
         new["passenger_count"] = float(rng.randint(1, 6))
@@ -225,6 +257,37 @@ def write_dms_parquet(path: Path, config: TableConfig, changes: list[Change], *,
     table = pa.Table.from_pydict(data, schema=pa.schema(fields))
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path)
+
+
+def _csv_text(value: Any) -> str:
+    if value is None:
+        return ""  # DMS's default CsvNullValue: an empty field
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+    return str(value)
+
+
+def write_dms_csv(path: Path, config: TableConfig, changes: list[Change], *, full_load: bool) -> None:
+    """DMS CSV, gzip, no header: the configured columns in order, ``Op`` first in CDC files only."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    for change in changes:
+        values = [_csv_text(change.row[name]) for name in config.columns or {}]
+        writer.writerow(values if full_load else [change.op, *values])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(buffer.getvalue().encode("utf-8"), mtime=0))
+
+
+def flattened_event(change: Change, *, snapshot: bool) -> dict[str, Any]:
+    """A Postgres change after ExtractNewRecordState (add.fields=op,source.ts_ms,lsn; delete.handling.mode=rewrite)."""
+    op = {INSERT: "r" if snapshot else "c", UPDATE: "u", DELETE: "d"}[change.op]
+    return {
+        **change.row,
+        "__op": op,
+        "__source_ts_ms": int(OrderingClock.moment(change.ordering).timestamp() * 1000),
+        "__lsn": 24_000_000 + change.ordering * 64,
+        "__deleted": "true" if change.op == DELETE else "false",
+    }
 
 
 def debezium_event(config: TableConfig, change: Change, *, snapshot: bool) -> dict[str, Any]:
@@ -346,6 +409,7 @@ class DemoScenarios:
     relanded_file: tuple[str, ...] = ("taxi_trips_dms.taxi_trips.table_3", "inventory_debezium.inventory.products")
     redelivered_event: tuple[str, ...] = ("taxi_trips_dms.taxi_trips.table_2", "orders_dynamodb.app.orders")
     envelope_form: tuple[str, ...] = ("inventory_debezium.inventory.products",)
+    csv_form: tuple[str, ...] = ("billing_dms_csv.billing.accounts",)  # DMS tables written as gzip CSV
     late_round: int = 2  # the late file is made in this round and lands in the next
     relanded_round: int = 2
     redelivered_round: int = 1
@@ -373,6 +437,8 @@ class DemoGenerator:
     def __post_init__(self) -> None:
         for table in self.config.tables:
             if not table.is_active or (self.table_ids is not None and table.table_id not in self.table_ids):
+                continue
+            if table.stream is not None:  # streamed tables are the stream demo's (sandbox/streaming_demo.py)
                 continue
             self.tables[table.table_id] = SourceTable(config=table)
 
@@ -405,7 +471,7 @@ class DemoGenerator:
     def changes_in_round(self, table: SourceTable, round_number: int) -> bool:
         """Whether a table gets CDC files in this round (always, unless rotate_cdc thins DMS tables out)."""
         table_id = table.config.table_id
-        if not self.rotate_cdc or table.config.format is not SourceFormat.DMS:
+        if not self.rotate_cdc or table.config.format is not SourceFormat.DMS or table_id in self.scenarios.csv_form:
             return True
         scenario_rounds = {
             **{t: {self.scenarios.redelivered_round} for t in self.scenarios.redelivered_event},
@@ -422,9 +488,10 @@ class DemoGenerator:
         fmt = table.config.format
         prefix = table.config.staging_prefix
         if fmt is SourceFormat.DMS:
-            key = f"{prefix}LOAD00000001.parquet"
+            key = f"{prefix}LOAD00000001.{self._dms_suffix(table)}"
         elif fmt is SourceFormat.DEBEZIUM:
-            key = f"{prefix}dbserver1.{table.config.schema_name}.{table.config.table}+0+0000000000.json"
+            name = f"dbserver1.{table.config.schema_name}.{table.config.table}+0+0000000000"
+            key = f"{prefix}{name}{self._json_suffix(table)}"
         else:
             key = f"{prefix}{self._firehose_name(changes[0].ordering)}"
         change_file = ChangeFile(table.config.table_id, key, changes, landed_round=0, full_load=True)
@@ -496,9 +563,13 @@ class DemoGenerator:
         table.next_key += 1
         fmt = table.config.format
         when = OrderingClock.moment(ordering)
-        if fmt is SourceFormat.DMS:
+        if table.config.table_id in self.scenarios.csv_form:
+            row = account_row(rng, number)
+        elif fmt is SourceFormat.DMS:
             vendorid = 1 + number % 2 if table.config.partition_by else rng.randint(1, 2)
             row = taxi_row(rng, number, vendorid, when)
+        elif table.config.debezium_shape is DebeziumShape.FLATTENED:
+            row = customer_row(rng, 1000 + number)
         elif fmt is SourceFormat.DEBEZIUM:
             row = product_row(rng, 100 + number)
         else:
@@ -517,6 +588,8 @@ class DemoGenerator:
     def _apply(self, table: SourceTable, op: str, row: dict[str, Any], ordering: int) -> Change:
         if "cdc_timestamp_seq" in row:
             row = {**row, "cdc_timestamp_seq": dms_sequence(ordering)}
+        if "change_ts" in row:
+            row = {**row, "change_ts": OrderingClock.moment(ordering)}
         key = table.key_of(row)
         if op == DELETE:
             table.rows.pop(key)
@@ -536,15 +609,30 @@ class DemoGenerator:
         prefix = table.config.staging_prefix
         fmt = table.config.format
         if fmt is SourceFormat.DMS:
-            return f"{prefix}{moment:%Y/%m/%d}/{moment:%Y%m%d-%H%M%S}{index:03d}.parquet"
+            return f"{prefix}{moment:%Y/%m/%d}/{moment:%Y%m%d-%H%M%S}{index:03d}.{self._dms_suffix(table)}"
         if fmt is SourceFormat.DEBEZIUM:
-            return f"{prefix}dbserver1.{table.config.schema_name}.{table.config.table}+0+{first:010d}.json"
+            name = f"dbserver1.{table.config.schema_name}.{table.config.table}+0+{first:010d}"
+            return f"{prefix}{name}{self._json_suffix(table)}"
         return f"{prefix}{self._firehose_name(first)}"
+
+    def _dms_suffix(self, table: SourceTable) -> str:
+        return "csv.gz" if table.config.table_id in self.scenarios.csv_form else "parquet"
+
+    @staticmethod
+    def _json_suffix(table: SourceTable) -> str:
+        return ".json.gz" if table.config.debezium_shape is DebeziumShape.FLATTENED else ".json"
 
     def _write(self, table: SourceTable, change_file: ChangeFile) -> None:
         path = self.staging / change_file.key
         config = table.config
-        if config.format is SourceFormat.DMS:
+        if config.table_id in self.scenarios.csv_form:
+            write_dms_csv(path, config, change_file.changes, full_load=change_file.full_load)
+        elif config.debezium_shape is DebeziumShape.FLATTENED:
+            events = [flattened_event(change, snapshot=change_file.full_load) for change in change_file.changes]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = "".join(json.dumps(event) + "\n" for event in events)
+            path.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+        elif config.format is SourceFormat.DMS:
             write_dms_parquet(path, config, change_file.changes, full_load=change_file.full_load)
         elif config.format is SourceFormat.DEBEZIUM:
             events = [debezium_event(config, change, snapshot=change_file.full_load) for change in change_file.changes]

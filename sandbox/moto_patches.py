@@ -20,11 +20,19 @@ method and is installed only inside :func:`bound_services` (the originals come b
    records the final state on moto's job run, and returns GetJobRun's shape (with ``ErrorMessage``);
    a FAILED run raises ``States.TaskFailed`` with the job run as the cause, as Step Functions does.
 
+4. AWS SDK integrations (``arn:aws:states:::aws-sdk:<service>:<action>``, e.g. the File Processor's
+   overlap guard ``sfn:listExecutions``): Step Functions takes and returns PascalCase names
+   (``StateMachineArn``, ``Executions[].ExecutionArn``); moto passes them to boto3 unchanged (a KeyError in
+   botocore's serializer for camelCase APIs) and returns boto3's names. We map parameters onto the
+   operation's input members (case-insensitively) and capitalise the response's keys (timestamps as
+   ISO 8601 text).
+
 SNS publish needs no patch: moto's SNS receives it and tests read it back.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import threading
 import traceback
@@ -43,6 +51,9 @@ from moto.stepfunctions.parser.asl.component.common.error_name.failure_event imp
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import StatesErrorNameType
 from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk import (
+    StateTaskServiceAwsSdk,
+)
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_glue import (
     StateTaskServiceGlue,
 )
@@ -244,7 +255,47 @@ def _set_moto_job_run_state(resource_runtime_part: Any, job_name: str, run_id: s
     backend.get_job_run(job_name, run_id).status = state
 
 
+def _aws_sdk_operation(task: Any) -> Any:
+    import botocore.session
+    from botocore import xform_name
+
+    model = botocore.session.get_session().get_service_model(task._get_boto_service_name())
+    action = task._get_boto_service_action()
+    return next(model.operation_model(name) for name in model.operation_names if xform_name(name) == action)
+
+
+def _aws_sdk_parameters_as_boto(
+    self: Any, parameters: dict, boto_service_name: str | None = None, service_action_name: str | None = None
+) -> None:
+    """Rename the task's PascalCase parameters to the operation's own member names (in place)."""
+    members = {name.lower(): name for name in _aws_sdk_operation(self).input_shape.members}
+    for key in list(parameters):
+        parameters[members.get(key.lower(), key)] = parameters.pop(key)
+
+
+def _pascal_case(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key[:1].upper() + key[1:]: _pascal_case(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_pascal_case(item) for item in value]
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()  # the state's JSON cannot hold a datetime
+    return value
+
+
+def _aws_sdk_response_as_step_functions(
+    self: Any, response: Any, boto_service_name: str | None = None, service_action_name: str | None = None
+) -> None:
+    """Capitalise the response's keys (in place), as Step Functions returns them."""
+    if isinstance(response, dict):
+        renamed = _pascal_case(response)
+        response.clear()
+        response.update(renamed)
+
+
 _PATCHES: tuple[tuple[Any, str, Any], ...] = (
+    (StateTaskServiceAwsSdk, "_normalise_parameters", _aws_sdk_parameters_as_boto),
+    (StateTaskServiceAwsSdk, "_normalise_response", _aws_sdk_response_as_step_functions),
     (lambda_eval_utils, "_invoke_lambda_function", invoke_bound_lambda),
     (StateTaskServiceGlue, "_eval_integration_pattern", _eval_glue_integration_pattern),
     (StateTaskServiceGlue, "_sync_to_start_job_run", _sync_to_start_job_run),

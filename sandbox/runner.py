@@ -28,9 +28,10 @@ from odp.naming import file_processor_job_name
 from odp.tracker import JobRunRef, TableState, classify_staging_object
 from odp.tracker.repository import FileTracker, ProcessingTracker
 from odp.tracker.statuses import FileStatus, TableStatus
-from sandbox import state_store
+from sandbox import aws_calls, state_store
 from sandbox.account import (
     ENVIRONMENT,
+    RAW_BUCKET,
     REGION,
     STAGING_BUCKET,
     LocalAccount,
@@ -103,13 +104,16 @@ def _job_binding(
         except JobArgumentError as error:
             return GlueRunResult("FAILED", str(error))
         LOG.info("  batch %s: %d table(s): %s", args.batch_id, len(args.table_ids), ", ".join(args.table_ids))
-        outcome = run_file_processor(
-            spark,
-            args,
-            dynamodb=account.dynamodb(),
-            resolve_uri=bucket_map.resolve,
-            job_run=JobRunRef(job_name, run_id),
-        )
+        # Its calls are the job role's (sandbox/aws_calls.py); Spark's bucket access is reported from the files.
+        raw_folder = aws_calls.observing_folder(RAW_BUCKET, account.layout.raw_dir)
+        with aws_calls.acting_as(aws_calls.FILE_PROCESSOR_JOB), raw_folder:
+            outcome = run_file_processor(
+                spark,
+                args,
+                dynamodb=account.dynamodb(),
+                resolve_uri=aws_calls.reporting_reads(bucket_map.resolve),
+                job_run=JobRunRef(job_name, run_id),
+            )
         for table in outcome.tables:
             outcomes[table.table_id] = table
             LOG.debug("    %s", describe_outcome(table))
@@ -289,11 +293,17 @@ def run_sandbox(
             LOG.info("configuration loaded: %s", account.config_plan.render().splitlines()[0])
         bucket_map = BucketMap(layout.bucket_folders())
         bindings = hooks.bindings
-        bindings.lambdas[function_name("batch-manager")] = _with_environment(
-            lambda_environment(ENVIRONMENT, account.names, service="batch-manager"), _handler(BATCH_MANAGER)
+        bindings.lambdas[function_name("batch-manager")] = aws_calls.as_principal(
+            aws_calls.BATCH_MANAGER,
+            _with_environment(
+                lambda_environment(ENVIRONMENT, account.names, service="batch-manager"), _handler(BATCH_MANAGER)
+            ),
         )
-        file_manager = _with_environment(
-            lambda_environment(ENVIRONMENT, account.names, service="file-manager"), _handler(FILE_MANAGER)
+        file_manager = aws_calls.as_principal(
+            aws_calls.FILE_MANAGER,
+            _with_environment(
+                lambda_environment(ENVIRONMENT, account.names, service="file-manager"), _handler(FILE_MANAGER)
+            ),
         )
         announced, registered, not_applied = announce_new_files(account, layout, file_manager, hooks)
         fault_point("sandbox.after_file_manager")

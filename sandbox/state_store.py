@@ -16,6 +16,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from sandbox.aws_calls import as_the_sandbox
+
 STATE_DIR = "_sandbox"
 DYNAMODB_DIR = "dynamodb"
 ANNOUNCED_FILE = "announced_objects.json"
@@ -150,6 +152,7 @@ class WriteThrough:
         names = context.get("odp_written_tables") or []
         if not names:
             return
-        with self._lock:
+        # The sandbox's own reads: not a call of the principal whose write triggered the save.
+        with self._lock, as_the_sandbox():
             for name in names:
                 _write_json(state_dir(self._lake) / DYNAMODB_DIR / f"{name}.json", scan_typed(self._client, name))

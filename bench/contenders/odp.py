@@ -10,11 +10,14 @@ from bench.contenders.common import Contender, WaveMeasurement
 from bench.contenders.odp_job import DATABASE
 from bench.measure import child_env, run_step
 from bench.workload import WaveFiles, table_id
+from odp.job_contract import DEFAULT_TABLE_CONCURRENCY
 
 
 class OdpFileProcessor(Contender):
     name = "odp"
     label = "ODP File Processor (one Spark application per wave)"
+    table_concurrency = DEFAULT_TABLE_CONCURRENCY  # tables of a wave written at once (the cadence setting)
+    table_type = "COPY_ON_WRITE"  # or MERGE_ON_READ (the other contenders always write COPY_ON_WRITE)
 
     def unavailable_reason(self) -> str | None:
         try:
@@ -32,6 +35,8 @@ class OdpFileProcessor(Contender):
             "staging_root": str(staging_root),
             "raw_root": str(self.tables_root),
             "warehouse": str(self.root / "warehouse"),
+            "table_concurrency": self.table_concurrency,
+            "table_type": self.table_type,
             "tables": [{"table_id": table_id(item.table), "keys": item.keys} for item in files],
         }
         spec_path = self.write_spec(f"wave_{wave}", spec)

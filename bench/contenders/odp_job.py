@@ -20,7 +20,7 @@ from moto import mock_aws
 
 from odp.config.items import table_config_item
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
-from odp.job_contract import FileProcessorJobArgs
+from odp.job_contract import DEFAULT_TABLE_CONCURRENCY, FileProcessorJobArgs
 from odp.naming import TrackerTableNames
 from odp.tracker import FileKind, FileTracker, TrackedFile, file_kind, make_file_id
 from odp.tracker.schema import create_tables
@@ -31,7 +31,9 @@ REGION = "us-east-1"
 DATABASE = "taxi_trips_raw"
 
 
-def table_config(source: str, schema_name: str, table: str) -> TableConfig:
+def table_config(
+    source: str, schema_name: str, table: str, table_type: TableType = TableType.COPY_ON_WRITE
+) -> TableConfig:
     """The benchmark's table settings: the same key, ordering and partitioning as the other contenders."""
     return TableConfig(
         source=source,
@@ -41,7 +43,7 @@ def table_config(source: str, schema_name: str, table: str) -> TableConfig:
         primary_key=("pk_id",),
         ordering_column="cdc_timestamp_seq",
         partition_by=("vendorid",),
-        table_type=TableType.COPY_ON_WRITE,
+        table_type=table_type,
         mode=TableMode.CURRENT,
         cadence="every_10_minutes",
         database=DATABASE,
@@ -95,7 +97,8 @@ def run(spec: dict) -> dict:
     table_ids = []
     for table in spec["tables"]:
         source, schema_name, name = table["table_id"].split(".")
-        configs.put_item(Item=table_config_item(table_config(source, schema_name, name)))
+        table_type = TableType(spec.get("table_type", TableType.COPY_ON_WRITE.value))
+        configs.put_item(Item=table_config_item(table_config(source, schema_name, name, table_type)))
         for order, key in enumerate(table["keys"]):
             size = (staging_root / key).stat().st_size
             files.register(tracked_file(table["table_id"], key, size, landed + timedelta(seconds=order)))
@@ -108,6 +111,8 @@ def run(spec: dict) -> dict:
         tracker_tables=names,
         batch_id=f"wave-{spec['wave']}",
         catalog_sync=False,
+        hudi_profile="local",
+        table_concurrency=int(spec.get("table_concurrency", DEFAULT_TABLE_CONCURRENCY)),
     )
     spark = local_spark_session("bench-odp", spec["warehouse"])
     try:

@@ -3,6 +3,10 @@
 On Glue (``awsglue`` importable): getResolvedOptions over FileProcessorJobArgs.argument_names() and a
 GlueContext session. Elsewhere: argparse over the same names and the local Spark + Hudi session.
 Lists travel as JSON and are never evaluated. Exit status 1 when any table failed.
+
+Harmless mode (the post-deploy canary, ``--odp_table_ids []``): no table is touched; the run proves the
+packaging (the offline dependencies import, Spark starts with Hudi's configuration) and the access
+(every tracker table answers DescribeTable through the VPC endpoint), and fails if either does not.
 """
 
 from __future__ import annotations
@@ -11,11 +15,14 @@ import argparse
 import importlib.util
 import logging
 import sys
+from typing import Any
 
 from odp.job_contract import FileProcessorJobArgs
 from odp.tracker import JobRunRef
 
 logger = logging.getLogger("etl.jobs.file_processor")
+# threadName: etl.concurrency names each worker thread after the table it runs, so every line says which table.
+LOG_FORMAT = "%(asctime)s %(levelname)s [%(threadName)s] %(name)s %(message)s"
 
 
 def parse_arguments(argv: list[str]) -> FileProcessorJobArgs:
@@ -33,6 +40,9 @@ def parse_arguments(argv: list[str]) -> FileProcessorJobArgs:
             FileProcessorJobArgs.LEASE_SECONDS,
             FileProcessorJobArgs.HISTORY_RETENTION_DAYS,
             FileProcessorJobArgs.CATALOG_SYNC,
+            FileProcessorJobArgs.TABLE_CONCURRENCY,
+            FileProcessorJobArgs.HUDI_PROFILE,
+            FileProcessorJobArgs.JOB_DPUS,
         }
         present = [name for name in names if name not in optional or f"--{name}" in argv]
         return FileProcessorJobArgs.from_arguments(getResolvedOptions(argv, present))
@@ -56,11 +66,27 @@ def job_run_of(argv: list[str]) -> JobRunRef | None:
     return JobRunRef(values["JOB_NAME"], values["JOB_RUN_ID"])
 
 
+def canary_checks(args: FileProcessorJobArgs, dynamodb: Any) -> list[str]:
+    """Harmless mode: what the deployed job can reach without touching a table, one line per check.
+
+    Raises:
+        ImportError: an offline dependency did not install.
+        botocore.exceptions.ClientError: a tracker table is unreachable or not granted.
+    """
+    import pydantic  # noqa: PLC0415 - the point is to import them here, on Glue
+    import yaml  # noqa: PLC0415
+
+    lines = [f"pydantic {pydantic.VERSION}", f"PyYAML {yaml.__version__}"]
+    for name in args.tracker_tables.as_dict().values():
+        lines.append(f"{name} {dynamodb.describe_table(TableName=name)['Table']['TableStatus']}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one batch; 0 when every table completed or was skipped, 1 when any failed."""
     from etl.processor import run_file_processor  # noqa: PLC0415 - keep import time free of Spark
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     argv = list(sys.argv if argv is None else argv)
     args = parse_arguments(argv)
     if importlib.util.find_spec("awsglue") is not None:
@@ -72,6 +98,13 @@ def main(argv: list[str] | None = None) -> int:
         from etl.spark_session import local_spark_session  # noqa: PLC0415
 
         spark = local_spark_session("odp-file-processor")
+    if not args.table_ids:
+        import boto3  # noqa: PLC0415
+
+        spark.range(1).count()  # the session really runs
+        for line in canary_checks(args, boto3.client("dynamodb")):
+            logger.info("canary: %s", line)
+        return 0
     outcome = run_file_processor(spark, args, job_run=job_run_of(argv))
     for result in outcome.tables:
         logger.info(

@@ -1,9 +1,13 @@
-"""AWS DMS S3-target files (Parquet or CSV) -> change frame.
+"""AWS DMS S3-target files (Parquet or CSV, gzip or not) -> change frame.
 
 Full-load files (LOAD*) may lack the ``Op`` column (every row is an insert); CDC files must have it.
 DMS upper-cases column names when the task says so; names are matched case-insensitively and
-written in lower case (Glue lower-cases them anyway). Ordering: the configured column, then the file
-key, then the row position.
+written as configured (lower case when not configured). Ordering: the configured column (validated
+per row, see :func:`ordering_of`), then the file key, then the row position.
+
+Parquet is read by Spark; CSV is parsed per file on the executors (:mod:`etl.readers.csv_records`):
+header or not, every line's field count checked, strict decoding. Declared column types are enforced
+on both (:func:`etl.readers.common.strict_cast`).
 """
 
 from __future__ import annotations
@@ -19,85 +23,169 @@ from pyspark.sql import types as T
 
 from etl.change_frame import FILE, FILE_ORDER, INSERT, OP, ORDERING, ROW, with_sequence
 from etl.errors import ChangeFileError, TableConfigError
-from etl.readers.common import SourceFile
+from etl.readers.common import ERROR, SourceFile, java_cause, row_error, spark_type, strict_cast
+from etl.readers.csv_records import parse_csv_content
+from etl.readers.json_sources import parsed_changes, typed_values
 from odp.config.models import TableConfig
 
 OP_SOURCE = "op"
+FULL_LOAD = "_odp_full_load"  # transient: the CSV row comes from a full-load file
 ORDERING_DIGITS = 20
+# $AR_H_CHANGE_SEQ (DMS's change sequence) is 35 digits: digit text is padded to at least that, so a value
+# stored by an earlier release (unpadded 35 digits) and a new one compare the same way.
+SEQUENCE_TEXT_DIGITS = 35
+_TIMESTAMP_TEXT = "yyyy-MM-dd HH:mm:ss.SSSSSS"
 
 
-def sortable(column: Column, kind: T.DataType) -> Column:
-    """Text that sorts like the value: zero-padded integers, ISO timestamps, text as is."""
+def ordering_of(column: Column, kind: T.DataType, name: str, *, required: Column) -> tuple[Column, Column]:
+    """(sortable text, error or NULL) of a DMS ordering value; one encoding per type, so values compare as
+    numbers or times, never as free text.
+
+    - integers: zero-padded to 20 digits (negative values are errors);
+    - timestamps / dates: ``yyyy-MM-dd HH:mm:ss.SSSSSS`` (what DMS's TimestampColumnName writes);
+    - text: must be digits (the DMS change sequence), padded to at least 35; anything else is an error
+      (declare a time column ``timestamp`` in ``columns``);
+    - other types are errors. A NULL ordering is an error where ``required`` (CDC rows), empty otherwise.
+    """
+    shown = F.substring(column.cast("string"), 1, 100)
+    prefix = f"ordering column {name}: value '"
     if isinstance(kind, T.IntegralType):
-        return F.lpad(column.cast("string"), ORDERING_DIGITS, "0")
-    if isinstance(kind, T.TimestampType | T.TimestampNTZType):
-        return F.date_format(column, "yyyy-MM-dd HH:mm:ss.SSSSSS")
-    return column.cast("string")
+        text = F.lpad(column.cast("string"), ORDERING_DIGITS, "0")
+        error = F.when(column < 0, F.concat(F.lit(prefix), shown, F.lit("' is negative")))
+    elif isinstance(kind, T.TimestampType | T.TimestampNTZType | T.DateType):
+        text, error = F.date_format(column, _TIMESTAMP_TEXT), F.lit(None).cast("string")
+    elif isinstance(kind, T.StringType):
+        text = F.when(F.length(column) < SEQUENCE_TEXT_DIGITS, F.lpad(column, SEQUENCE_TEXT_DIGITS, "0")).otherwise(
+            column
+        )
+        error = F.when(
+            ~column.rlike("^[0-9]+$"),
+            F.concat(
+                F.lit(prefix),
+                shown,
+                F.lit("' is not a digit sequence (declare a time column as timestamp in columns)"),
+            ),
+        )
+    else:
+        why = f"ordering column {name} has type {kind.simpleString()}: use an integer, timestamp or digit-text column"
+        return F.lit(""), F.lit(why)
+    missing = F.when(column.isNull() & required, F.lit(f"ordering column {name} is NULL"))
+    return F.coalesce(text, F.lit("")), F.coalesce(missing, error)
 
 
-def _load(spark: SparkSession, source: SourceFile, config: TableConfig) -> DataFrame:
-    name = source.name.lower()
+def _load_parquet(spark: SparkSession, source: SourceFile) -> DataFrame:
     try:
-        if name.endswith((".csv", ".csv.gz")):
-            return _load_csv(spark, source, config)
         frame = spark.read.parquet(source.uri)
         frame.schema  # noqa: B018 - resolves the footer now, so a broken file is named here
     except (CapturedException, Py4JJavaError) as error:
-        kind = "CSV" if ".csv" in name else "Parquet"
-        reason = str(error).strip().splitlines()[0][:300]
-        raise ChangeFileError(source.key, f"unreadable {kind}: {reason}") from error
-    return frame.toDF(*[column.lower() for column in frame.columns])
+        raise ChangeFileError(source.key, f"unreadable Parquet: {java_cause(error)}") from error
+    frame = frame.toDF(*[column.lower() for column in frame.columns])
+    return frame.withColumn(ROW, F.monotonically_increasing_id()).withColumn(ERROR, F.lit(None).cast("string"))
 
 
-def _load_csv(spark: SparkSession, source: SourceFile, config: TableConfig) -> DataFrame:
-    """DMS CSV has no header: columns are the configured ones, in order, after ``Op`` in CDC files."""
+def _is_csv(source: SourceFile) -> bool:
+    return ".csv" in source.name.lower()
+
+
+def _csv_frame(spark: SparkSession, files: Sequence[SourceFile], config: TableConfig) -> DataFrame:
+    """Every CSV file parsed per file; declared columns typed strictly; ``op`` and ``_odp_error`` beside them."""
     if not config.columns:
         raise TableConfigError(f"{config.table_id}: CSV files need the table's columns in its configuration")
     names = [name.lower() for name in config.columns]
-    frame = spark.read.csv(source.uri, header=False, inferSchema=False)
-    if len(frame.columns) == len(names) + 1:
-        return frame.toDF(OP_SOURCE, *names)
-    if len(frame.columns) == len(names):
-        return frame.toDF(*names)
-    raise ChangeFileError(
-        source.key, f"CSV has {len(frame.columns)} fields, expected {len(names)} columns (+ Op in CDC files)"
+    header, delimiter, null_value, encoding = (
+        config.csv_header,
+        config.csv_delimiter,
+        config.csv_null_value,
+        config.encoding,
+    )
+
+    def parser_of(source: SourceFile):
+        full_load = source.is_full_load
+        return lambda data: parse_csv_content(
+            data,
+            names,
+            is_full_load=full_load,
+            header=header,
+            delimiter=delimiter,
+            null_value=null_value,
+            encoding=encoding,
+        )
+
+    parsed = parsed_changes(spark, files, parser_of)
+    data, errors = typed_values(parsed, {name.lower(): kind for name, kind in config.columns.items()})
+    full_loads = [source.key for source in files if source.is_full_load]
+    return parsed.select(
+        F.col(OP).alias(OP_SOURCE),
+        FILE,
+        FILE_ORDER,
+        ROW,
+        F.col(FILE).isin(full_loads).alias(FULL_LOAD),
+        F.coalesce(F.col(ERROR), row_error(errors)).alias(ERROR),
+        *data,
     )
 
 
-def _changes_of(spark: SparkSession, source: SourceFile, config: TableConfig) -> DataFrame:
-    frame = _load(spark, source, config).withColumn(ROW, F.monotonically_increasing_id())
-    present = set(frame.columns)
-    for key in config.primary_key:
-        if key.lower() not in present:
-            raise ChangeFileError(source.key, f"missing key column {key}")
+def _op_of(present: set[str], source: SourceFile | None, where: str) -> Column:
+    """``I``/``U``/``D`` as DMS wrote it; absent or empty = insert in a Parquet full-load file.
+
+    Raises:
+        ChangeFileError: no Op column in a CDC file.
+    """
+    is_full_load = source is not None and source.is_full_load
     if OP_SOURCE in present:
         op = F.upper(F.trim(F.col(OP_SOURCE)))
-        if source.is_full_load:
-            op = F.when(op.isNull() | (op == ""), F.lit(INSERT)).otherwise(op)
-    elif source.is_full_load:
-        op = F.lit(INSERT)
-    else:
-        raise ChangeFileError(source.key, "missing Op column in a CDC file")
+        return F.when(op.isNull() | (op == ""), F.lit(INSERT)).otherwise(op) if is_full_load else op
+    if is_full_load:
+        return F.lit(INSERT)
+    raise ChangeFileError(where, "missing Op column in a CDC file")
+
+
+def _changes_of(frame: DataFrame, source: SourceFile | None, config: TableConfig) -> DataFrame:
+    """The change frame of one Parquet file (``source``), or of every CSV file (``source`` None: already
+    typed, ``op`` set for full-load rows, :data:`FULL_LOAD` per row).
+
+    Raises:
+        ChangeFileError: a missing key, Op or ordering column.
+    """
+    present = set(frame.columns)
+    where = source.key if source else "CSV"
+    for key in config.primary_key:
+        if key.lower() not in present:
+            raise ChangeFileError(where, f"missing key column {key}")
+    full_load = F.col(FULL_LOAD) if source is None else F.lit(source.is_full_load)
+    op = _op_of(present, source, where)
+    declared = {name.lower(): kind for name, kind in (config.columns or {}).items()} if source else {}
+    typed, errors = {}, []
+    for name in frame.columns:
+        if name in (OP_SOURCE, ROW, ERROR, FILE, FILE_ORDER, FULL_LOAD):
+            continue
+        if name in declared:
+            value, error = strict_cast(F.col(name), frame.schema[name].dataType, declared[name], name)
+            typed[name] = value
+            errors.append(error)
+        else:
+            typed[name] = F.col(name)
     ordering_name = (config.ordering_column or "").lower()
     if ordering_name and ordering_name in present:
-        ordering = sortable(F.col(ordering_name), frame.schema[ordering_name].dataType)
-    elif ordering_name and not source.is_full_load:
-        raise ChangeFileError(source.key, f"missing ordering column {config.ordering_column}")
+        kind = frame.schema[ordering_name].dataType
+        kind = spark_type(declared[ordering_name]) if ordering_name in declared else kind
+        ordering, ordering_error = ordering_of(typed[ordering_name], kind, config.ordering_column, required=~full_load)
+        errors.append(ordering_error)
+    elif ordering_name and (source is None or not source.is_full_load):
+        raise ChangeFileError(where, f"missing ordering column {config.ordering_column}")
     else:
         ordering = F.lit("")
-    typed = {name.lower(): kind for name, kind in (config.columns or {}).items()}
-    data = [
-        F.col(name).cast(typed[name]).alias(name) if name in typed else F.col(name)
-        for name in frame.columns
-        if name not in (OP_SOURCE, ROW)
-    ]
+    if source is None:
+        file_columns = [F.col(FILE), F.col(FILE_ORDER)]
+    else:
+        file_columns = [F.lit(source.key).alias(FILE), F.lit(source.order).alias(FILE_ORDER)]
     return frame.select(
         op.alias(OP),
-        F.coalesce(ordering, F.lit("")).alias(ORDERING),
-        F.lit(source.key).alias(FILE),
-        F.lit(source.order).alias(FILE_ORDER),
+        ordering.alias(ORDERING),
+        *file_columns,
         F.col(ROW),
-        *data,
+        F.coalesce(F.col(ERROR), row_error(errors)).alias(ERROR),
+        *[value.alias(name) for name, value in typed.items()],
     )
 
 
@@ -105,10 +193,14 @@ def read_dms(spark: SparkSession, files: Sequence[SourceFile], config: TableConf
     """Every file's changes in one frame (columns unioned by name; new columns null elsewhere).
 
     Raises:
-        ChangeFileError: unreadable file, missing key / ordering / Op column.
+        ChangeFileError: unreadable Parquet, missing key / ordering / Op column.
         TableConfigError: CSV without configured columns.
     """
-    frames = [_changes_of(spark, source, config) for source in sorted(files, key=lambda f: f.order)]
+    ordered = sorted(files, key=lambda f: f.order)
+    frames = [_changes_of(_load_parquet(spark, source), source, config) for source in ordered if not _is_csv(source)]
+    csv_files = [source for source in ordered if _is_csv(source)]
+    if csv_files:
+        frames.append(_changes_of(_csv_frame(spark, csv_files, config), None, config))
     frame = reduce(lambda left, right: left.unionByName(right, allowMissingColumns=True), frames)
     return with_sequence(frame.toDF(*[_configured_name(name, config) for name in frame.columns]))
 

@@ -1,12 +1,20 @@
-"""Pure parsers of JSON change records (Debezium envelopes, DynamoDB stream records).
+"""Pure parsers of JSON change records (Debezium envelopes and flattened rows, DynamoDB stream records).
 
 They run on the executors, one file at a time, and yield plain tuples; no Spark here, so they are
-tested directly. A parse problem ends the file with one error record that names the row and why.
+tested directly, and a streaming micro-batch can call the record-level functions (``debezium_change``,
+``dynamodb_change``) on single records. A parse problem ends the file with one error record that names
+the row (1-based) and why.
+
+Event times are validated and encoded as fixed-width digits, so they compare as numbers; the
+encoding of a valid value is unchanged from earlier releases (stored ``_odp_seq`` values stay comparable).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,8 +41,38 @@ CONNECT_TYPES = {
 }
 
 
+FLATTENED_DELETED = "__deleted"
+FLATTENED_OP = "__op"
+_DIGITS = re.compile(r"^[0-9]+$")
+
+
 class RecordError(ValueError):
     """One record cannot be turned into a change."""
+
+
+class ContentError(ValueError):
+    """A file's bytes are not readable text: bad gzip data, or bytes that are not in the table's encoding."""
+
+
+def decode_content(data: bytes, encoding: str = "utf-8") -> str:
+    """A file's text: gzip data is recognised by its magic bytes (any extension, or none), then decoded strictly.
+
+    Raises:
+        ContentError: corrupt or truncated gzip data; bytes that are not valid in ``encoding`` (names the offset).
+    """
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as error:
+            raise ContentError(f"corrupt or truncated gzip data ({error})") from error
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise ContentError(
+            f"bytes {data[error.start : error.start + 4]!r} at offset {error.start} are not valid {encoding} "
+            "(set the table's encoding if the file uses another one)"
+        ) from error
+    return text.removeprefix("\ufeff")
 
 
 @dataclass(frozen=True)
@@ -65,7 +103,7 @@ def json_documents(text: str) -> Iterator[Any]:
         try:
             document, position = decoder.raw_decode(text, position)
         except json.JSONDecodeError as error:
-            raise RecordError(f"JSON does not parse at document {index}: {error.msg} (char {error.pos})") from error
+            raise RecordError(f"row {index + 1}: JSON does not parse: {error.msg} (char {error.pos})") from error
         yield document
         index += 1
 
@@ -97,6 +135,18 @@ def _pad(value: Any, digits: int) -> str:
     return str(value if value is not None else "").rjust(digits, "0")
 
 
+def whole_number(value: Any, what: str, digits: int) -> str:
+    """A non-negative whole number (JSON int or digit text) as ``digits`` zero-padded digits.
+
+    Raises:
+        RecordError: anything else (an ISO time, a word, a negative or fractional number, too many digits).
+    """
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if not isinstance(text, str) or not _DIGITS.match(text) or len(text) > digits:
+        raise RecordError(f"{what} {value!r} is not a whole number of at most {digits} digits")
+    return text.rjust(digits, "0")
+
+
 def _check_keys(values: dict[str, Any], keys: tuple[str, ...]) -> None:
     for key in keys:
         if key not in values:
@@ -122,31 +172,103 @@ def _connect_types(schema: dict[str, Any] | None, image_field: str) -> dict[str,
     return {}
 
 
-def debezium_position(source: dict[str, Any]) -> str:
-    """The log position as sortable text: Postgres lsn, MySQL binlog file + pos + row, else empty."""
-    if source.get("lsn") is not None:
-        return _pad(source["lsn"], POSITION_DIGITS)
-    if source.get("file") is not None or source.get("pos") is not None:
-        return f"{source.get('file') or ''}:{_pad(source.get('pos'), POSITION_DIGITS)}:{_pad(source.get('row'), 10)}"
+def debezium_position(source: dict[str, Any], prefix: str = "") -> str:
+    """The log position as sortable text: Postgres lsn, MySQL binlog file + pos + row, else empty.
+
+    ``prefix`` reads the flattened form's fields (``__lsn``, ``__file``, ``__pos``, ``__row``).
+
+    Raises:
+        RecordError: a position that is not a whole number.
+    """
+
+    def field_of(name: str) -> Any:
+        return source.get(f"{prefix}{name}") if prefix else source.get(name)
+
+    if field_of("lsn") is not None:
+        return whole_number(field_of("lsn"), f"{prefix}lsn", POSITION_DIGITS)
+    if field_of("file") is not None or field_of("pos") is not None:
+        pos = whole_number(field_of("pos") or 0, f"{prefix}pos", POSITION_DIGITS)
+        row = whole_number(field_of("row") or 0, f"{prefix}row", 10)
+        return f"{field_of('file') or ''}:{pos}:{row}"
     return ""
 
 
-def debezium_change(document: Any, row: int, keys: tuple[str, ...]) -> ParsedChange | None:
-    """One Debezium record (with or without the schema envelope); None for a tombstone.
+def debezium_ordering(ts_ms: Any, position: str, what: str) -> str:
+    """``ts_ms`` (15 digits) then the log position: sorts by time, then position.
 
     Raises:
-        RecordError: no op, an unknown op, no row image, a missing or null key.
+        RecordError: no time, or a time that is not whole milliseconds.
+    """
+    if ts_ms is None:
+        raise RecordError(f"missing {what}: the change cannot be ordered")
+    return f"{whole_number(ts_ms, what, TS_DIGITS)}|{position}"
+
+
+def debezium_shape_of(document: dict[str, Any]) -> str:
+    """``envelope`` or ``flattened`` for one record (its payload), detected from its fields."""
+    if any(name.startswith("__") for name in document):
+        return "flattened"
+    if "op" in document:
+        return "envelope"
+    raise RecordError(
+        "not a Debezium change event: neither an envelope (op, before, after, source) nor a flattened record "
+        "(__op, __source_ts_ms, __deleted: ExtractNewRecordState with add.fields=op,source.ts_ms)"
+    )
+
+
+def _flattened_change(record: dict[str, Any], schema: Any, row: int, keys: tuple[str, ...]) -> ParsedChange:
+    """An ExtractNewRecordState record: the row, plus ``__op``, ``__source_ts_ms``, ``__deleted``, positions."""
+    deleted = str(record.get(FLATTENED_DELETED, "false")).lower()
+    if deleted not in ("true", "false"):
+        raise RecordError(f"__deleted {record[FLATTENED_DELETED]!r} is neither true nor false")
+    raw_op = record.get(FLATTENED_OP)
+    if raw_op is None and FLATTENED_DELETED not in record:
+        raise RecordError("flattened record without __op or __deleted (add.fields=op, delete.handling.mode=rewrite)")
+    op = DELETE if deleted == "true" else DEBEZIUM_OPS.get(str(raw_op)) if raw_op is not None else UPDATE
+    if op is None:
+        raise RecordError(f"unknown __op {raw_op!r} (expected c, r, u or d)")
+    image = {name: value for name, value in record.items() if not name.startswith("__")}
+    _check_keys(image, keys)
+    ts = record.get("__source_ts_ms", record.get("__ts_ms"))
+    ordering = debezium_ordering(ts, debezium_position(record, "__"), "__source_ts_ms")
+    types = {}
+    if isinstance(schema, dict):
+        types = {
+            part["field"]: CONNECT_TYPES.get(part.get("type", ""), "string")
+            for part in schema.get("fields") or []
+            if not str(part.get("field", "")).startswith("__")
+        }
+    types = types or {name: kind for name, value in image.items() if (kind := python_type(value))}
+    return ParsedChange(
+        row=row, op=op, ordering=ordering, values={k: as_text(v) for k, v in image.items()}, types=types
+    )
+
+
+def debezium_change(document: Any, row: int, keys: tuple[str, ...], shape: str | None = None) -> ParsedChange | None:
+    """One Debezium record (with or without the schema envelope); None for a tombstone.
+
+    ``shape`` is ``envelope``, ``flattened`` (ExtractNewRecordState) or None (detected per record).
+
+    Raises:
+        RecordError: no op, an unknown op, no row image, a missing or null key, a time or position that is
+            not a whole number.
     """
     if document is None:
         return None
     if not isinstance(document, dict):
         raise RecordError(f"expected a JSON object, got {type(document).__name__}")
-    schema = document.get("schema") if "payload" in document else None
-    envelope = document.get("payload", document)
+    # JsonConverter's schema envelope has exactly these two fields (a row may have a column named payload).
+    wrapped = "payload" in document and set(document) <= {"schema", "payload"}
+    schema = document.get("schema") if wrapped else None
+    envelope = document["payload"] if wrapped else document
     if envelope is None:
         return None
+    if not isinstance(envelope, dict):
+        raise RecordError(f"expected a JSON object, got {type(envelope).__name__}")
+    if (shape or debezium_shape_of(envelope)) == "flattened":
+        return _flattened_change(envelope, schema, row, keys)
     if "op" not in envelope:
-        raise RecordError("missing op (not a Debezium change event: is the unwrap transform on?)")
+        raise RecordError("missing op: not a Debezium change envelope (is the table's debezium_shape right?)")
     op = DEBEZIUM_OPS.get(str(envelope["op"]))
     if op is None:
         raise RecordError(f"unknown op {envelope['op']!r} (expected c, r, u or d)")
@@ -157,7 +279,7 @@ def debezium_change(document: Any, row: int, keys: tuple[str, ...]) -> ParsedCha
     _check_keys(image, keys)
     source = envelope.get("source") or {}
     ts = source.get("ts_ms") if source.get("ts_ms") is not None else envelope.get("ts_ms")
-    ordering = f"{_pad(ts, TS_DIGITS)}|{debezium_position(source)}"
+    ordering = debezium_ordering(ts, debezium_position(source), "source.ts_ms")
     types = _connect_types(schema, image_field) or {
         name: kind for name, value in image.items() if (kind := python_type(value))
     }
@@ -219,8 +341,20 @@ def flat_attribute(attribute: dict[str, Any]) -> tuple[str | None, str | None]:
 
 
 def approximate_millis(value: Any) -> int:
-    """ApproximateCreationDateTime in milliseconds: streams give seconds, Kinesis gives milliseconds."""
-    number = float(value)
+    """ApproximateCreationDateTime in milliseconds: streams give seconds, Kinesis gives milliseconds.
+
+    Raises:
+        RecordError: not a non-negative number (an ISO text, a word, a boolean).
+    """
+    try:
+        if isinstance(value, bool):
+            raise ValueError(value)
+        number = float(value)
+    except (TypeError, ValueError) as error:
+        why = f"ApproximateCreationDateTime {value!r} is not a number of seconds or milliseconds"
+        raise RecordError(why) from error
+    if not 0 <= number < 10**TS_DIGITS:
+        raise RecordError(f"ApproximateCreationDateTime {value!r} is out of range")
     return round(number * 1000) if number < 100_000_000_000 else int(number)
 
 
@@ -254,18 +388,39 @@ def dynamodb_change(document: Any, row: int, keys: tuple[str, ...]) -> ParsedCha
     _check_keys(values, keys)
     created = body.get("ApproximateCreationDateTime")
     millis = _pad(approximate_millis(created), TS_DIGITS) if created is not None else ""
-    ordering = f"{millis}|{_pad(body.get('SequenceNumber'), SEQUENCE_DIGITS)}"
+    sequence = body.get("SequenceNumber")
+    position = (
+        _pad(None, SEQUENCE_DIGITS) if sequence is None else whole_number(sequence, "SequenceNumber", SEQUENCE_DIGITS)
+    )
+    ordering = f"{millis}|{position}"
     return ParsedChange(row=row, op=op, ordering=ordering, values=values, types=types)
 
 
-def parse_file(text: str, source_format: str, keys: tuple[str, ...]) -> Iterator[ParsedChange]:
-    """Every change of one file; ends with one error change at the first bad record."""
-    parse = debezium_change if source_format == "debezium" else dynamodb_change
+def parse_file(
+    text: str, source_format: str, keys: tuple[str, ...], *, shape: str | None = None
+) -> Iterator[ParsedChange]:
+    """Every change of one file; ends with one error change at the first bad record (``row N: reason``)."""
     row = -1
     try:
         for row, document in enumerate(json_documents(text)):
-            change = parse(document, row, keys)
+            if source_format == "debezium":
+                change = debezium_change(document, row, keys, shape)
+            else:
+                change = dynamodb_change(document, row, keys)
             if change is not None:
                 yield change
     except RecordError as error:
-        yield ParsedChange(row=max(row, 0), error=str(error))
+        where = "" if str(error).startswith("row ") else f"row {row + 1}: "  # a JSON error names its own row
+        yield ParsedChange(row=max(row, 0), error=f"{where}{error}")
+
+
+def parse_content(
+    data: bytes, source_format: str, keys: tuple[str, ...], *, encoding: str = "utf-8", shape: str | None = None
+) -> Iterator[ParsedChange]:
+    """Every change of one file's bytes (gzip or not); one error change when the bytes are not readable text."""
+    try:
+        text = decode_content(data, encoding)
+    except ContentError as error:
+        yield ParsedChange(row=0, error=str(error))
+        return
+    yield from parse_file(text, source_format, keys, shape=shape)

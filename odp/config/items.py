@@ -10,7 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from odp.config.models import DEFAULT_MAX_FILE_ATTEMPTS, Cadence, TableConfig
+from odp.config.models import DEFAULT_MAX_FILE_ATTEMPTS, SOURCE_SETTINGS, Cadence, TableConfig
 from odp.naming import file_processor_job_name
 
 # Sparse attribute: present only on active tables, so the ``active_by_cadence`` index holds
@@ -30,31 +30,53 @@ def table_config_item(table: TableConfig) -> dict[str, Any]:
         "partition_by": list(table.partition_by),
         "table_type": table.table_type.value,
         "mode": table.mode.value,
-        "cadence": table.cadence,
         "database": table.database,
         "target_table": table.target_table,
         "is_active": table.is_active,
     }
+    if table.cadence is not None:
+        item["cadence"] = table.cadence
+    if table.stream is not None:
+        item["stream"] = table.stream
     if table.ordering_column is not None:
         item["ordering_column"] = table.ordering_column
     if table.columns is not None:
-        item["columns"] = dict(table.columns)
+        # A list, not a map: a DynamoDB map has no order, and headerless CSV is read in this order.
+        item["columns"] = [{"name": name, "type": kind} for name, kind in table.columns.items()]
+    for name in SOURCE_SETTINGS:
+        value = getattr(table, name)
+        if value is not None and value != TableConfig.model_fields[name].default:
+            item[name] = value.value if hasattr(value, "value") else value
     if table.max_file_attempts != DEFAULT_MAX_FILE_ATTEMPTS:
         item["max_file_attempts"] = table.max_file_attempts
-    if table.is_active:
+    if table.is_active and table.cadence is not None:  # a streamed table is never a batch table
         item[ACTIVE_CADENCE_ATTRIBUTE] = table.cadence
     return item
+
+
+class StaleTableConfigItemError(ValueError):
+    """A table_config item written by an older Configuration Manager, in a form this version does not read."""
 
 
 def table_config_from_item(item: dict[str, Any]) -> TableConfig:
     """Rebuild a :class:`TableConfig` from its DynamoDB item.
 
     Raises:
+        StaleTableConfigItemError: ``columns`` stored as a map (an older release): its order is lost.
         pydantic.ValidationError: the item is not a table_config item.
     """
     fields = {key: value for key, value in item.items() if key not in ("table_id", ACTIVE_CADENCE_ATTRIBUTE)}
     if isinstance(fields.get("max_file_attempts"), Decimal):  # DynamoDB numbers come back as Decimal
         fields["max_file_attempts"] = int(fields["max_file_attempts"])
+    columns = fields.get("columns")
+    if isinstance(columns, dict):
+        raise StaleTableConfigItemError(
+            f"table_config item {item.get('table_id')}: columns are stored as a map, which has no order (written by "
+            "an older Configuration Manager): redeploy the configuration (python -m odp.config load, or the "
+            "pipeline) so they are stored as an ordered list"
+        )
+    if columns is not None:
+        fields["columns"] = {column["name"]: column["type"] for column in columns}
     return TableConfig.model_validate(fields)
 
 

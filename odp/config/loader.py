@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from odp.config.models import (
     DEFAULT_MAX_FILE_ATTEMPTS,
+    SOURCE_SETTINGS,
     CadencesFile,
     Environment,
     EnvironmentsFile,
@@ -27,8 +28,11 @@ from odp.config.models import (
     TableMode,
     TablesFile,
     TableType,
+    source_setting_issues,
     table_id,
 )
+from odp.config.streams import STREAMS_FILE, StreamsFile, stream_issues
+from odp.naming import physical_names
 
 ENVIRONMENTS_FILE = "environments.yaml"
 CADENCES_FILE = "cadences.yaml"
@@ -69,6 +73,7 @@ class OdpConfig:
     cadences: CadencesFile
     tables: tuple[TableConfig, ...]
     table_files: dict[str, str] = field(default_factory=dict)  # table_id -> file it came from
+    streams: StreamsFile = field(default_factory=StreamsFile)  # streams.yaml (optional file)
 
     def table(self, table_id: str) -> TableConfig:
         """The table with this id.
@@ -207,8 +212,17 @@ def _resolve_table(
         issues.append(ConfigIssue(display, f"{where}.primary_key", "required (here or in defaults)"))
     elif len(set(primary_key)) != len(primary_key):
         issues.append(ConfigIssue(display, f"{where}.primary_key", f"repeats a column: {primary_key}"))
-    if cadence is None:
-        issues.append(ConfigIssue(display, f"{where}.cadence", "required (here or in defaults)"))
+    stream = pick("stream")
+    if cadence is None and stream is None:
+        issues.append(ConfigIssue(display, f"{where}.cadence", "required (here or in defaults), or a stream"))
+    if cadence is not None and stream is not None:
+        issues.append(
+            ConfigIssue(
+                display,
+                f"{where}.stream",
+                f"a table is either batch (cadence {cadence!r}) or stream (stream {stream!r}), not both",
+            )
+        )
     if database is None:
         issues.append(ConfigIssue(display, f"{where}.database", "required (here or in defaults)"))
     if ordering is None and tables_file.format is SourceFormat.DMS:
@@ -233,6 +247,10 @@ def _resolve_table(
                     issues.append(
                         ConfigIssue(display, f"{where}.{role}", f"column {name!r} is not declared in columns")
                     )
+    issues.extend(
+        ConfigIssue(display, f"{where}.{name}", reason)
+        for name, reason in source_setting_issues(tables_file.format, pick, [*(primary_key or []), *partition_by])
+    )
     if len(issues) != before:
         return None
     return TableConfig(
@@ -251,6 +269,8 @@ def _resolve_table(
         is_active=True if pick("is_active") is None else pick("is_active"),
         columns=columns,
         max_file_attempts=pick("max_file_attempts") or DEFAULT_MAX_FILE_ATTEMPTS,
+        stream=stream,
+        **{name: pick(name) for name in SOURCE_SETTINGS if pick(name) is not None},
     )
 
 
@@ -275,6 +295,26 @@ def _check_environments(environments: dict[str, Environment], issues: list[Confi
                 )
             )
         branches.setdefault(env.branch, name)
+
+
+def _check_physical_names(environments: EnvironmentsFile, cadences: CadencesFile, issues: list[ConfigIssue]) -> None:
+    """Every AWS name an environment and its cadences become follows its service's rule (odp.naming.NAME_RULES):
+    a name AWS refuses fails here, naming the setting to shorten, not halfway through a deploy."""
+    reported: set[str] = set()
+    for env_name, env in environments.environments.items():
+        for physical in physical_names(env_name, env.account, env.region, list(cadences.cadences)):
+            problem = physical.problem()
+            if problem is None or physical.name in reported:
+                continue
+            reported.add(physical.name)
+            if physical.cadence is None:
+                issues.append(ConfigIssue(ENVIRONMENTS_FILE, f"environments.{env_name}", problem))
+            else:
+                issues.append(
+                    ConfigIssue(
+                        CADENCES_FILE, f"cadences.{physical.cadence}", f"in environment {env_name!r}: {problem}"
+                    )
+                )
 
 
 def _table_files(config_dir: Path) -> Iterator[Path]:
@@ -358,6 +398,25 @@ def _load_tables(
     return tables, table_files
 
 
+def _load_streams(
+    root: Path, tables: list[TableConfig], table_files: dict[str, str], issues: list[ConfigIssue]
+) -> StreamsFile | None:
+    """streams.yaml (optional) and the rules across it and the tables (see odp.config.streams)."""
+    path = root / STREAMS_FILE
+    streams = StreamsFile()
+    if path.is_file():
+        data = _read_yaml(path, STREAMS_FILE, issues)
+        streams = _validate(StreamsFile, data, STREAMS_FILE, issues) if data is not None else None
+        if streams is None:
+            return None
+    for subject, reason in stream_issues(tables, streams, check_unused=not issues):
+        if subject in table_files:
+            issues.append(ConfigIssue(table_files[subject], subject, reason))
+        else:
+            issues.append(ConfigIssue(STREAMS_FILE, f"streams.{subject}", reason))
+    return streams
+
+
 def load_config(config_dir: str | Path) -> OdpConfig:
     """Read and validate a configuration directory.
 
@@ -386,8 +445,18 @@ def load_config(config_dir: str | Path) -> OdpConfig:
         # A table naming a cadence that exists but is invalid is not reported a second time.
         cadence_names = set(cadences.cadences) if cadences is not None else set(raw) if isinstance(raw, dict) else None
 
+    if environments is not None and cadences is not None:
+        _check_physical_names(environments, cadences, issues)
+
     tables, table_files = _load_tables(root, cadence_names, issues)
+    streams = _load_streams(root, tables, table_files, issues)
 
     if issues or environments is None or cadences is None:
         raise ConfigError(issues)
-    return OdpConfig(environments=environments, cadences=cadences, tables=tuple(tables), table_files=table_files)
+    return OdpConfig(
+        environments=environments,
+        cadences=cadences,
+        tables=tuple(tables),
+        table_files=table_files,
+        streams=streams or StreamsFile(),
+    )

@@ -8,9 +8,11 @@ name the file and the path inside it.
 
 from __future__ import annotations
 
+import codecs
 import re
+from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
@@ -148,6 +150,15 @@ class GlueWorkerType(StrEnum):
     G_025X = "G.025X"
 
 
+_WORKER_DPUS = {
+    GlueWorkerType.G_025X: 0.25,
+    GlueWorkerType.G_1X: 1.0,
+    GlueWorkerType.G_2X: 2.0,
+    GlueWorkerType.G_4X: 4.0,
+    GlueWorkerType.G_8X: 8.0,
+}
+
+
 def schedule_interval_minutes(expression: str) -> int | None:
     """Minutes between runs for a ``rate(...)`` expression, ``None`` for ``cron(...)``.
 
@@ -183,6 +194,13 @@ class Cadence(_Strict):
     job_timeout_minutes: Annotated[int, Field(ge=5, le=2880)] = Field(
         default=60, description="Glue job timeout; a run past it fails and its tables retry next time."
     )
+    table_concurrency: Annotated[int, Field(ge=1, le=32)] = Field(
+        default=4,
+        description=(
+            "Tables of one batch a Glue run writes at once (threads sharing one Spark application, FAIR "
+            "scheduler pools); 1 = one after another."
+        ),
+    )
 
     @field_validator("schedule")
     @classmethod
@@ -193,6 +211,11 @@ class Cadence(_Strict):
     @property
     def interval_minutes(self) -> int | None:
         return schedule_interval_minutes(self.schedule)
+
+    @property
+    def job_dpus(self) -> float:
+        """DPUs of one Glue run: workers x DPUs per worker (G.025X = 0.25, G.1X = 1, G.2X = 2, ...)."""
+        return self.number_of_workers * _WORKER_DPUS[self.worker_type]
 
 
 class CadencesFile(_Strict):
@@ -226,6 +249,38 @@ class TableMode(StrEnum):
     HISTORICAL = "historical"
 
 
+class DebeziumShape(StrEnum):
+    """How a Debezium table's records are written to S3."""
+
+    ENVELOPE = "envelope"  # the change event: op, before, after, source
+    FLATTENED = "flattened"  # ExtractNewRecordState: the row plus __op, __source_ts_ms, __deleted, ...
+
+
+# The change frame's bookkeeping columns as one struct in a transform's input; the SELECT must keep it.
+TRANSFORM_META = "_odp"
+TRANSFORM_SOURCE = "<SRC>"
+
+
+def transform_problems(sql: str, required: list[str]) -> list[str]:
+    """What is wrong with a per-table transform, checked without Spark (Spark checks again at run time).
+
+    A transform is one SELECT over ``<SRC>`` (the change frame) that keeps ``_odp`` (the change's op and
+    ordering) and every column in ``required`` (key and partition columns) by name.
+    """
+    problems = []
+    text = sql.strip()
+    if not re.match(r"(?is)^select\b", text):
+        problems.append("must be one SELECT statement")
+    if ";" in text.rstrip(";"):
+        problems.append("must be one statement (no ';' inside)")
+    if TRANSFORM_SOURCE not in text:
+        problems.append(f"must read from {TRANSFORM_SOURCE} (the table's changes)")
+    for name in [TRANSFORM_META, *required]:
+        if not re.search(rf"(?i)(?<![\w`]){re.escape(name)}(?![\w`])|`{re.escape(name)}`", text):
+            problems.append(f"must keep column {name}")
+    return problems
+
+
 class TableSettings(_Strict):
     """Settings a table may take from its file's ``defaults`` block or set itself."""
 
@@ -243,6 +298,10 @@ class TableSettings(_Strict):
     table_type: TableType | None = Field(default=None, description="Hudi table type; default COPY_ON_WRITE.")
     mode: TableMode | None = Field(default=None, description="current (default) or historical.")
     cadence: ResourceName | None = Field(default=None, description="Name of a cadence in cadences.yaml.")
+    stream: ResourceName | None = Field(
+        default=None,
+        description="Name of a stream in streams.yaml (dynamodb tables only); a table has a cadence or a stream.",
+    )
     database: GlueName | None = Field(default=None, description="Target Glue database (lower case).")
     is_active: bool | None = Field(default=None, description="Inactive tables are kept but not processed.")
     max_file_attempts: Annotated[int, Field(ge=1, le=100)] | None = Field(
@@ -253,8 +312,60 @@ class TableSettings(_Strict):
         ),
     )
     columns: dict[ColumnName, str] | None = Field(
-        default=None, description="Optional column name -> Spark SQL type (string, bigint, decimal(10,2), ...)."
+        default=None,
+        description=(
+            "Optional column name -> Spark SQL type (string, bigint, decimal(10,2), ...), in the order of the "
+            "source's fields: headerless DMS CSV is read in this order (after Op). Values that do not convert "
+            "to their type fail the file (never NULL)."
+        ),
     )
+    csv_header: bool | None = Field(
+        default=None,
+        description=(
+            "dms CSV: true = every file starts with a header row (DMS AddColumnName=true), false = never; "
+            "omitted = detected (a first line that names the configured columns is a header)."
+        ),
+    )
+    csv_delimiter: Annotated[str, StringConstraints(min_length=1, max_length=1, strip_whitespace=False)] | None = Field(
+        default=None, description="dms CSV: the field delimiter (DMS CsvDelimiter); default ','."
+    )
+    csv_null_value: Annotated[str, StringConstraints(strip_whitespace=False)] | None = Field(
+        default=None,
+        description=(
+            "dms CSV: the text DMS writes for NULL (CsvNullValue); default: an empty field is NULL. When set, "
+            "an empty field is an empty string."
+        ),
+    )
+    encoding: str | None = Field(
+        default=None,
+        description="Text encoding of CSV and JSON files (a Python codec name); default utf-8. Bytes that do "
+        "not decode fail the file.",
+    )
+    debezium_shape: DebeziumShape | None = Field(
+        default=None,
+        description=(
+            "debezium: envelope (op/before/after/source) or flattened (ExtractNewRecordState with "
+            "add.fields=op,source.ts_ms,...); omitted = detected per record."
+        ),
+    )
+    transform: str | None = Field(
+        default=None,
+        description=(
+            "Optional Spark SQL SELECT over <SRC> (the table's changes), applied before the write: it must keep "
+            "_odp (each change's op and ordering) and the key and partition columns, e.g. "
+            '"SELECT _odp, id, upper(name) AS name FROM <SRC>".'
+        ),
+    )
+
+    @field_validator("encoding")
+    @classmethod
+    def _encoding_is_known(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            return codecs.lookup(value).name
+        except LookupError as error:
+            raise ValueError(f"unknown encoding {value!r} (use a Python codec name: utf-8, latin-1, cp1252)") from error
 
     @field_validator("columns")
     @classmethod
@@ -265,6 +376,35 @@ class TableSettings(_Strict):
         if bad:
             raise ValueError("unknown Spark SQL type for " + ", ".join(bad))
         return {name: kind.strip().lower() for name, kind in value.items()}
+
+
+# Reader settings a table resolves from its entry or the file's defaults (None = the reader's default).
+SOURCE_SETTINGS = ("csv_header", "csv_delimiter", "csv_null_value", "encoding", "debezium_shape", "transform")
+_SETTINGS_OF_FORMAT = {
+    "csv_header": "dms",
+    "csv_delimiter": "dms",
+    "csv_null_value": "dms",
+    "debezium_shape": "debezium",
+}
+
+
+def source_setting_issues(
+    source_format: SourceFormat, pick: Callable[[str], Any], required: list[str]
+) -> list[tuple[str, str]]:
+    """(setting, reason) for reader settings that do not fit the source format or the table.
+
+    ``pick(name)`` gives a setting as resolved (table entry over defaults); ``required`` are the key and
+    partition columns a transform must keep.
+    """
+    issues = [
+        (name, f"only for {only} sources, this is a {source_format.value} source")
+        for name, only in _SETTINGS_OF_FORMAT.items()
+        if pick(name) is not None and only != source_format.value
+    ]
+    transform = pick("transform")
+    if transform is not None:
+        issues += [("transform", problem) for problem in transform_problems(transform, required)]
+    return issues
 
 
 class TableEntry(TableSettings):
@@ -303,12 +443,21 @@ class TableConfig(_Strict):
     partition_by: tuple[str, ...]
     table_type: TableType
     mode: TableMode
-    cadence: str
+    cadence: str | None = None  # None for a streamed table (``stream`` set instead)
     database: str
     target_table: str
     is_active: bool
-    columns: dict[str, str] | None = None
+    columns: dict[str, str] | None = None  # ordered: the source's field order
+    stream: str | None = None  # the stream that writes this table (then no cadence)
+    csv_header: bool | None = None
+    csv_delimiter: str = ","
+    csv_null_value: str | None = None
+    encoding: str = "utf-8"
+    debezium_shape: DebeziumShape | None = None
+    transform: str | None = None
     max_file_attempts: int = DEFAULT_MAX_FILE_ATTEMPTS
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
 
     @property
     def table_id(self) -> str:

@@ -8,11 +8,13 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from odp.config.models import CadencesFile, EnvironmentsFile, TablesFile
+from odp.config.streams import StreamsFile
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "environments.schema.json": EnvironmentsFile,
     "cadences.schema.json": CadencesFile,
     "tables.schema.json": TablesFile,
+    "streams.schema.json": StreamsFile,
 }
 
 

@@ -142,6 +142,7 @@ class TableRun:
     batch_id: str | None = None  # the Batch Manager's batch (job argument odp_batch_id) this run belonged to
     duplicate_files: int = 0  # historical tables: files not applied, their content was applied already
     quarantined_files: tuple[str, ...] = ()  # keys of the files this run quarantined (they failed it too often)
+    dpu_seconds: float | None = None  # the run's share of the Glue job's DPU-seconds (etl.cost); None = unknown
 
     @property
     def run_at(self) -> str:
@@ -152,6 +153,8 @@ class TableRun:
         item = {name: value for name, value in asdict(self).items() if value is not None}
         item["status"] = self.status.value
         item["seconds"] = Decimal(str(round(self.seconds, 3)))
+        if self.dpu_seconds is not None:
+            item["dpu_seconds"] = Decimal(str(round(self.dpu_seconds, 3)))
         item["run_at"] = self.run_at
         if self.quarantined_files:
             item["quarantined_files"] = list(self.quarantined_files)
@@ -167,8 +170,9 @@ class TableRun:
         for name in ("files", "rows", "inserts", "updates", "deletes", "duplicate_files"):
             if name in known:
                 known[name] = int(known[name])
-        if "seconds" in known:
-            known["seconds"] = float(known["seconds"])
+        for name in ("seconds", "dpu_seconds"):
+            if name in known:
+                known[name] = float(known[name])
         known["status"] = TableStatus(known["status"])
         known["quarantined_files"] = tuple(known.get("quarantined_files") or ())
         return cls(**known)

@@ -24,6 +24,7 @@ class SynthesizedApp:
     pipelines: dict[str, dict[str, Any]]  # environment name -> its pipeline template
     regions: dict[str, str]  # stack path -> region
     files: dict[str, Path]  # stack path -> template file
+    nag_runs: int  # how often cdk-nag's plugin validated the app during the synth
 
     def asset_text(self, file_name: str) -> str:
         """A file asset of the assembly (e.g. a state machine definition), by its staged file name."""
@@ -34,6 +35,15 @@ class SynthesizedApp:
 
     def resources(self, template: dict[str, Any], resource_type: str) -> dict[str, dict[str, Any]]:
         return {k: v for k, v in template["Resources"].items() if v["Type"] == resource_type}
+
+    def role_statements(self, template: dict[str, Any], role_logical: str) -> list[dict[str, Any]]:
+        """Every statement of the policies attached to one role (by its logical id)."""
+        return [
+            statement
+            for policy in self.resources(template, "AWS::IAM::Policy").values()
+            if {"Ref": role_logical} in policy["Properties"]["Roles"]
+            for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        ]
 
 
 def _stacks(assembly: Any) -> Iterator[Any]:
@@ -48,7 +58,8 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> SynthesizedApp:
     from infrastructure.application import build_app
 
     outdir = tmp_path_factory.mktemp("cdk.out")
-    assembly = build_app(outdir=str(outdir)).synth()
+    app = build_app(outdir=str(outdir))
+    assembly = app.synth()
     templates: dict[str, dict[str, Any]] = {}
     regions: dict[str, str] = {}
     files: dict[str, Path] = {}
@@ -65,7 +76,13 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> SynthesizedApp:
         if parts[-1] == "DataLake":
             data_lakes[parts[-2].lower()] = template
     return SynthesizedApp(
-        outdir=outdir, templates=templates, data_lakes=data_lakes, pipelines=pipelines, regions=regions, files=files
+        outdir=outdir,
+        templates=templates,
+        data_lakes=data_lakes,
+        pipelines=pipelines,
+        regions=regions,
+        files=files,
+        nag_runs=app.odp_nag.runs,
     )
 
 

@@ -64,8 +64,35 @@ def test_glue_artifacts_hold_script_library_and_wheels(tmp_path: Path, monkeypat
     assert built.wheels == ("wheels/pydantic-2.14.3-py3-none-any.whl",)
     with zipfile.ZipFile(built.directory / built.library) as archive:
         assert sorted(archive.namelist()) == ["etl/jobs/file_processor.py", "odp/__init__.py"]
+    assert built.wheels_zip.endswith(".gluewheels.zip")
+    with zipfile.ZipFile(built.directory / built.wheels_zip) as archive:
+        assert sorted(archive.namelist()) == ["wheels/pydantic-2.14.3-py3-none-any.whl", "wheels/requirements.txt"]
+        assert archive.read("wheels/requirements.txt").decode().split() == list(assets.PYTHON_DEPENDENCIES)
     again = assets.glue_artifacts(tmp_path, tmp_path / "cache2")
-    assert (again.directory / built.library).read_bytes() == (built.directory / built.library).read_bytes()
+    for name in (built.library, built.wheels_zip):
+        assert (again.directory / name).read_bytes() == (built.directory / name).read_bytes()
+
+
+def test_the_zip_of_wheels_installs_in_one_offline_pip_call(repo_root: Path, tmp_path: Path) -> None:
+    """What Glue 5 does with --python-modules-installer-option --no-index: install wheels/requirements.txt
+    from the zip's own wheels only, for Glue's platform (manylinux x86_64, CPython 3.11)."""
+    built = assets.glue_artifacts(repo_root, repo_root / ".cache" / "assets")  # the real build of this tree
+    with zipfile.ZipFile(built.directory / built.wheels_zip) as archive:
+        archive.extractall(tmp_path)
+    wheels = tmp_path / assets.GLUE_WHEELS_DIR
+    assets._pip(
+        "install",
+        "--no-index",
+        "--find-links",
+        str(wheels),
+        *assets.PIP_PLATFORM,
+        "--target",
+        str(tmp_path / "site"),
+        "-r",
+        str(wheels / "requirements.txt"),
+    )
+    installed = {p.name.split("-")[0].lower() for p in (tmp_path / "site").glob("*.dist-info")}
+    assert {"pydantic", "pydantic_core", "pyyaml", "typing_extensions", "annotated_types"} <= installed
 
 
 def test_pip_failure_names_the_command(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from infrastructure.file_manager import HANDLER, MAX_RECEIVE_COUNT, key_patterns
+import json
+
+from infrastructure.file_manager import (
+    EVENT_PATTERN_MAX_LENGTH,
+    HANDLER,
+    MAX_RECEIVE_COUNT,
+    fits_event_pattern_quota,
+    key_prefixes,
+    object_created_pattern,
+)
 from odp.lambda_env import lambda_environment
 from odp.naming import TrackerTableNames
 
@@ -58,27 +67,27 @@ def test_rule_matches_data_files_of_configured_sources_in_staging(synthesized, c
     pattern = rule["EventPattern"]
     assert pattern["source"] == ["aws.s3"]
     assert pattern["detail-type"] == ["Object Created"]
-    keys = [entry["wildcard"] for entry in pattern["detail"]["object"]["key"]]
-    assert keys == key_patterns(t.source for t in config.tables)
-    assert "inventory_debezium/*.jsonl" in keys
-    assert "taxi_trips_dms/*.parquet" in keys
+    keys = pattern["detail"]["object"]["key"]
+    # A prefix per source and no suffix filter: extension-less objects (Firehose's default) reach the queue.
+    assert keys == [{"prefix": p} for p in key_prefixes(t.source for t in config.tables)]
+    assert {"prefix": "inventory_debezium/"} in keys
+    assert {"prefix": "taxi_trips_dms/"} in keys
     assert len(rule["Targets"]) == 1
 
 
-def test_key_patterns_drop_suffixes_already_covered() -> None:
-    assert key_patterns(["b", "a", "a"]) == [
-        f"{source}/*{suffix}" for source in ("a", "b") for suffix in (".csv", ".gz", ".json", ".jsonl", ".parquet")
-    ]
+def test_key_prefixes_one_per_source_sorted() -> None:
+    assert key_prefixes(["b", "a", "a"]) == ["a/", "b/"]
 
 
-def _role_statements(template: dict, function_props: dict) -> list[dict]:
-    role = function_props["Role"]["Fn::GetAtt"][0]
-    return [
-        statement
-        for resource in template["Resources"].values()
-        if resource["Type"] == "AWS::IAM::Policy" and {"Ref": role} in resource["Properties"]["Roles"]
-        for statement in resource["Properties"]["PolicyDocument"]["Statement"]
-    ]
+def test_pattern_of_many_sources_stays_within_the_quota_or_matches_the_bucket() -> None:
+    # 40 sources of 30 characters fit; the quota is measured with a 63-character bucket name.
+    forty = [f"source_{i:02d}_{'x' * 20}" for i in range(40)]
+    assert fits_event_pattern_quota(key_prefixes(forty))
+    pattern = object_created_pattern("b" * 63, key_prefixes(forty))
+    assert len(json.dumps(pattern, separators=(",", ":"))) <= EVENT_PATTERN_MAX_LENGTH
+    hundred = [f"source_{i:03d}_{'x' * 20}" for i in range(100)]
+    assert not fits_event_pattern_quota(key_prefixes(hundred))
+    assert "object" not in object_created_pattern("b", None)["detail"]
 
 
 def test_file_manager_may_register_but_not_scan(synthesized) -> None:
@@ -89,7 +98,7 @@ def test_file_manager_may_register_but_not_scan(synthesized) -> None:
         if r["Type"] == "AWS::DynamoDB::GlobalTable"
     }
     functions = _by_name(synthesized.resources(template, "AWS::Lambda::Function"), "FunctionName")
-    statements = _role_statements(template, functions["odp-dev-file-manager"][1])
+    statements = synthesized.role_statements(template, functions["odp-dev-file-manager"][1]["Role"]["Fn::GetAtt"][0])
 
     def allowed(action: str, table: str) -> bool:
         arn = {"Fn::GetAtt": [tables[table], "Arn"]}
@@ -101,3 +110,21 @@ def test_file_manager_may_register_but_not_scan(synthesized) -> None:
     assert allowed("dynamodb:GetItem", "odp-dev-table-config")
     assert not allowed("dynamodb:PutItem", "odp-dev-table-config")
     assert all("dynamodb:Scan" not in s["Action"] for s in statements)
+
+
+def test_powertools_layer_is_the_version_the_tests_run(synthesized, repo_root) -> None:
+    import re
+
+    from infrastructure.lambda_function import POWERTOOLS_LAYER_PARAMETER, POWERTOOLS_VERSION
+
+    pinned = re.search(
+        r"^aws-lambda-powertools(?:\[[^\]]*\])?==(\S+)$",
+        (repo_root / "requirements.txt").read_text(encoding="utf-8"),
+        re.MULTILINE,
+    )
+    assert pinned is not None
+    assert pinned.group(1) == POWERTOOLS_VERSION
+    assert POWERTOOLS_LAYER_PARAMETER.endswith(f"/{POWERTOOLS_VERSION}")
+    text = json.dumps(synthesized.data_lakes["dev"])
+    assert POWERTOOLS_LAYER_PARAMETER in text
+    assert "python3.11/latest" not in text

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from infrastructure.assets import PYTHON_DEPENDENCIES
 from infrastructure.glue_jobs import GLUE_VERSION
 from odp.job_contract import FileProcessorJobArgs
 from odp.naming import TrackerTableNames, file_processor_job_name
@@ -25,10 +26,11 @@ def test_one_job_per_cadence_sized_from_config(synthesized, config, env) -> None
         assert job["Command"]["Name"] == "glueetl"
         assert job["WorkerType"] == cadence.worker_type.value
         assert job["NumberOfWorkers"] == cadence.number_of_workers
-        assert job["ExecutionProperty"] == {"MaxConcurrentRuns": cadence.max_concurrency}
+        # One run beyond the Map concurrency: the post-deploy canary or a manual run never takes a scheduled slot.
+        assert job["ExecutionProperty"] == {"MaxConcurrentRuns": cadence.max_concurrency + 1}
         assert job["Timeout"] == cadence.job_timeout_minutes
         assert job["SecurityConfiguration"] == f"odp-{env}-file-processor"
-        assert job["Connections"] == {"Connections": [f"odp-{env}-vpc"]}
+        assert job["Connections"] == {"Connections": [f"odp-{env}-vpc", f"odp-{env}-vpc-2"]}
 
 
 def test_default_arguments_carry_the_contract_and_hudi(synthesized, config) -> None:
@@ -42,6 +44,10 @@ def test_default_arguments_carry_the_contract_and_hudi(synthesized, config) -> N
         assert parsed.tracker_tables == names
         assert parsed.catalog_sync is True
         assert parsed.history_retention_days == config.environments.environments[env].data_retention_days
+        cadence = config.cadences.cadences[name]
+        assert parsed.table_concurrency == cadence.table_concurrency
+        assert parsed.hudi_profile == "glue"  # production settings on the Glue path, never the laptop profile
+        assert parsed.job_dpus == cadence.job_dpus > 0
         raw_root = arguments[f"--{FileProcessorJobArgs.RAW_ROOT}"]
         assert "Fn::Join" in raw_root  # s3:// + the raw bucket's name
         assert arguments["--datalake-formats"] == "hudi"
@@ -49,13 +55,12 @@ def test_default_arguments_carry_the_contract_and_hudi(synthesized, config) -> N
         conf = arguments["--conf"]
         assert "spark.serializer=org.apache.spark.serializer.KryoSerializer" in conf
         assert "spark.sql.hive.convertMetastoreParquet=false" in conf
+        assert "spark.scheduler.mode=FAIR" in conf  # the batch's tables run concurrently, one pool each
         assert arguments["--python-modules-installer-option"] == "--no-index"
         assert str(arguments["--extra-py-files"]).count("odp_etl.zip") == 1
-        wheels = str(arguments["--additional-python-modules"])
-        for requirement in PYTHON_DEPENDENCIES:
-            package = requirement.split("==")[0].lower()
-            assert f"{package}-{requirement.split('==')[1]}" in wheels.lower()
-        assert "pydantic_core-" in wheels
+        modules = json.dumps(arguments["--additional-python-modules"])
+        assert modules.count(".gluewheels.zip") == 1  # the zip of wheels, one S3 object
+        assert ".whl" not in modules
 
 
 def test_security_configuration_encrypts_s3_logs_and_bookmarks(synthesized) -> None:
@@ -72,8 +77,8 @@ def test_security_configuration_encrypts_s3_logs_and_bookmarks(synthesized) -> N
 
 def test_network_connection_and_databases(synthesized, config) -> None:
     template = synthesized.data_lakes["dev"]
-    (connection,) = synthesized.resources(template, "AWS::Glue::Connection").values()
-    assert connection["Properties"]["ConnectionInput"]["ConnectionType"] == "NETWORK"
+    connections = synthesized.resources(template, "AWS::Glue::Connection").values()
+    assert [c["Properties"]["ConnectionInput"]["ConnectionType"] for c in connections] == ["NETWORK", "NETWORK"]
     databases = {
         d["Properties"]["DatabaseInput"]["Name"]
         for d in synthesized.resources(template, "AWS::Glue::Database").values()
@@ -82,3 +87,20 @@ def test_network_connection_and_databases(synthesized, config) -> None:
         assert table.database in databases
         assert f"{table.source.lower()}_conformed" in databases
         assert f"{table.source.lower()}_purpose_built" in databases
+
+
+def test_catalog_grant_names_each_configured_database(synthesized, config) -> None:
+    from infrastructure.glue_jobs import catalog_database_arns
+
+    assert catalog_database_arns("c", ["b", "a", "b"]) == [
+        "c:database/a",
+        "c:database/b",
+        "c:database/default",
+        "c:table/a/*",
+        "c:table/b/*",
+    ]
+    template = json.dumps(synthesized.data_lakes["dev"])
+    assert ":database/*" not in template
+    assert ":table/*" not in template
+    for table in config.tables:
+        assert f":table/{table.database}/*" in template

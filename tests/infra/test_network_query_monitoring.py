@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from infrastructure.batch_manager import FRESHNESS_METRIC
@@ -17,10 +19,29 @@ def test_vpc_has_no_nat_gateway_endpoints_and_flow_logs(synthesized) -> None:
     gateway = [e for e in endpoints if e.get("VpcEndpointType") in (None, "Gateway")]
     interface = [e for e in endpoints if e.get("VpcEndpointType") == "Interface"]
     assert len(gateway) == 2
-    assert len(interface) == 8
+    # What the Glue job calls, nothing else (no SQS, Step Functions, Secrets Manager: nothing in the VPC uses them).
+    services = sorted(e["ServiceName"].rsplit(".", 1)[-1] for e in interface)
+    assert services == ["glue", "kms", "logs", "monitoring", "sts"]
     assert len(synthesized.resources(template, "AWS::EC2::FlowLog")) == 1
-    subnets = synthesized.resources(template, "AWS::EC2::Subnet").values()
-    assert len({s["Properties"]["AvailabilityZone"] for s in subnets}) == 2
+    subnets = synthesized.resources(template, "AWS::EC2::Subnet")
+    assert len({s["Properties"]["AvailabilityZone"] for s in subnets.values()}) == 2
+
+
+def test_one_glue_connection_per_subnet_in_its_own_az(synthesized) -> None:
+    template = synthesized.data_lakes["prod"]
+    subnets = synthesized.resources(template, "AWS::EC2::Subnet")
+    connections = [
+        c["Properties"]["ConnectionInput"] for c in synthesized.resources(template, "AWS::Glue::Connection").values()
+    ]
+    assert [c["Name"] for c in connections] == ["odp-prod-vpc", "odp-prod-vpc-2"]
+    used = []
+    for connection in connections:
+        requirements = connection["PhysicalConnectionRequirements"]
+        subnet = requirements["SubnetId"]["Ref"]
+        assert subnet in subnets
+        assert requirements["AvailabilityZone"] == {"Fn::GetAtt": [subnet, "AvailabilityZone"]}
+        used.append(subnet)
+    assert sorted(used) == sorted(subnets)
 
 
 def test_workgroup_enforces_encrypted_results_and_each_table_has_a_row_count_query(synthesized, config) -> None:
@@ -83,6 +104,22 @@ def test_freshness_alarm_per_cadence_at_twice_the_interval(synthesized, config, 
         expected_minutes = cadence.interval_minutes or DEFAULT_CRON_INTERVAL_MINUTES
         assert alarm["Threshold"] == 2 * 60 * expected_minutes
         assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
+        # A schedule that stops firing publishes nothing: missing data is a breach, over a period of twice
+        # the interval (every period holds a run's datapoint while the schedule fires).
+        assert alarm["TreatMissingData"] == "breaching"
+        assert alarm["Period"] == 2 * 60 * expected_minutes
+
+
+def test_freshness_period_is_twice_the_interval_within_a_day() -> None:
+    from infrastructure.monitoring import freshness_period
+    from odp.config.models import Cadence
+
+    def cadence(schedule: str) -> Cadence:
+        return Cadence(schedule=schedule, batch_size=1, max_concurrency=1, job_timeout_minutes=30)
+
+    assert freshness_period(cadence("rate(10 minutes)")).to_seconds() == 1200
+    assert freshness_period(cadence("rate(12 hours)")).to_seconds() == 86_400
+    assert freshness_period(cadence("rate(1 day)")).to_seconds() == 86_400  # CloudWatch's one-day limit
 
 
 def test_freshness_threshold_values(config) -> None:
@@ -113,6 +150,42 @@ def test_freshness_alarm_dimensions_match_what_the_batch_manager_emits(synthesiz
     alarm = next(a["Properties"] for a in alarms if a["Properties"]["AlarmName"] == "odp-dev-freshness-hourly")
     assert emitted["Namespace"] == alarm["Namespace"]
     assert emitted["Dimensions"] == [[d["Name"] for d in alarm["Dimensions"]]]
+
+
+def test_cloudwatch_alarms_of_this_account_may_publish_to_the_alerts_topic(synthesized, config) -> None:
+    for env, template in synthesized.data_lakes.items():
+        (topic_logical,) = synthesized.resources(template, "AWS::SNS::Topic")
+        (policy,) = [
+            p["Properties"]
+            for p in synthesized.resources(template, "AWS::SNS::TopicPolicy").values()
+            if {"Ref": topic_logical} in p["Properties"]["Topics"]
+        ]
+        allowed = [
+            s
+            for s in policy["PolicyDocument"]["Statement"]
+            if s["Effect"] == "Allow" and s["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+        ]
+        assert len(allowed) == 1, env
+        assert allowed[0]["Action"] == "sns:Publish"
+        account = config.environments.environments[env].account
+        assert allowed[0]["Condition"]["StringEquals"] == {"aws:SourceAccount": account}
+
+
+def test_the_dashboard_shows_the_costliest_tables_and_the_job_may_publish_their_cost(synthesized) -> None:
+    template = synthesized.data_lakes["test"]
+    (dashboard,) = synthesized.resources(template, "AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    assert "Costliest tables, DPU-seconds per day (top 10)" in body
+    assert "SORT(SEARCH('{ODP,cadence,table_id} MetricName=" in body
+    assert "TableDpuSeconds" in body
+    statements = [
+        statement
+        for policy in synthesized.resources(template, "AWS::IAM::Policy").values()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if statement.get("Sid") == "GlueMetrics"
+    ]
+    assert statements
+    assert all(s["Condition"] == {"StringEquals": {"cloudwatch:namespace": ["Glue", "ODP"]}} for s in statements)
 
 
 def test_quarantine_alarm_per_cadence_on_the_metric_the_batch_manager_emits(synthesized, config) -> None:

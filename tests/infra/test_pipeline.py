@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from infrastructure.deploy_access import config_loader_role_name
+from infrastructure.deploy_access import config_loader_role_name, post_deploy_role_name
+from infrastructure.pipeline import CDK_ASSETS_VERSION, CDK_CLI_VERSION
 
 
 def _pipeline(template: dict) -> dict:
@@ -65,10 +66,11 @@ def test_post_deploy_step_loads_config_and_smoke_checks(synthesized, config) -> 
         commands = post[0]["phases"]["build"]["commands"]
         assert f"python -m odp.config load --env {env}" in " ".join(commands)
         assert f"python -m infrastructure.smoke --env {env}" in " ".join(commands)
+        assert commands[-1].endswith(f"python -m infrastructure.canary --env {env}")  # after load and smoke
         assert f"arn:aws:iam::{account}:role/{config_loader_role_name(env)}" in " ".join(commands)
 
 
-def test_config_loader_role_trusts_only_the_deployment_account(synthesized, config) -> None:
+def test_config_loader_role_trusts_only_the_post_deploy_role(synthesized, config) -> None:
     deployment = config.environments.deployment.account
     for env, template in synthesized.data_lakes.items():
         roles = [
@@ -80,3 +82,82 @@ def test_config_loader_role_trusts_only_the_deployment_account(synthesized, conf
         (statement,) = roles[0]["AssumeRolePolicyDocument"]["Statement"]
         assert deployment in json.dumps(statement["Principal"])
         assert statement["Action"] == "sts:AssumeRole"
+        assert statement["Condition"] == {
+            "ArnEquals": {
+                "aws:PrincipalArn": {
+                    "Fn::Join": [
+                        "",
+                        ["arn:", {"Ref": "AWS::Partition"}, f":iam::{deployment}:role/{post_deploy_role_name(env)}"],
+                    ]
+                }
+            }
+        }
+        if env in synthesized.pipelines:
+            roles = [
+                r["Properties"]
+                for r in synthesized.pipelines[env]["Resources"].values()
+                if r["Type"] == "AWS::IAM::Role" and r["Properties"].get("RoleName") == post_deploy_role_name(env)
+            ]
+            assert len(roles) == 1, env
+
+
+def test_config_loader_may_scan_the_two_config_tables(synthesized) -> None:
+    # odp.config.manager scans table_config and batch_config before it writes (item 2 of issue 10).
+    for env, template in synthesized.data_lakes.items():
+        (role_logical,) = [
+            logical
+            for logical, r in template["Resources"].items()
+            if r["Type"] == "AWS::IAM::Role" and r["Properties"].get("RoleName") == config_loader_role_name(env)
+        ]
+        tables = {
+            r["Properties"]["TableName"]: logical
+            for logical, r in template["Resources"].items()
+            if r["Type"] == "AWS::DynamoDB::GlobalTable"
+        }
+        statements = synthesized.role_statements(template, role_logical)
+        for table in (f"odp-{env}-table-config", f"odp-{env}-batch-config"):
+            arn = {"Fn::GetAtt": [tables[table], "Arn"]}
+            assert any(
+                "dynamodb:Scan" in s["Action"] and (s["Resource"] == arn or arn in s["Resource"]) for s in statements
+            ), (env, table)
+
+
+def test_source_role_uses_the_connection_with_the_arns_service_prefix(synthesized, config) -> None:
+    connection = config.environments.source.connection_arn
+    prefix = connection.split(":")[2]
+    for template in synthesized.pipelines.values():
+        actions = [
+            statement["Action"]
+            for resource in template["Resources"].values()
+            if resource["Type"] == "AWS::IAM::Policy"
+            for statement in resource["Properties"]["PolicyDocument"]["Statement"]
+            if statement.get("Resource") == connection
+        ]
+        assert actions == [f"{prefix}:UseConnection"]
+
+
+def test_pipeline_pins_the_cdk_tools_and_gives_synth_a_large_machine(synthesized) -> None:
+    for template in synthesized.pipelines.values():
+        projects = [r["Properties"] for r in template["Resources"].values() if r["Type"] == "AWS::CodeBuild::Project"]
+        text = "\n".join(p["Source"].get("BuildSpec", "") for p in projects)
+        assert f"aws-cdk@{CDK_CLI_VERSION}" in text  # self-mutation
+        assert f"cdk-assets@{CDK_ASSETS_VERSION}" in text  # asset publishing
+        assert "@latest" not in text
+        synth = [p for p in projects if "make test" in p["Source"].get("BuildSpec", "")]
+        assert [p["Environment"]["ComputeType"] for p in synth] == ["BUILD_GENERAL1_LARGE"]
+
+
+def test_config_loader_may_run_the_canary_on_the_file_processor_jobs_only(synthesized, config) -> None:
+    for env, template in synthesized.data_lakes.items():
+        (role_logical,) = [
+            logical
+            for logical, r in template["Resources"].items()
+            if r["Type"] == "AWS::IAM::Role" and r["Properties"].get("RoleName") == config_loader_role_name(env)
+        ]
+        glue = [s for s in synthesized.role_statements(template, role_logical) if "glue:StartJobRun" in s["Action"]]
+        assert len(glue) == 1
+        assert sorted(glue[0]["Action"]) == ["glue:GetJobRun", "glue:StartJobRun"]
+        resources = json.dumps(glue[0]["Resource"])
+        for cadence in config.cadences.cadences:
+            assert f":job/odp-{env}-file-processor-{cadence}" in resources
+        assert len(glue[0]["Resource"]) == len(config.cadences.cadences)

@@ -81,3 +81,17 @@ def test_data_is_retained_where_config_says_retain(synthesized, config) -> None:
             policies = {r.get("DeletionPolicy") for r in synthesized.resources(template, kind).values()}
             assert policies == {expected}, (env, kind)
     assert {config.environments.environments[e].removal_policy for e in ("test", "prod")} == {"retain"}
+
+
+def test_a_destroy_environment_can_be_torn_down_and_the_others_keep_their_data(synthesized, config) -> None:
+    for env, settings in config.environments.environments.items():
+        template = synthesized.data_lakes[env]
+        buckets = synthesized.resources(template, "AWS::S3::Bucket")
+        emptied = synthesized.resources(template, "Custom::S3AutoDeleteObjects")
+        (workgroup,) = synthesized.resources(template, "AWS::Athena::WorkGroup").values()
+        destroy = settings.removal_policy == "destroy"
+        # Versioned buckets are emptied (every version) before CloudFormation deletes them.
+        assert len(emptied) == (len(buckets) if destroy else 0), env
+        assert {e["Properties"]["BucketName"]["Ref"] for e in emptied.values()} == (set(buckets) if destroy else set())
+        assert workgroup["Properties"]["RecursiveDeleteOption"] is destroy, env
+    assert config.environments.environments["dev"].removal_policy == "destroy"

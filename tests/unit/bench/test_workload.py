@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from bench.workload import KEY, OP, ORDERING, SCHEMA_ARROW, SourceModel, WorkloadSpec
+from bench.workload import (
+    KEY,
+    OP,
+    ORDERING,
+    RECENT,
+    SCHEMA_ARROW,
+    UNIFORM,
+    SourceModel,
+    WorkloadSpec,
+    changed_keys,
+)
 
 
 def replay(staging: Path, keys: list[str]) -> dict[int, dict]:
@@ -71,3 +83,46 @@ def test_same_seed_same_files(tmp_path: Path) -> None:
         return [pq.read_table(root / key).to_pylist() for key in keys]
 
     assert files(tmp_path / "a") == files(tmp_path / "b")
+
+
+def test_the_default_workload_is_uniform_and_an_unknown_skew_is_refused() -> None:
+    assert WorkloadSpec().skew == UNIFORM
+    with pytest.raises(ValueError, match="skew must be one of uniform, recent, got 'hot'"):
+        WorkloadSpec(skew="hot")
+    with pytest.raises(ValueError, match="hot_fraction"):
+        WorkloadSpec(skew=RECENT, hot_fraction=0)
+
+
+def test_recent_skew_puts_the_hot_share_of_changes_on_the_newest_keys() -> None:
+    spec = WorkloadSpec(rows=1_000, skew=RECENT)  # newest 10% = keys 901..1000 take 80% of the changes
+    live = np.arange(1, 1_001)
+    keys = changed_keys(np.random.default_rng(3), live, 120, spec)
+    assert len(set(keys.tolist())) == 120
+    assert set(keys.tolist()) <= set(live.tolist())
+    assert int((keys > 900).sum()) == 96  # round(120 * 0.8)
+    assert int((keys <= 900).sum()) == 24
+    assert not np.all(np.diff(keys) > 0)
+    # a hot set smaller than its share: all of it, the rest from the older keys
+    small_hot = changed_keys(np.random.default_rng(3), live, 120, replace(spec, hot_fraction=0.05))
+    assert int((small_hot > 950).sum()) == 50
+    assert len(set(small_hot.tolist())) == 120
+    # too few older keys: the hot set gives the rest
+    few = np.arange(1, 21)
+    assert sorted(changed_keys(np.random.default_rng(3), few, 20, spec).tolist()) == few.tolist()
+    # uniform: the same draw as before the skew option existed (same seed, same bytes)
+    uniform = changed_keys(np.random.default_rng(3), live, 120, WorkloadSpec())
+    assert uniform.tolist() == np.random.default_rng(3).choice(live, 120, replace=False).tolist()
+
+
+def test_a_recent_skew_workload_replays_to_its_model_with_changes_on_recent_keys(tmp_path: Path) -> None:
+    model = SourceModel(WorkloadSpec(tables=1, rows=1_000, waves=2, skew=RECENT), tmp_path)
+    waves = [model.full_load(), model.cdc_wave(), model.cdc_wave()]
+    table = model.spec.table_names[0]
+    replayed = replay(tmp_path, [key for wave in waves for key in wave[0].keys])
+    expected = model.expected(table).to_pylist()
+    assert expected == [replayed[row[KEY]] for row in expected]
+    assert len(replayed) == len(expected)
+    first, second = (pq.read_table(tmp_path / key).to_pylist() for key in waves[1][0].keys)
+    changed = {row[KEY] for row in first + second if row[OP] in ("U", "D")}
+    assert len(changed) == 100 + 20  # 10% updates, 2% deletes of 1,000 rows
+    assert sum(key > 900 for key in changed) == 96

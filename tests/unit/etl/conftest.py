@@ -34,6 +34,7 @@ def table_config(
     mode: TableMode = TableMode.CURRENT,
     columns: dict[str, str] | None = None,
     source: str = "src",
+    **settings: Any,
 ) -> TableConfig:
     return TableConfig(
         source=source,
@@ -50,6 +51,7 @@ def table_config(
         target_table=table.lower(),
         is_active=True,
         columns=columns,
+        **settings,
     )
 
 
@@ -117,7 +119,7 @@ class Lake:
     def land_json_lines(self, config: TableConfig, name: str, records: list[Any]) -> TrackedFile:
         return self.land_text(config, name, "\n".join(json.dumps(r) for r in records) + "\n")
 
-    def args(self, *table_ids: str) -> FileProcessorJobArgs:
+    def args(self, *table_ids: str, table_concurrency: int = 4, job_dpus: float = 0.0) -> FileProcessorJobArgs:
         return FileProcessorJobArgs(
             environment="test",
             cadence="hourly",
@@ -127,11 +129,25 @@ class Lake:
             batch_id="test",
             catalog_sync=False,
             lease_seconds=60,
+            table_concurrency=table_concurrency,
+            hudi_profile="local",
+            job_dpus=job_dpus,
         )
 
-    def run(self, spark: Any, *table_ids: str, hooks: ProcessorHooks | None = None) -> JobOutcome:
+    def run(
+        self,
+        spark: Any,
+        *table_ids: str,
+        hooks: ProcessorHooks | None = None,
+        table_concurrency: int = 4,
+        job_dpus: float = 0.0,
+    ) -> JobOutcome:
         return run_file_processor(
-            spark, self.args(*table_ids), dynamodb=self.dynamodb, resolve_uri=self.resolve, hooks=hooks
+            spark,
+            self.args(*table_ids, table_concurrency=table_concurrency, job_dpus=job_dpus),
+            dynamodb=self.dynamodb,
+            resolve_uri=self.resolve,
+            hooks=hooks,
         )
 
     def landed(self, table_id: str) -> list[TrackedFile]:

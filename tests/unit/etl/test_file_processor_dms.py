@@ -169,12 +169,13 @@ def test_historical_mor_crash_between_commit_and_tracker_update(spark, lake: Lak
     assert later.status is TableStatus.COMPLETED
     assert later.files == 1
     history = rows_of(spark, later.base_path, ["id", "_odp_op", "_odp_ordering", "name"])
+    # Digit-text orderings are stored padded to 35 digits (DMS's change-sequence width): they compare as numbers.
     assert history == [
-        (1, "I", "00001", "a"),
-        (1, "U", "00002", "a2"),
-        (1, "U", "00004", "a3"),
-        (2, "D", "00003", "b"),
-        (2, "I", "00001", "b"),
+        (1, "I", "00001".rjust(35, "0"), "a"),
+        (1, "U", "00002".rjust(35, "0"), "a2"),
+        (1, "U", "00004".rjust(35, "0"), "a3"),
+        (2, "D", "00003".rjust(35, "0"), "b"),
+        (2, "I", "00001".rjust(35, "0"), "b"),
     ]
     assert hudi_rs_rows(later.base_path, ["id", "_odp_op", "_odp_ordering", "name"]) == history  # MOR
     runs = _history(lake, table_id)

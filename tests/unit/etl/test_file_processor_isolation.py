@@ -80,11 +80,11 @@ def test_job_entry_point_exits_non_zero_when_a_table_fails(spark, lake: Lake) ->
     assert "no table_config item" in state.last_error
 
 
-def test_an_inactive_table_is_skipped_and_keeps_its_files(lake: Lake) -> None:
+def test_an_inactive_table_is_skipped_and_keeps_its_files(spark, lake: Lake) -> None:
     config = lake.configure(table_config("retired").model_copy(update={"is_active": False}))
     lake.land_text(config, "20260101-000001.csv", "Op,seq,id\nI,1,1\n")
-    # No Spark needed: the job decides before reading anything.
-    result = lake.run(None, config.table_id).tables[0]
+    # No Spark job: the job decides before reading anything (the session only names the table's pool).
+    result = lake.run(spark, config.table_id).tables[0]
     assert result.status is TableStatus.SKIPPED
     assert result.error == "inactive in table_config: its files stay landed"
     assert [f.file_name for f in lake.landed(config.table_id)] == ["20260101-000001.csv"]

@@ -1,14 +1,27 @@
-"""The one function that makes Hudi write options from a table config."""
+"""The one function that makes Hudi write options from a table config, per profile."""
 
 from __future__ import annotations
 
 import json
 
-from etl.hudi_options import WriteOperation, hudi_write_options, key_generator
+import pytest
+
+from etl.hudi_options import (
+    PARALLELISM_OPTIONS,
+    HudiProfile,
+    WriteOperation,
+    WriteProfile,
+    hudi_write_options,
+    key_generator,
+    shuffle_parallelism,
+)
 from etl.tombstones import tombstone_write_options
 from odp.config.models import TableMode, TableType
 from odp.naming import tombstone_path
 from tests.unit.etl.conftest import table_config
+
+GLUE = WriteProfile(HudiProfile.GLUE)
+LOCAL = WriteProfile(HudiProfile.LOCAL, cores=2)
 
 
 def test_key_generator_choice() -> None:
@@ -25,8 +38,8 @@ def test_current_cow_partitioned_options() -> None:
     options = hudi_write_options(
         config,
         operation=WriteOperation.UPSERT,
+        profile=LOCAL,
         catalog_sync=False,
-        metadata_table=False,
         file_ids=["b", "a"],
         run_id="r1",
     )
@@ -44,28 +57,62 @@ def test_current_cow_partitioned_options() -> None:
     assert options["hoodie.datasource.write.commitmeta.key.prefix"] == "_odp_"
     assert not any(name.startswith("hoodie.datasource.hive_sync") for name in options)
     assert "hoodie.compact.inline" not in options
-    # partitioned current tables use a global index so a row whose partition value changes moves
-    assert options["hoodie.index.type"] == "GLOBAL_SIMPLE"
-    assert options["hoodie.simple.index.update.partition.path"] == "true"
+    # the record level index: global (a row whose partition value changes moves), cost follows the changes
+    assert options["hoodie.index.type"] == "RECORD_INDEX"
+    assert options["hoodie.metadata.record.index.enable"] == "true"
+    assert options["hoodie.record.index.update.partition.path"] == "true"
+    assert options["hoodie.metadata.enable"] == "true"
 
 
-def test_unpartitioned_and_historical_tables_keep_the_default_index() -> None:
+@pytest.mark.parametrize("profile", [GLUE, LOCAL])
+def test_every_table_has_the_metadata_table_and_the_record_index_in_both_profiles(profile: WriteProfile) -> None:
     for config in (
         table_config("plain"),
         table_config("history", partition_by=("region",), mode=TableMode.HISTORICAL),
+        table_config("mor", table_type=TableType.MERGE_ON_READ),
     ):
-        options = hudi_write_options(config, operation=WriteOperation.UPSERT, catalog_sync=False, metadata_table=False)
-        assert "hoodie.index.type" not in options, config.table
+        options = hudi_write_options(config, operation=WriteOperation.UPSERT, profile=profile, catalog_sync=False)
+        assert options["hoodie.metadata.enable"] == "true", config.table
+        assert options["hoodie.index.type"] == "RECORD_INDEX", config.table
+        assert options["hoodie.metadata.record.index.enable"] == "true", config.table
+
+
+def test_glue_profile_leaves_parallelism_to_hudi_and_local_derives_it_from_input_and_cores() -> None:
+    config = table_config("orders")
+    glue = hudi_write_options(
+        config, operation=WriteOperation.UPSERT, profile=GLUE, catalog_sync=True, input_rows=5_000_000
+    )
+    assert not any(name in glue for name in PARALLELISM_OPTIONS)  # no laptop constant on the Glue path
+    assert "hoodie.metadata.record.index.min.filegroup.count" not in glue
+    assert shuffle_parallelism(GLUE, 10_000_000) is None
+    # local: one task per 100,000 rows, between 1 and the cores
+    assert shuffle_parallelism(LOCAL, 0) == 1
+    assert shuffle_parallelism(LOCAL, 36_000) == 1
+    assert shuffle_parallelism(LOCAL, 150_000) == 2
+    assert shuffle_parallelism(WriteProfile(HudiProfile.LOCAL, cores=8), 450_000) == 5
+    assert shuffle_parallelism(WriteProfile(HudiProfile.LOCAL, cores=8), 5_000_000) == 8
+    local = hudi_write_options(
+        config, operation=WriteOperation.UPSERT, profile=LOCAL, catalog_sync=False, input_rows=150_000
+    )
+    assert {name: local[name] for name in PARALLELISM_OPTIONS} == dict.fromkeys(PARALLELISM_OPTIONS, "2")
+    assert local["hoodie.metadata.record.index.min.filegroup.count"] == "1"
 
 
 def test_historical_mor_with_glue_sync() -> None:
     config = table_config(
         "events", mode=TableMode.HISTORICAL, table_type=TableType.MERGE_ON_READ, primary_key=("a", "b")
     )
-    options = hudi_write_options(config, operation=WriteOperation.BULK_INSERT, catalog_sync=True, metadata_table=True)
+    options = hudi_write_options(
+        config,
+        operation=WriteOperation.BULK_INSERT,
+        profile=WriteProfile(compaction_delta_commits=7),
+        catalog_sync=True,
+    )
     assert options["hoodie.datasource.write.recordkey.field"] == "a,b,_odp_seq"
     assert options["hoodie.datasource.write.table.type"] == "MERGE_ON_READ"
     assert options["hoodie.compact.inline"] == "true"
+    assert options["hoodie.compact.inline.trigger.strategy"] == "NUM_COMMITS"
+    assert options["hoodie.compact.inline.max.delta.commits"] == "7"
     assert options["hoodie.metadata.enable"] == "true"
     assert options["hoodie.datasource.hive_sync.enable"] == "true"
     assert options["hoodie.datasource.hive_sync.database"] == "lake_db"
@@ -80,19 +127,21 @@ def test_tombstone_options_and_path() -> None:
     config = table_config(
         "orders", partition_by=("region",), table_type=TableType.MERGE_ON_READ, primary_key=("a", "b")
     )
-    for metadata_table in (False, True):
-        options = tombstone_write_options(config, operation=WriteOperation.UPSERT, metadata_table=metadata_table)
-        assert options["hoodie.metadata.enable"] == ("true" if metadata_table else "false")
+    glue = tombstone_write_options(config, operation=WriteOperation.UPSERT, profile=GLUE)
+    assert not any(name in glue for name in PARALLELISM_OPTIONS)
+    options = tombstone_write_options(config, operation=WriteOperation.UPSERT, profile=LOCAL)
+    assert options["hoodie.metadata.enable"] == glue["hoodie.metadata.enable"] == "true"
     assert options["hoodie.table.name"] == "orders_odp_tombstones"
     assert options["hoodie.datasource.write.table.type"] == "COPY_ON_WRITE"  # whatever the table's type
     assert options["hoodie.datasource.write.operation"] == "upsert"
     assert options["hoodie.datasource.write.recordkey.field"] == "a,b"
     assert options["hoodie.datasource.write.precombine.field"] == "_odp_seq"
     assert options["hoodie.record.merge.mode"] == "EVENT_TIME_ORDERING"
+    assert options["hoodie.index.type"] == "RECORD_INDEX"
     # keyed by the primary key alone, not partitioned: a key has one tombstone, whatever its partition
     assert options["hoodie.datasource.write.keygenerator.class"] == "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
     assert options["hoodie.datasource.write.partitionpath.field"] == ""
-    assert options["hoodie.upsert.shuffle.parallelism"] == "2"
+    assert options["hoodie.upsert.shuffle.parallelism"] == "1"
     # never synced to a catalog, and nothing lands in the commit's extra metadata
     assert options["hoodie.datasource.meta.sync.enable"] == "false"
     assert options["hoodie.datasource.hive_sync.enable"] == "false"

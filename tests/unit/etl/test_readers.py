@@ -48,16 +48,16 @@ def test_dms_parquet_load_without_op_and_cdc_with_upper_case_columns(spark, tmp_
     assert _rows(frame, "_odp_op", "_odp_ordering", "_odp_file_order", "_odp_row", "id", "name") == [
         ("I", "", 0, 0, 1, "a"),
         ("I", "", 0, 1, 2, "b"),
-        ("U", "5", 1, 0, 1, "a2"),
-        ("D", "6", 1, 1, 2, "b"),
+        ("U", "5".rjust(35, "0"), 1, 0, 1, "a2"),
+        ("D", "6".rjust(35, "0"), 1, 1, 2, "b"),
     ]
     assert dict(frame.dtypes)["id"] == "bigint"
 
 
 @pytest.mark.spark
 def test_dms_csv_with_and_without_op(spark, tmp_path: Path) -> None:
-    (tmp_path / "LOAD00000001.csv").write_text("1,a,s1\n2,b,s1\n")
-    (tmp_path / "20260101-1.csv").write_text("U,1,a2,s2\nD,2,b,s3\n")
+    (tmp_path / "LOAD00000001.csv").write_text("1,a,1\n2,b,1\n")
+    (tmp_path / "20260101-1.csv").write_text("U,1,a2,2\nD,2,b,3\n")
     config = table_config("t", columns={"id": "int", "name": "string", "seq": "string"})
     frame = read_changes(
         spark,
@@ -65,10 +65,10 @@ def test_dms_csv_with_and_without_op(spark, tmp_path: Path) -> None:
         config,
     )
     assert _rows(frame, "_odp_op", "_odp_ordering", "id", "name") == [
-        ("I", "s1", 1, "a"),
-        ("I", "s1", 2, "b"),
-        ("U", "s2", 1, "a2"),
-        ("D", "s3", 2, "b"),
+        ("I", "1".rjust(35, "0"), 1, "a"),
+        ("I", "1".rjust(35, "0"), 2, "b"),
+        ("U", "2".rjust(35, "0"), 1, "a2"),
+        ("D", "3".rjust(35, "0"), 2, "b"),
     ]
 
 
@@ -128,7 +128,10 @@ def test_json_that_does_not_parse_is_named(spark, tmp_path: Path) -> None:
     bad.write_text('{"op": "c", "after": {"id": 1}, "source": {"ts_ms": 1}}\n{"op": "c", "after": \n')
     config = table_config("products", source_format=SourceFormat.DEBEZIUM, ordering_column=None)
     frame = read_changes(spark, [SourceFile(bad.as_uri(), "inv/inventory/products/bad.json", 0)], config)
-    with pytest.raises(ChangeFileError, match=r"inv/inventory/products/bad.json: JSON does not parse at document 1"):
+    with pytest.raises(
+        ChangeFileError,
+        match=r"^inv/inventory/products/bad.json: row 2: JSON does not parse: Expecting value \(char 78\)$",
+    ):
         first_error(frame, ("id",))
 
 
@@ -144,3 +147,21 @@ def test_dynamodb_kinesis_sample_without_configured_columns(spark, samples_dir: 
         ("I", "record-1qit2y819gi", "data-x6aq7ckdpgk"),
         ("I", "record-fvxn3q4q5jw", "data-4eompjs89n5"),
     ]
+
+
+@pytest.mark.spark
+def test_a_corrupt_parquet_page_found_on_an_executor_names_its_file(spark, tmp_path: Path) -> None:
+    rows = [{"Op": "I", "SEQ": str(i), "ID": i, "NAME": "x" * 50 + str(i)} for i in range(2000)]
+    path = _parquet(tmp_path / "20260101-3.parquet", rows)
+    body = bytearray(path.read_bytes())
+    body[200:1200] = b"A" * 1000  # a data page: the footer still reads, the page does not decompress
+    path.write_bytes(bytes(body))
+    good = _parquet(tmp_path / "20260101-2.parquet", rows[:1])
+    sources = [_source(good, 0), _source(path, 1)]
+    frame = read_changes(spark, sources, table_config("t"))
+    with pytest.raises(ChangeFileError) as raised:
+        first_error(frame, ("id",), sources)
+    assert (
+        str(raised.value)
+        == "src/app/t/20260101-3.parquet: unreadable Parquet: java.io.IOException: FAILED_TO_UNCOMPRESS(5)"
+    )

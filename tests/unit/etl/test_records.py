@@ -58,27 +58,41 @@ def test_debezium_envelope_types_and_positions(samples_dir: Path) -> None:
     assert mysql[0].types == {"id": "bigint", "name": "string", "description": "string", "weight": "double"}
 
 
+def unwrapped_text(samples_dir: Path) -> str:
+    return (samples_dir / "debezium" / "serde-unwrapped.json").read_text()
+
+
 def test_debezium_pretty_printed_samples_and_unwrapped_record(samples_dir: Path) -> None:
     update = _changes((samples_dir / "debezium" / "serde-update.json").read_text(), "debezium")
     assert [(c.op, c.values["first_name"]) for c in update] == [("U", "Anne")]
     created = _changes((samples_dir / "debezium" / "serde-without-schema.json").read_text(), "debezium")
     assert [(c.op, c.values["id"]) for c in created] == [("I", "1004")]
     unwrapped = _changes((samples_dir / "debezium" / "serde-unwrapped.json").read_text(), "debezium")
-    assert len(unwrapped) == 1
-    assert unwrapped[0].error is not None
-    assert "missing op" in unwrapped[0].error
+    # Flattened without add.fields: nothing says which change it is, nor when.
+    assert [c.error for c in unwrapped] == [
+        "row 1: not a Debezium change event: neither an envelope (op, before, after, source) nor a flattened "
+        "record (__op, __source_ts_ms, __deleted: ExtractNewRecordState with add.fields=op,source.ts_ms)"
+    ]
+    configured = list(
+        parse_file(json.dumps(json.loads(unwrapped_text(samples_dir))), "debezium", ("id",), shape="flattened")
+    )
+    assert [c.error for c in configured] == [
+        "row 1: flattened record without __op or __deleted (add.fields=op, delete.handling.mode=rewrite)"
+    ]
 
 
 def test_debezium_tombstones_are_ignored_and_bad_records_fail_with_a_reason() -> None:
     good = {"op": "d", "before": {"id": 1}, "after": None, "source": {"ts_ms": 5, "lsn": 9}}
     changes = _changes(json.dumps(good) + "\nnull\n" + json.dumps({"schema": {}, "payload": None}) + "\n", "debezium")
     assert [(c.op, c.values, c.row) for c in changes] == [("D", {"id": "1"}, 0)]
-    assert "unknown op 't'" in _changes(json.dumps({"op": "t", "source": {}}), "debezium")[0].error
-    assert "null key column id" in _changes(json.dumps({"op": "c", "after": {"id": None}}), "debezium")[0].error
-    assert "missing key column id" in _changes(json.dumps({"op": "c", "after": {"x": 1}}), "debezium")[0].error
+    assert _changes(json.dumps({"op": "t", "source": {}}), "debezium")[0].error == (
+        "row 1: unknown op 't' (expected c, r, u or d)"
+    )
+    assert _changes(json.dumps({"op": "c", "after": {"id": None}}), "debezium")[0].error == "row 1: null key column id"
+    assert _changes(json.dumps({"op": "c", "after": {"x": 1}}), "debezium")[0].error == "row 1: missing key column id"
     broken = _changes(json.dumps(good) + "\n{not json\n", "debezium")
     assert broken[0].op == "D"
-    assert "JSON does not parse at document 1" in broken[1].error
+    assert broken[1].error == "row 2: JSON does not parse: Expecting property name enclosed in double quotes (char 83)"
     with pytest.raises(RecordError):
         debezium_change(["a list"], 0, KEYS)
 
@@ -154,5 +168,5 @@ def test_approximate_creation_time_precision() -> None:
 def test_json_documents_reads_lines_and_concatenated_documents() -> None:
     assert list(json_documents('{"a": 1}\n{"a": 2}\n')) == [{"a": 1}, {"a": 2}]
     assert list(json_documents('{\n "a": 1\n}{\n "a": 2\n}')) == [{"a": 1}, {"a": 2}]
-    with pytest.raises(RecordError, match="document 1"):
+    with pytest.raises(RecordError, match=r"^row 2: JSON does not parse: Expecting value \(char 15\)$"):
         list(json_documents('{"a": 1}\n{"a": '))

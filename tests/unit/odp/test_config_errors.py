@@ -301,4 +301,4 @@ def test_validate_cli_accepts_the_shipped_configuration(repo_root: Path, capsys:
     from odp.config.__main__ import main
 
     assert main(["validate", "--config-dir", str(repo_root / "config")]) == 0
-    assert "20 tables" in capsys.readouterr().out
+    assert "22 tables" in capsys.readouterr().out

@@ -33,10 +33,10 @@ def load(config_dir: Path, tracker_tables: dict, *, dry_run: bool = False):
 
 def test_first_load_adds_every_table_and_cadence(config_dir: Path, tracker_tables: dict) -> None:
     plan = load(config_dir, tracker_tables)
-    assert plan.count("added") == 20 + 3
+    assert plan.count("added") == 22 + 3
     assert plan.count("changed") == plan.count("deactivated") == 0
     items = tracker_tables["table_config"].scan()["Items"]
-    assert len(items) == 20
+    assert len(items) == 22
     orders = tracker_tables["table_config"].get_item(Key={"table_id": "orders_dynamodb.app.orders"})["Item"]
     assert orders["format"] == "dynamodb"
     assert orders["active_cadence"] == "hourly"
@@ -63,7 +63,7 @@ def test_second_load_changes_nothing(config_dir: Path, tracker_tables: dict) -> 
     load(config_dir, tracker_tables)
     again = load(config_dir, tracker_tables)
     assert again.changes == ()
-    assert again.unchanged == 23
+    assert again.unchanged == 25
 
 
 def test_diff_reports_changed_and_deactivated_and_never_deletes(config_dir: Path, tracker_tables: dict) -> None:
@@ -87,14 +87,14 @@ def test_diff_reports_changed_and_deactivated_and_never_deletes(config_dir: Path
     retired = tracker_tables["table_config"].get_item(Key={"table_id": "taxi_trips_dms.taxi_trips.table_2"})["Item"]
     assert retired["is_active"] is False
     assert "active_cadence" not in retired, "inactive tables leave the cadence index"
-    assert len(tracker_tables["table_config"].scan()["Items"]) == 20, "nothing is deleted"
+    assert len(tracker_tables["table_config"].scan()["Items"]) == 22, "nothing is deleted"
     assert load(config_dir, tracker_tables).changes == (), "a retired table stays retired without churn"
 
 
 def test_load_cli_prints_the_diff(config_dir: Path, tracker_tables: dict, capsys: pytest.CaptureFixture) -> None:
     assert main(["load", "--env", "test", "--config-dir", str(config_dir), "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("dry run, nothing written: added: 23, changed: 0, deactivated: 0, unchanged: 0")
+    assert out.startswith("dry run, nothing written: added: 25, changed: 0, deactivated: 0, unchanged: 0")
     assert "+ table inventory_debezium.inventory.products" in out
     assert tracker_tables["table_config"].scan()["Items"] == []
 

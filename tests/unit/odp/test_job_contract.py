@@ -48,6 +48,10 @@ def test_glue_argument_names_are_the_documented_ones() -> None:
         ({"--odp_lease_seconds": "0"}, "--odp_lease_seconds must be at least 1"),
         ({"--odp_catalog_sync": "yes"}, "--odp_catalog_sync must be true or false"),
         ({"--odp_table_file_tracker": ""}, "--odp_table_file_tracker is required"),
+        ({"--odp_table_concurrency": "0"}, "--odp_table_concurrency must be at least 1, got 0"),
+        ({"--odp_hudi_profile": "laptop"}, "--odp_hudi_profile must be glue or local, got 'laptop'"),
+        ({"--odp_job_dpus": "ten"}, "--odp_job_dpus must be a number, got 'ten'"),
+        ({"--odp_job_dpus": "-1"}, "--odp_job_dpus must not be negative, got -1.0"),
     ],
 )
 def test_malformed_arguments_name_the_argument(override: dict[str, str], message: str) -> None:
@@ -59,3 +63,23 @@ def test_malformed_arguments_name_the_argument(override: dict[str, str], message
 def test_repeated_table_ids_are_processed_once() -> None:
     arguments = {**static(), **FileProcessorJobArgs.run_arguments(["a.b.c", "a.b.c"], "b")}
     assert FileProcessorJobArgs.from_arguments(arguments).table_ids == ("a.b.c",)
+
+
+def test_concurrency_profile_and_dpus_travel_as_static_arguments_with_production_defaults() -> None:
+    defaults = FileProcessorJobArgs.from_arguments({**static(), **FileProcessorJobArgs.run_arguments(["a.b.c"], "b")})
+    assert (defaults.table_concurrency, defaults.hudi_profile, defaults.job_dpus) == (4, "glue", 0.0)
+    arguments = FileProcessorJobArgs.static_arguments(
+        environment="dev",
+        cadence="hourly",
+        raw_root="file:///lake",
+        tracker_tables=NAMES,
+        table_concurrency=5,
+        hudi_profile="local",
+        job_dpus=2.5,
+    )
+    assert arguments["--odp_table_concurrency"] == "5"
+    assert arguments["--odp_hudi_profile"] == "local"
+    assert arguments["--odp_job_dpus"] == "2.5"
+    args = FileProcessorJobArgs.from_arguments({**arguments, **FileProcessorJobArgs.run_arguments(["a.b.c"], "b")})
+    assert (args.table_concurrency, args.hudi_profile, args.job_dpus) == (5, "local", 2.5)
+    assert FileProcessorJobArgs.from_arguments(args.to_arguments()) == args

@@ -29,7 +29,13 @@ def test_committed_schemas_are_fresh(repo_root: Path) -> None:
         ("cadences.schema.json", ["cadences.yaml"]),
         (
             "tables.schema.json",
-            ["tables/taxi_trips_dms.yaml", "tables/inventory_debezium.yaml", "tables/orders_dynamodb.yaml"],
+            [
+                "tables/taxi_trips_dms.yaml",
+                "tables/inventory_debezium.yaml",
+                "tables/orders_dynamodb.yaml",
+                "tables/billing_dms_csv.yaml",
+                "tables/crm_debezium.yaml",
+            ],
         ),
     ],
 )
@@ -46,4 +52,9 @@ def test_schema_rejects_a_misspelt_key(repo_root: Path) -> None:
 
 
 def test_every_file_kind_has_a_schema() -> None:
-    assert set(SCHEMAS) == {"environments.schema.json", "cadences.schema.json", "tables.schema.json"}
+    assert set(SCHEMAS) == {
+        "environments.schema.json",
+        "cadences.schema.json",
+        "tables.schema.json",
+        "streams.schema.json",
+    }

@@ -1,0 +1,49 @@
+"""One pass over a batch's change frame: validate it and count what the run needs counted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from py4j.protocol import Py4JJavaError
+from pyspark.errors.exceptions.captured import CapturedException
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from etl.change_frame import DELETE, FILE, OP, ROW
+from etl.errors import ChangeFileError
+from etl.readers.common import ERROR, SourceFile, executor_error, validation_errors
+
+
+@dataclass(frozen=True)
+class ChangeCounts:
+    rows: int  # changes read (every row of every file)
+    deletes: int  # of which deletes: none = no tombstone write
+
+
+def count_changes(frame: DataFrame, keys: tuple[str, ...], files: Sequence[SourceFile] = ()) -> ChangeCounts:
+    """Count the changes and the deletes, and raise for a bad change, in one Spark job.
+
+    Errors found while reading (``_odp_error``: a parse, layout, type or event-time problem) carry their own
+    place (``row N`` / ``line N``); the checks here add ``row N`` (1-based record number in the file).
+
+    Raises:
+        ChangeFileError: a change is bad (null key, missing or unknown op, a reader's error): names the file,
+            the row and the reason. An error raised on an executor (a corrupt Parquet page, an unreadable
+            object) is mapped back to the file its message names (:func:`etl.readers.common.executor_error`).
+    """
+    reason = F.concat(F.lit("row "), (F.col(ROW) + 1).cast("string"), F.lit(": "), validation_errors(frame, keys))
+    if ERROR in frame.columns:
+        reason = F.coalesce(F.col(ERROR), reason)
+    bad = F.when(reason.isNotNull(), F.struct(F.col(FILE).alias("file"), reason.alias("why")))
+    try:
+        summary = frame.select(
+            F.count(F.lit(1)).alias("rows"),
+            F.count(F.when(F.col(OP) == F.lit(DELETE), True)).alias("deletes"),
+            F.first(bad, ignorenulls=True).alias("bad"),
+        ).first()
+    except (CapturedException, Py4JJavaError) as error:
+        raise executor_error(error, files) from error
+    if summary["bad"] is not None:
+        raise ChangeFileError(summary["bad"]["file"], summary["bad"]["why"])
+    return ChangeCounts(rows=int(summary["rows"]), deletes=int(summary["deletes"]))

@@ -1,0 +1,351 @@
+"""One micro-batch of a stream -> one Hudi commit per table it touches, exactly once; bad records set aside.
+
+``process_micro_batch`` is what ``forEachBatch`` calls, on Glue (Kinesis) and locally (a file source):
+
+1. every record is routed to its configured table and parsed (:mod:`etl.streaming.records`, on the
+   executors); a record Kinesis delivered twice in the batch (same DynamoDB ``eventID``) is kept once;
+2. bad records (not JSON, unknown table, no image, a null key, a value that does not fit its column's
+   type) are written to ``<error_root>/<stream>/bad_records/checkpoint=<id>/batch=<n>/`` with the reason, and counted;
+3. per table, in its own error boundary: if a completed Hudi commit already carries this batch's tag
+   (a crash between that commit and the checkpoint), the table is skipped; otherwise its changes are
+   written by :func:`etl.writer.write_changes` (last change per key, deletes, late records, COW / MOR,
+   current / historical) with the batch tag as the commit's run id and the shard positions it covers as
+   the commit's consumed ids (``_odp_run_id`` / ``_odp_file_ids`` in the commit's extra metadata);
+4. a table whose write fails has its records written to
+   ``<error_root>/<stream>/failed_tables/checkpoint=<id>/batch=<n>/table=<table_id>/`` with the error: the other tables
+   and the following batches go on, and the records can be replayed (event-time ordering keeps a
+   replayed old change from overwriting a newer row).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from etl.change_frame import FILE, FILE_ORDER, OP, ORDERING, ROW, with_sequence
+from etl.errors import CommitNotFoundError
+from etl.readers.json_sources import widest
+from etl.streaming.records import Route, StreamRecord, route_records
+from etl.timeline import commit_of_run, completed_commits
+from etl.writer import register_in_session_catalog, write_changes
+from odp.config.models import TableConfig
+from odp.naming import tombstone_path
+
+logger = logging.getLogger(__name__)
+
+# The columns every stream source is normalised to before a micro-batch (see etl.streaming.sources).
+DATA, SEQUENCE_NUMBER, SHARD = "data", "sequence_number", "shard"
+TABLE_ID, ERROR, EVENT_ID, VALUES, TYPES, REASON = (
+    "_odp_table_id",
+    "_odp_error",
+    "_odp_event_id",
+    "_odp_values",
+    "_odp_types",
+    "reason",
+)
+ROUTED_SCHEMA = T.StructType(
+    [
+        T.StructField(TABLE_ID, T.StringType()),
+        T.StructField(SEQUENCE_NUMBER, T.StringType()),
+        T.StructField(SHARD, T.StringType()),
+        T.StructField(EVENT_ID, T.StringType()),
+        T.StructField(OP, T.StringType()),
+        T.StructField(ORDERING, T.StringType()),
+        T.StructField(ERROR, T.StringType()),
+        T.StructField(VALUES, T.MapType(T.StringType(), T.StringType())),
+        T.StructField(TYPES, T.MapType(T.StringType(), T.StringType())),
+        T.StructField(DATA, T.StringType()),
+    ]
+)
+# What a bad record looks like in the error location (JSON lines).
+ERROR_COLUMNS = ("batch", TABLE_ID, REASON, SHARD, SEQUENCE_NUMBER, DATA)
+
+
+class TableStatus:
+    COMMITTED = "committed"
+    REPLAYED = "replayed"  # this batch was already committed to the table (crash before the checkpoint)
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class StreamTarget:
+    """What one stream writes and where: its tables, the lake, the error location."""
+
+    stream: str
+    tables: tuple[TableConfig, ...]
+    raw_root: str  # s3://raw-bucket or file:///...: tables at <raw_root>/<database>/<table>
+    error_root: str  # s3://bucket/prefix or file:///...: bad records at <error_root>/<stream>/...
+    catalog_sync: bool = False
+    metadata_table: bool = False
+
+    def routes(self) -> dict[str, Route]:
+        """DynamoDB table name (the config's ``table``) -> route."""
+        return {table.table: Route(table.table_id, tuple(table.primary_key)) for table in self.tables}
+
+    def base_path(self, table: TableConfig) -> str:
+        return f"{self.raw_root.rstrip('/')}/{table.database}/{table.target_table}"
+
+    def error_path(self, *parts: str) -> str:
+        return "/".join([self.error_root.rstrip("/"), self.stream, *parts])
+
+
+class BatchHooks:
+    """Points where tests (and only tests) stop a batch: right before and right after a table's commit."""
+
+    def before_commit(self, table_id: str) -> None:
+        return None
+
+    def after_commit(self, table_id: str, commit_instant: str) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class TableBatchResult:
+    table_id: str
+    status: str
+    rows: int = 0
+    inserts: int = 0
+    updates: int = 0
+    deletes: int = 0
+    commit_instant: str | None = None
+    stale_dropped: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """One micro-batch: its tag, the records seen, the bad ones set aside, each table's result."""
+
+    batch_tag: str
+    records: int
+    bad_records: int
+    duplicates: int
+    seconds: float
+    tables: list[TableBatchResult] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[TableBatchResult]:
+        return [t for t in self.tables if t.status == TableStatus.FAILED]
+
+
+def batch_tag(stream: str, checkpoint_id: str, batch_id: int) -> str:
+    """The micro-batch's identity in commit metadata: stream, checkpoint (query) id and Spark batch id.
+
+    The checkpoint id keeps a new checkpoint's batch 0 from being mistaken for an old checkpoint's.
+    """
+    return f"stream:{stream}:{checkpoint_id}:{batch_id}"
+
+
+def batch_folder(tag: str) -> str:
+    """Where a batch's set-aside records go below the stream's error folder: one folder per checkpoint and batch."""
+    _, _, checkpoint, batch = tag.rsplit(":", 3)
+    return f"checkpoint={checkpoint}/batch={batch}"
+
+
+def _route(routes: dict[str, Route]) -> Callable[[Iterable[Any]], Iterator[tuple]]:
+    def parse(rows: Iterable[Any]) -> Iterator[tuple]:
+        for row in rows:
+            record = StreamRecord(row[DATA], row[SEQUENCE_NUMBER] or "", row[SHARD] or "")
+            for change in route_records([record], routes):
+                yield (
+                    change.table_id,
+                    change.sequence_number,
+                    change.shard,
+                    change.event_id,
+                    change.op,
+                    change.ordering,
+                    change.error,
+                    change.values,
+                    change.types,
+                    record.data,
+                )
+
+    return parse
+
+
+def route_batch(spark: SparkSession, records: DataFrame, target: StreamTarget) -> DataFrame:
+    """Every record routed and parsed (one row each, ``_odp_error`` set on bad ones), duplicates removed.
+
+    A duplicate is a second record of the same table with the same DynamoDB ``eventID`` in this batch
+    (Kinesis delivers at least once); the one with the lowest sequence number stays.
+    """
+    routed = spark.createDataFrame(
+        records.select(DATA, SEQUENCE_NUMBER, SHARD).rdd.mapPartitions(_route(target.routes())), ROUTED_SCHEMA
+    )
+    first = Window.partitionBy(TABLE_ID, EVENT_ID).orderBy(
+        F.lpad(F.col(SEQUENCE_NUMBER), 128, "0"), F.col(SHARD), F.col(DATA)
+    )
+    rank = F.when(F.col(EVENT_ID).isNull() | F.col(ERROR).isNotNull(), F.lit(1)).otherwise(F.row_number().over(first))
+    return routed.withColumn("_odp_rank", rank).where("_odp_rank = 1").drop("_odp_rank")
+
+
+def column_types(routed: DataFrame, config: TableConfig) -> dict[str, str]:
+    """The table's columns: configured, else the widest type seen in this batch (keys default to string)."""
+    if config.columns:
+        return dict(config.columns)
+    kinds: dict[str, set[str]] = {}
+    for name, kind in routed.select(F.explode(TYPES)).distinct().collect():
+        kinds.setdefault(name, set()).add(kind)
+    columns = {name: widest(found) for name, found in sorted(kinds.items())}
+    for key in config.primary_key:
+        columns.setdefault(key, "string")
+    return columns
+
+
+def cast_error(columns: dict[str, str]) -> Column:
+    """The first value that does not fit its column's type (Spark's cast would turn it into NULL silently)."""
+    checks = [
+        F.when(
+            F.col(VALUES).getItem(name).isNotNull() & F.col(VALUES).getItem(name).cast(kind).isNull(),
+            F.concat(F.lit(f"column {name}: "), F.col(VALUES).getItem(name), F.lit(f" is not a {kind}")),
+        )
+        for name, kind in columns.items()
+    ]
+    return F.coalesce(*checks) if checks else F.lit(None).cast("string")
+
+
+def change_frame(rows: DataFrame, columns: dict[str, str]) -> DataFrame:
+    """Routed, valid rows of one table -> the canonical change frame (the shard stands for the file)."""
+    data = [F.col(VALUES).getItem(name).cast(kind).alias(name) for name, kind in columns.items()]
+    frame = rows.select(
+        OP,
+        ORDERING,
+        F.col(SHARD).alias(FILE),
+        F.lit(0).alias(FILE_ORDER),
+        F.lit(0).cast("long").alias(ROW),
+        *data,
+    )
+    return with_sequence(frame)
+
+
+def shard_positions(rows: DataFrame) -> list[str]:
+    """``<shard>:<first sequence number>-<last sequence number>`` for each shard a table's rows cover."""
+    padded = F.lpad(F.col(SEQUENCE_NUMBER), 128, "0")
+    found = rows.groupBy(SHARD).agg(F.min(padded).alias("first"), F.max(padded).alias("last")).collect()
+    return sorted(f"{row[SHARD]}:{row['first'].lstrip('0') or '0'}-{row['last'].lstrip('0') or '0'}" for row in found)
+
+
+def _error_rows(frame: DataFrame, tag: str, reason: Column) -> DataFrame:
+    return frame.select(F.lit(tag).alias("batch"), TABLE_ID, reason.alias(REASON), SHARD, SEQUENCE_NUMBER, DATA)
+
+
+def write_errors(frame: DataFrame, path: str) -> None:
+    """Bad records as JSON lines; overwrite, so a replayed batch writes the same files again."""
+    frame.coalesce(1).write.mode("overwrite").json(path)
+
+
+@dataclass(frozen=True)
+class TableChanges:
+    """One table's valid records in a batch and the column types they are cast to."""
+
+    config: TableConfig
+    rows: DataFrame
+    columns: dict[str, str]
+
+
+def _write_table(
+    spark: SparkSession, changes: TableChanges, target: StreamTarget, *, tag: str, hooks: BatchHooks
+) -> TableBatchResult:
+    config, rows, columns = changes.config, changes.rows, changes.columns
+    base_path = target.base_path(config)
+    if commit_of_run(completed_commits(spark, base_path), tag) is not None:
+        logger.warning("%s: batch %s is already committed (replayed after a restart): skipped", config.table_id, tag)
+        return TableBatchResult(config.table_id, TableStatus.REPLAYED)
+    count = rows.count()
+    written = write_changes(
+        spark,
+        change_frame(rows, columns),
+        config,
+        base_path,
+        has_full_load=False,
+        catalog_sync=target.catalog_sync,
+        metadata_table=target.metadata_table,
+        file_ids=shard_positions(rows),
+        run_id=tag,
+        tombstone_path=tombstone_path(target.raw_root, config.database, config.target_table),
+        before_commit=lambda: hooks.before_commit(config.table_id),
+    )
+    commit = commit_of_run(completed_commits(spark, base_path), tag)
+    if commit is None:
+        raise CommitNotFoundError(f"{config.table_id}: the Hudi write returned but no completed commit of {tag}")
+    if not target.catalog_sync:
+        register_in_session_catalog(spark, config, base_path)
+    hooks.after_commit(config.table_id, commit.instant)
+    return TableBatchResult(
+        config.table_id,
+        TableStatus.COMMITTED,
+        rows=count,
+        inserts=commit.inserts,
+        updates=commit.updates,
+        deletes=commit.deletes,
+        commit_instant=commit.instant,
+        stale_dropped=written.stale_dropped,
+    )
+
+
+def process_micro_batch(
+    spark: SparkSession,
+    records: DataFrame,
+    tag: str,
+    target: StreamTarget,
+    *,
+    hooks: BatchHooks | None = None,
+) -> BatchOutcome:
+    """Apply one micro-batch (columns ``data``, ``sequence_number``, ``shard``) to every table it touches.
+
+    Never raises for a record or a table: bad records go to the error location, a failed table's
+    records too (with the error), and the outcome lists both. Raises only when the error location
+    itself cannot be written (then nothing is safe to checkpoint and the stream must stop).
+    """
+    hooks = hooks or BatchHooks()
+    started = time.monotonic()
+    if records.isEmpty():  # a window without records (Glue calls the batch function anyway)
+        return BatchOutcome(tag, 0, 0, 0, time.monotonic() - started)
+    routed = route_batch(spark, records, target).persist()
+    try:
+        total = records.count()
+        kept = routed.count()
+        bad = _error_rows(routed.where(F.col(ERROR).isNotNull()), tag, F.col(ERROR))
+        plans: list[TableChanges] = []
+        present = {row[TABLE_ID] for row in routed.where(F.col(ERROR).isNull()).select(TABLE_ID).distinct().collect()}
+        for config in target.tables:
+            if config.table_id not in present:
+                continue
+            mine = routed.where((F.col(TABLE_ID) == config.table_id) & F.col(ERROR).isNull())
+            columns = column_types(mine, config)
+            checked = mine.withColumn(REASON, cast_error(columns))
+            bad = bad.unionByName(_error_rows(checked.where(F.col(REASON).isNotNull()), tag, F.col(REASON)))
+            plans.append(TableChanges(config, checked.where(F.col(REASON).isNull()).drop(REASON), columns))
+        bad = bad.persist()
+        bad_count = bad.count()
+        if bad_count:
+            # Before any table commit: a replay after a crash rewrites the same files, and nothing is lost.
+            write_errors(bad, target.error_path("bad_records", batch_folder(tag)))
+            logger.warning("%s: %d bad record(s) set aside in %s", tag, bad_count, target.error_path("bad_records"))
+        bad.unpersist()
+        results = [_table_boundary(spark, changes, target, tag=tag, hooks=hooks) for changes in plans]
+    finally:
+        routed.unpersist()
+    return BatchOutcome(tag, total, bad_count, total - kept, time.monotonic() - started, results)
+
+
+def _table_boundary(
+    spark: SparkSession, changes: TableChanges, target: StreamTarget, *, tag: str, hooks: BatchHooks
+) -> TableBatchResult:
+    """One table's write in its own error boundary: a failure sets the table's records aside with the error."""
+    config, rows = changes.config, changes.rows
+    try:
+        return _write_table(spark, changes, target, tag=tag, hooks=hooks)
+    except Exception as error:  # noqa: BLE001 - the per-table error boundary: set aside, report, move on
+        message = f"{type(error).__name__}: {error}"
+        logger.error("%s: batch %s failed, its records are set aside: %s", config.table_id, tag, message)
+        path = target.error_path("failed_tables", batch_folder(tag), f"table={config.table_id}")
+        write_errors(_error_rows(rows, tag, F.lit(message[:2000])), path)
+        return TableBatchResult(config.table_id, TableStatus.FAILED, error=message)

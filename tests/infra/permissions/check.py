@@ -1,0 +1,120 @@
+"""The permission check: every requirement of every principal against its role's policies in a template.
+
+``check_template`` is what the test calls: the recorded calls of the code principals (File Manager,
+Batch Manager, the Glue job, the config loader and smoke check) and every state machine's Task
+integrations become requirements, each is evaluated against the policies of the principal's role,
+and each one IAM would refuse is returned as a sentence naming the principal, its role, the action,
+the resource and the call that needed it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from odp.config.models import TableConfig
+from odp.state_machine import render_definition
+from sandbox.aws_calls import AwsCall
+from tests.infra.permissions.iam_policy import Request, evaluate, evaluate_resource_policy
+from tests.infra.permissions.requirements import (
+    Requirement,
+    Translation,
+    call_requirements,
+    catalog_sync_requirements,
+    configuration_requirements,
+    state_machine_platform_requirements,
+    state_machine_requirements,
+)
+from tests.infra.permissions.template import STATE_MACHINE, Resolver, Role, principals, resource_policy, role_policies
+
+
+def unique(requirements: Iterable[Requirement]) -> list[Requirement]:
+    """One requirement per (principal, action, resource, context), the first reason kept."""
+    seen: dict[tuple[Any, ...], Requirement] = {}
+    for requirement in requirements:
+        seen.setdefault(requirement.key, requirement)
+    return list(seen.values())
+
+
+def _resource_refusal(resolver: Resolver, role: Role, request: Request) -> str | None:
+    """How the resource's own policy refuses the request (``refused ... by <policy>``), or None.
+
+    A KMS key policy must allow the role, directly or by delegating to the account's IAM policies; a
+    bucket, queue or topic policy in the same account only refuses by an explicit Deny.
+    """
+    found = resource_policy(resolver, request.resource)
+    if found is None:
+        return None
+    label, documents = found
+    decision = evaluate_resource_policy(documents, request, resolver.get_att(role.logical_id, "Arn"))
+    if decision.denied_by:
+        return f"by an explicit Deny in {label} ({', '.join(decision.denied_by)})"
+    if request.action.startswith("kms:") and not decision.allowed:
+        return f"by {label}, which neither names the role nor delegates to IAM"
+    return None
+
+
+def refusals(
+    resolver: Resolver, role: Role, documents: list[dict[str, Any]], requirements: Iterable[Requirement]
+) -> list[str]:
+    """A sentence for each requirement the role's policies, or the resource's policy, refuse (empty: all allowed)."""
+    failures = []
+    for requirement in unique(requirements):
+        request = Request(requirement.action, requirement.resource, dict(requirement.context))
+        decision = evaluate(documents, request)
+        what = f"{requirement.action} on {requirement.resource}"
+        who = f"{requirement.principal} ({role.label})"
+        if decision.denied_by:
+            failure = f"{who} is explicitly denied {what} by {', '.join(decision.denied_by)}"
+        elif not decision.allowed:
+            failure = f"{who} is not allowed {what}"
+        elif (refused_by := _resource_refusal(resolver, role, request)) is not None:
+            failure = f"{who} is refused {what} {refused_by}"
+        else:
+            continue
+        failures.append(f"{failure}: needed by {requirement.reason}")
+    return failures
+
+
+def state_machine_definition(resolver: Resolver, logical: str, asset_text: Callable[[str], str]) -> dict[str, Any]:
+    """The definition a state machine runs: its asset file rendered with its resolved substitutions."""
+    properties = resolver.resources[logical]["Properties"]
+    values = {name: str(resolver.resolve(value)) for name, value in properties["DefinitionSubstitutions"].items()}
+    return render_definition(values, asset_text(properties["DefinitionS3Location"]["Key"]))
+
+
+def check_template(
+    resolver: Resolver,
+    calls: Mapping[str, list[AwsCall]],
+    translations: Mapping[str, Translation],
+    asset_text: Callable[[str], str],
+    tables: Iterable[TableConfig] = (),
+) -> list[str]:
+    """Every refusal in this template: ``calls`` and ``translations`` are keyed by the environment the
+    calls were recorded in (``sandbox`` for the local flow, the deployed name for the smoke check);
+    ``tables``: the configured tables, whose catalog sync the job performs on Glue."""
+    roles = principals(resolver)
+    failures: list[str] = []
+    by_principal: dict[str, list[Requirement]] = {}
+    recorded_requirements = [
+        requirement
+        for recorded_in, recorded in calls.items()
+        for call in recorded
+        for requirement in call_requirements(call, resolver, translations[recorded_in])
+    ]
+    derived = configuration_requirements(resolver) + catalog_sync_requirements(resolver, tables)
+    for requirement in recorded_requirements + derived:
+        by_principal.setdefault(requirement.principal, []).append(requirement)
+    for principal, requirements in by_principal.items():
+        for role in roles[principal]:
+            failures += refusals(resolver, role, role_policies(resolver, role), requirements)
+    for logical in resolver.of_type("AWS::StepFunctions::StateMachine"):
+        role = Role(resolver.logical_id_of(resolver.resources[logical]["Properties"]["RoleArn"]), None)
+        definition = state_machine_definition(resolver, logical, asset_text)
+        principal = f"{STATE_MACHINE} {resolver.physical_name(logical)}"
+        d = resolver.deployment
+        own_arn = f"arn:{d.partition}:states:{d.region}:{d.account}:stateMachine:{resolver.physical_name(logical)}"
+        requirements = state_machine_requirements(principal, definition, resolver, own_arn=own_arn)
+        requirements += state_machine_platform_requirements(resolver, logical, principal)
+        failures += refusals(resolver, role, role_policies(resolver, role), requirements)
+    return failures

@@ -1,0 +1,298 @@
+"""Permissions proven offline: every AWS call each deployed principal's code made in the local flow,
+and every service integration of the state machines, is allowed by that principal's policies in the
+synthesized template of every environment; removing a needed grant fails with a sentence naming the
+principal, the action and the resource.
+
+The flow runs once per module (real handlers, real job on Spark + Hudi, real config loader; the smoke
+check against moto per environment); the app is synthesized once per session (tests/infra/conftest.py).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from infrastructure.smoke import check_environment
+from odp.config.loader import OdpConfig
+from odp.naming import TrackerTableNames
+from odp.tracker.schema import create_tables
+from sandbox import aws_calls
+from sandbox.account import RAW_BUCKET, STAGING_BUCKET, SandboxLayout
+from sandbox.demo_data import DemoGenerator
+from sandbox.runner import run_sandbox
+from tests.infra.conftest import SynthesizedApp
+from tests.infra.permissions.check import check_template
+from tests.infra.permissions.requirements import Translation
+from tests.infra.permissions.template import (
+    STATE_MACHINE,
+    Deployment,
+    Resolver,
+    encryption_key_arn,
+    find_bucket,
+    find_by_name,
+    principals,
+)
+
+PRODUCTS = "inventory_debezium.inventory.products"
+SANDBOX = "sandbox"
+ENVIRONMENTS = ("dev", "test", "prod")
+
+
+@dataclass(frozen=True)
+class RecordedFlow:
+    """Calls by the environment they ran in, and how that environment's names map to a deployed one."""
+
+    calls: dict[str, list[aws_calls.AwsCall]]
+    translations: dict[str, Translation]
+
+    def of(self, principal: str) -> list[aws_calls.AwsCall]:
+        return [call for calls in self.calls.values() for call in calls if call.principal == principal]
+
+
+def _smoke_check_calls(config: OdpConfig, environment: str) -> list[aws_calls.AwsCall]:
+    """The smoke check of ``environment`` against moto holding that environment's tables."""
+    region = config.environments.environments[environment].region
+    account = config.environments.environments[environment].account
+    with mock_aws(), aws_calls.CallRecorder() as recorder:
+        dynamodb = boto3.client("dynamodb", region_name=region)
+        create_tables(dynamodb, TrackerTableNames.for_environment(environment))
+        with aws_calls.acting_as(aws_calls.CONFIG_LOADER):
+            failures = check_environment(
+                config, environment, dynamodb, boto3.client("stepfunctions", region_name=region), account
+            )
+    assert failures, "moto has no state machines and no config items: the smoke check must report them"
+    return recorder.calls
+
+
+@pytest.fixture(scope="module")
+def recorded(config: OdpConfig, spark: Any, tmp_path_factory: pytest.TempPathFactory) -> RecordedFlow:
+    """A full load then a CDC round of one table through the sandbox, every principal's calls recorded."""
+    work = tmp_path_factory.mktemp("permissions")
+    layout = SandboxLayout(lake=work / "lake", staging=work / "staging")
+    layout.staging.mkdir()
+    generator = DemoGenerator(config, layout.staging, table_ids=(PRODUCTS,))
+    with aws_calls.CallRecorder() as recorder:
+        generator.generate_round(0)
+        first = run_sandbox(config, layout, spark)
+        generator.generate_round(1)
+        second = run_sandbox(config, layout, spark, cadence="every_15_minutes")
+    assert first.ok, first
+    assert second.ok, second
+    assert second.table(PRODUCTS).files >= 1
+    calls = {SANDBOX: recorder.calls}
+    translations = {SANDBOX: Translation(SANDBOX, {STAGING_BUCKET: "staging", RAW_BUCKET: "raw"})}
+    for environment in ENVIRONMENTS:
+        calls[environment] = _smoke_check_calls(config, environment)
+        translations[environment] = Translation(environment, {})
+    return RecordedFlow(calls, translations)
+
+
+def _failures(
+    synthesized: SynthesizedApp, config: OdpConfig, recorded: RecordedFlow, environment: str, template: dict
+) -> list[str]:
+    """Every refusal in ``template`` (an environment's DataLake stack, or a changed copy of it)."""
+    settings = config.environments.environments[environment]
+    resolver = Resolver(template, Deployment(environment, settings.account, settings.region))
+    calls = {name: calls for name, calls in recorded.calls.items() if name in (SANDBOX, environment)}
+    return check_template(resolver, calls, recorded.translations, synthesized.asset_text, config.tables)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_the_flow_exercised_every_principal(recorded: RecordedFlow) -> None:
+    """The recording is worth checking: each principal made calls, including the ones item 2 is about."""
+    operations = {
+        principal: {(c.service, c.operation) for c in recorded.of(principal)}
+        for principal in (
+            aws_calls.FILE_MANAGER,
+            aws_calls.BATCH_MANAGER,
+            aws_calls.FILE_PROCESSOR_JOB,
+            aws_calls.CONFIG_LOADER,
+        )
+    }
+    assert ("dynamodb", "TransactWriteItems") in operations[aws_calls.FILE_MANAGER]
+    assert ("dynamodb", "Query") in operations[aws_calls.BATCH_MANAGER]
+    assert {("dynamodb", "UpdateItem"), ("s3", "GetObject"), ("s3", "PutObject")} <= operations[
+        aws_calls.FILE_PROCESSOR_JOB
+    ]
+    assert {("dynamodb", "Scan"), ("dynamodb", "BatchWriteItem"), ("dynamodb", "DescribeTable")} <= operations[
+        aws_calls.CONFIG_LOADER
+    ]
+    scans = {(c.params["TableName"], c.origin) for c in recorded.of(aws_calls.CONFIG_LOADER) if c.operation == "Scan"}
+    origin = "odp/config/manager.py (_scan_all)"
+    assert scans == {("odp-sandbox-table-config", origin), ("odp-sandbox-batch-config", origin)}
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_call_is_allowed_by_the_principals_policies(
+    synthesized: SynthesizedApp, config: OdpConfig, recorded: RecordedFlow, environment: str
+) -> None:
+    failures = _failures(synthesized, config, recorded, environment, synthesized.data_lakes[environment])
+    assert failures == [], "\n".join(failures)
+
+
+def _roles_of(template: dict, config: OdpConfig, principal: str) -> set[str]:
+    """Logical ids of the roles of a principal (``state-machine <name>`` for one state machine)."""
+    settings = config.environments.environments["dev"]
+    resolver = Resolver(template, Deployment("dev", settings.account, settings.region))
+    if principal.startswith(f"{STATE_MACHINE} "):
+        logical = find_by_name(resolver, "AWS::StepFunctions::StateMachine", principal.split(" ", 1)[1])
+        return {resolver.logical_id_of(resolver.resources[logical]["Properties"]["RoleArn"])}
+    return {role.logical_id for role in principals(resolver)[principal]}
+
+
+def _without_action(template: dict, config: OdpConfig, principal: str, action: str) -> dict:
+    """A copy of the dev template in which no policy statement of the principal's roles grants
+    ``action`` (a statement left with no action is deleted)."""
+    roles = _roles_of(template, config, principal)
+    changed = copy.deepcopy(template)
+    removed = 0
+    for resource in changed["Resources"].values():
+        if resource["Type"] != "AWS::IAM::Policy":
+            continue
+        if not any(r.get("Ref") in roles for r in resource["Properties"]["Roles"]):
+            continue
+        statements = []
+        for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
+            actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+            kept = [a for a in actions if a != action]
+            removed += len(actions) - len(kept)
+            if kept:
+                statements.append({**statement, "Action": kept})
+        resource["Properties"]["PolicyDocument"]["Statement"] = statements
+    assert removed, f"no policy statement of {principal} grants {action}: nothing to remove"
+    return changed
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_removing_the_config_loaders_scan_grant_fails_naming_principal_action_and_resource(
+    synthesized: SynthesizedApp, config: OdpConfig, recorded: RecordedFlow
+) -> None:
+    """Item 2 of issue 10: the Configuration Manager scans table_config and batch_config."""
+    template = _without_action(synthesized.data_lakes["dev"], config, "config-loader", "dynamodb:Scan")
+
+    failures = _failures(synthesized, config, recorded, "dev", template)
+
+    assert failures == [
+        "config-loader (role odp-dev-config-loader) is not allowed dynamodb:Scan on "
+        "arn:aws:dynamodb:eu-west-1:111111111111:table/odp-dev-table-config: needed by dynamodb.Scan from "
+        "odp/config/manager.py (_scan_all)",
+        "config-loader (role odp-dev-config-loader) is not allowed dynamodb:Scan on "
+        "arn:aws:dynamodb:eu-west-1:111111111111:table/odp-dev-batch-config: needed by dynamodb.Scan from "
+        "odp/config/manager.py (_scan_all)",
+    ]
+
+
+SM_10 = "state-machine odp-dev-file-processor-every_10_minutes"
+SM_HOURLY = "state-machine odp-dev-file-processor-hourly"
+RAW_ARN = "arn:aws:s3:::odp-dev-raw-111111111111-eu-west-1/"
+STAGING_ARN = "arn:aws:s3:::odp-dev-staging-111111111111-eu-west-1/"
+ARTIFACTS_ARN = "arn:aws:s3:::odp-dev-artifacts-111111111111-eu-west-1/glue/"
+# (principal, action removed from its role's policies, part of a resource the failure must name)
+REMOVALS = [
+    ("file-manager", "dynamodb:PutItem", ":table/odp-dev-file-tracker"),
+    ("file-manager", "kms:Decrypt", ":key/"),
+    (
+        "file-manager",
+        "sqs:ReceiveMessage",
+        ":sqs:eu-west-1:111111111111:odp-dev-file-manager",
+    ),
+    ("file-manager", "logs:PutLogEvents", ":log-group:/aws/lambda/odp-dev-file-manager:"),
+    ("batch-manager", "dynamodb:Query", ":table/odp-dev-"),
+    ("file-processor-job", "s3:PutObject", RAW_ARN),
+    ("file-processor-job", "s3:GetObject", STAGING_ARN),
+    ("file-processor-job", "s3:GetObject", ARTIFACTS_ARN),
+    ("file-processor-job", "s3:ListBucket", RAW_ARN[:-1]),
+    ("file-processor-job", "dynamodb:UpdateItem", ":table/odp-dev-processing-tracker"),
+    ("file-processor-job", "glue:CreateTable", ":glue:eu-west-1:111111111111:table/inventory_raw/products_rt"),
+    ("config-loader", "dynamodb:BatchWriteItem", ":table/odp-dev-table-config"),
+    ("config-loader", "dynamodb:DescribeTable", ":table/odp-dev-file-tracker"),
+    ("config-loader", "states:DescribeStateMachine", ":stateMachine:odp-dev-file-processor-"),
+    (SM_10, "glue:StartJobRun", ":job/odp-dev-file-processor-every_10_minutes"),
+    (SM_10, "glue:GetJobRun", ":job/odp-dev-file-processor-every_10_minutes"),
+    (SM_10, "sns:Publish", ":odp-dev-alerts"),
+    (SM_10, "kms:GenerateDataKey", ":key/"),
+    (SM_10, "logs:CreateLogDelivery", "*"),
+    (SM_10, "states:ListExecutions", ":stateMachine:odp-dev-file-processor-every_10_minutes"),
+    (SM_HOURLY, "lambda:InvokeFunction", ":function:odp-dev-batch-manager"),
+]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.parametrize("case", REMOVALS, ids=[f"{principal}-{action}" for principal, action, _ in REMOVALS])
+def test_removing_any_needed_grant_fails_naming_it(
+    synthesized: SynthesizedApp,
+    config: OdpConfig,
+    recorded: RecordedFlow,
+    case: tuple[str, str, str],
+) -> None:
+    """(principal, action removed from its role's policies, part of a resource the failure names)."""
+    principal, action, resource = case
+    template = _without_action(synthesized.data_lakes["dev"], config, principal, action)
+
+    failures = _failures(synthesized, config, recorded, "dev", template)
+
+    assert failures
+    for failure in failures:
+        assert failure.startswith(f"{principal} (role "), failure
+        assert f" is not allowed {action} on " in failure, failure
+    assert any(resource in failure.split(" on ", 1)[1] for failure in failures), failures
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_key_policy_without_iam_delegation_or_a_bucket_policy_deny_fails_too(
+    synthesized: SynthesizedApp, config: OdpConfig, recorded: RecordedFlow
+) -> None:
+    """Resource policies count: KMS needs the key policy's Allow (CDK's delegates to IAM); a Deny in a
+    bucket policy refuses even what the role's policy allows."""
+    settings = config.environments.environments["dev"]
+    template = synthesized.data_lakes["dev"]
+    resolver = Resolver(template, Deployment("dev", settings.account, settings.region))
+    table_key = encryption_key_arn(
+        resolver, find_by_name(resolver, "AWS::DynamoDB::GlobalTable", "odp-dev-table-config")
+    )
+    key_logical = table_key.rsplit("/", 1)[1]
+    raw = find_bucket(resolver, "raw")
+
+    changed = copy.deepcopy(template)
+    key_policy = changed["Resources"][key_logical]["Properties"]["KeyPolicy"]
+    key_policy["Statement"] = [s for s in key_policy["Statement"] if "AWS" not in s.get("Principal", {})]
+    for resource in changed["Resources"].values():
+        if resource["Type"] == "AWS::S3::BucketPolicy" and resource["Properties"]["Bucket"] == {"Ref": raw}:
+            resource["Properties"]["PolicyDocument"]["Statement"].append(
+                {
+                    "Sid": "NoWrites",
+                    "Effect": "Deny",
+                    "Principal": {"AWS": "*"},
+                    "Action": "s3:PutObject",
+                    "Resource": "*",
+                }
+            )
+
+    failures = _failures(synthesized, config, recorded, "dev", changed)
+
+    key_failures = [f for f in failures if f" on {table_key} by the key policy of {key_logical}, " in f]
+    assert {f.split(" (role ")[0] for f in key_failures} >= {
+        "config-loader",
+        "file-manager",
+        "batch-manager",
+        "file-processor-job",
+    }
+    assert all("which neither names the role nor delegates to IAM: needed by " in f for f in key_failures)
+    writes = [f for f in failures if " is refused s3:PutObject on " in f]
+    assert writes
+    assert all(f.startswith("file-processor-job (role ") for f in writes)
+    assert all(
+        " by an explicit Deny in the bucket policy of odp-dev-raw-111111111111-eu-west-1 (NoWrites)" in f
+        for f in writes
+    )

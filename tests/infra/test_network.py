@@ -1,0 +1,50 @@
+"""Network on its own, with default and non-default props: aws_cdk.assertions and cdk-nag."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import App, RemovalPolicy, Stack
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
+from aws_cdk.assertions import Match, Template
+
+from infrastructure.application import cdk_json_context
+from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
+from infrastructure.network import INTERFACE_ENDPOINTS, Network, NetworkProps
+
+
+def _synth(tmp_path, **overrides) -> tuple[App, Template]:
+    app = App(context={**cdk_json_context(), AUDIT_CONTEXT: True}, outdir=str(tmp_path))
+    stack = Stack(app, "S")
+    key = kms.Key(stack, "Key", enable_key_rotation=True)
+    Network(stack, "Network", NetworkProps(environment="x", cidr="10.1.0.0/16", log_key=key, **overrides))
+    return app, Template.from_stack(stack)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "deletion", "days"),
+    [
+        ({}, "Retain", 30),
+        ({"removal_policy": RemovalPolicy.DESTROY, "log_retention": logs.RetentionDays.ONE_WEEK}, "Delete", 7),
+    ],
+    ids=["default", "destroy-one-week"],
+)
+def test_network_props(tmp_path, overrides, deletion, days) -> None:
+    app, template = _synth(tmp_path, **overrides)
+    template.has_resource_properties("AWS::EC2::VPC", {"CidrBlock": "10.1.0.0/16"})
+    template.resource_count_is("AWS::EC2::Subnet", 2)
+    template.resource_count_is("AWS::EC2::NatGateway", 0)
+    template.resource_count_is("AWS::EC2::InternetGateway", 0)
+    template.resource_count_is("AWS::EC2::VPCEndpoint", 2 + len(INTERFACE_ENDPOINTS))
+    template.has_resource(
+        "AWS::Logs::LogGroup", {"DeletionPolicy": deletion, "Properties": Match.object_like({"RetentionInDays": days})}
+    )
+    for name in ("odp-x-vpc", "odp-x-vpc-2"):
+        template.has_resource_properties(
+            "AWS::Glue::Connection",
+            {"ConnectionInput": Match.object_like({"Name": name, "ConnectionType": "NETWORK"})},
+        )
+    app.synth()
+    audit = audit_acknowledgments(app)
+    assert audit.unacknowledged == []
+    assert audit.unmatched == []

@@ -1,0 +1,198 @@
+"""The streaming construct in a synthesized stage with two streams: stream, job, destination, alarms, grants.
+
+The app is built from a configuration written for this test (one environment without a pipeline, one
+DMS source, two DynamoDB sources each streamed) and synthesized with cdk-nag: any unacknowledged finding fails.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from aws_cdk.assertions import Match, Template
+
+from odp.stream_job_contract import StreamingJobArgs
+
+CONFIG: dict[str, Any] = {
+    "environments.yaml": {
+        "deployment": {"account": "000000000000", "region": "eu-west-1"},
+        "source": {
+            "repository": "org/odp",
+            "connection_arn": "arn:aws:codeconnections:eu-west-1:000000000000:connection/abc-123",
+        },
+        "environments": {"dev": {"account": "111111111111", "region": "eu-west-1"}},
+    },
+    "cadences.yaml": {"cadences": {"hourly": {"schedule": "rate(1 hour)", "batch_size": 5}}},
+    "streams.yaml": {
+        "streams": {
+            "shop_changes": {"window_seconds": 100, "number_of_workers": 3},
+            "partner_changes": {"window_seconds": 60, "wire_dynamodb": False, "checkpoint_prefix": "cp/partner/"},
+        }
+    },
+    "tables/shop.yaml": {
+        "source": "shop",
+        "format": "dms",
+        "defaults": {"cadence": "hourly", "database": "shop_raw", "ordering_column": "seq"},
+        "tables": [{"schema": "public", "table": "invoices", "primary_key": ["id"]}],
+    },
+    "tables/shop_dynamodb.yaml": {
+        "source": "shop_dynamodb",
+        "format": "dynamodb",
+        "defaults": {"stream": "shop_changes", "database": "shop_raw"},
+        "tables": [
+            {"schema": "app", "table": "orders", "primary_key": ["id"]},
+            {"schema": "app", "table": "customers", "primary_key": ["id"], "table_type": "MERGE_ON_READ"},
+        ],
+    },
+    "tables/partner_dynamodb.yaml": {
+        "source": "partner_dynamodb",
+        "format": "dynamodb",
+        "defaults": {"stream": "partner_changes", "database": "partner_raw"},
+        "tables": [{"schema": "app", "table": "offers", "primary_key": ["id"]}],
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Template:
+    from infrastructure.application import build_app, cdk_json_context, new_app
+
+    root = tmp_path_factory.mktemp("config")
+    for name, content in CONFIG.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(yaml.safe_dump(content, sort_keys=False))
+    app = build_app(
+        new_app(context=cdk_json_context(), outdir=str(tmp_path_factory.mktemp("cdk.out"))), config_dir=Path(root)
+    )
+    app.synth()  # cdk-nag runs here: an unacknowledged finding raises
+    return Template.from_stack(app.node.find_child("odp-dev").data_lake)
+
+
+def test_one_kms_encrypted_on_demand_stream_per_configured_stream(template: Template) -> None:
+    template.resource_count_is("AWS::Kinesis::Stream", 2)
+    template.has_resource_properties(
+        "AWS::Kinesis::Stream",
+        {
+            "Name": "odp-dev-shop_changes",
+            "StreamModeDetails": {"StreamMode": "ON_DEMAND"},
+            "StreamEncryption": {"EncryptionType": "KMS", "KeyId": Match.any_value()},
+            "RetentionPeriodHours": 24,
+        },
+    )
+    template.has_resource("AWS::Kinesis::Stream", {"DeletionPolicy": "Retain"})
+
+
+def test_the_streaming_job_is_gluestreaming_5_1_with_the_contract_and_the_batch_packaging(template: Template) -> None:
+    jobs = template.find_resources("AWS::Glue::Job", {"Properties": {"Command": {"Name": "gluestreaming"}}})
+    by_name = {job["Properties"]["Name"]: job["Properties"] for job in jobs.values()}
+    assert set(by_name) == {"odp-dev-stream-shop_changes", "odp-dev-stream-partner_changes"}
+    shop = by_name["odp-dev-stream-shop_changes"]
+    assert (shop["GlueVersion"], shop["WorkerType"], shop["NumberOfWorkers"]) == ("5.1", "G.1X", 3)
+    assert shop["SecurityConfiguration"] == "odp-dev-file-processor"
+    arguments = shop["DefaultArguments"]
+    assert json.loads(arguments[f"--{StreamingJobArgs.TABLE_IDS}"]) == [
+        "shop_dynamodb.app.customers",
+        "shop_dynamodb.app.orders",
+    ]
+    assert arguments[f"--{StreamingJobArgs.WINDOW_SECONDS}"] == "100"
+    assert arguments[f"--{StreamingJobArgs.STARTING_POSITION}"] == "TRIM_HORIZON"
+    assert arguments[f"--{StreamingJobArgs.TABLE_CONFIG_TABLE}"] == "odp-dev-table-config"
+    assert arguments["--datalake-formats"] == "hudi"
+    assert arguments["--python-modules-installer-option"] == "--no-index"
+    batch_job = next(
+        job["Properties"]
+        for job in template.find_resources("AWS::Glue::Job").values()
+        if job["Properties"]["Command"]["Name"] == "glueetl"
+    )
+    for shared in ("--extra-py-files", "--additional-python-modules", "--conf"):
+        assert arguments[shared] == batch_job["DefaultArguments"][shared]
+    partner = by_name["odp-dev-stream-partner_changes"]["DefaultArguments"]
+    assert '/cp/partner/"' in json.dumps(partner[f"--{StreamingJobArgs.CHECKPOINT_LOCATION}"])
+
+
+def test_same_account_tables_get_their_kinesis_destination_and_others_do_not(template: Template) -> None:
+    calls = [
+        json.dumps(resource["Properties"]["Create"])
+        for resource in template.find_resources("Custom::AWS").values()
+        if "KinesisStreamingDestination" in json.dumps(resource["Properties"])
+    ]
+    assert len(calls) == 2  # orders and customers; partner_changes has wire_dynamodb: false
+    assert all("enableKinesisStreamingDestination" in call and "MILLISECOND" in call for call in calls)
+    assert sorted(t for t in ("orders", "customers", "offers") if any(f'\\"{t}\\"' in c for c in calls)) == [
+        "customers",
+        "orders",
+    ]
+
+
+def test_alarms_on_iterator_age_batch_duration_bad_records_and_failed_tables(template: Template) -> None:
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "AlarmName": "odp-dev-stream-shop_changes-iterator-age",
+            "MetricName": "GetRecords.IteratorAgeMilliseconds",
+            "Threshold": 300000,
+        },
+    )
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "AlarmName": "odp-dev-stream-partner_changes-batch-duration",
+            "Namespace": "ODP/Streaming",
+            "MetricName": "BatchSeconds",
+            "Threshold": 48,
+            "Dimensions": [{"Name": "stream", "Value": "partner_changes"}],
+        },
+    )
+    for suffix in ("bad-records", "failed-tables"):
+        template.has_resource_properties(
+            "AWS::CloudWatch::Alarm", {"AlarmName": f"odp-dev-stream-shop_changes-{suffix}", "Threshold": 0}
+        )
+    template.has_resource_properties(
+        "AWS::Events::Rule",
+        {
+            "EventPattern": {
+                "source": ["aws.glue"],
+                "detail": {"jobName": ["odp-dev-stream-shop_changes"], "state": Match.array_with(["STOPPED"])},
+            }
+        },
+    )
+
+
+def test_the_streaming_role_reads_its_streams_and_writes_only_raw_and_its_prefixes(template: Template) -> None:
+    roles = template.find_resources("AWS::IAM::Role", {"Properties": {"Description": "ODP dev streaming Glue jobs"}})
+    (role_id,) = roles
+    policies = [
+        p["Properties"]["PolicyDocument"]["Statement"]
+        for p in template.find_resources("AWS::IAM::Policy").values()
+        if {"Ref": role_id} in p["Properties"]["Roles"]
+    ]
+    statements = json.dumps(policies)
+    assert "kinesis:GetRecords" in statements
+    assert "dynamodb:PutItem" not in statements  # table_config is read only; no tracker writes
+    assert "streaming/*" in statements
+    assert "glue/*" in statements
+    assert "ODP/Streaming" in statements
+
+
+def test_cfn_lint_finds_no_error_in_the_streaming_stage(template: Template, tmp_path: Path, repo_root: Path) -> None:
+    from tests.infra.test_app import CFN_LINT_IGNORED
+
+    file = tmp_path / "DataLake.template.json"
+    file.write_text(json.dumps(template.to_json()))
+    result = subprocess.run(
+        [str(repo_root / ".venv" / "bin" / "cfn-lint"), "--format", "json", str(file), "--regions", "eu-west-1"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.stdout.strip(), result.stderr
+    problems = [
+        f"{match['Rule']['Id']} {match['Message']}"
+        for match in json.loads(result.stdout)
+        if match["Level"] == "Error" or (match["Level"] == "Warning" and match["Rule"]["Id"] not in CFN_LINT_IGNORED)
+    ]
+    assert problems == []

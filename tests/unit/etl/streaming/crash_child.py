@@ -1,0 +1,61 @@
+"""A local streaming job in its own process, for the crash test: ``python -m tests.unit.etl.streaming.crash_child``.
+
+Arguments: a JSON file with the target and folders, and optionally ``--pause-after <table_id> <n>``:
+after the n-th commit (1-based) of that table, write ``<marker>`` and wait to be killed. The outcomes
+of the batches it ran are written to ``<outcomes>`` as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from etl.spark_session import local_spark_session
+from etl.streaming.batch import BatchHooks, StreamTarget
+from etl.streaming.local import run_local_stream
+from odp.config.models import TableConfig
+
+
+class PauseAfterCommit(BatchHooks):
+    def __init__(self, table_id: str, nth: int, marker: Path) -> None:
+        self.table_id, self.nth, self.marker, self.seen = table_id, nth, marker, 0
+
+    def after_commit(self, table_id: str, commit_instant: str) -> None:
+        if table_id != self.table_id:
+            return
+        self.seen += 1
+        if self.seen == self.nth:
+            self.marker.write_text(commit_instant)
+            time.sleep(600)  # the parent kills this process with SIGKILL here
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("job", type=Path)
+    parser.add_argument("--pause-after", nargs=2, metavar=("TABLE_ID", "N"))
+    args = parser.parse_args()
+    job = json.loads(args.job.read_text())
+    target = StreamTarget(
+        stream=job["stream"],
+        tables=tuple(TableConfig.model_validate(table) for table in job["tables"]),
+        raw_root=job["raw_root"],
+        error_root=job["error_root"],
+    )
+    hooks = (
+        PauseAfterCommit(args.pause_after[0], int(args.pause_after[1]), Path(job["marker"]))
+        if args.pause_after
+        else None
+    )
+    spark = local_spark_session("odp-stream-crash-test")
+    spark.sparkContext.setLogLevel("ERROR")
+    outcomes = run_local_stream(spark, job["source"], job["checkpoint"], target, hooks=hooks)
+    Path(job["outcomes"]).write_text(json.dumps([asdict(outcome) for outcome in outcomes]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""The micro-batch function on real Spark + Hudi, driven by Structured Streaming over a local folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from etl.streaming.batch import StreamTarget, TableStatus, process_micro_batch
+from etl.streaming.local import run_local_stream
+from odp.config.models import TableMode, TableType
+from sandbox.validation import read_table
+from tests.unit.etl.streaming.conftest import CUSTOMERS, EVENTS, ORDERS, STREAM, streamed_table
+from tests.unit.etl.streaming.records_factory import StreamFolder, change
+
+
+def rows(spark, target: StreamTarget, config) -> list[tuple]:
+    found = read_table(spark, target.base_path(config), config)
+    return sorted(tuple(str(row[name]) if row[name] is not None else None for name in row) for row in found)
+
+
+def bad_records(tmp_path: Path) -> list[dict]:
+    return [
+        json.loads(line)
+        for path in sorted((tmp_path / "errors").rglob("*.json"))
+        for line in path.read_text().splitlines()
+    ]
+
+
+def test_routing_event_types_late_duplicate_and_poison_records(
+    spark, target: StreamTarget, folder: StreamFolder, tmp_path: Path
+) -> None:
+    duplicate = change("INSERT", "orders", {"id": "o2", "amount": 7, "status": "new"}, ms=20)
+    folder.write_documents(
+        [
+            change("INSERT", "customers", {"id": "c1", "name": "Ann"}, ms=10),
+            change("INSERT", "customers", {"id": "c2", "name": "Bob"}, ms=11),
+            change("INSERT", "orders", {"id": "o1", "amount": 12.5, "status": "new"}, ms=12),
+            duplicate,
+            duplicate,  # delivered twice in one batch (same eventID): kept once
+            change("INSERT", "order_events", {"id": "e1", "kind": "created"}, ms=13),
+            change("INSERT", "invoices", {"id": "i1"}, ms=14),  # no such table on this stream
+            change("INSERT", "customers", {"id": None, "name": "nobody"}, ms=15),  # null key
+            change("INSERT", "orders", {"id": "o9", "amount": "lots", "status": "new"}, ms=16),  # not a decimal
+        ],
+        raw_lines=("this is not a Kinesis record",),
+    )
+    folder.write_documents(
+        [
+            change("MODIFY", "customers", {"id": "c1", "name": "Ann Lee"}, ms=30),
+            change("REMOVE", "customers", {"id": "c2", "name": "Bob"}, ms=31),
+            change("MODIFY", "orders", {"id": "o1", "amount": 13, "status": "paid"}, ms=32),
+            change("MODIFY", "order_events", {"id": "e1", "kind": "paid"}, ms=33),
+        ]
+    )
+    folder.write_documents(
+        [
+            duplicate,  # the same record again in a later batch
+            change("MODIFY", "customers", {"id": "c1", "name": "stale"}, ms=25),  # late: older than ms=30
+            change("INSERT", "customers", {"id": "c2", "name": "Bob again?"}, ms=29),  # late: older than the REMOVE
+            change("REMOVE", "orders", {"id": "o2", "amount": 7, "status": "new"}, ms=40),
+        ]
+    )
+
+    outcomes = run_local_stream(spark, str(folder.root), str(tmp_path / "checkpoint"), target)
+
+    assert [(o.records, o.bad_records, o.duplicates) for o in outcomes] == [(10, 4, 1), (4, 0, 0), (4, 0, 0)]
+    assert {t.table_id: t.status for o in outcomes for t in o.tables} == {
+        CUSTOMERS.table_id: TableStatus.COMMITTED,
+        ORDERS.table_id: TableStatus.COMMITTED,
+        EVENTS.table_id: TableStatus.COMMITTED,
+    }
+    assert rows(spark, target, CUSTOMERS) == [("c1", "Ann Lee")]
+    assert rows(spark, target, ORDERS) == [("o1", "13.00", "paid")]
+    assert rows(spark, target, EVENTS) == [("e1", "created"), ("e1", "paid")]
+    assert sorted(
+        ((r.get("_odp_table_id"), r["reason"]) for r in bad_records(tmp_path)), key=lambda r: (r[0] or "~", r[1])
+    ) == [
+        (CUSTOMERS.table_id, "null key column id"),
+        (ORDERS.table_id, "column amount: lots is not a decimal(12,2)"),
+        (None, "data does not parse as JSON: Expecting value (char 0)"),
+        (None, "unknown table 'invoices': not streamed here (known: customers, order_events, orders)"),
+    ]
+
+
+def test_one_tables_failure_sets_its_records_aside_and_never_blocks_the_others(
+    spark, folder: StreamFolder, tmp_path: Path
+) -> None:
+    untyped = streamed_table("metrics", table_type=TableType.COPY_ON_WRITE, mode=TableMode.CURRENT, columns=None)
+    target = StreamTarget(
+        stream=STREAM,
+        tables=(CUSTOMERS, untyped),
+        raw_root=f"file://{tmp_path / 'raw'}",
+        error_root=f"file://{tmp_path / 'errors'}",
+    )
+    folder.write_documents(
+        [
+            change("INSERT", "metrics", {"id": "m1", "value": 5}, ms=1),  # value inferred as bigint
+            change("INSERT", "customers", {"id": "c1", "name": "Ann"}, ms=2),
+        ]
+    )
+    folder.write_documents(
+        [
+            change("MODIFY", "metrics", {"id": "m1", "value": "five"}, ms=3),  # bigint -> string: not a widening
+            change("MODIFY", "customers", {"id": "c1", "name": "Ann Lee"}, ms=4),
+        ]
+    )
+
+    outcomes = run_local_stream(spark, str(folder.root), str(tmp_path / "checkpoint"), target)
+
+    second = {t.table_id: t for t in outcomes[1].tables}
+    assert second[CUSTOMERS.table_id].status == TableStatus.COMMITTED
+    assert second[untyped.table_id].status == TableStatus.FAILED
+    assert second[untyped.table_id].error.startswith("SchemaEvolutionError: ")
+    assert rows(spark, target, CUSTOMERS) == [("c1", "Ann Lee")]
+    set_aside = [
+        json.loads(line)
+        for path in (tmp_path / "errors" / STREAM / "failed_tables").rglob("*.json")
+        for line in path.read_text().splitlines()
+    ]
+    assert [(r["_odp_table_id"], json.loads(r["data"])["dynamodb"]["NewImage"]["value"]) for r in set_aside] == [
+        (untyped.table_id, {"S": "five"})
+    ]
+    assert set_aside[0]["reason"] == second[untyped.table_id].error
+
+
+def test_an_empty_window_writes_nothing(spark, target: StreamTarget, tmp_path: Path) -> None:
+    empty = spark.createDataFrame([], "data string, sequence_number string, shard string")
+    outcome = process_micro_batch(spark, empty, "stream:shop_changes:q:0", target)
+    assert (outcome.records, outcome.bad_records, outcome.tables) == (0, 0, [])
+    assert not (tmp_path / "raw").exists()
+    assert not (tmp_path / "errors").exists()

@@ -1,0 +1,75 @@
+"""Routing and parsing of stream records, without Spark: every outcome written out by hand."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from etl.streaming.records import Route, StreamRecord, route_record
+from tests.unit.etl.streaming.records_factory import change
+
+ROUTES = {"orders": Route("shop.app.orders", ("id",)), "customers": Route("shop.app.customers", ("id",))}
+SEQ = "49657828409187701520019995242508390119953358325192589314"
+
+
+def record(document: object) -> StreamRecord:
+    return StreamRecord(json.dumps(document), SEQ, "shardId-000000000000")
+
+
+def test_an_insert_is_routed_by_table_name_and_ordered_by_time_then_kinesis_sequence() -> None:
+    routed = route_record(record(change("INSERT", "orders", {"id": "o1", "amount": 5}, ms=370)), ROUTES)
+    assert routed.error is None
+    assert routed.table_id == "shop.app.orders"
+    assert routed.op == "I"
+    assert routed.values == {"id": "o1", "amount": "5"}
+    assert routed.ordering == "001731924555370|" + "0" * 8 + SEQ
+    assert routed.event_id == "orders-o1-INSERT-1731924555370"
+
+
+def test_modify_and_remove_become_update_and_delete() -> None:
+    modify = route_record(record(change("MODIFY", "customers", {"id": "c1", "name": "Ann"}, ms=1)), ROUTES)
+    remove = route_record(record(change("REMOVE", "customers", {"id": "c1", "name": "Ann"}, ms=2)), ROUTES)
+    assert (modify.table_id, modify.op, remove.op, remove.values["id"]) == ("shop.app.customers", "U", "D", "c1")
+
+
+def test_a_dynamodb_streams_record_is_routed_by_its_event_source_arn() -> None:
+    document = change("INSERT", "ignored", {"id": "o2"}, ms=3)
+    del document["tableName"]
+    document["eventSourceARN"] = "arn:aws:dynamodb:eu-west-1:111111111111:table/orders/stream/2026-01-01T00:00:00.000"
+    assert route_record(record(document), ROUTES).table_id == "shop.app.orders"
+
+
+def test_bad_records_become_errors_with_the_reason() -> None:
+    not_json = route_record(StreamRecord("{not json", SEQ, "s"), ROUTES)
+    unknown = route_record(record(change("INSERT", "invoices", {"id": "i1"}, ms=1)), ROUTES)
+    null_key = route_record(record(change("INSERT", "orders", {"id": None}, ms=1)), ROUTES)
+    bad_event = route_record(record({**change("INSERT", "orders", {"id": "o"}, ms=1), "eventName": "TTL"}), ROUTES)
+    assert not_json.error == "data does not parse as JSON: Expecting property name enclosed in double quotes (char 1)"
+    assert unknown.error == "unknown table 'invoices': not streamed here (known: customers, orders)"
+    assert (null_key.table_id, null_key.error) == ("shop.app.orders", "null key column id")
+    assert bad_event.error == "unknown eventName 'TTL' (expected INSERT, MODIFY or REMOVE)"
+    assert route_record(StreamRecord(None, SEQ, "s"), ROUTES).error == "empty record (no data)"
+
+
+def test_the_published_kinesis_sample_routes(samples_dir: Path) -> None:
+    event = json.loads((samples_dir / "dynamodb-kinesis" / "dynamodb-stream.json").read_text())
+    name = "PowertoolsEventsStack-DynamoDBTable59784FC0-8NKAMTERTAXY"
+    routes = {name: Route("app.events.items", ("id",))}
+    outcomes = [
+        route_record(
+            StreamRecord(
+                base64.b64decode(r["kinesis"]["data"]).decode(),
+                r["kinesis"]["sequenceNumber"],
+                r["eventID"].split(":")[0],
+            ),
+            routes,
+        )
+        for r in event["Records"]
+    ]
+    assert [(o.table_id, o.op, o.values["id"], o.error) for o in outcomes] == [
+        ("app.events.items", "I", "record-1qit2y819gi", None),
+        ("app.events.items", "I", "record-fvxn3q4q5jw", None),
+    ]
+    # Same millisecond: the Kinesis sequence number orders them.
+    assert outcomes[0].ordering < outcomes[1].ordering

@@ -1,0 +1,79 @@
+"""The streaming job's contract, its Glue options and its metrics (no Spark, no Glue)."""
+
+from __future__ import annotations
+
+import pytest
+
+from etl.jobs.streaming_job import batch_options, kinesis_options
+from etl.streaming.batch import BatchOutcome, TableBatchResult, TableStatus
+from etl.streaming.metrics import batch_metric_data
+from odp.job_contract import JobArgumentError
+from odp.stream_job_contract import StreamingJobArgs
+
+ARGS = StreamingJobArgs(
+    environment="dev",
+    stream="shop_changes",
+    stream_arn="arn:aws:kinesis:eu-west-1:111111111111:stream/odp-dev-shop_changes",
+    table_ids=("shop_dynamodb.app.orders",),
+    raw_root="s3://raw",
+    error_root="s3://artifacts/streaming/errors",
+    checkpoint_location="s3://artifacts/streaming/shop_changes/checkpoint/",
+    table_config_table="odp-dev-table-config",
+    window_seconds=60,
+)
+
+
+def test_arguments_round_trip() -> None:
+    assert StreamingJobArgs.from_arguments(ARGS.to_arguments()) == ARGS
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("odp_table_ids", "[]", "job argument --odp_table_ids must be a non-empty JSON list of table ids"),
+        ("odp_table_ids", "orders", "job argument --odp_table_ids must be a JSON list, got 'orders'"),
+        ("odp_window_seconds", "1.5", "job argument --odp_window_seconds must be a whole number of seconds, got '1.5'"),
+        (
+            "odp_starting_position",
+            "AT_TIMESTAMP",
+            "job argument --odp_starting_position must be TRIM_HORIZON or LATEST",
+        ),
+        ("odp_stream_arn", "", "job argument --odp_stream_arn is required"),
+    ],
+)
+def test_a_bad_argument_is_named(name: str, value: str, message: str) -> None:
+    arguments = {**ARGS.to_arguments(), f"--{name}": value}
+    with pytest.raises(JobArgumentError) as caught:
+        StreamingJobArgs.from_arguments(arguments)
+    assert str(caught.value) == message
+
+
+def test_glue_source_and_batch_options() -> None:
+    assert kinesis_options(ARGS) == {
+        "typeOfData": "kinesis",
+        "streamARN": "arn:aws:kinesis:eu-west-1:111111111111:stream/odp-dev-shop_changes",
+        "startingPosition": "TRIM_HORIZON",
+        "emitConsumerLagMetrics": "true",
+    }
+    assert batch_options(ARGS) == {
+        "windowSize": "60 seconds",
+        "checkpointLocation": "s3://artifacts/streaming/shop_changes/checkpoint/",
+    }
+
+
+def test_batch_metrics() -> None:
+    outcome = BatchOutcome(
+        "stream:shop_changes:q:7",
+        records=12,
+        bad_records=2,
+        duplicates=1,
+        seconds=4.5,
+        tables=[TableBatchResult("a", TableStatus.COMMITTED), TableBatchResult("b", TableStatus.FAILED, error="x")],
+    )
+    dimensions = [{"Name": "stream", "Value": "shop_changes"}]
+    assert batch_metric_data("shop_changes", outcome) == [
+        {"MetricName": "BatchSeconds", "Dimensions": dimensions, "Value": 4.5, "Unit": "Seconds"},
+        {"MetricName": "Records", "Dimensions": dimensions, "Value": 12.0, "Unit": "Count"},
+        {"MetricName": "BadRecords", "Dimensions": dimensions, "Value": 2.0, "Unit": "Count"},
+        {"MetricName": "FailedTables", "Dimensions": dimensions, "Value": 1.0, "Unit": "Count"},
+    ]

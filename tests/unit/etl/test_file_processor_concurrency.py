@@ -1,0 +1,123 @@
+"""The tables of a batch run concurrently: each in its own error boundary, pool, lease and history row."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import boto3
+import pyarrow as pa
+import pytest
+
+from etl.concurrency import POOL_PROPERTY, effective_concurrency, run_tables, scheduler_pool
+from etl.cost import dpu_seconds_share
+from etl.processor import TableStatus
+from odp.job_contract import JOB_METRICS_NAMESPACE, TABLE_DPU_SECONDS_METRIC
+from odp.tracker import ProcessingTracker, TableRun
+from tests.unit.etl.conftest import Lake, rows_of, table_config
+
+SCHEMA = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.int32())])
+
+
+class MeetBeforeCommit:
+    """Both good tables must reach their commit at the same time: proof that they run concurrently."""
+
+    def __init__(self, spark, parties: int) -> None:
+        self.spark = spark  # SparkSession.getActiveSession() is per thread: None in the pool's threads
+        self.barrier = threading.Barrier(parties, timeout=240)
+        self.seen: dict[str, tuple[str, str | None]] = {}
+
+    def before_commit(self, table_id: str) -> None:
+        pool = self.spark.sparkContext.getLocalProperty(POOL_PROPERTY)
+        self.seen[table_id] = (threading.current_thread().name, pool)
+        self.barrier.wait()  # raises BrokenBarrierError (the table fails) if the other table never comes
+
+    def after_commit(self, table_id: str, commit_instant: str) -> None:
+        return None
+
+
+@pytest.mark.spark
+def test_one_of_several_concurrent_tables_fails_and_the_others_commit(
+    spark, lake: Lake, caplog: pytest.LogCaptureFixture
+) -> None:
+    first = lake.configure(table_config("first"))
+    second = lake.configure(table_config("second", partition_by=("n",)))
+    broken = lake.configure(table_config("broken"))
+    lake.land_parquet(first, "20260101-1.parquet", [{"Op": "I", "seq": "1", "id": 1, "n": 10}], SCHEMA)
+    rows = [{"Op": "I", "seq": "1", "id": 1, "n": 1}, {"Op": "D", "seq": "2", "id": 2, "n": 2}]
+    lake.land_parquet(second, "20260101-1.parquet", rows, SCHEMA)
+    lake.land_text(broken, "20260101-1.parquet", "PAR1 not really parquet")
+    hooks = MeetBeforeCommit(spark, parties=2)
+
+    with caplog.at_level(logging.ERROR, logger="etl.processor"):
+        outcome = lake.run(
+            spark, first.table_id, broken.table_id, second.table_id, hooks=hooks, table_concurrency=3, job_dpus=10
+        )
+
+    by_id = {result.table_id: result for result in outcome.tables}
+    assert [result.table_id for result in outcome.tables] == [first.table_id, broken.table_id, second.table_id]
+    assert by_id[first.table_id].status is TableStatus.COMPLETED, by_id[first.table_id].error
+    assert by_id[second.table_id].status is TableStatus.COMPLETED, by_id[second.table_id].error
+    assert rows_of(spark, by_id[first.table_id].base_path, ["id", "n"]) == [(1, 10)]
+    assert rows_of(spark, by_id[second.table_id].base_path, ["id", "n"]) == [(1, 1)]
+    assert [r.table_id for r in outcome.failed] == [broken.table_id]
+    assert "src/app/broken/20260101-1.parquet: unreadable Parquet" in by_id[broken.table_id].error
+    assert len(lake.landed(broken.table_id)) == 1
+    assert lake.landed(first.table_id) == lake.landed(second.table_id) == []
+    # each table ran on a thread named after it, in its own FAIR pool
+    assert hooks.seen == {
+        first.table_id: (first.table_id, scheduler_pool(first.table_id)),
+        second.table_id: (second.table_id, scheduler_pool(second.table_id)),
+    }
+    # the failure's log line names its table (the job's log format prints the thread name)
+    failures = [record for record in caplog.records if "failed" in record.getMessage()]
+    assert [record.threadName for record in failures] == [broken.table_id]
+
+    # every table run has its own lease released and its own history row, with its cost
+    processing = ProcessingTracker(lake.tables["processing_tracker"], lake.tables["processing_tracker_history"])
+    history = [TableRun.from_history_item(item) for item in lake.tables["processing_tracker_history"].scan()["Items"]]
+    assert sorted((run.table_id, run.status) for run in history) == sorted(
+        [
+            (first.table_id, TableStatus.COMPLETED),
+            (second.table_id, TableStatus.COMPLETED),
+            (broken.table_id, TableStatus.REFRESH_ERROR),
+        ]
+    )
+    for run in history:
+        assert processing.state(run.table_id).lease_owner is None
+        assert run.seconds > 0
+        # three tables at once on a 10-DPU job: each holds a third of it while it runs
+        # (seconds are stored to the millisecond, the share is computed from the unrounded time)
+        assert run.dpu_seconds == pytest.approx(dpu_seconds_share(run.seconds, job_dpus=10, concurrency=3), abs=0.01)
+        assert run.dpu_seconds == pytest.approx(run.seconds * 10 / 3, abs=0.01)
+        assert by_id[run.table_id].dpu_seconds == run.dpu_seconds
+    metrics = boto3.client("cloudwatch").list_metrics(Namespace=JOB_METRICS_NAMESPACE)["Metrics"]
+    costed = {
+        {d["Name"]: d["Value"] for d in m["Dimensions"]}["table_id"]
+        for m in metrics
+        if m["MetricName"] == TABLE_DPU_SECONDS_METRIC
+    }
+    assert costed == {first.table_id, second.table_id, broken.table_id}
+
+
+def test_run_tables_bounds_the_threads_and_keeps_the_order(spark) -> None:
+    lock = threading.Lock()
+    running, peak = 0, 0
+
+    def run_table(table_id: str) -> str:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        threading.Event().wait(0.05)
+        with lock:
+            running -= 1
+        return f"{table_id}@{threading.current_thread().name}"
+
+    ids = [f"t{index}" for index in range(7)]
+    assert run_tables(spark, ids, run_table, concurrency=3) == [f"{t}@{t}" for t in ids]
+    assert 1 < peak <= 3
+    assert effective_concurrency(4, 2) == 2
+    assert effective_concurrency(0, 5) == 1
+    assert run_tables(spark, [], run_table, concurrency=3) == []
+    assert threading.current_thread().name == "MainThread"

@@ -1,0 +1,112 @@
+"""Reader settings of a table (column order, CSV layout, Debezium shape, encoding, transform) and their
+DynamoDB form: column order survives the store, an old map-form item asks for a redeploy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from odp.config import ConfigError, load_config
+from odp.config.items import StaleTableConfigItemError, table_config_from_item, table_config_item
+from odp.config.manager import load_into_dynamodb
+from odp.config.models import DebeziumShape, TableSettings, transform_problems
+
+COLUMNS = {"zeta": "bigint", "alpha": "string", "mid": "decimal(10,2)", "seq": "string"}  # not sorted on purpose
+
+
+def _config_dir(root: Path, table: dict, fmt: str = "dms") -> Path:
+    (root / "tables").mkdir(parents=True)
+    (root / "environments.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "deployment": {"account": "000000000000", "region": "eu-west-1"},
+                "source": {
+                    "repository": "org/odp",
+                    "connection_arn": "arn:aws:codeconnections:eu-west-1:000000000000:connection/abc-123",
+                },
+                "environments": {"dev": {"account": "111111111111", "region": "eu-west-1", "branch": "main"}},
+            }
+        )
+    )
+    (root / "cadences.yaml").write_text(
+        yaml.safe_dump({"cadences": {"fast": {"schedule": "rate(10 minutes)", "batch_size": 5}}})
+    )
+    entry = {"schema": "public", "table": "t", "primary_key": ["zeta"], "cadence": "fast", "database": "db", **table}
+    if fmt == "dms":
+        entry.setdefault("ordering_column", "seq")
+    (root / "tables" / "shop.yaml").write_text(
+        yaml.safe_dump({"source": "shop", "format": fmt, "tables": [entry]}, sort_keys=False)
+    )
+    return root
+
+
+def test_column_order_survives_dynamodb(tmp_path: Path, tracker_tables: dict) -> None:
+    config = load_config(
+        _config_dir(
+            tmp_path, {"columns": COLUMNS, "csv_header": False, "csv_delimiter": "\t", "csv_null_value": "NULL"}
+        )
+    )
+    load_into_dynamodb(config, "test", tracker_tables["table_config"], tracker_tables["batch_config"])
+    item = tracker_tables["table_config"].get_item(Key={"table_id": "shop.public.t"}, ConsistentRead=True)["Item"]
+    assert item["columns"] == [{"name": name, "type": kind} for name, kind in COLUMNS.items()]
+    back = table_config_from_item(item)
+    assert list(back.columns.items()) == list(COLUMNS.items())
+    assert (back.csv_header, back.csv_delimiter, back.csv_null_value, back.encoding) == (False, "\t", "NULL", "utf-8")
+    assert back == config.table("shop.public.t")
+
+
+def test_an_item_with_columns_as_a_map_asks_for_a_redeploy(tmp_path: Path) -> None:
+    item = table_config_item(load_config(_config_dir(tmp_path, {"columns": COLUMNS})).table("shop.public.t"))
+    item["columns"] = dict(sorted(COLUMNS.items()))  # what an older release stored (and moto returns sorted)
+    with pytest.raises(StaleTableConfigItemError) as raised:
+        table_config_from_item(item)
+    assert str(raised.value) == (
+        "table_config item shop.public.t: columns are stored as a map, which has no order (written by an older "
+        "Configuration Manager): redeploy the configuration (python -m odp.config load, or the pipeline) so "
+        "they are stored as an ordered list"
+    )
+
+
+def test_reader_settings_of_another_format_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_config(_config_dir(tmp_path, {"csv_header": True, "debezium_shape": "flattened"}, fmt="debezium"))
+    assert str(raised.value).count("only for dms sources, this is a debezium source") == 1
+    assert "tables[0].csv_header" in str(raised.value)
+
+
+def test_debezium_shape_and_encoding_resolve(tmp_path: Path) -> None:
+    table = load_config(
+        _config_dir(tmp_path, {"debezium_shape": "flattened", "encoding": "Latin-1"}, fmt="debezium")
+    ).table("shop.public.t")
+    assert (table.debezium_shape, table.encoding) == (DebeziumShape.FLATTENED, "iso8859-1")
+    with pytest.raises(ValueError, match="unknown encoding 'klingon'"):
+        TableSettings(encoding="klingon")
+
+
+@pytest.mark.parametrize(
+    ("sql", "problems"),
+    [
+        ("SELECT _odp, zeta, upper(alpha) AS alpha FROM <SRC>", []),
+        ("SELECT `_odp`, `zeta` FROM <SRC> WHERE alpha <> 'x'", []),
+        ("SELECT zeta FROM <SRC>", ["must keep column _odp"]),
+        ("SELECT _odp, zetas FROM <SRC>", ["must keep column zeta"]),
+        ("DELETE FROM <SRC>", ["must be one SELECT statement", "must keep column _odp", "must keep column zeta"]),
+        (
+            "SELECT _odp, zeta FROM changes; DROP TABLE x",
+            ["must be one statement (no ';' inside)", "must read from <SRC> (the table's changes)"],
+        ),
+    ],
+)
+def test_transform_is_checked_at_load(sql: str, problems: list[str]) -> None:
+    assert transform_problems(sql, ["zeta"]) == problems
+
+
+def test_transform_problems_name_the_table_setting(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_config(_config_dir(tmp_path, {"columns": COLUMNS, "transform": "SELECT alpha FROM <SRC>"}))
+    message = str(raised.value)
+    assert "tables[0].transform" in message
+    assert "must keep column _odp" in message
+    assert "must keep column zeta" in message
