@@ -6,6 +6,7 @@ import logging
 import threading
 from types import TracebackType
 
+from odp.faults import fault_point
 from odp.tracker import LeaseLostError, ProcessingTracker
 
 logger = logging.getLogger(__name__)
@@ -34,6 +35,7 @@ class LeaseKeeper:
         while not self._stop.wait(self.interval):
             try:
                 self._tracker.renew(self._table_id, self._owner, lease_seconds=self._lease_seconds)
+                fault_point("etl.lease_renewal")  # killed while renewing: the lease outlives the run
             except LeaseLostError as error:
                 logger.error("lease lost on %s: %s", self._table_id, error)
                 self._lost = error

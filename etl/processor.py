@@ -29,15 +29,16 @@ from etl.concurrency import effective_concurrency, run_tables
 from etl.cost import dpu_seconds_share, publish_costs
 from etl.errors import CommitNotFoundError, TableConfigError
 from etl.lease import LeaseKeeper
+from etl.poison import files_named_by
 from etl.readers import SourceFile, read_changes
 from etl.timeline import commit_of_run, committed_file_ids, completed_commits, discard_uncommitted_table
-from etl.tombstones import tombstone_path
 from etl.transform import transform_changes
 from etl.writer import job_write_profile, register_in_session_catalog, write_changes
 from odp.config.items import table_config_from_item
 from odp.config.models import TableConfig, TableMode
 from odp.faults import fault_point
 from odp.job_contract import FileProcessorJobArgs
+from odp.naming import tombstone_path
 from odp.tracker import (
     FileKind,
     FileStatus,
@@ -93,6 +94,7 @@ class TableResult:
     stale_dropped: int = 0  # current mode: incoming upserts not newer than their key's committed delete
     discarded: tuple[str, ...] = ()  # tables (main / tombstones) whose first commit never completed, removed
     duplicates: int = 0  # historical mode: files not applied, a file with the same content was applied already
+    quarantined: tuple[str, ...] = ()  # keys of files this run set aside: they failed the table max_file_attempts runs
     dpu_seconds: float | None = None  # share of the job's DPU-seconds (etl.cost); None when the DPUs are unknown
 
 
@@ -204,6 +206,7 @@ class _TableRunner:
         started = time.monotonic()
         started_at = iso(self.clock())
         base_path: str | None = None
+        config: TableConfig | None = None
         try:
             config = load_table_config(self.table_config, table_id)
             if not config.is_active:
@@ -236,7 +239,7 @@ class _TableRunner:
             self.processing.finish(run, self.run_id, history_retention=self.retention)
             return result
         except Exception as error:  # noqa: BLE001 - the per-table error boundary: record, report, move on
-            return self._failed(table_id, started_at, started, error, base_path)
+            return self._failed(table_id, started_at, started, error, base_path, config=config)
 
     def _acquire(self, table_id: str) -> str | None:
         """Take the table's lease; None when held, else why not (names the holder and its expiry).
@@ -402,11 +405,53 @@ class _TableRunner:
             paths.append(tombstone_path(self.args.raw_root, config.database, config.target_table))
         return tuple(path for path in paths if discard_uncommitted_table(self.spark, path))
 
+    def _quarantine_named_files(self, table_id: str, error: Exception, config: TableConfig | None) -> tuple[str, ...]:
+        """Count this failure against the landed files the error names; quarantine those at their limit.
+
+        Runs while the failed run still holds the lease (before :meth:`ProcessingTracker.finish`).
+        Returns the keys quarantined now. A tracker error here never hides the table's own error.
+        """
+        if config is None or isinstance(error, LeaseLostError):
+            return ()
+        try:
+            named = files_named_by(error, self.files.landed_files(table_id))
+            text = f"{type(error).__name__}: {error}"
+            quarantined = tuple(
+                f.key for f in named if self.files.record_failure(f, text, max_attempts=config.max_file_attempts)
+            )
+        except ClientError as failure:
+            logger.error("%s: could not count the failure against its files: %s", table_id, failure)
+            return ()
+        for key in quarantined:
+            logger.error(
+                "%s: quarantined %s after %d failed runs; the table goes on without it "
+                "(python -m odp file release %s %s, after a fix, applies it in its order)",
+                table_id,
+                key,
+                config.max_file_attempts,
+                table_id,
+                key,
+            )
+        return quarantined
+
     def _failed(
-        self, table_id: str, started_at: str, started: float, error: Exception, base_path: str | None
+        self,
+        table_id: str,
+        started_at: str,
+        started: float,
+        error: Exception,
+        base_path: str | None,
+        *,
+        config: TableConfig | None = None,
     ) -> TableResult:
         message = f"{type(error).__name__}: {error}"
         trace = traceback.format_exc()
+        quarantined = self._quarantine_named_files(table_id, error, config)
+        if quarantined:
+            message += (
+                f" [quarantined after {config.max_file_attempts if config else '?'} failed runs: "
+                f"{', '.join(quarantined)}; the next run goes on without them]"
+            )
         seconds = time.monotonic() - started
         dpu_seconds = self._dpu_seconds(seconds)
         logger.error("%s failed: %s", table_id, message)
@@ -421,6 +466,7 @@ class _TableRunner:
             error_trace=trace[-30000:],
             cadence=self.args.cadence,
             batch_id=self.args.batch_id,
+            quarantined_files=quarantined,
             dpu_seconds=dpu_seconds,
         )
         try:
@@ -434,6 +480,7 @@ class _TableRunner:
             seconds=seconds,
             error=message,
             base_path=base_path,
+            quarantined=quarantined,
             dpu_seconds=dpu_seconds,
         )
 

@@ -20,15 +20,10 @@ from etl.hudi_options import WriteOperation, WriteProfile, key_generator, profil
 from etl.schema import align_to_table, table_schema
 from etl.timeline import table_exists
 from odp.config.models import TableConfig
+from odp.naming import TOMBSTONE_FOLDER
 
-TOMBSTONE_FOLDER = "_odp_tombstones"
 STALE = "_odp_stale"  # transient column: an upsert at or below its key's tombstone
 _TOMBSTONE_SEQ = "_odp_tombstone_seq"
-
-
-def tombstone_path(raw_root: str, database: str, target_table: str) -> str:
-    """Where a table's tombstones live: beside the table, in the database's ``_odp_tombstones`` folder."""
-    return f"{raw_root.rstrip('/')}/{database}/{TOMBSTONE_FOLDER}/{target_table}"
 
 
 def tombstone_write_options(

@@ -16,6 +16,7 @@ from etl.schema import align_to_table, table_schema
 from etl.timeline import table_exists
 from etl.tombstones import STALE, clear_tombstones, mark_stale, read_tombstones, tombstone_rows, write_tombstones
 from odp.config.models import TableConfig, TableMode
+from odp.faults import fault_point
 from odp.job_contract import FileProcessorJobArgs
 
 logger = logging.getLogger(__name__)
@@ -135,6 +136,7 @@ def write_changes(
                 config.table_id,
                 stale_dropped,
             )
+    fault_point("etl.before_tombstones")  # nothing of this batch written yet
     if current and plan.clear_tombstones:
         clear_tombstones(spark, tombstone_path)
     if current and plan.tombstones is not None and has_deletes:

@@ -3,7 +3,8 @@
 Alarms: DLQ depth > 0, state machine failures and timeouts, Glue job failures (an EventBridge rule
 on "Glue Job State Change" publishes to the topic and its match count is alarmed), Lambda errors
 and throttles, and data freshness per cadence (the Batch Manager's OldestPendingFileAgeSeconds above
-twice the cadence interval).
+twice the cadence interval), and quarantined files per cadence (the Batch Manager's QuarantinedFiles
+above 0: a file failed its table max_file_attempts runs and was set aside; release it after a fix).
 """
 
 from __future__ import annotations
@@ -31,11 +32,25 @@ from odp.naming import resource_prefix
 # cron cadences have no fixed interval: their freshness alarm assumes an hourly schedule.
 DEFAULT_CRON_INTERVAL_MINUTES = 60
 PERIOD = Duration.minutes(5)
+# Published by the Batch Manager's summary (lambdas/batch_manager/manager.py), dimension cadence only.
+QUARANTINED_METRIC = "QuarantinedFiles"
 
 
 def freshness_threshold_seconds(cadence: Cadence) -> int:
     """Twice the cadence interval, in seconds (cron cadences: twice DEFAULT_CRON_INTERVAL_MINUTES)."""
     return 2 * 60 * (cadence.interval_minutes or DEFAULT_CRON_INTERVAL_MINUTES)
+
+
+def _cadence_metric(name: str, cadence_name: str, statistic: str, *, period: Duration = PERIOD) -> cloudwatch.Metric:
+    """A Batch Manager metric of one cadence. It emits them with Metrics(service=""): Powertools then adds
+    no `service` dimension, and `cadence` is the metric's only dimension."""
+    return cloudwatch.Metric(
+        namespace=METRICS_NAMESPACE,
+        metric_name=name,
+        dimensions_map={CADENCE_DIMENSION: cadence_name},
+        statistic=statistic,
+        period=period,
+    )
 
 
 # CloudWatch refuses an alarm whose Period x EvaluationPeriods exceeds one day.
@@ -175,15 +190,7 @@ class Monitoring(Construct):
         )
 
     def watch_freshness(self, cadence_name: str, cadence: Cadence) -> None:
-        metric = cloudwatch.Metric(
-            namespace=METRICS_NAMESPACE,
-            metric_name=FRESHNESS_METRIC,
-            # The Batch Manager emits its metrics with Metrics(service=""): Powertools then adds no
-            # `service` dimension, and `cadence` is the metric's only dimension.
-            dimensions_map={CADENCE_DIMENSION: cadence_name},
-            statistic="Maximum",
-            period=freshness_period(cadence),
-        )
+        metric = _cadence_metric(FRESHNESS_METRIC, cadence_name, "Maximum", period=freshness_period(cadence))
         threshold = freshness_threshold_seconds(cadence)
         # Every run publishes the metric (0 when nothing waits): a period without a datapoint means the
         # schedule stopped firing or the Batch Manager failed, which is as stale as a breach.
@@ -202,3 +209,15 @@ class Monitoring(Construct):
                 left_annotations=[cloudwatch.HorizontalAnnotation(value=threshold, label="alarm")],
             )
         )
+
+    def watch_quarantine(self, cadence_name: str) -> None:
+        """Alarm when a run of this cadence quarantined a file (it failed its table max_file_attempts runs)."""
+        metric = _cadence_metric(QUARANTINED_METRIC, cadence_name, "Sum")
+        self._alarm(
+            f"quarantined-{cadence_name}",
+            metric,
+            0,
+            f"A file of cadence {cadence_name} was quarantined after failing its table repeatedly: "
+            "python -m odp status, fix, then python -m odp file release",
+        )
+        self.dashboard.add_widgets(cloudwatch.GraphWidget(title=f"Quarantined files, {cadence_name}", left=[metric]))

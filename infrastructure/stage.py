@@ -260,6 +260,7 @@ class DataLakeStack(Stack):
         for cadence_name, processor in processors.items():
             monitoring.watch_state_machine(cadence_name, processor.state_machine)
             monitoring.watch_freshness(cadence_name, cadences[cadence_name])
+            monitoring.watch_quarantine(cadence_name)
 
         self.deploy_access = DeployAccess(
             self,

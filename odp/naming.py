@@ -53,6 +53,19 @@ def state_machine_name(environment: str, cadence: str) -> str:
     return f"{resource_prefix(environment)}-file-processor-{cadence}"
 
 
+TOMBSTONE_FOLDER = "_odp_tombstones"  # beside the tables of a database; target names starting _odp are reserved
+
+
+def table_base_path(raw_root: str, database: str, target_table: str) -> str:
+    """Where a table's Hudi files live: ``<raw_root>/<database>/<table>``."""
+    return f"{raw_root.rstrip('/')}/{database}/{target_table}"
+
+
+def tombstone_path(raw_root: str, database: str, target_table: str) -> str:
+    """Where a table's tombstones live: beside the table, in the database's ``_odp_tombstones`` folder."""
+    return f"{raw_root.rstrip('/')}/{database}/{TOMBSTONE_FOLDER}/{target_table}"
+
+
 def schedule_name(environment: str, cadence: str) -> str:
     """The EventBridge Scheduler schedule of one cadence."""
     return f"{resource_prefix(environment)}-file-processor-{cadence}"
@@ -179,5 +192,6 @@ def physical_names(environment: str, account: str, region: str, cadences: list[s
             PhysicalName("cloudwatch_alarm", f"{prefix}-file-processor-{cadence}-failed", cadence),
             PhysicalName("cloudwatch_alarm", f"{prefix}-file-processor-{cadence}-timed-out", cadence),
             PhysicalName("cloudwatch_alarm", f"{prefix}-freshness-{cadence}", cadence),
+            PhysicalName("cloudwatch_alarm", f"{prefix}-quarantined-{cadence}", cadence),
         ]
     return names

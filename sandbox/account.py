@@ -37,6 +37,7 @@ ENVIRONMENT = "sandbox"
 STAGING_BUCKET = "staging"
 RAW_BUCKET = "raw"
 EXECUTION_TIMEOUT_SECONDS = 4 * 3600
+LEASE_SECONDS_VARIABLE = "ODP_SANDBOX_LEASE_SECONDS"
 JOB_SCRIPT = "s3://assets/etl/jobs/file_processor.py"  # never read: the sandbox binds the job in-process
 
 
@@ -205,13 +206,17 @@ class LocalAccount:
         self.state_machines[cadence] = arn
 
     def static_job_arguments(self, cadence: str) -> dict[str, str]:
-        """The Glue job's DefaultArguments: local raw root, no catalog sync (no Glue catalog here)."""
+        """The Glue job's DefaultArguments: local raw root, no catalog sync (no Glue catalog here).
+
+        ``ODP_SANDBOX_LEASE_SECONDS`` shortens the lease (crash tests: a renewal every third of it).
+        """
         return FileProcessorJobArgs.static_arguments(
             environment=ENVIRONMENT,
             cadence=cadence,
             raw_root=self.layout.raw_root,
             tracker_tables=self.names,
             catalog_sync=False,
+            lease_seconds=int(os.environ.get(LEASE_SECONDS_VARIABLE, "900")),
             hudi_profile="local",  # laptop sizing (etl/hudi_options.py); the Glue job gets "glue"
         )
 

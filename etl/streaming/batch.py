@@ -35,9 +35,9 @@ from etl.hudi_options import WriteProfile
 from etl.readers.json_sources import widest
 from etl.streaming.records import Route, StreamRecord, route_records
 from etl.timeline import commit_of_run, completed_commits
-from etl.tombstones import tombstone_path
 from etl.writer import register_in_session_catalog, write_changes
 from odp.config.models import TableConfig
+from odp.naming import tombstone_path
 
 logger = logging.getLogger(__name__)
 

@@ -16,6 +16,7 @@ from odp.tracker.repository import Clock
 
 logger = Logger(child=True)
 CADENCE_DIMENSION = "cadence"
+QUARANTINED_METRIC = "QuarantinedFiles"  # files a cadence's runs set aside; alarmed (infrastructure/monitoring.py)
 
 
 class BatchManagerError(Exception):
@@ -130,6 +131,7 @@ class BatchManager:
             self.metrics.add_dimension(name=CADENCE_DIMENSION, value=cadence)
             self.metrics.add_metric(name="FailedTables", unit=MetricUnit.Count, value=result["failed_tables"])
             self.metrics.add_metric(name="FailedBatches", unit=MetricUnit.Count, value=result["failed_batches"])
+            self.metrics.add_metric(name=QUARANTINED_METRIC, unit=MetricUnit.Count, value=result["quarantined_files"])
         return result
 
     def _publish(self, cadence: str, pending: dict[str, int], *, leased: int, batches: int) -> None:

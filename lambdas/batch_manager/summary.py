@@ -45,6 +45,7 @@ class TableOutcome:
     seconds: float = 0.0
     commit_instant: str | None = None
     error: str | None = None
+    quarantined_files: tuple[str, ...] = ()  # files this run set aside (python -m odp file release after a fix)
 
     @property
     def failed(self) -> bool:
@@ -126,6 +127,7 @@ def table_outcome(table_id: str, batch: BatchResult, state: TableState) -> Table
             error=(state.last_error or "unknown error")[:MAX_ERROR_CHARS]
             if state.status is TableStatus.REFRESH_ERROR
             else None,
+            quarantined_files=state.last_quarantined_files,
         )
     if batch.status == FAILED:
         return TableOutcome(table_id, batch.batch_id, BATCH_FAILED, error=batch.error or "the Glue run failed")
@@ -135,7 +137,8 @@ def table_outcome(table_id: str, batch: BatchResult, state: TableState) -> Table
 def summarise(batches: Sequence[BatchResult], states: Mapping[str, TableState]) -> dict[str, Any]:
     """The Summarise state's output: failed tables listed first; the list is cut to stay small.
 
-    ``failed_tables`` and ``failed_batches`` always count everything; ``omitted_tables`` says how
+    ``failed_tables``, ``failed_batches`` and ``quarantined_files`` (files set aside by this execution's
+    runs, each listed on its table's row) always count everything; ``omitted_tables`` says how
     many (succeeded first) rows were left out of ``tables`` to keep the state under its size cap.
     """
     outcomes = [
@@ -156,5 +159,6 @@ def summarise(batches: Sequence[BatchResult], states: Mapping[str, TableState]) 
         "tables": rows,
         "failed_tables": sum(1 for o in outcomes if o.failed),
         "failed_batches": sum(1 for batch in batches if batch.status == FAILED),
+        "quarantined_files": sum(len(o.quarantined_files) for o in outcomes),
         "omitted_tables": len(outcomes) - len(rows),
     }

@@ -11,6 +11,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from lambdas.file_manager.events import ObjectCreated, parse_object_created
 from odp.config.models import SourceFormat
+from odp.faults import fault_point
 from odp.tracker import (
     FileStatus,
     FileTracker,
@@ -131,4 +132,5 @@ class FileManager:
             logger.warning("file of a table without an active configuration kept as unregistered", extra=log)
             return Outcome.UNREGISTERED
         logger.info("file registered", extra={**log, "file_kind": tracked.file_kind.value, "size": tracked.size})
+        fault_point("file_manager.after_register")  # mid-batch: SQS redelivers the batch's other messages
         return Outcome.REGISTERED

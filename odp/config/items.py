@@ -10,7 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from odp.config.models import SOURCE_SETTINGS, Cadence, TableConfig
+from odp.config.models import DEFAULT_MAX_FILE_ATTEMPTS, SOURCE_SETTINGS, Cadence, TableConfig
 from odp.naming import file_processor_job_name
 
 # Sparse attribute: present only on active tables, so the ``active_by_cadence`` index holds
@@ -47,6 +47,8 @@ def table_config_item(table: TableConfig) -> dict[str, Any]:
         value = getattr(table, name)
         if value is not None and value != TableConfig.model_fields[name].default:
             item[name] = value.value if hasattr(value, "value") else value
+    if table.max_file_attempts != DEFAULT_MAX_FILE_ATTEMPTS:
+        item["max_file_attempts"] = table.max_file_attempts
     if table.is_active and table.cadence is not None:  # a streamed table is never a batch table
         item[ACTIVE_CADENCE_ATTRIBUTE] = table.cadence
     return item
@@ -64,6 +66,8 @@ def table_config_from_item(item: dict[str, Any]) -> TableConfig:
         pydantic.ValidationError: the item is not a table_config item.
     """
     fields = {key: value for key, value in item.items() if key not in ("table_id", ACTIVE_CADENCE_ATTRIBUTE)}
+    if isinstance(fields.get("max_file_attempts"), Decimal):  # DynamoDB numbers come back as Decimal
+        fields["max_file_attempts"] = int(fields["max_file_attempts"])
     columns = fields.get("columns")
     if isinstance(columns, dict):
         raise StaleTableConfigItemError(

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from odp.config.models import (
+    DEFAULT_MAX_FILE_ATTEMPTS,
     SOURCE_SETTINGS,
     CadencesFile,
     Environment,
@@ -268,6 +269,7 @@ def _resolve_table(
         target_table=entry.target_table or entry.table.lower(),
         is_active=True if pick("is_active") is None else pick("is_active"),
         columns=columns,
+        max_file_attempts=pick("max_file_attempts") or DEFAULT_MAX_FILE_ATTEMPTS,
         stream=stream,
         **{name: pick(name) for name in SOURCE_SETTINGS if pick(name) is not None},
     )

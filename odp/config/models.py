@@ -40,6 +40,10 @@ GlueName = Annotated[str, StringConstraints(pattern=GLUE_NAME)]
 ColumnName = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 
 
+# A file that fails its table this many runs in a row is quarantined (see odp/tracker).
+DEFAULT_MAX_FILE_ATTEMPTS = 3
+
+
 class _Strict(BaseModel):
     """Base for every config model: unknown keys are errors (a typo must not pass silently)."""
 
@@ -301,6 +305,13 @@ class TableSettings(_Strict):
     )
     database: GlueName | None = Field(default=None, description="Target Glue database (lower case).")
     is_active: bool | None = Field(default=None, description="Inactive tables are kept but not processed.")
+    max_file_attempts: Annotated[int, Field(ge=1, le=100)] | None = Field(
+        default=None,
+        description=(
+            "Failed runs a file may cause before it is quarantined (status quarantined in file_tracker, its error "
+            f"kept) and the table goes on without it; default {DEFAULT_MAX_FILE_ATTEMPTS}."
+        ),
+    )
     columns: dict[ColumnName, str] | None = Field(
         default=None,
         description=(
@@ -448,6 +459,7 @@ class TableConfig(_Strict):
     encoding: str = "utf-8"
     debezium_shape: DebeziumShape | None = None
     transform: str | None = None
+    max_file_attempts: int = DEFAULT_MAX_FILE_ATTEMPTS
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
 

@@ -58,6 +58,9 @@ class TrackedFile:
     # Set by an operator on a landed file: apply it even if a file with the same content was applied.
     replay: bool | None = None
     skip_reason: str | None = None  # history only: why a file was not applied (status skipped_*)
+    attempts: int | None = None  # runs of its table this file has failed since it landed (or was released)
+    last_error: str | None = None  # the error of the last run it failed, kept when it is quarantined
+    quarantined_at: str | None = None
 
     @property
     def uri(self) -> str:
@@ -138,6 +141,7 @@ class TableRun:
     cadence: str | None = None
     batch_id: str | None = None  # the Batch Manager's batch (job argument odp_batch_id) this run belonged to
     duplicate_files: int = 0  # historical tables: files not applied, their content was applied already
+    quarantined_files: tuple[str, ...] = ()  # keys of the files this run quarantined (they failed it too often)
     dpu_seconds: float | None = None  # the run's share of the Glue job's DPU-seconds (etl.cost); None = unknown
 
     @property
@@ -152,6 +156,10 @@ class TableRun:
         if self.dpu_seconds is not None:
             item["dpu_seconds"] = Decimal(str(round(self.dpu_seconds, 3)))
         item["run_at"] = self.run_at
+        if self.quarantined_files:
+            item["quarantined_files"] = list(self.quarantined_files)
+        else:
+            item.pop("quarantined_files", None)
         if expires_at is not None:
             item["expires_at"] = expires_at
         return item
@@ -166,6 +174,7 @@ class TableRun:
             if name in known:
                 known[name] = float(known[name])
         known["status"] = TableStatus(known["status"])
+        known["quarantined_files"] = tuple(known.get("quarantined_files") or ())
         return cls(**known)
 
 
@@ -195,6 +204,8 @@ class TableState:
     # The Glue job run holding the lease (recorded by acquire), so a later run can ask whether it ended.
     lease_job_name: str | None = None
     lease_job_run_id: str | None = None
+    # Keys of the files the last finished run quarantined (empty when it quarantined none).
+    last_quarantined_files: tuple[str, ...] = ()
 
     @property
     def lease_job_run(self) -> JobRunRef | None:
@@ -213,4 +224,5 @@ class TableState:
             known["status"] = TableStatus(known["status"])
         if "last_seconds" in item:
             known["last_seconds"] = float(item["last_seconds"])
+        known["last_quarantined_files"] = tuple(known.get("last_quarantined_files") or ())
         return cls(**known)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
+from odp.faults import fault_point
 from odp.tracker.items import (
     PENDING_ATTRIBUTE,
     PENDING_INDEX,
@@ -58,7 +59,8 @@ def _is_cancelled_by_condition(error: ClientError) -> bool:
     return any(reason.get("Code") == "ConditionalCheckFailed" for reason in reasons)
 
 
-def _paginate(call: Callable[..., dict[str, Any]], **kwargs: Any) -> Iterator[dict[str, Any]]:
+def paginate_items(call: Callable[..., dict[str, Any]], **kwargs: Any) -> Iterator[dict[str, Any]]:
+    """Every item of a boto3 Table resource's ``query`` or ``scan`` (plain values), page after page."""
     while True:
         page = call(**kwargs)
         yield from page.get("Items", [])
@@ -121,23 +123,11 @@ class FileTracker:
 
     def landed_files(self, table_id: str) -> list[TrackedFile]:
         """Every landed file of a table (consistent read of the base table), in key order."""
-        items = _paginate(
-            self._tracker.query,
-            KeyConditionExpression=Key("table_id").eq(table_id),
-            FilterExpression=Attr("status").eq(FileStatus.LANDED.value),
-            ConsistentRead=True,
-        )
-        return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
+        return self.files(table_id, FileStatus.LANDED)
 
     def unregistered_files(self, table_id: str) -> list[TrackedFile]:
         """Files kept while the table had no active configuration, in key order."""
-        items = _paginate(
-            self._tracker.query,
-            KeyConditionExpression=Key("table_id").eq(table_id),
-            FilterExpression=Attr("status").eq(FileStatus.UNREGISTERED.value),
-            ConsistentRead=True,
-        )
-        return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
+        return self.files(table_id, FileStatus.UNREGISTERED)
 
     def promote_unregistered(self, table_id: str, source_format: str | None = None) -> int:
         """Make a newly configured table's unregistered files pending (status landed); returns how many.
@@ -146,34 +136,109 @@ class FileTracker:
         LOAD*). Each update is conditional on the file still being unregistered, so running this
         twice, or beside the File Manager, changes nothing twice.
         """
-        promoted = 0
-        for tracked in self.unregistered_files(table_id):
-            try:
-                self._tracker.update_item(
-                    Key={"table_id": tracked.table_id, "file_id": tracked.file_id},
-                    UpdateExpression=f"SET #status = :landed, {PENDING_ATTRIBUTE} = :table, file_kind = :kind",
-                    ConditionExpression="#status = :unregistered",
-                    ExpressionAttributeNames={"#status": "status"},
-                    ExpressionAttributeValues={
-                        ":landed": FileStatus.LANDED.value,
-                        ":unregistered": FileStatus.UNREGISTERED.value,
-                        ":table": tracked.table_id,
-                        ":kind": file_kind(tracked.file_name, source_format).value,
-                    },
-                )
-            except ClientError as error:
-                if _is_conditional_failure(error):
-                    continue
-                raise
-            promoted += 1
-        return promoted
+        return sum(
+            self._move_status(
+                tracked,
+                FileStatus.UNREGISTERED,
+                f"SET #status = :to, {PENDING_ATTRIBUTE} = :table, file_kind = :kind",
+                {
+                    ":to": FileStatus.LANDED.value,
+                    ":table": tracked.table_id,
+                    ":kind": file_kind(tracked.file_name, source_format).value,
+                },
+            )
+            for tracked in self.unregistered_files(table_id)
+        )
+
+    def _move_status(self, tracked: TrackedFile, expected: FileStatus, update: str, values: dict[str, Any]) -> bool:
+        """One conditional update of a file_tracker item whose status is ``expected``; False if it is not.
+
+        ``update`` may name ``#status``; ``values`` holds every other placeholder it uses.
+        """
+        try:
+            self._tracker.update_item(
+                Key={"table_id": tracked.table_id, "file_id": tracked.file_id},
+                UpdateExpression=update,
+                ConditionExpression="#status = :expected",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues={**values, ":expected": expected.value},
+            )
+        except ClientError as error:
+            if _is_conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def files(self, table_id: str, status: FileStatus | None = None) -> list[TrackedFile]:
+        """file_tracker items of a table (every status, or one), in key order."""
+        query: dict[str, Any] = {"KeyConditionExpression": Key("table_id").eq(table_id), "ConsistentRead": True}
+        if status is not None:
+            query["FilterExpression"] = Attr("status").eq(status.value)
+        items = paginate_items(self._tracker.query, **query)
+        return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
+
+    def processed_files(self, table_id: str) -> list[TrackedFile]:
+        """file_tracker_history items of a table (applied or skipped), in key order."""
+        items = paginate_items(
+            self._history.query, KeyConditionExpression=Key("table_id").eq(table_id), ConsistentRead=True
+        )
+        return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
+
+    def record_failure(self, tracked: TrackedFile, error: str, *, max_attempts: int) -> bool:
+        """Count one failed run against a landed file; quarantine it at ``max_attempts``. True if quarantined.
+
+        Conditional on the file still being landed (a file moved or released meanwhile is left alone).
+        """
+        key = {"table_id": tracked.table_id, "file_id": tracked.file_id}
+        try:
+            updated = self._tracker.update_item(
+                Key=key,
+                UpdateExpression="ADD attempts :one SET last_error = :error",
+                ConditionExpression="#status = :landed",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues={":one": 1, ":error": error[:4000], ":landed": FileStatus.LANDED.value},
+                ReturnValues="ALL_NEW",
+            )["Attributes"]
+        except ClientError as failure:
+            if _is_conditional_failure(failure):
+                return False
+            raise
+        if int(updated.get("attempts", 0)) < max_attempts:
+            return False
+        reason = f"failed {int(updated['attempts'])} runs of its table (max_file_attempts {max_attempts}): {error}"
+        return self.quarantine(tracked, reason)
+
+    def quarantine(self, tracked: TrackedFile, reason: str) -> bool:
+        """Set a landed file aside: status quarantined, the reason kept, out of the pending index.
+
+        Returns False (nothing changed) when the file is not landed any more.
+        """
+        return self._move_status(
+            tracked,
+            FileStatus.LANDED,
+            f"SET #status = :to, last_error = :reason, quarantined_at = :now REMOVE {PENDING_ATTRIBUTE}",
+            {":to": FileStatus.QUARANTINED.value, ":reason": reason[:4000], ":now": iso(self._clock())},
+        )
+
+    def release(self, tracked: TrackedFile) -> bool:
+        """Make a quarantined file landed again (attempts start afresh); the next run applies it in key order.
+
+        The last error stays on the item until the file is processed. Returns False when the file is
+        not quarantined (nothing changed).
+        """
+        return self._move_status(
+            tracked,
+            FileStatus.QUARANTINED,
+            f"SET #status = :to, {PENDING_ATTRIBUTE} = :table REMOVE attempts, quarantined_at",
+            {":to": FileStatus.LANDED.value, ":table": tracked.table_id},
+        )
 
     def pending_summary(self, table_id: str) -> PendingSummary:
         """Count, bytes and oldest landing time of a table's pending files, from the sparse index."""
         files = 0
         size = 0
         oldest: str | None = None
-        for item in _paginate(
+        for item in paginate_items(
             self._tracker.query,
             IndexName=PENDING_INDEX,
             KeyConditionExpression=Key(PENDING_ATTRIBUTE).eq(table_id),
@@ -189,7 +254,7 @@ class FileTracker:
 
     def applied_content(self, table_id: str) -> dict[str, TrackedFile]:
         """ETag -> the processed file (file_tracker_history) that applied that content to the table first."""
-        items = _paginate(
+        items = paginate_items(
             self._history.query,
             KeyConditionExpression=Key("table_id").eq(table_id),
             FilterExpression=Attr("status").eq(FileStatus.PROCESSED.value),
@@ -267,6 +332,39 @@ class FileTracker:
                 )
             self._client.transact_write_items(TransactItems=actions)
             moved += len(actions) // 2
+            if moved < len(batch):
+                fault_point("tracker.between_moves")  # some files moved to history, the rest still landed
+        return moved
+
+    def reland(self, files: Iterable[TrackedFile], *, replay: bool) -> int:
+        """Move processed files (file_tracker_history) back to file_tracker as landed, for a replay.
+
+        Each file moves in one transaction (put landed, delete from history): it is never in neither
+        table. ``replay`` marks them to be applied even where a historical table refuses known content.
+        Returns how many moved.
+        """
+        moved = 0
+        for tracked in files:
+            landed = replace(
+                tracked,
+                status=FileStatus.LANDED,
+                processed_at=None,
+                commit_instant=None,
+                run_id=None,
+                expires_at=None,
+                skip_reason=None,
+                attempts=None,
+                quarantined_at=None,
+                replay=True if replay else tracked.replay,
+            )
+            key = {"table_id": tracked.table_id, "file_id": tracked.file_id}
+            self._client.transact_write_items(
+                TransactItems=[
+                    {"Put": {"TableName": self._tracker.name, "Item": landed.to_item()}},
+                    {"Delete": {"TableName": self._history.name, "Key": key}},
+                ]
+            )
+            moved += 1
         return moved
 
 
@@ -430,6 +528,11 @@ class ProcessingTracker:
         if run.batch_id is not None:
             sets.append("last_batch_id = :batch")
             values[":batch"] = run.batch_id
+        if run.quarantined_files:
+            sets.append("last_quarantined_files = :quarantined")
+            values[":quarantined"] = list(run.quarantined_files)
+        else:
+            removes.append("last_quarantined_files")
         if run.status is TableStatus.REFRESH_ERROR:
             sets += ["last_error = :error", "last_error_trace = :trace"]
             values[":error"] = run.error or "unknown error"
@@ -492,7 +595,7 @@ class ProcessingTracker:
         return self._job_runs is not None and job_run is not None and self._job_runs.ended(job_run) is not None
 
     def history(self, table_id: str) -> list[TableRun]:
-        items = _paginate(self._history.query, KeyConditionExpression=Key("table_id").eq(table_id))
+        items = paginate_items(self._history.query, KeyConditionExpression=Key("table_id").eq(table_id))
         return [TableRun.from_history_item(item) for item in items]
 
 

@@ -187,3 +187,20 @@ def test_the_dashboard_shows_the_costliest_tables_and_the_job_may_publish_their_
     ]
     assert statements
     assert all(s["Condition"] == {"StringEquals": {"cloudwatch:namespace": ["Glue", "ODP"]}} for s in statements)
+
+
+def test_quarantine_alarm_per_cadence_on_the_metric_the_batch_manager_emits(synthesized, config) -> None:
+    from infrastructure.monitoring import QUARANTINED_METRIC
+    from lambdas.batch_manager.manager import QUARANTINED_METRIC as EMITTED
+
+    assert QUARANTINED_METRIC == EMITTED == "QuarantinedFiles"
+    alarms = {
+        a["Properties"]["AlarmName"]: a["Properties"]
+        for a in synthesized.resources(synthesized.data_lakes["dev"], "AWS::CloudWatch::Alarm").values()
+    }
+    for name in config.cadences.cadences:
+        alarm = alarms[f"odp-dev-quarantined-{name}"]
+        assert (alarm["MetricName"], alarm["Namespace"], alarm["Statistic"]) == ("QuarantinedFiles", "ODP", "Sum")
+        assert {d["Name"]: d["Value"] for d in alarm["Dimensions"]} == {"cadence": name}
+        assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (0, "GreaterThanThreshold")
+        assert alarm["AlarmActions"]

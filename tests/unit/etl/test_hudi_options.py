@@ -15,8 +15,9 @@ from etl.hudi_options import (
     key_generator,
     shuffle_parallelism,
 )
-from etl.tombstones import tombstone_path, tombstone_write_options
+from etl.tombstones import tombstone_write_options
 from odp.config.models import TableMode, TableType
+from odp.naming import tombstone_path
 from tests.unit.etl.conftest import table_config
 
 GLUE = WriteProfile(HudiProfile.GLUE)

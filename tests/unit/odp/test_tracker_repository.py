@@ -397,3 +397,46 @@ def test_a_lease_records_its_job_run_and_one_of_an_ended_job_run_is_not_held(
     assert (taken.lease_owner, taken.lease_job_run) == ("run-new", None)
     processing.release("a.b.live", "run-live")
     assert processing.state("a.b.live").lease_job_run is None
+
+
+# --- quarantine: failures counted per file, set aside at the limit, released as landed ---------------
+def test_a_file_is_quarantined_at_its_limit_and_released_as_landed(
+    files: FileTracker, tracker_tables: dict[str, Any]
+) -> None:
+    poison = tracked("dms/public/trips/2.csv")
+    good = tracked("dms/public/trips/1.csv", etag="etag-good")
+    assert files.register(poison)
+    assert files.register(good)
+
+    assert files.record_failure(poison, "ChangeFileError: dms/public/trips/2.csv: row 3: bad", max_attempts=2) is False
+    (counted,) = [f for f in files.landed_files(poison.table_id) if f.key == poison.key]
+    assert (counted.status, counted.attempts) == (FileStatus.LANDED, 1)
+    assert counted.last_error == "ChangeFileError: dms/public/trips/2.csv: row 3: bad"
+
+    assert files.record_failure(poison, "ChangeFileError: dms/public/trips/2.csv: row 3: bad", max_attempts=2) is True
+    (held,) = files.files(poison.table_id, FileStatus.QUARANTINED)
+    assert held.key == poison.key
+    assert held.last_error == (
+        "failed 2 runs of its table (max_file_attempts 2): ChangeFileError: dms/public/trips/2.csv: row 3: bad"
+    )
+    assert held.quarantined_at == "2024-05-01T12:00:00.000Z"
+    # out of the pending index and of the run's files, kept in file_tracker (never dropped)
+    assert files.pending_summary(poison.table_id).files == 1
+    assert [f.key for f in files.landed_files(poison.table_id)] == [good.key]
+    assert files.record_failure(poison, "again", max_attempts=2) is False  # not landed: not counted
+    assert files.quarantine(poison, "twice") is False
+
+    assert files.release(held) is True
+    assert files.release(held) is False  # conditional: released once
+    (back,) = [f for f in files.landed_files(poison.table_id) if f.key == poison.key]
+    assert (back.status, back.attempts, back.quarantined_at) == (FileStatus.LANDED, None, None)
+    assert files.pending_summary(poison.table_id).files == 2
+
+
+def test_an_operator_quarantines_a_landed_file_with_a_reason(files: FileTracker) -> None:
+    landed = tracked("dms/public/trips/9.csv")
+    files.register(landed)
+    assert files.quarantine(landed, "quarantined by an operator: wrong export") is True
+    (held,) = files.files(landed.table_id, FileStatus.QUARANTINED)
+    assert held.last_error == "quarantined by an operator: wrong export"
+    assert held.attempts is None

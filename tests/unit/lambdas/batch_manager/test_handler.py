@@ -210,6 +210,7 @@ def test_summarise_reports_each_tables_run_for_this_batch(manager: BatchManager,
         "seconds": 4.5,
         "commit_instant": "20240501120000111",
         "error": None,
+        "quarantined_files": (),
     }
     assert (rows[T(2)]["status"], rows[T(2)]["files"], rows[T(2)]["error"]) == (
         "refresh_error",
@@ -258,6 +259,28 @@ def test_a_table_the_job_did_not_record_in_a_successful_batch_is_not_run(
     result = summarise(manager, [{"batch_id": "exec-1", "table_ids": [T(1)], "status": "SUCCEEDED"}])
     assert [(row["status"], row["error"]) for row in result["tables"]] == [("not_run", None)]
     assert (result["failed_tables"], result["failed_batches"]) == (0, 0)
+
+
+def test_summarise_names_quarantined_files_and_publishes_their_count(
+    manager: BatchManager, processing: ProcessingTracker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    keys = ("src/app/t/2.csv", "src/app/t/3.csv")
+    finish(processing, T(1), TableStatus.REFRESH_ERROR, "exec-1", files=0, error="bad", quarantined_files=keys)
+    finish(processing, T(2), TableStatus.COMPLETED, "exec-1", files=1)
+    manager.metrics = new_metrics({}, service="")
+    result = summarise(manager, [{"batch_id": "exec-1", "table_ids": [T(1), T(2)], "status": "FAILED"}])
+    rows = {row["table_id"]: row for row in result["tables"]}
+    assert rows[T(1)]["quarantined_files"] == keys
+    assert rows[T(2)]["quarantined_files"] == ()
+    assert result["quarantined_files"] == 2
+    [blob] = emf_blobs(capsys.readouterr().out)
+    [directive] = blob["_aws"]["CloudWatchMetrics"]
+    assert directive["Dimensions"] == [["cadence"]]  # what the quarantine alarm names
+    assert blob["QuarantinedFiles"] == [2.0]
+    # a later run that quarantines nothing clears the table's list
+    finish(processing, T(1), TableStatus.COMPLETED, "exec-2", files=1)
+    again = summarise(manager, [{"batch_id": "exec-2", "table_ids": [T(1)], "status": "SUCCEEDED"}])
+    assert (again["tables"][0]["quarantined_files"], again["quarantined_files"]) == ((), 0)
 
 
 def test_summarise_refuses_what_is_not_the_map_output(manager: BatchManager) -> None:

@@ -1,0 +1,240 @@
+"""The bad-input catalogue (tests/BAD_INPUT.md), table-driven: each bad input, the exact error an operator
+sees (file, row where it applies, reason), and that nothing else was affected.
+
+Cases the readers' own test covers already (tests/unit/etl/test_file_processor_bad_input.py: wrong
+types, short CSV lines, invalid UTF-8, text orderings, truncated Parquet, ISO Debezium times, corrupt
+gzip, bad DynamoDB times, failing transforms) are listed in the catalogue, not repeated here.
+
+One job run holds every processing case, each in its own table, plus a good table whose file key has
+characters S3 URL-encodes: every bad table fails alone with its message on processing_tracker, one
+attempt counted against the file named (the poison-file count), its files stay landed; the good table
+is written. The File Manager cases are decided without Spark (classify_staging_object).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from etl.processor import TableStatus
+from odp.config.models import SourceFormat
+from odp.tracker import FileTracker, ProcessingTracker, classify_staging_object
+from tests.unit.etl.conftest import Lake, rows_of, table_config
+
+CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("name", pa.string())])
+DEBEZIUM = {"source_format": SourceFormat.DEBEZIUM, "ordering_column": None}
+DYNAMODB = {"source_format": SourceFormat.DYNAMODB, "ordering_column": None}
+GOOD_PARQUET_ROW = {"Op": "I", "seq": "1", "id": 1, "name": "ok"}
+
+
+def parquet(rows: list[dict[str, Any]], schema: pa.Schema = CDC) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), sink)
+    return sink.getvalue()
+
+
+def lines(*documents: Any) -> bytes:
+    return "".join((d if isinstance(d, str) else json.dumps(d)) + "\n" for d in documents).encode()
+
+
+def debezium(op: str = "c", after: Any = None, before: Any = None, ts: int = 5) -> dict[str, Any]:
+    return {"op": op, "after": after, "before": before, "source": {"ts_ms": ts, "lsn": 1}}
+
+
+def ddb(name: str = "INSERT", **dynamodb: Any) -> dict[str, Any]:
+    return {"eventName": name, "dynamodb": {"ApproximateCreationDateTime": 1767225600, **dynamodb}}
+
+
+@dataclass(frozen=True)
+class BadInput:
+    """One catalogue entry: a table, its files (the last one is the bad one), the exact message."""
+
+    table: str
+    files: tuple[tuple[str, bytes], ...]
+    message: str  # the error after "<ErrorType>: "; ending in "…": a prefix (a library's cause follows)
+    settings: dict[str, Any] = field(default_factory=dict)
+    names_file: bool = True  # the error names the bad file: one attempt is counted against it
+
+    @property
+    def bad_key(self) -> str:
+        return f"src/app/{self.table}/{self.files[-1][0]}"
+
+
+GOOD_FIRST = ("20260101-0.parquet", parquet([GOOD_PARQUET_ROW]))
+CATALOGUE = [
+    BadInput(
+        "dms_unknown_op",
+        (GOOD_FIRST, ("20260101-1.parquet", parquet([GOOD_PARQUET_ROW, {**GOOD_PARQUET_ROW, "Op": "Z"}]))),
+        "src/app/dms_unknown_op/20260101-1.parquet: row 2: unknown Op 'Z' (expected I, U or D)",
+    ),
+    BadInput(
+        "dms_null_key",
+        (GOOD_FIRST, ("20260101-1.parquet", parquet([{**GOOD_PARQUET_ROW, "id": None}]))),
+        "src/app/dms_null_key/20260101-1.parquet: row 1: null key column id",
+    ),
+    BadInput(
+        "dms_missing_key",
+        (GOOD_FIRST, ("20260101-1.parquet", parquet([{"Op": "I", "seq": "1"}], CDC.remove(2)))),
+        "src/app/dms_missing_key/20260101-1.parquet: missing key column id",
+    ),
+    BadInput(
+        "dms_missing_ordering",
+        (GOOD_FIRST, ("20260101-1.parquet", parquet([{"Op": "I", "id": 1}], CDC.remove(1)))),
+        "src/app/dms_missing_ordering/20260101-1.parquet: missing ordering column seq",
+    ),
+    BadInput(
+        "dms_missing_op",
+        (GOOD_FIRST, ("20260101-1.parquet", parquet([{"seq": "1", "id": 1}], CDC.remove(0).remove(2)))),
+        "src/app/dms_missing_op/20260101-1.parquet: missing Op column in a CDC file",
+    ),
+    BadInput(
+        "dms_not_parquet",
+        (GOOD_FIRST, ("20260101-1.parquet", b"PAR1")),
+        "src/app/dms_not_parquet/20260101-1.parquet: unreadable Parquet: java.lang.RuntimeException: file:…",
+    ),
+    BadInput(
+        "dbz_json_error",
+        (("a.json", lines(debezium(after={"id": 1}), debezium(after={"id": 2}), '{"op": "u", "after": {"id": 3')),),
+        "src/app/dbz_json_error/a.json: row 3: JSON does not parse: Expecting ',' delimiter (char …",
+        DEBEZIUM,
+    ),
+    BadInput(
+        "dbz_unknown_op",
+        (("a.json", lines(debezium(op="x", after={"id": 1}))),),
+        "src/app/dbz_unknown_op/a.json: row 1: unknown op 'x' (expected c, r, u or d)",
+        DEBEZIUM,
+    ),
+    BadInput(
+        "dbz_missing_key",
+        (("a.json", lines(debezium(after={"id": 1}), debezium(after={"name": "no id"}))),),
+        "src/app/dbz_missing_key/a.json: row 2: missing key column id",
+        DEBEZIUM,
+    ),
+    BadInput(
+        "dbz_null_key",
+        (("a.json", lines(debezium(after={"id": None}))),),
+        "src/app/dbz_null_key/a.json: row 1: null key column id",
+        DEBEZIUM,
+    ),
+    BadInput(
+        "dbz_delete_without_before",
+        (("a.json", lines(debezium(op="d"))),),
+        "src/app/dbz_delete_without_before/a.json: row 1: op 'd' without a 'before' image",
+        DEBEZIUM,
+    ),
+    BadInput(
+        "dbz_not_an_object",
+        (("a.json", lines([1, 2, 3])),),
+        "src/app/dbz_not_an_object/a.json: row 1: expected a JSON object, got list",
+        DEBEZIUM,
+    ),
+    BadInput(
+        "dbz_no_envelope",
+        (("a.json", lines({"id": 1, "name": "a row, not a change event"})),),
+        "src/app/dbz_no_envelope/a.json: row 1: not a Debezium change event: neither an envelope (op, before, after, "
+        "source) nor a flattened record (__op, __source_ts_ms, __deleted: ExtractNewRecordState with "
+        "add.fields=op,source.ts_ms)",
+        DEBEZIUM,
+    ),
+    BadInput(
+        "ddb_unknown_event",
+        (("stream", lines(ddb("UPSERT", Keys={"id": {"N": "1"}}))),),
+        "src/app/ddb_unknown_event/stream: row 1: unknown eventName 'UPSERT' (expected INSERT, MODIFY or REMOVE)",
+        DYNAMODB,
+    ),
+    BadInput(
+        "ddb_not_a_record",
+        (("stream", lines({"Records": []})),),
+        "src/app/ddb_not_a_record/stream: row 1: not a DynamoDB stream record (no 'dynamodb' object)",
+        DYNAMODB,
+    ),
+    BadInput(
+        "ddb_unknown_type",
+        (("stream", lines(ddb(Keys={"id": {"N": "1"}}, NewImage={"id": {"N": "1"}, "x": {"Q": "?"}}))),),
+        "src/app/ddb_unknown_type/stream: row 1: unknown attribute type 'Q'",
+        DYNAMODB,
+    ),
+    BadInput(
+        "ddb_missing_event_name",
+        (("stream", lines({"dynamodb": {"ApproximateCreationDateTime": 1767225600, "Keys": {"id": {"N": "1"}}}})),),
+        "src/app/ddb_missing_event_name/stream: row 1: missing eventName",
+        DYNAMODB,
+    ),
+]
+
+
+@pytest.mark.spark
+def test_every_bad_input_fails_its_table_alone_with_its_exact_message(spark, lake: Lake) -> None:
+    good = lake.configure(table_config("good", **DEBEZIUM))
+    # a key S3 URL-encodes in its events ('+', ' ') is read as it is
+    lake.land_text(good, "dbserver1.app.good+0+0000000000 copy.json", json.dumps(debezium(after={"id": 7})))
+    inactive = lake.configure(table_config("inactive").model_copy(update={"is_active": False}))
+    lake.land_parquet(inactive, "20260101-1.parquet", [GOOD_PARQUET_ROW], CDC)
+    for case in CATALOGUE:
+        config = lake.configure(table_config(case.table, **case.settings))
+        for name, body in case.files:
+            lake.land_bytes(config, name, body)
+
+    outcome = lake.run(spark, good.table_id, inactive.table_id, *(f"src.app.{case.table}" for case in CATALOGUE))
+    by_id = {result.table_id: result for result in outcome.tables}
+    assert by_id[good.table_id].status is TableStatus.COMPLETED, by_id[good.table_id].error
+    assert rows_of(spark, by_id[good.table_id].base_path, ["id"]) == [(7,)]
+    assert (by_id[inactive.table_id].status, by_id[inactive.table_id].error) == (
+        TableStatus.SKIPPED,
+        "inactive in table_config: its files stay landed",
+    )
+    files = FileTracker(lake.tables["file_tracker"], lake.tables["file_tracker_history"])
+    processing = ProcessingTracker(lake.tables["processing_tracker"], lake.tables["processing_tracker_history"])
+    wrong = []
+    for case in CATALOGUE:
+        table_id = f"src.app.{case.table}"
+        result = by_id[table_id]
+        kind, _, text = (result.error or "").partition(": ")
+        exact = text.startswith(case.message[:-1]) if case.message.endswith("…") else text == case.message
+        if result.status is not TableStatus.REFRESH_ERROR or kind != "ChangeFileError" or not exact:
+            wrong.append(f"{case.table}: {result.status.value}: {result.error}")
+            continue
+        assert "\n" not in text
+        assert "Py4JJavaError" not in text
+        # what the operator sees: the error on processing_tracker, and the attempt on the bad file
+        assert processing.state(table_id).last_error == result.error
+        landed = {f.key: f for f in files.landed_files(table_id)}
+        assert sorted(landed) == sorted(f"src/app/{case.table}/{name}" for name, _ in case.files)  # none applied
+        assert landed[case.bad_key].attempts == 1
+        assert landed[case.bad_key].last_error == result.error
+        assert all(f.attempts is None for key, f in landed.items() if key != case.bad_key)
+    assert wrong == []
+
+
+@pytest.mark.parametrize(
+    ("key", "size", "reason"),
+    [
+        ("src/app/t/empty.parquet", 0, "zero-byte object"),
+        ("src/app/t/notes.txt", 10, None),  # reason checked below: it lists the data suffixes
+        ("src/app/t/_SUCCESS", 0, "marker file '_SUCCESS'"),
+        ("src/app/t/.hidden.parquet", 10, "marker file '.hidden.parquet'"),
+        ("src/app/t/part-0.parquet.inprogress", 10, "temporary file 'part-0.parquet.inprogress'"),
+        ("src/app/t/", 0, "folder marker"),
+        ("src/app/file.parquet", 10, "key 'src/app/file.parquet' does not follow <source>/<schema>/<table>/<file>"),
+    ],
+)
+def test_the_file_manager_skips_what_is_not_data_with_its_reason(key: str, size: int, reason: str | None) -> None:
+    staging_key, why = classify_staging_object(key, size)
+    assert staging_key is None
+    assert why == (
+        reason
+        or "unknown suffix on 'notes.txt' (expected one of .parquet, .csv, .csv.gz, .json, .jsonl, .json.gz, "
+        ".jsonl.gz, .gz, or no extension)"
+    )
+
+
+def test_keys_s3_encodes_and_names_without_an_extension_are_data() -> None:
+    for key in ("src/app/t/dbserver1.app.t+0+0000000000 copy.json", "src/app/t/firehose-1-2026-01-01-00-00-00"):
+        staging_key, why = classify_staging_object(key, 10)
+        assert (staging_key.table_id if staging_key else None, why) == ("src.app.t", None)
