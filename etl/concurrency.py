@@ -11,6 +11,7 @@ While a thread runs a table, the thread carries the table id as its name (the jo
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -67,7 +68,12 @@ def run_tables(
     workers = effective_concurrency(concurrency, len(table_ids))
     logger.info("%d table(s), %d at once", len(table_ids), workers)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=THREAD_PREFIX) as pool:
-        futures = [pool.submit(_in_table_context, spark, table_id, run_table) for table_id in table_ids]
+        # Each table runs in a copy of the caller's context: context variables (a caller's correlation or
+        # principal) reach the table's code, as they would have without the pool.
+        futures = [
+            pool.submit(contextvars.copy_context().run, _in_table_context, spark, table_id, run_table)
+            for table_id in table_ids
+        ]
         errors = [future.exception() for future in futures]
     for error in errors:
         if error is not None:

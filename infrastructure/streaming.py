@@ -199,7 +199,7 @@ class Streaming(Construct):
                     f"{catalog}:catalog",
                     f"{catalog}:database/*",
                     f"{catalog}:table/*",
-                    f"{catalog}:connection/{props.network.glue_connection_name}",
+                    *(f"{catalog}:connection/{name}" for name in props.network.glue_connection_names),
                 ],
             )
         )
@@ -266,7 +266,7 @@ class Streaming(Construct):
             worker_type=stream.worker_type.value,
             number_of_workers=stream.number_of_workers,
             max_retries=0,  # a failed stream alarms; the restarted run resumes from the checkpoint exactly once
-            connections=glue.CfnJob.ConnectionsListProperty(connections=[props.network.glue_connection_name]),
+            connections=glue.CfnJob.ConnectionsListProperty(connections=list(props.network.glue_connection_names)),
             security_configuration=props.glue_jobs.security_configuration_name,
             default_arguments=arguments,
         )

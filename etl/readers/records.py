@@ -358,8 +358,13 @@ def approximate_millis(value: Any) -> int:
     return round(number * 1000) if number < 100_000_000_000 else int(number)
 
 
-def dynamodb_change(document: Any, row: int, keys: tuple[str, ...]) -> ParsedChange | None:
+def dynamodb_change(
+    document: Any, row: int, keys: tuple[str, ...], *, sequence_digits: int = SEQUENCE_DIGITS
+) -> ParsedChange | None:
     """One DynamoDB stream record (Kinesis / Firehose form or the Lambda streams form).
+
+    ``sequence_digits``: the width the SequenceNumber is padded to in the ordering (DynamoDB Streams: 40;
+    the streaming path puts the longer Kinesis sequence number there and passes its own width).
 
     Raises:
         RecordError: no eventName or an unknown one, no image, a missing or null key, a bad attribute.
@@ -390,7 +395,7 @@ def dynamodb_change(document: Any, row: int, keys: tuple[str, ...]) -> ParsedCha
     millis = _pad(approximate_millis(created), TS_DIGITS) if created is not None else ""
     sequence = body.get("SequenceNumber")
     position = (
-        _pad(None, SEQUENCE_DIGITS) if sequence is None else whole_number(sequence, "SequenceNumber", SEQUENCE_DIGITS)
+        _pad(None, sequence_digits) if sequence is None else whole_number(sequence, "SequenceNumber", sequence_digits)
     )
     ordering = f"{millis}|{position}"
     return ParsedChange(row=row, op=op, ordering=ordering, values=values, types=types)

@@ -105,7 +105,7 @@ def with_kinesis_sequence(document: dict[str, Any], sequence_number: str) -> dic
     body = document.get("dynamodb")
     if not isinstance(body, dict) or body.get("SequenceNumber") is not None or not sequence_number:
         return document
-    return {**document, "dynamodb": {**body, "SequenceNumber": sequence_number.rjust(KINESIS_SEQUENCE_DIGITS, "0")}}
+    return {**document, "dynamodb": {**body, "SequenceNumber": sequence_number}}
 
 
 def route_record(record: StreamRecord, routes: Mapping[str, Route]) -> RoutedChange:
@@ -121,7 +121,12 @@ def route_record(record: StreamRecord, routes: Mapping[str, Route]) -> RoutedCha
         event_id = document.get("eventID") if isinstance(document.get("eventID"), str) else None
         route = _route(document, routes)
         table_id = route.table_id
-        change = dynamodb_change(with_kinesis_sequence(document, record.sequence_number), 0, route.keys)
+        change = dynamodb_change(
+            with_kinesis_sequence(document, record.sequence_number),
+            0,
+            route.keys,
+            sequence_digits=KINESIS_SEQUENCE_DIGITS,
+        )
         if change is None:
             raise RecordError("empty record")
     except RecordError as error:
