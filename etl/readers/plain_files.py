@@ -20,8 +20,8 @@ from pyspark.sql import functions as F
 
 from etl.change_frame import FILE, FILE_ORDER, INSERT, OP, ORDERING, ROW, with_sequence
 from etl.errors import ChangeFileError
-from etl.readers.common import SourceFile
-from etl.readers.dms import _configured_name, sortable
+from etl.readers.common import ERROR, SourceFile, row_error
+from etl.readers.dms import _configured_name, ordering_of
 from odp.config.models import TableConfig
 
 JSON_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
@@ -72,10 +72,17 @@ def _changes_of(spark: SparkSession, source: SourceFile, config: TableConfig) ->
     if ordering_name and ordering_name not in present:
         raise ChangeFileError(source.key, f"missing ordering column {config.ordering_column}")
     frame = _typed(loaded, source, config).withColumn(ROW, F.monotonically_increasing_id())
-    ordering = sortable(F.col(ordering_name), frame.schema[ordering_name].dataType) if ordering_name else F.lit("")
+    # The DMS encoding of ordering values (numbers and times compare as such, never as free text); a value
+    # that cannot be ordered fails the file with its row (etl.change_counts raises the first _odp_error).
+    ordering, ordering_error = (
+        ordering_of(F.col(ordering_name), frame.schema[ordering_name].dataType, ordering_name, required=F.lit(True))
+        if ordering_name
+        else (F.lit(""), None)
+    )
     return frame.select(
         F.lit(INSERT).alias(OP),
         F.coalesce(ordering, F.lit("")).alias(ORDERING),
+        row_error([ordering_error] if ordering_error is not None else []).alias(ERROR),
         F.lit(source.key).alias(FILE),
         F.lit(source.order).alias(FILE_ORDER),
         F.col(ROW),
