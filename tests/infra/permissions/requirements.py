@@ -173,6 +173,9 @@ def call_requirements(call: AwsCall, resolver: Resolver, translation: Translatio
         if key is not None and action == "s3:PutObject":
             found.append(need("kms:GenerateDataKey", key, via))
         return found
+    if call.service == "cloudwatch" and call.operation == "PutMetricData":
+        # No resource-level permission: the namespace is the condition key a grant narrows by.
+        return [need("cloudwatch:PutMetricData", "*", ("cloudwatch:namespace", call.params["Namespace"]))]
     if call.service == "stepfunctions" and call.operation == "DescribeStateMachine":
         return [need("states:DescribeStateMachine", translation.arn(resolver, call.params["stateMachineArn"]))]
     raise UnmappedCallError(f"{call.principal}: no IAM mapping for {call.describe()}")

@@ -212,6 +212,7 @@ REMOVALS = [
     ("file-processor-job", "s3:GetObject", ARTIFACTS_ARN),
     ("file-processor-job", "s3:ListBucket", RAW_ARN[:-1]),
     ("file-processor-job", "dynamodb:UpdateItem", ":table/odp-dev-processing-tracker"),
+    ("file-processor-job", "cloudwatch:PutMetricData", "*"),
     ("file-processor-job", "glue:CreateTable", ":glue:eu-west-1:111111111111:table/inventory_raw/products_rt"),
     ("config-loader", "dynamodb:BatchWriteItem", ":table/odp-dev-table-config"),
     ("config-loader", "dynamodb:DescribeTable", ":table/odp-dev-file-tracker"),
