@@ -42,7 +42,7 @@ class DatasetJobArgs:
     changed_tables: tuple[str, ...] = ()  # raw table ids a File Processor run changed
     full_refresh: bool = False  # recompute every selected dataset from its sources
     catalog_sync: bool = False
-    metadata_table: bool = False
+    hudi_profile: str = "glue"  # etl.hudi_options.HudiProfile: glue (production) or local (sandbox)
     history_table: str = ""  # DynamoDB run history table; empty = not recorded
     topic_arn: str = ""  # SNS topic notified of every run that wrote or failed; empty = none
 

@@ -67,7 +67,7 @@ def refresh_and_check(
 ) -> list[tuple[str, bool, str]]:
     """Refresh the datasets downstream of ``changed``; (description, ok, detail) per dataset and model check."""
     roots = lake_roots(layout)
-    outcome = run_datasets(spark, config, DatasetJobArgs(roots, changed_tables=tuple(changed)))
+    outcome = run_datasets(spark, config, DatasetJobArgs(roots, changed_tables=tuple(changed), hudi_profile="local"))
     checks = [
         (f"dataset {run.dataset}: refreshed", run.status in (DatasetRunStatus.WRITTEN, DatasetRunStatus.UP_TO_DATE),
          run.summary())

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import SparkSession
 
 from etl.datasets.refresh import DatasetRefresher
+from etl.hudi_options import HudiProfile, WriteProfile
 from odp.config.datasets import DatasetConfig, dependency_order, downstream_of
 from odp.config.loader import OdpConfig
 from odp.dataset_job_contract import DatasetJobArgs
@@ -65,7 +66,7 @@ def run_datasets(
         tables={t.table_id: t for t in config.tables},
         datasets={d.name: d for d in config.datasets},
         catalog_sync=args.catalog_sync,
-        metadata_table=args.metadata_table,
+        profile=WriteProfile(HudiProfile(args.hudi_profile)),
         after_commit=after_commit,
     )
     runs: list[DatasetRun] = []

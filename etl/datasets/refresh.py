@@ -20,14 +20,21 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from etl.datasets.quality import check_rules
 from etl.datasets.sql_check import bind_sources, check_dataset_sql
-from etl.hudi_options import COMMIT_METADATA_PREFIX, RUN_ID_METADATA, glue_sync_options, key_generator
+from etl.hudi_options import (
+    COMMIT_METADATA_PREFIX,
+    RUN_ID_METADATA,
+    WriteProfile,
+    glue_sync_options,
+    key_generator,
+    profile_options,
+)
 from etl.timeline import _meta_client, table_exists
 from odp.config.datasets import DatasetConfig, Refresh
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
@@ -112,7 +119,13 @@ def plan_incremental(
 
 
 def dataset_write_options(
-    dataset: DatasetConfig, *, consumed: Mapping[str, str], run_id: str, catalog_sync: bool, metadata_table: bool
+    dataset: DatasetConfig,
+    *,
+    consumed: Mapping[str, str],
+    run_id: str,
+    catalog_sync: bool,
+    profile: WriteProfile,
+    input_rows: int = 0,
 ) -> dict[str, str]:
     """Every option of one dataset commit: upsert by key, the latest write wins, consumed commits in metadata."""
     keygen, partition_field = key_generator(dataset.key, dataset.partition_by)
@@ -127,14 +140,12 @@ def dataset_write_options(
         "hoodie.datasource.write.keygenerator.class": keygen,
         "hoodie.datasource.write.partitionpath.field": partition_field,
         "hoodie.datasource.write.hive_style_partitioning": "true",
-        "hoodie.metadata.enable": "true" if metadata_table else "false",
         "hoodie.datasource.write.commitmeta.key.prefix": COMMIT_METADATA_PREFIX,
         CONSUMED_METADATA: json.dumps(dict(consumed), sort_keys=True),
         RUN_ID_METADATA: run_id,
-        "hoodie.upsert.shuffle.parallelism": "2",
-        "hoodie.insert.shuffle.parallelism": "2",
-        "hoodie.delete.shuffle.parallelism": "2",
     }
+    # The metadata table, and shuffle parallelism per profile (left to Hudi on Glue): as every raw table write.
+    options.update(profile_options(profile, input_rows))
     if dataset.table_type is TableType.MERGE_ON_READ:
         options["hoodie.compact.inline"] = "true"  # as the raw tables: compact every few delta commits
         options["hoodie.compact.inline.max.delta.commits"] = "5"
@@ -173,7 +184,7 @@ class DatasetRefresher:
     tables: Mapping[str, TableConfig]
     datasets: Mapping[str, DatasetConfig]
     catalog_sync: bool = False
-    metadata_table: bool = False
+    profile: WriteProfile = field(default_factory=WriteProfile)  # production unless a local run says so
     after_commit: Callable[[DatasetConfig], None] = lambda dataset: None
 
     def source_path(self, dataset: DatasetConfig, index: int) -> str:
@@ -264,7 +275,8 @@ class DatasetRefresher:
             consumed=latest,
             run_id=run_id,
             catalog_sync=self.catalog_sync,
-            metadata_table=self.metadata_table,
+            profile=self.profile,
+            input_rows=counts["rows_upserted"] + counts["rows_deleted"],
         )
         rows.write.format("hudi").options(**options).mode("append").save(path)
         fault_point(AFTER_COMMIT_FAULT)

@@ -15,7 +15,7 @@ import pytest
 
 from etl.datasets.job import run_datasets
 from etl.datasets.refresh import DatasetRefresher, consumed_instants, latest_instant
-from etl.hudi_options import WriteOperation, hudi_write_options
+from etl.hudi_options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
 from etl.timeline import completed_commits
 from odp.config import load_config
 from odp.config.datasets import ExpressionRule, RowCountRule
@@ -102,7 +102,9 @@ def write_raw(spark, config: OdpConfig, roots: LakeRoots, before: dict, after: d
     frame = spark.createDataFrame(
         rows, "id bigint, seq string, region string, amount decimal(10,2), _odp_seq string, _hoodie_is_deleted boolean"
     )
-    options = hudi_write_options(table, operation=WriteOperation.UPSERT, catalog_sync=False, metadata_table=False)
+    options = hudi_write_options(
+        table, operation=WriteOperation.UPSERT, catalog_sync=False, profile=WriteProfile(HudiProfile.LOCAL)
+    )
     frame.write.format("hudi").options(**options).mode("append").save(roots.table_path(table))
 
 
