@@ -29,7 +29,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from infrastructure.glue_jobs import _DEPLOYMENT_FINDINGS, GLUE_VERSION, HUDI_SPARK_CONF
+from infrastructure.glue_jobs import _DEPLOYMENT_FINDINGS, GLUE_VERSION, HUDI_SPARK_CONF, catalog_database_arns
 from infrastructure.grants import grant_key, grant_objects
 from infrastructure.nag import acknowledge, acknowledge_many, logical_id
 from odp.config.datasets import DatasetConfig
@@ -144,6 +144,7 @@ class Datasets(Construct):
         self.history_table.grant_write_data(self.role)
         alerts_topic.grant_publish(self.role)
         catalog = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}"
+        databases = sorted({dataset.database for dataset in datasets})  # the zones' databases it syncs into
         self.role.add_to_policy(
             iam.PolicyStatement(
                 sid="GlueCatalogSync",
@@ -162,9 +163,8 @@ class Datasets(Construct):
                 ],
                 resources=[
                     f"{catalog}:catalog",
-                    f"{catalog}:database/*",
-                    f"{catalog}:table/*",
-                    f"{catalog}:connection/*",
+                    *catalog_database_arns(catalog, databases),
+                    *(f"{catalog}:connection/{name}" for name in connection_names),
                 ],
             )
         )
@@ -197,6 +197,12 @@ class Datasets(Construct):
         policy = self.role.node.find_child("DefaultPolicy")
         for finding, reason in _ROLE_FINDINGS.items():
             acknowledge(policy, finding.format(region=stack.region, account=stack.account), reason)
+        for database in databases:
+            acknowledge(
+                policy,
+                f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{stack.region}:{stack.account}:table/{database}/*]",
+                f"Hudi's catalog sync creates and updates the dataset tables of {database}, which change with config.",
+            )
 
         security_name = f"{prefix}-datasets"
         security = glue.CfnSecurityConfiguration(
@@ -347,15 +353,6 @@ _ROLE_FINDINGS = {
     "AwsSolutions-IAM5[Resource::*]": (
         "EC2 network-interface actions Glue needs in the VPC and cloudwatch:PutMetricData support no "
         "resource-level permissions."
-    ),
-    "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{region}:{account}:database/*]": (
-        "Hudi's catalog sync creates and updates the dataset tables, which change with config."
-    ),
-    "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{region}:{account}:table/*]": (
-        "Hudi's catalog sync creates and updates the dataset tables, which change with config."
-    ),
-    "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{region}:{account}:connection/*]": (
-        "The job runs in the environment's Glue connection (its name is Network's)."
     ),
     "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws-glue/*]": (
         "Glue writes job logs to its own /aws-glue/* log groups."

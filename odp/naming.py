@@ -181,6 +181,14 @@ def physical_names(environment: str, account: str, region: str, cadences: list[s
         PhysicalName("iam_role", f"{prefix}-config-loader"),
         PhysicalName("iam_role", f"{prefix}-post-deploy"),
         PhysicalName("pipeline", f"{prefix}-pipeline"),
+        # The datasets (infrastructure/datasets.py, odp.dataset_history): created when config/datasets/ has any.
+        PhysicalName("dynamodb_table", f"{prefix}-dataset-run-history"),
+        PhysicalName("glue_job", f"{prefix}-dataset-job"),
+        PhysicalName("glue_security_configuration", f"{prefix}-datasets"),
+        PhysicalName("state_machine", f"{prefix}-datasets"),
+        PhysicalName("log_group", f"/aws/vendedlogs/states/{prefix}-datasets"),
+        PhysicalName("events_rule", f"{prefix}-datasets-after-file-processor"),
+        PhysicalName("cloudwatch_alarm", f"{prefix}-datasets-failed"),
     ]
     for cadence in cadences:
         machine = state_machine_name(environment, cadence)
