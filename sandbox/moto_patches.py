@@ -42,6 +42,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from moto.dynamodb.responses import DynamoHandler
 from moto.glue.models import glue_backends
 from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
@@ -293,7 +294,20 @@ def _aws_sdk_response_as_step_functions(
         response.update(renamed)
 
 
+_DYNAMODB_CALL_ACTION = DynamoHandler.call_action
+_DYNAMODB_LOCK = threading.RLock()
+
+
+def _serialised_dynamodb_call_action(self: DynamoHandler) -> Any:
+    """moto's DynamoDB backend is not thread safe: a Scan iterating an item while another thread updates it
+    raises "dictionary changed size during iteration". DynamoDB serves each request atomically, and the
+    job writes the tables of a batch concurrently (etl.concurrency), so the sandbox serves one request at a time."""
+    with _DYNAMODB_LOCK:
+        return _DYNAMODB_CALL_ACTION(self)
+
+
 _PATCHES: tuple[tuple[Any, str, Any], ...] = (
+    (DynamoHandler, "call_action", _serialised_dynamodb_call_action),
     (StateTaskServiceAwsSdk, "_normalise_parameters", _aws_sdk_parameters_as_boto),
     (StateTaskServiceAwsSdk, "_normalise_response", _aws_sdk_response_as_step_functions),
     (lambda_eval_utils, "_invoke_lambda_function", invoke_bound_lambda),
