@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from aws_cdk import DefaultStackSynthesizer, Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_athena as athena
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
@@ -29,9 +29,14 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from infrastructure.glue_jobs import _DEPLOYMENT_FINDINGS, GLUE_VERSION, HUDI_SPARK_CONF, catalog_database_arns
+from infrastructure.glue_jobs import (
+    GLUE_VERSION,
+    HUDI_SPARK_CONF,
+    acknowledge_bucket_deployments,
+    catalog_database_arns,
+)
 from infrastructure.grants import grant_key, grant_objects
-from infrastructure.nag import acknowledge, acknowledge_many, logical_id
+from infrastructure.nag import acknowledge
 from odp.config.datasets import DatasetConfig
 from odp.dataset_history import dataset_history_table_name, dataset_job_name
 from odp.dataset_job_contract import DatasetJobArgs, LakeRoots
@@ -113,16 +118,7 @@ class Datasets(Construct):
             prune=False,
             retain_on_delete=False,
         )
-        for child in stack.node.children:
-            if child.node.id.startswith("Custom::CDKBucketDeployment"):
-                acknowledge_many(
-                    child,
-                    _DEPLOYMENT_FINDINGS,
-                    region=stack.region,
-                    account=stack.account,
-                    artifacts=logical_id(artifacts),
-                    qualifier=DefaultStackSynthesizer.DEFAULT_QUALIFIER,
-                )
+        acknowledge_bucket_deployments(stack, artifacts)
 
         self.role = iam.Role(
             self,

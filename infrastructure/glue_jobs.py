@@ -100,6 +100,20 @@ def catalog_database_arns(catalog: str, databases: Sequence[str]) -> list[str]:
     ]
 
 
+def acknowledge_bucket_deployments(stack: Stack, artifacts_bucket: s3.IBucket) -> None:
+    """The findings of CDK's BucketDeployment singleton (shared by every job that copies code), with reasons."""
+    for child in stack.node.children:
+        if child.node.id.startswith("Custom::CDKBucketDeployment"):
+            acknowledge_many(
+                child,
+                _DEPLOYMENT_FINDINGS,
+                region=stack.region,
+                account=stack.account,
+                artifacts=logical_id(artifacts_bucket),
+                qualifier=DefaultStackSynthesizer.DEFAULT_QUALIFIER,
+            )
+
+
 def job_arguments(
     *,
     environment: str,
@@ -167,16 +181,7 @@ class GlueJobs(Construct):
             prune=True,
             retain_on_delete=False,
         )
-        for child in stack.node.children:
-            if child.node.id.startswith("Custom::CDKBucketDeployment"):
-                acknowledge_many(
-                    child,
-                    _DEPLOYMENT_FINDINGS,
-                    region=stack.region,
-                    account=stack.account,
-                    artifacts=logical_id(artifacts_bucket),
-                    qualifier=DefaultStackSynthesizer.DEFAULT_QUALIFIER,
-                )
+        acknowledge_bucket_deployments(stack, artifacts_bucket)
 
         self.role = iam.Role(
             self,
