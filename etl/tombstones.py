@@ -1,59 +1,39 @@
 """Delete tombstones of current-mode tables: a committed delete is newer data than a late, older change.
 
 Hudi removes a deleted record, so a late change older than the delete would find no stored record and
-come back as an insert. The tombstones remember, per key, the ``_odp_seq`` of the last committed delete
-in a small COPY_ON_WRITE Hudi table beside the table (never inside its base path, never in a catalog):
-``<raw_root>/<database>/_odp_tombstones/<target_table>``. A run drops every incoming insert / update
-whose ``_odp_seq`` is not newer than its key's tombstone, writes its own deletes as tombstones before
-the table's commit, and a full load clears them.
+come back as an insert. The tombstones remember, per key, the ``_odp_seq`` of the last committed delete,
+beside the table (never inside its base path, never in a catalog):
+``<raw_root>/<database>/_odp_tombstones/<target_table>/``. A run drops every incoming insert / update
+whose ``_odp_seq`` is not newer than its key's tombstone, writes its own deletes before the table's
+commit, and a full load clears them.
+
+Storage: plain Parquet, append-only. Each run with deletes writes one folder ``log/<run_id>/`` (key columns
+and ``_odp_seq``); a reader takes the newest ``_odp_seq`` per key over every folder, so a folder written
+twice (a retried run id) or a leftover of a run killed mid-write changes nothing. When more than
+:data:`MAX_LOG_FOLDERS` folders have gathered, the run after its table's commit folds them into one and
+deletes the rest (a crash in between leaves duplicates, never a gap). A Hudi table at the same path (how
+ODP stored tombstones before) is read as one more folder and folded away by the next consolidation.
+One Parquet write per run instead of a second Hudi commit: no timeline, metadata table or index to
+maintain for a few thousand keys.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from etl.change_frame import DELETE, OP, SEQ
-from etl.hudi_options import WriteOperation, WriteProfile, key_generator, profile_options, record_index_options
-from etl.schema import align_to_table, table_schema
 from etl.timeline import table_exists
-from odp.config.models import TableConfig
 from odp.naming import TOMBSTONE_FOLDER
 
 STALE = "_odp_stale"  # transient column: an upsert at or below its key's tombstone
 _TOMBSTONE_SEQ = "_odp_tombstone_seq"
-
-
-def tombstone_write_options(
-    config: TableConfig, *, operation: WriteOperation, profile: WriteProfile, input_rows: int = 0
-) -> dict[str, str]:
-    """Every option of one write of a table's tombstones.
-
-    COPY_ON_WRITE, not partitioned, keyed by the table's primary key, ``_odp_seq`` as the ordering field
-    with EVENT_TIME_ORDERING (a key keeps its newest delete), the profile's metadata table and
-    parallelism, the record level index (an upsert of a few deletes never joins every stored tombstone),
-    and no catalog sync.
-    """
-    keys = tuple(config.primary_key)
-    keygen, partition_field = key_generator(keys, ())
-    name = f"{config.target_table}{TOMBSTONE_FOLDER}"
-    return {
-        "hoodie.table.name": name,
-        "hoodie.datasource.write.table.name": name,
-        "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
-        "hoodie.datasource.write.operation": operation.value,
-        "hoodie.datasource.write.recordkey.field": ",".join(keys),
-        "hoodie.datasource.write.precombine.field": SEQ,
-        "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
-        "hoodie.datasource.write.keygenerator.class": keygen,
-        "hoodie.datasource.write.partitionpath.field": partition_field,
-        "hoodie.datasource.meta.sync.enable": "false",
-        "hoodie.datasource.hive_sync.enable": "false",
-        **profile_options(profile, input_rows),
-        **record_index_options(),
-    }
+LOG_FOLDER = "log"
+MAX_LOG_FOLDERS = 24  # folders read by every run before they are folded into one
+CONSOLIDATED_SUFFIX = "-consolidated"
 
 
 def tombstone_rows(latest: DataFrame, keys: Sequence[str]) -> DataFrame:
@@ -61,11 +41,17 @@ def tombstone_rows(latest: DataFrame, keys: Sequence[str]) -> DataFrame:
     return latest.where(F.col(OP) == F.lit(DELETE)).select(*keys, SEQ)
 
 
+def newest_per_key(tombstones: DataFrame, keys: Sequence[str]) -> DataFrame:
+    """Pure: one tombstone per key, the newest (the log may hold a key several times)."""
+    return tombstones.groupBy(*keys).agg(F.max(SEQ).alias(SEQ))
+
+
 def mark_stale(latest: DataFrame, tombstones: DataFrame, keys: Sequence[str]) -> DataFrame:
     """Pure: ``latest`` plus ``_odp_stale``, true for an insert / update not newer than its key's tombstone.
 
-    Deletes are never stale (a delete older than another delete changes nothing). ``latest`` holds one
-    change per key, so a batch's own deletes can never mark its own upserts stale.
+    ``tombstones`` holds one row per key (:func:`newest_per_key`). Deletes are never stale (a delete older
+    than another delete changes nothing). ``latest`` holds one change per key, so a batch's own deletes
+    can never mark its own upserts stale.
     """
     stored = tombstones.select(*keys, F.col(SEQ).alias(_TOMBSTONE_SEQ))
     stale = (F.col(OP) != F.lit(DELETE)) & F.col(_TOMBSTONE_SEQ).isNotNull() & (F.col(SEQ) <= F.col(_TOMBSTONE_SEQ))
@@ -74,37 +60,108 @@ def mark_stale(latest: DataFrame, tombstones: DataFrame, keys: Sequence[str]) ->
 
 
 def read_tombstones(spark: SparkSession, path: str, keys: Sequence[str]) -> DataFrame | None:
-    """The stored tombstones (key and ``_odp_seq``), or None when the table has none yet."""
-    if not table_exists(spark, path):
+    """The stored tombstones (key and ``_odp_seq``, one row per key), or None when the table has none."""
+    frames = []
+    if table_exists(spark, path):  # stored by an earlier release as a Hudi table
+        frames.append(spark.read.format("hudi").load(path).select(*keys, SEQ))
+    if _log_data_files(spark, path):
+        log = spark.read.option("recursiveFileLookup", "true").option("mergeSchema", "true")
+        frames.append(log.parquet(_log_path(path)).select(*keys, SEQ))
+    if not frames:
         return None
-    return spark.read.format("hudi").load(path).select(*keys, SEQ)
+    union = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
+    return newest_per_key(union, keys)
+
+
+def write_tombstones(spark: SparkSession, rows: DataFrame, path: str, *, run_id: str) -> None:
+    """Append a run's tombstones as one Parquet folder ``log/<run_id>``; an empty batch writes an empty file.
+
+    Called only for a batch that holds deletes (the caller counted them). Appends, never overwrites: a
+    run id seen twice (a retried write, a replayed streaming batch) adds a duplicate, never drops a delete.
+    """
+    _check_tombstone_path(path)
+    rows.coalesce(1).write.mode("append").parquet(f"{_log_path(path)}/{_folder_name(run_id)}")
+
+
+def consolidate_tombstones(spark: SparkSession, path: str, keys: Sequence[str], *, run_id: str) -> bool:
+    """Fold the log into one folder once it holds more than :data:`MAX_LOG_FOLDERS` folders, or a Hudi table
+    of an earlier release is there; returns whether it did. Call it after the table's commit, under its lease.
+
+    The folded folder is complete before anything else is deleted: a crash in between leaves duplicates,
+    which readers take the newest of.
+    """
+    _check_tombstone_path(path)
+    legacy = table_exists(spark, path)
+    folders = _log_folders(spark, path)
+    if not legacy and len(folders) <= MAX_LOG_FOLDERS:
+        return False
+    stored = read_tombstones(spark, path, keys)
+    if stored is None:
+        return False
+    target = f"{_folder_name(run_id)}{CONSOLIDATED_SUFFIX}"
+    stored.coalesce(1).write.mode("overwrite").parquet(f"{_log_path(path)}/{target}")
+    filesystem, root = _filesystem_path(spark, path)
+    for status in filesystem.listStatus(root):
+        if status.getPath().getName() != LOG_FOLDER:
+            filesystem.delete(status.getPath(), True)  # the Hudi table of an earlier release
+    for status in filesystem.listStatus(_filesystem_path(spark, _log_path(path))[1]):
+        if status.getPath().getName() != target:
+            filesystem.delete(status.getPath(), True)
+    return True
 
 
 def clear_tombstones(spark: SparkSession, path: str) -> None:
-    """Delete a table's tombstone table (a full load is the truth: it starts the table afresh).
+    """Delete a table's tombstones (a full load is the truth: it starts the table afresh).
 
     Raises:
         ValueError: ``path`` is not a tombstone path (never delete anything else).
     """
-    if f"/{TOMBSTONE_FOLDER}/" not in path:
-        raise ValueError(f"not a tombstone path: {path}")
-    jvm = spark.sparkContext._jvm
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    filesystem = hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    _check_tombstone_path(path)
+    filesystem, hadoop_path = _filesystem_path(spark, path)
     if filesystem.exists(hadoop_path):
         filesystem.delete(hadoop_path, True)
 
 
-def write_tombstones(
-    spark: SparkSession, rows: DataFrame, config: TableConfig, path: str, *, profile: WriteProfile
-) -> None:
-    """Upsert tombstones (a key keeps its newest delete). Writes nothing when ``rows`` is empty.
+def _check_tombstone_path(path: str) -> None:
+    if f"/{TOMBSTONE_FOLDER}/" not in path:
+        raise ValueError(f"not a tombstone path: {path}")
 
-    Called only for a batch that holds deletes (the caller counted them): a run without deletes never
-    reaches this probe nor a second commit.
-    """
-    if rows.isEmpty():  # every delete of the batch was followed by a re-insert of its key
-        return
-    aligned = align_to_table(rows, table_schema(spark, path)) if table_exists(spark, path) else rows
-    options = tombstone_write_options(config, operation=WriteOperation.UPSERT, profile=profile)
-    aligned.write.format("hudi").options(**options).mode("append").save(path)
+
+def _log_path(path: str) -> str:
+    return f"{path.rstrip('/')}/{LOG_FOLDER}"
+
+
+def _folder_name(run_id: str) -> str:
+    """A run id as one folder name: no separators, no leading ``_`` / ``.`` (Spark skips those as hidden)."""
+    cleaned = "".join(c if c.isalnum() or c in "-" else "-" for c in run_id).strip("-")
+    return f"run-{cleaned or 'unnamed'}"
+
+
+def _filesystem_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
+    jvm = spark.sparkContext._jvm
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
+
+
+def _log_folders(spark: SparkSession, path: str) -> list[str]:
+    filesystem, log = _filesystem_path(spark, _log_path(path))
+    if not filesystem.exists(log):
+        return []
+    return [s.getPath().getName() for s in filesystem.listStatus(log) if s.isDirectory() and not _hidden(s)]
+
+
+def _log_data_files(spark: SparkSession, path: str) -> bool:
+    """Whether the log holds a Parquet file Spark would read (not under ``_temporary``, not hidden)."""
+    filesystem, log = _filesystem_path(spark, _log_path(path))
+    if not filesystem.exists(log):
+        return False
+    for folder in filesystem.listStatus(log):
+        if not folder.isDirectory() or _hidden(folder):
+            continue
+        if any(f.getPath().getName().endswith(".parquet") for f in filesystem.listStatus(folder.getPath())):
+            return True
+    return False
+
+
+def _hidden(status: Any) -> bool:
+    return status.getPath().getName().startswith(("_", "."))

@@ -14,7 +14,15 @@ from etl.change_frame import for_current_table, for_historical_table, latest_per
 from etl.hudi_options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
 from etl.schema import align_to_table, table_schema
 from etl.timeline import table_exists
-from etl.tombstones import STALE, clear_tombstones, mark_stale, read_tombstones, tombstone_rows, write_tombstones
+from etl.tombstones import (
+    STALE,
+    clear_tombstones,
+    consolidate_tombstones,
+    mark_stale,
+    read_tombstones,
+    tombstone_rows,
+    write_tombstones,
+)
 from odp.config.models import TableConfig, TableMode
 from odp.faults import fault_point
 from odp.job_contract import FileProcessorJobArgs
@@ -111,7 +119,8 @@ def write_changes(
     Current-mode tables (with ``tombstone_path``): the stored tombstones filter the batch, then the
     batch's deletes are upserted into the tombstones (a full load or a new table clears them first),
     and only then is the table committed. A crash in between leaves tombstones that the rerun of the same files writes
-    again unchanged. ``before_commit`` runs right before the table's commit (a test hook).
+    again unchanged. After the commit, a long tombstone log is folded into one folder. ``before_commit`` runs
+    right before the table's commit (a test hook).
     ``input_rows`` (the batch's change count) sizes the local profile's shuffles; ``has_deletes`` false (the
     batch holds no delete) skips the tombstone write, so a run without deletes makes one commit and no probe.
 
@@ -140,7 +149,7 @@ def write_changes(
     if current and plan.clear_tombstones:
         clear_tombstones(spark, tombstone_path)
     if current and plan.tombstones is not None and has_deletes:
-        write_tombstones(spark, plan.tombstones, config, tombstone_path, profile=profile)
+        write_tombstones(spark, plan.tombstones, tombstone_path, run_id=run_id)
     before_commit()
     options = hudi_write_options(
         config,
@@ -152,6 +161,9 @@ def write_changes(
         run_id=run_id,
     )
     rows.write.format("hudi").options(**options).mode("append").save(base_path)
+    if current and stored is not None:
+        # after the commit: nothing of this run reads the stored tombstones any more
+        consolidate_tombstones(spark, tombstone_path, config.primary_key, run_id=run_id)
     return WriteResult(plan.operation, stale_dropped)
 
 

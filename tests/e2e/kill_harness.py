@@ -115,6 +115,15 @@ def sandbox_run_argv(config_dir: Path, staging: Path, lake: Path) -> list[str]:
     ]
 
 
+def spark_write_in_progress(folder: Path) -> Callable[[], bool]:
+    """A predicate: a Spark file write under ``folder`` has started and not committed (a ``_temporary`` folder)."""
+
+    def holds() -> bool:
+        return any(folder.glob("*/_temporary"))
+
+    return holds
+
+
 def inflight_instant(table_dir: Path) -> Callable[[], bool]:
     """A predicate: the Hudi table at ``table_dir`` has an instant inflight that has not completed yet."""
     timeline = table_dir / ".hoodie" / "timeline"

@@ -17,7 +17,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from odp.naming import TrackerTableNames
-from tests.e2e.kill_harness import ChildRun, completed_instants, inflight_instant, run_child, sandbox_run_argv
+from tests.e2e.kill_harness import (
+    ChildRun,
+    completed_instants,
+    inflight_instant,
+    run_child,
+    sandbox_run_argv,
+    spark_write_in_progress,
+)
 from tests.unit.etl.conftest import hudi_rs_rows
 
 pytestmark = pytest.mark.slow  # each test starts Spark in two to four child processes
@@ -142,7 +149,7 @@ def test_a_run_killed_during_the_first_commit_of_a_new_table_recovers_on_the_nex
     assert len(completed_instants(sandbox.table_dir("alpha"))) == 1
 
 
-def test_a_run_killed_during_the_first_commit_of_a_tombstone_table_recovers_on_the_next_run(
+def test_a_run_killed_while_writing_its_tombstones_recovers_on_the_next_run(
     sandbox: Sandbox,
 ) -> None:
     sandbox.land("alpha", "20260101-000001.parquet", [("I", 1, 1, "ann"), ("I", 2, 2, "bob")])
@@ -153,7 +160,7 @@ def test_a_run_killed_during_the_first_commit_of_a_tombstone_table_recovers_on_t
     (sandbox.staging / "crm" / "public" / "customers" / "1.parquet").write_bytes(b"PAR1")
     first = sandbox.run()
     assert first.returncode == 0, first.output[-3000:]
-    assert not sandbox.tombstone_dir("alpha").exists()  # no delete yet: no tombstone table
+    assert not sandbox.tombstone_dir("alpha").exists()  # no delete yet: no tombstones
     assert sandbox.report()["skipped_files"] == {
         "crm/public/customers/1.parquet": (
             "table crm.public.customers has no active configuration: kept as unregistered in file_tracker"
@@ -167,18 +174,19 @@ def test_a_run_killed_during_the_first_commit_of_a_tombstone_table_recovers_on_t
     assert "not applied: shop/app/alpha/empty.parquet: skipped by the File Manager: zero-byte object" in first.output
 
     sandbox.land("alpha", "20260101-000002.parquet", [("D", 5, 1, "ann"), ("U", 6, 2, "bob-2")])
-    killed = sandbox.run(kill_when=inflight_instant(sandbox.tombstone_dir("alpha")))
+    log = sandbox.tombstone_dir("alpha") / "log"
+    killed = sandbox.run(kill_when=spark_write_in_progress(log))
     assert killed.killed, killed.output[-3000:]
-    assert (sandbox.tombstone_dir("alpha") / ".hoodie" / "hoodie.properties").is_file()
-    assert completed_instants(sandbox.tombstone_dir("alpha")) == []
+    assert list(log.glob("*/*.parquet")) == []  # the write never committed: nothing readers would see
+    assert sandbox.rows("alpha") == [(1, "ann"), (2, "bob")]
 
     rerun = sandbox.run()
     assert rerun.returncode == 0, rerun.output[-3000:]
     assert statuses(sandbox.report())[ALPHA] == ("succeeded", 1)
     assert sandbox.rows("alpha") == [(2, "bob-2")]
-    assert len(completed_instants(sandbox.tombstone_dir("alpha"))) == 1
+    assert len(list(log.glob("*/*.parquet"))) == 1
 
-    # the recreated tombstone holds the delete: a late change of key 1, older than it, stays out
+    # the rerun's tombstone holds the delete: a late change of key 1, older than it, stays out
     sandbox.land("alpha", "20260101-000000.parquet", [("U", 3, 1, "ann-stale")])
     late = sandbox.run()
     assert late.returncode == 0, late.output[-3000:]

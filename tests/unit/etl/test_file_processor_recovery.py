@@ -1,4 +1,5 @@
-"""A table (or its tombstone table) whose first commit never completed recovers on the next run.
+"""A table (or the Hudi tombstone table of an earlier release) whose first commit never completed recovers on the
+next run; tombstones an earlier release kept in Hudi still hold and move to the Parquet log.
 
 The interrupted state is made here by removing the completed instant of a first commit, so the
 table keeps its ``hoodie.properties`` and a requested + inflight instant only: exactly what a run
@@ -8,13 +9,15 @@ killed during that commit leaves (tests/e2e/test_kill_recovery.py makes it with 
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 from etl.processor import TableStatus
-from tests.unit.etl.conftest import CrashAfterCommit, CrashBeforeCommit, Lake, rows_of, table_config
+from odp.config.models import TableConfig
+from tests.unit.etl.conftest import CrashAfterCommit, Lake, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string())])
 
@@ -64,29 +67,70 @@ def test_a_new_table_whose_first_commit_never_completed_is_recreated(
     assert rows_of(spark, neighbour.base_path, ["id", "name"]) == [(7, "eve")]
 
 
-@pytest.mark.spark
-def test_a_tombstone_table_whose_first_commit_never_completed_is_recreated(spark, lake: Lake) -> None:
-    config = lake.configure(table_config("tombstones_killed"))
-    table_id = config.table_id
-    lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann"), _c("I", "00001", 2, "bob")], CDC)
-    assert lake.run(spark, table_id).tables[0].status is TableStatus.COMPLETED
-    lake.land_parquet(config, "20260101-000002.parquet", [_c("D", "00005", 1, "ann"), _c("U", "00006", 2, "bo")], CDC)
-    # The tombstone table is written for the first time, then the run dies before the table's commit.
-    assert lake.run(spark, table_id, hooks=CrashBeforeCommit()).tables[0].status is TableStatus.REFRESH_ERROR
-    tombstones = lake.root / "raw" / "lake_db" / "_odp_tombstones" / "tombstones_killed"
-    uncomplete_first_commit(tombstones)
+def legacy_tombstone_table(spark, tombstones: Path) -> None:
+    """Turn a table's tombstone log into what an earlier ODP release stored: a Hudi table at the same path
+    (COPY_ON_WRITE, not partitioned, keyed by the primary key, ``_odp_seq`` ordering), with no log."""
+    rows = spark.read.option("recursiveFileLookup", "true").parquet(str(tombstones / "log")).collect()
+    frame = spark.createDataFrame(rows)
+    shutil.rmtree(tombstones)
+    options = {
+        "hoodie.table.name": f"{tombstones.name}_odp_tombstones",
+        "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+        "hoodie.datasource.write.operation": "upsert",
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.precombine.field": "_odp_seq",
+        "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+        "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+        "hoodie.datasource.write.partitionpath.field": "",
+        "hoodie.upsert.shuffle.parallelism": "1",
+    }
+    frame.write.format("hudi").options(**options).mode("append").save(str(tombstones))
 
+
+def _deleted_key_1(spark, lake: Lake, name: str) -> tuple[TableConfig, Path]:
+    """A table with keys 1 and 2 where key 1 was deleted at SEQ 00005; its tombstones as an earlier release kept them."""
+    config = lake.configure(table_config(name))
+    lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann"), _c("I", "00001", 2, "bob")], CDC)
+    assert lake.run(spark, config.table_id).tables[0].status is TableStatus.COMPLETED
+    lake.land_parquet(config, "20260101-000002.parquet", [_c("D", "00005", 1, "ann"), _c("U", "00006", 2, "bo")], CDC)
+    assert lake.run(spark, config.table_id).tables[0].status is TableStatus.COMPLETED
+    tombstones = lake.root / "raw" / "lake_db" / "_odp_tombstones" / name
+    legacy_tombstone_table(spark, tombstones)
+    return config, tombstones
+
+
+@pytest.mark.spark
+def test_tombstones_an_earlier_release_kept_in_hudi_still_hold_and_move_to_the_log(spark, lake: Lake) -> None:
+    config, tombstones = _deleted_key_1(spark, lake, "legacy_tombstones")
+    table_id = config.table_id
+    assert (tombstones / ".hoodie").is_dir()
+    assert not (tombstones / "log").exists()
+
+    lake.land_parquet(config, "20260101-000000.parquet", [_c("U", "00003", 1, "ann-stale")], CDC)
+    late = lake.run(spark, table_id).tables[0]
+    assert (late.status, late.stale_dropped) == (TableStatus.COMPLETED, 1), late.error
+    assert rows_of(spark, late.base_path, ["id", "name"]) == [(2, "bo")]
+    # that run folded the Hudi table into the log: one folder, nothing else left at the path
+    assert [p.name for p in tombstones.iterdir()] == ["log"]
+    assert len([p for p in (tombstones / "log").iterdir() if p.name.endswith("-consolidated")]) == 1
+
+    lake.land_parquet(config, "20260101-000003.parquet", [_c("U", "00004", 1, "ann-late")], CDC)
+    again = lake.run(spark, table_id).tables[0]
+    assert (again.status, again.stale_dropped) == (TableStatus.COMPLETED, 1), again.error
+    assert rows_of(spark, again.base_path, ["id", "name"]) == [(2, "bo")]
+
+
+@pytest.mark.spark
+def test_an_earlier_release_tombstone_table_whose_first_commit_never_completed_is_discarded(spark, lake: Lake) -> None:
+    config, tombstones = _deleted_key_1(spark, lake, "legacy_killed")
+    table_id = config.table_id
+    uncomplete_first_commit(tombstones)
+    lake.land_parquet(config, "20260101-000003.parquet", [_c("U", "00007", 2, "bo-2")], CDC)
     rerun = lake.run(spark, table_id).tables[0]
     assert rerun.status is TableStatus.COMPLETED, rerun.error
     assert len(rerun.discarded) == 1
-    assert rerun.discarded[0].endswith("/_odp_tombstones/tombstones_killed")
-    assert rows_of(spark, rerun.base_path, ["id", "name"]) == [(2, "bo")]
-    assert (rerun.deletes, rerun.updates) == (1, 1)
-    # the recreated tombstone table holds the delete: a late, older update of key 1 stays out
-    lake.land_parquet(config, "20260101-000000.parquet", [_c("U", "00003", 1, "ann-stale")], CDC)
-    late = lake.run(spark, table_id).tables[0]
-    assert (late.status, late.stale_dropped, late.discarded) == (TableStatus.COMPLETED, 1, ())
-    assert rows_of(spark, late.base_path, ["id", "name"]) == [(2, "bo")]
+    assert rerun.discarded[0].endswith("/_odp_tombstones/legacy_killed")
+    assert rows_of(spark, rerun.base_path, ["id", "name"]) == [(2, "bo-2")]
 
 
 @pytest.mark.spark

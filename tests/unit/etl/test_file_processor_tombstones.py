@@ -27,7 +27,9 @@ def test_a_late_change_older_than_a_committed_delete_does_not_resurrect_the_row(
     assert deleted.status is TableStatus.COMPLETED
     assert rows_of(spark, deleted.base_path, ["id", "name"]) == [(2, "bob")]
     # the tombstones live beside the table, not inside its base path
-    assert (lake.root / "raw" / "lake_db" / "_odp_tombstones" / "deleted_stays" / ".hoodie").is_dir()
+    tombstones = lake.root / "raw" / "lake_db" / "_odp_tombstones" / "deleted_stays"
+    assert [p.name for p in tombstones.iterdir()] == ["log"]  # Parquet folders, no second Hudi table
+    assert len(list((tombstones / "log").glob("run-*/*.parquet"))) == 1
     assert not (lake.root / "raw" / "lake_db" / "deleted_stays" / "_odp_tombstones").exists()
 
     # a late file: an update of key 1 older than its committed delete, and a newer update of key 2
@@ -95,3 +97,29 @@ def test_a_crash_between_the_tombstones_and_the_commit_reruns_to_the_right_table
     assert late.status is TableStatus.COMPLETED, late.error
     assert late.stale_dropped == 1
     assert rows_of(spark, late.base_path, ["id", "name"]) == [(2, "bob-2")]
+
+
+@pytest.mark.spark
+def test_a_long_tombstone_log_is_folded_into_one_folder_and_still_holds(
+    spark, lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("etl.tombstones.MAX_LOG_FOLDERS", 2)
+    config = lake.configure(table_config("folded"))
+    table_id = config.table_id
+    log = lake.root / "raw" / "lake_db" / "_odp_tombstones" / "folded" / "log"
+    lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", k, f"n{k}") for k in (1, 2, 3, 4)], CDC)
+    assert lake.run(spark, table_id).tables[0].status is TableStatus.COMPLETED
+    for n, key in enumerate((1, 2), start=2):  # two runs, one delete each: two folders
+        lake.land_parquet(config, f"20260101-00000{n}.parquet", [_c("D", f"0001{n}", key, f"n{key}")], CDC)
+        assert lake.run(spark, table_id).tables[0].status is TableStatus.COMPLETED
+    assert [p.name.endswith("-consolidated") for p in log.iterdir()] == [False, False]
+    # the third makes three: after its commit, they are folded into one
+    lake.land_parquet(config, "20260101-000004.parquet", [_c("D", "00014", 3, "n3"), _c("U", "00015", 4, "n4-2")], CDC)
+    assert lake.run(spark, table_id).tables[0].status is TableStatus.COMPLETED
+    assert [p.name.endswith("-consolidated") for p in log.iterdir()] == [True]
+    # every delete is still remembered: late, older updates of keys 1 to 3 stay out
+    late = [_c("U", "00011", 1, "x"), _c("U", "00012", 2, "x"), _c("U", "00013", 3, "x")]
+    lake.land_parquet(config, "20260101-000000.parquet", late, CDC)
+    result = lake.run(spark, table_id).tables[0]
+    assert (result.status, result.stale_dropped) == (TableStatus.COMPLETED, 3), result.error
+    assert rows_of(spark, result.base_path, ["id", "name"]) == [(4, "n4-2")]

@@ -15,7 +15,6 @@ from etl.hudi_options import (
     key_generator,
     shuffle_parallelism,
 )
-from etl.tombstones import tombstone_write_options
 from odp.config.models import TableMode, TableType
 from odp.naming import tombstone_path
 from tests.unit.etl.conftest import table_config
@@ -123,27 +122,5 @@ def test_historical_mor_with_glue_sync() -> None:
     )
 
 
-def test_tombstone_options_and_path() -> None:
-    config = table_config(
-        "orders", partition_by=("region",), table_type=TableType.MERGE_ON_READ, primary_key=("a", "b")
-    )
-    glue = tombstone_write_options(config, operation=WriteOperation.UPSERT, profile=GLUE)
-    assert not any(name in glue for name in PARALLELISM_OPTIONS)
-    options = tombstone_write_options(config, operation=WriteOperation.UPSERT, profile=LOCAL)
-    assert options["hoodie.metadata.enable"] == glue["hoodie.metadata.enable"] == "true"
-    assert options["hoodie.table.name"] == "orders_odp_tombstones"
-    assert options["hoodie.datasource.write.table.type"] == "COPY_ON_WRITE"  # whatever the table's type
-    assert options["hoodie.datasource.write.operation"] == "upsert"
-    assert options["hoodie.datasource.write.recordkey.field"] == "a,b"
-    assert options["hoodie.datasource.write.precombine.field"] == "_odp_seq"
-    assert options["hoodie.record.merge.mode"] == "EVENT_TIME_ORDERING"
-    assert options["hoodie.index.type"] == "RECORD_INDEX"
-    # keyed by the primary key alone, not partitioned: a key has one tombstone, whatever its partition
-    assert options["hoodie.datasource.write.keygenerator.class"] == "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
-    assert options["hoodie.datasource.write.partitionpath.field"] == ""
-    assert options["hoodie.upsert.shuffle.parallelism"] == "1"
-    # never synced to a catalog, and nothing lands in the commit's extra metadata
-    assert options["hoodie.datasource.meta.sync.enable"] == "false"
-    assert options["hoodie.datasource.hive_sync.enable"] == "false"
-    assert not any(name.startswith("_") for name in options)
+def test_tombstone_path() -> None:
     assert tombstone_path("s3://raw/", "lake_db", "orders") == "s3://raw/lake_db/_odp_tombstones/orders"
