@@ -65,6 +65,15 @@ PARALLELISM_OPTIONS = (
     "hoodie.delete.shuffle.parallelism",
 )
 DEFAULT_COMPACTION_DELTA_COMMITS = 5
+# Hudi 1.0 turns on the metadata table's column statistics and partition statistics by default: every
+# write then computes min / max / null counts of every column of every file it writes, and commits them
+# to two more metadata partitions (about half the metadata table's write time on the benchmark's CDC
+# wave). They serve data skipping in Hudi's own Spark reader only (Athena and Glue's catalog readers do
+# not use them); an existing table's partitions are dropped by Hudi on the next write with them off.
+METADATA_INDEXES_OFF = {
+    "hoodie.metadata.index.column.stats.enable": "false",
+    "hoodie.metadata.index.partition.stats.enable": "false",
+}
 
 
 @dataclass(frozen=True)
@@ -93,10 +102,13 @@ def shuffle_parallelism(profile: WriteProfile, input_rows: int) -> int | None:
 def profile_options(profile: WriteProfile, input_rows: int) -> dict[str, str]:
     """Options every write of the profile carries (table and tombstones): metadata table on in both profiles
     (file listings from the metadata table, and the record level index lives there), parallelism per profile."""
-    options = {"hoodie.metadata.enable": "true"}
+    options = {"hoodie.metadata.enable": "true", **METADATA_INDEXES_OFF}
     parallelism = shuffle_parallelism(profile, input_rows)
     if parallelism is not None:
         options.update(dict.fromkeys(PARALLELISM_OPTIONS, str(parallelism)))
+        # the global index's check for keys that change partition reads the stored records of the tagged
+        # keys with this many tasks (Hudi's default: 60, for a cluster)
+        options["hoodie.global.index.reconcile.parallelism"] = str(parallelism)
     if profile.profile is HudiProfile.LOCAL:
         # The record index is hashed over N file groups of the metadata table (default 10, for tables of
         # millions of keys); a laptop table of thousands of keys writes 10 tiny files per commit for nothing.

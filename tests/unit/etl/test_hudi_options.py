@@ -74,6 +74,9 @@ def test_every_table_has_the_metadata_table_and_the_record_index_in_both_profile
         assert options["hoodie.metadata.enable"] == "true", config.table
         assert options["hoodie.index.type"] == "RECORD_INDEX", config.table
         assert options["hoodie.metadata.record.index.enable"] == "true", config.table
+        # Hudi 1.0 would compute column and partition statistics on every write: off (etl/README.md)
+        assert options["hoodie.metadata.index.column.stats.enable"] == "false", config.table
+        assert options["hoodie.metadata.index.partition.stats.enable"] == "false", config.table
 
 
 def test_glue_profile_leaves_parallelism_to_hudi_and_local_derives_it_from_input_and_cores() -> None:
@@ -83,6 +86,7 @@ def test_glue_profile_leaves_parallelism_to_hudi_and_local_derives_it_from_input
     )
     assert not any(name in glue for name in PARALLELISM_OPTIONS)  # no laptop constant on the Glue path
     assert "hoodie.metadata.record.index.min.filegroup.count" not in glue
+    assert "hoodie.global.index.reconcile.parallelism" not in glue
     assert shuffle_parallelism(GLUE, 10_000_000) is None
     # local: one task per 100,000 rows, between 1 and the cores
     assert shuffle_parallelism(LOCAL, 0) == 1
@@ -95,6 +99,7 @@ def test_glue_profile_leaves_parallelism_to_hudi_and_local_derives_it_from_input
     )
     assert {name: local[name] for name in PARALLELISM_OPTIONS} == dict.fromkeys(PARALLELISM_OPTIONS, "2")
     assert local["hoodie.metadata.record.index.min.filegroup.count"] == "1"
+    assert local["hoodie.global.index.reconcile.parallelism"] == "2"
 
 
 def test_historical_mor_with_glue_sync() -> None:
