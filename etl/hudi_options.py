@@ -169,6 +169,9 @@ def hudi_write_options(
         RUN_ID_METADATA: run_id,
         **profile_options(profile, input_rows),
         **record_index_options(),
+        # The rows come one per record key already (current: the last change per key; historical: the key
+        # plus ``_odp_seq``, unique per change): Hudi's own pre-combine would shuffle them again for nothing.
+        "hoodie.combine.before.upsert": "false",
     }
     if config.table_type is TableType.MERGE_ON_READ:
         # Inline, every N delta commits: N - 1 runs of N only append log files (fast ingestion), the
