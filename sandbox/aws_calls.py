@@ -33,6 +33,7 @@ FILE_MANAGER = "file-manager"
 BATCH_MANAGER = "batch-manager"
 FILE_PROCESSOR_JOB = "file-processor-job"
 CONFIG_LOADER = "config-loader"  # the post-deploy step: Configuration Manager and smoke check
+DATASET_JOB = "dataset-job"
 
 _PRINCIPAL: ContextVar[str | None] = ContextVar("odp_aws_principal", default=None)
 _REPOSITORY = Path(__file__).resolve().parents[1]
@@ -176,6 +177,16 @@ def observing_folder(bucket: str, folder: Path) -> Iterator[None]:
         yield
     finally:
         report_folder_changes(bucket, before, folder_snapshot(folder))
+
+
+def report_folder_reads(bucket: str, folder: Path, prefix: str) -> None:
+    """What a Hadoop reader of the table folder ``prefix`` (``<database>/<table>/``) asks S3 for: a
+    ListBucket on the prefix and a GetObject of every object under it (Hudi's timeline and file groups)."""
+    if not recording():
+        return
+    add_call("s3", "ListObjectsV2", {"Bucket": bucket, "Prefix": prefix})
+    for key in sorted(folder_snapshot(folder / prefix)):
+        add_call("s3", "GetObject", {"Bucket": bucket, "Key": f"{prefix}{key}"})
 
 
 def folder_snapshot(folder: Path) -> dict[str, tuple[int, int]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from odp.config.datasets import DatasetConfig
 from odp.config.models import TableConfig
 from odp.state_machine import render_definition
 from sandbox.aws_calls import AwsCall
@@ -22,6 +23,7 @@ from tests.infra.permissions.requirements import (
     call_requirements,
     catalog_sync_requirements,
     configuration_requirements,
+    dataset_catalog_requirements,
     state_machine_platform_requirements,
     state_machine_requirements,
 )
@@ -88,11 +90,13 @@ def check_template(
     calls: Mapping[str, list[AwsCall]],
     translations: Mapping[str, Translation],
     asset_text: Callable[[str], str],
+    *,
     tables: Iterable[TableConfig] = (),
+    datasets: Iterable[DatasetConfig] = (),
 ) -> list[str]:
     """Every refusal in this template: ``calls`` and ``translations`` are keyed by the environment the
     calls were recorded in (``sandbox`` for the local flow, the deployed name for the smoke check);
-    ``tables``: the configured tables, whose catalog sync the job performs on Glue."""
+    ``tables`` and ``datasets``: the configured ones, whose catalog sync the jobs perform on Glue."""
     roles = principals(resolver)
     failures: list[str] = []
     by_principal: dict[str, list[Requirement]] = {}
@@ -102,7 +106,11 @@ def check_template(
         for call in recorded
         for requirement in call_requirements(call, resolver, translations[recorded_in])
     ]
-    derived = configuration_requirements(resolver) + catalog_sync_requirements(resolver, tables)
+    derived = (
+        configuration_requirements(resolver)
+        + catalog_sync_requirements(resolver, tables)
+        + dataset_catalog_requirements(resolver, datasets)
+    )
     for requirement in recorded_requirements + derived:
         by_principal.setdefault(requirement.principal, []).append(requirement)
     for principal, requirements in by_principal.items():

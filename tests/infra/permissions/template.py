@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from odp.dataset_history import dataset_job_name
 from odp.naming import resource_prefix
-from sandbox.aws_calls import BATCH_MANAGER, CONFIG_LOADER, FILE_MANAGER, FILE_PROCESSOR_JOB
+from sandbox.aws_calls import BATCH_MANAGER, CONFIG_LOADER, DATASET_JOB, FILE_MANAGER, FILE_PROCESSOR_JOB
 
 STATE_MACHINE = "state-machine"  # with the machine's name: its integrations are checked per machine
 
@@ -184,7 +185,8 @@ def role_of(resolver: Resolver, logical: str) -> Role:
 
 def principals(resolver: Resolver) -> dict[str, list[Role]]:
     """Principal -> its roles: the two functions' roles, the Glue jobs' role(s), each state machine's
-    role, and the config-loader role (``odp-<env>-config-loader``).
+    role, the config-loader role (``odp-<env>-config-loader``) and, when datasets are configured, the
+    dataset job's role.
 
     Raises:
         TemplateError: a principal has no role in the template.
@@ -205,8 +207,12 @@ def principals(resolver: Resolver) -> dict[str, list[Role]]:
             if name == f"{prefix}-{principal}":
                 add(principal, resource["Properties"]["Role"])
     for resource in resolver.of_type("AWS::Glue::Job").values():
-        if str(resolver.resolve(resource["Properties"]["Name"])).startswith(f"{prefix}-file-processor-"):
+        job_name = str(resolver.resolve(resource["Properties"]["Name"]))
+        if job_name.startswith(f"{prefix}-file-processor-"):
             add(FILE_PROCESSOR_JOB, resource["Properties"]["Role"])
+        if job_name == dataset_job_name(resolver.deployment.environment):
+            found.setdefault(DATASET_JOB, [])
+            add(DATASET_JOB, resource["Properties"]["Role"])
     for resource in resolver.of_type("AWS::StepFunctions::StateMachine").values():
         add(STATE_MACHINE, resource["Properties"]["RoleArn"])
     for logical in resolver.of_type("AWS::IAM::Role"):
