@@ -34,6 +34,7 @@ BATCH_MANAGER = "batch-manager"
 FILE_PROCESSOR_JOB = "file-processor-job"
 CONFIG_LOADER = "config-loader"  # the post-deploy step: Configuration Manager and smoke check
 DATASET_JOB = "dataset-job"
+STREAMING_JOB = "streaming-job"  # the Glue streaming job of a stream (all streams share its role)
 
 _PRINCIPAL: ContextVar[str | None] = ContextVar("odp_aws_principal", default=None)
 _REPOSITORY = Path(__file__).resolve().parents[1]

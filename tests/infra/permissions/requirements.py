@@ -24,7 +24,8 @@ from typing import Any
 from odp.config.datasets import DatasetConfig
 from odp.config.models import TableConfig
 from odp.dataset_history import dataset_job_name
-from sandbox.aws_calls import BATCH_MANAGER, DATASET_JOB, FILE_MANAGER, FILE_PROCESSOR_JOB, AwsCall
+from odp.stream_job_contract import StreamingJobArgs
+from sandbox.aws_calls import BATCH_MANAGER, DATASET_JOB, FILE_MANAGER, FILE_PROCESSOR_JOB, STREAMING_JOB, AwsCall
 from tests.infra.permissions.template import (
     Resolver,
     encryption_key_arn,
@@ -338,6 +339,8 @@ def _glue_job_principal(resolver: Resolver, name: str) -> str | None:
     environment = resolver.deployment.environment
     if name.startswith(f"odp-{environment}-file-processor-"):
         return FILE_PROCESSOR_JOB
+    if name.startswith(f"odp-{environment}-stream-"):
+        return STREAMING_JOB
     return DATASET_JOB if name == dataset_job_name(environment) else None
 
 
@@ -438,3 +441,48 @@ def dataset_catalog_requirements(resolver: Resolver, datasets: Iterable[DatasetC
     """What the dataset job's catalog sync needs for each dataset, in its zone's database (:func:`_hudi_syncs`)."""
     targets = [(d.database, d.name, d.table_type, d.partition_by, f"dataset {d.name}") for d in datasets]
     return _hudi_syncs(resolver, DATASET_JOB, targets)
+
+
+# The streaming job's Kinesis source is read by Glue's Spark connector, not by our code (nothing to
+# record). AWS Glue's "Kinesis connections" page asks for Read access level IAM permissions on the
+# stream; its options name the calls the connector makes: ListShards (describeShardInterval: "the
+# minimum time interval between two ListShards API calls") and GetRecords (maxFetchTimeInMs: "multiple
+# GetRecords API calls"), each read starting from a GetShardIterator. Kinesis Data Streams' "Permissions
+# to use user-generated KMS keys" gives a consumer kinesis:GetRecords, kinesis:DescribeStream and
+# kms:Decrypt on the stream's key. emitConsumerLagMetrics and --enable-metrics publish under "Glue".
+_KINESIS_CONSUMER = ("kinesis:DescribeStream", "kinesis:ListShards", "kinesis:GetShardIterator", "kinesis:GetRecords")
+
+
+def streaming_runtime_requirements(resolver: Resolver, tables: Iterable[TableConfig]) -> list[Requirement]:
+    """What Glue does with the streaming jobs' role: read the job's Kinesis stream (and decrypt it),
+    publish Glue's metrics, and Hudi's catalog sync of the streamed tables (not recorded)."""
+    d = resolver.deployment
+    by_id = {table.table_id: table for table in tables}
+    found: list[Requirement] = []
+    for job in resolver.of_type("AWS::Glue::Job").values():
+        properties = resolver.resolve(job["Properties"])
+        if _glue_job_principal(resolver, properties["Name"]) != STREAMING_JOB:
+            continue
+        args = StreamingJobArgs.from_arguments(properties["DefaultArguments"])
+        reason = f"Glue's Kinesis connector reads {args.stream_arn} for job {properties['Name']} (Glue, not our code)"
+        found += [Requirement(STREAMING_JOB, action, args.stream_arn, reason=reason) for action in _KINESIS_CONSUMER]
+        stream = next(
+            (s for s in resolver.of_type("AWS::Kinesis::Stream") if resolver.get_att(s, "Arn") == args.stream_arn), None
+        )
+        key = None if stream is None else encryption_key_arn(resolver, stream)
+        if key is not None:
+            via = ("kms:ViaService", f"kinesis.{d.region}.amazonaws.com")
+            found.append(Requirement(STREAMING_JOB, "kms:Decrypt", key, (SECURE_TRANSPORT, via), reason))
+        metrics = f"Glue's job metrics and consumer lag of {properties['Name']} (emitConsumerLagMetrics)"
+        found.append(
+            Requirement(
+                STREAMING_JOB,
+                "cloudwatch:PutMetricData",
+                "*",
+                (SECURE_TRANSPORT, ("cloudwatch:namespace", "Glue")),
+                metrics,
+            )
+        )
+        if args.catalog_sync:
+            found += catalog_sync_requirements(resolver, [by_id[t] for t in args.table_ids], STREAMING_JOB)
+    return found

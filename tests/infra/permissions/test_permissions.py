@@ -47,16 +47,14 @@ from sandbox.datasets_flow import (
 from sandbox.demo_data import DemoGenerator
 from sandbox.runner import PROCESS_ENVIRONMENT, run_sandbox
 from tests.infra.conftest import SynthesizedApp
-from tests.infra.permissions.check import check_template
+from tests.infra.permissions.check import check_template, without_action
 from tests.infra.permissions.requirements import Translation
 from tests.infra.permissions.template import (
-    STATE_MACHINE,
     Deployment,
     Resolver,
     encryption_key_arn,
     find_bucket,
     find_by_name,
-    principals,
 )
 
 PRODUCTS = "inventory_debezium.inventory.products"
@@ -243,37 +241,9 @@ def test_every_call_is_allowed_by_the_principals_policies(
     assert failures == [], "\n".join(failures)
 
 
-def _roles_of(template: dict, config: OdpConfig, principal: str) -> set[str]:
-    """Logical ids of the roles of a principal (``state-machine <name>`` for one state machine)."""
-    settings = config.environments.environments["dev"]
-    resolver = Resolver(template, Deployment("dev", settings.account, settings.region))
-    if principal.startswith(f"{STATE_MACHINE} "):
-        logical = find_by_name(resolver, "AWS::StepFunctions::StateMachine", principal.split(" ", 1)[1])
-        return {resolver.logical_id_of(resolver.resources[logical]["Properties"]["RoleArn"])}
-    return {role.logical_id for role in principals(resolver)[principal]}
-
-
 def _without_action(template: dict, config: OdpConfig, principal: str, action: str) -> dict:
-    """A copy of the dev template in which no policy statement of the principal's roles grants
-    ``action`` (a statement left with no action is deleted)."""
-    roles = _roles_of(template, config, principal)
-    changed = copy.deepcopy(template)
-    removed = 0
-    for resource in changed["Resources"].values():
-        if resource["Type"] != "AWS::IAM::Policy":
-            continue
-        if not any(r.get("Ref") in roles for r in resource["Properties"]["Roles"]):
-            continue
-        statements = []
-        for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
-            actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
-            kept = [a for a in actions if a != action]
-            removed += len(actions) - len(kept)
-            if kept:
-                statements.append({**statement, "Action": kept})
-        resource["Properties"]["PolicyDocument"]["Statement"] = statements
-    assert removed, f"no policy statement of {principal} grants {action}: nothing to remove"
-    return changed
+    settings = config.environments.environments["dev"]
+    return without_action(Resolver(template, Deployment("dev", settings.account, settings.region)), principal, action)
 
 
 @pytest.mark.spark
