@@ -447,10 +447,18 @@ def dataset_catalog_requirements(resolver: Resolver, datasets: Iterable[DatasetC
 # record). AWS Glue's "Kinesis connections" page asks for Read access level IAM permissions on the
 # stream; its options name the calls the connector makes: ListShards (describeShardInterval: "the
 # minimum time interval between two ListShards API calls") and GetRecords (maxFetchTimeInMs: "multiple
-# GetRecords API calls"), each read starting from a GetShardIterator. Kinesis Data Streams' "Permissions
-# to use user-generated KMS keys" gives a consumer kinesis:GetRecords, kinesis:DescribeStream and
-# kms:Decrypt on the stream's key. emitConsumerLagMetrics and --enable-metrics publish under "Glue".
-_KINESIS_CONSUMER = ("kinesis:DescribeStream", "kinesis:ListShards", "kinesis:GetShardIterator", "kinesis:GetRecords")
+# GetRecords API calls"). AWS's open-source connector with the same options (awslabs/
+# spark-sql-kinesis-connector README) asks for DescribeStreamSummary, ListShards, GetShardIterator and
+# GetRecords; Kinesis Data Streams' "Permissions to use user-generated KMS keys" gives a consumer of a
+# stream encrypted with a customer-managed key kinesis:GetRecords, kinesis:DescribeStream and kms:Decrypt.
+# emitConsumerLagMetrics and --enable-metrics publish under the "Glue" namespace.
+_KINESIS_CONSUMER = (
+    "kinesis:DescribeStream",
+    "kinesis:DescribeStreamSummary",
+    "kinesis:ListShards",
+    "kinesis:GetShardIterator",
+    "kinesis:GetRecords",
+)
 
 
 def streaming_runtime_requirements(resolver: Resolver, tables: Iterable[TableConfig]) -> list[Requirement]:
