@@ -3,8 +3,10 @@ and every service integration of the state machines, is allowed by that principa
 synthesized template of every environment; removing a needed grant fails with a sentence naming the
 principal, the action and the resource.
 
-The flow runs once per module (real handlers, real job on Spark + Hudi, real config loader; the smoke
-check against moto per environment); the app is synthesized once per session (tests/infra/conftest.py).
+The flow runs once per module (real handlers, real job on Spark + Hudi, real config loader; the
+datasets state machine on moto running the real dataset job; the smoke check against moto per
+environment); the app is synthesized once per session (tests/infra/conftest.py). The streaming job is
+covered in test_streaming_permissions.py.
 """
 
 from __future__ import annotations
