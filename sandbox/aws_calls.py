@@ -1,15 +1,18 @@
 """Which AWS API calls each deployed principal's code makes while the sandbox runs.
 
 The sandbox runs the real File Manager, Batch Manager, Glue job and Configuration Manager in this
-process. Each component runs inside :func:`acting_as` (a context variable names the principal whose
-code is running: the function's or the job's role); a botocore ``provide-client-params`` handler,
-registered for every botocore session like moto's own stubber, records each call made while a
+process (and, for tests/infra/permissions, the dataset job under the datasets state machine and a
+micro-batch of the streaming job). Each component runs inside :func:`acting_as` (a context variable
+names the principal whose code is running: the function's or the job's role); a botocore
+``provide-client-params`` handler, registered for every botocore session like moto's own stubber,
+records each call made while a
 :class:`CallRecorder` is open and a principal is set. Calls of the sandbox itself (creating tables,
 polling executions) run without a principal and are not recorded.
 
 Spark reads and writes the buckets through Hadoop (``file://`` here, S3A on Glue), not boto3: the
-job binding reports those as S3 calls of the same shape (:meth:`CallRecorder.add`): one GetObject per
-landed file it resolves, and the objects of the raw folder it created, changed or deleted.
+job bindings report those as S3 calls of the same shape (:meth:`CallRecorder.add`): one GetObject per
+landed file resolved, the objects of a table folder read (:func:`report_folder_reads`), and the
+objects of a bucket folder created, changed or deleted (:func:`observing_folder`).
 
 tests/infra/permissions checks every recorded call against the principal's IAM policies in the
 synthesized templates.
