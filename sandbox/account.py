@@ -231,9 +231,19 @@ class LocalAccount:
             KeyError: no state machine for that cadence.
             ExecutionTimeoutError: it ran longer than EXECUTION_TIMEOUT_SECONDS.
         """
+        return self.run_execution(self.state_machines[cadence], cadence, "{}", poll_seconds=poll_seconds)
+
+    def run_execution(
+        self, state_machine_arn: str, label: str, execution_input: str, *, poll_seconds: float = 0.5
+    ) -> ExecutionResult:
+        """Start one execution of any state machine with ``execution_input`` and wait for it.
+
+        Raises:
+            ExecutionTimeoutError: it ran longer than EXECUTION_TIMEOUT_SECONDS.
+        """
         sfn = self.client("stepfunctions")
-        name = f"{cadence}-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
-        execution_arn = sfn.start_execution(stateMachineArn=self.state_machines[cadence], name=name, input="{}")[
+        name = f"{label}-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+        execution_arn = sfn.start_execution(stateMachineArn=state_machine_arn, name=name, input=execution_input)[
             "executionArn"
         ]
         deadline = time.monotonic() + EXECUTION_TIMEOUT_SECONDS
@@ -246,7 +256,7 @@ class LocalAccount:
             time.sleep(poll_seconds)
         output = json.loads(described["output"]) if described.get("output") else None
         return ExecutionResult(
-            cadence=cadence,
+            cadence=label,
             execution_arn=execution_arn,
             status=described["status"],
             output=output,

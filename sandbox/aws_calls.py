@@ -1,15 +1,18 @@
 """Which AWS API calls each deployed principal's code makes while the sandbox runs.
 
 The sandbox runs the real File Manager, Batch Manager, Glue job and Configuration Manager in this
-process. Each component runs inside :func:`acting_as` (a context variable names the principal whose
-code is running: the function's or the job's role); a botocore ``provide-client-params`` handler,
-registered for every botocore session like moto's own stubber, records each call made while a
+process (and, for tests/infra/permissions, the dataset job under the datasets state machine and a
+micro-batch of the streaming job). Each component runs inside :func:`acting_as` (a context variable
+names the principal whose code is running: the function's or the job's role); a botocore
+``provide-client-params`` handler, registered for every botocore session like moto's own stubber,
+records each call made while a
 :class:`CallRecorder` is open and a principal is set. Calls of the sandbox itself (creating tables,
 polling executions) run without a principal and are not recorded.
 
 Spark reads and writes the buckets through Hadoop (``file://`` here, S3A on Glue), not boto3: the
-job binding reports those as S3 calls of the same shape (:meth:`CallRecorder.add`): one GetObject per
-landed file it resolves, and the objects of the raw folder it created, changed or deleted.
+job bindings report those as S3 calls of the same shape (:meth:`CallRecorder.add`): one GetObject per
+landed file resolved, the objects of a table folder read (:func:`report_folder_reads`), and the
+objects of a bucket folder created, changed or deleted (:func:`observing_folder`).
 
 tests/infra/permissions checks every recorded call against the principal's IAM policies in the
 synthesized templates.
@@ -33,6 +36,8 @@ FILE_MANAGER = "file-manager"
 BATCH_MANAGER = "batch-manager"
 FILE_PROCESSOR_JOB = "file-processor-job"
 CONFIG_LOADER = "config-loader"  # the post-deploy step: Configuration Manager and smoke check
+DATASET_JOB = "dataset-job"
+STREAMING_JOB = "streaming-job"  # the Glue streaming job of a stream (all streams share its role)
 
 _PRINCIPAL: ContextVar[str | None] = ContextVar("odp_aws_principal", default=None)
 _REPOSITORY = Path(__file__).resolve().parents[1]
@@ -176,6 +181,16 @@ def observing_folder(bucket: str, folder: Path) -> Iterator[None]:
         yield
     finally:
         report_folder_changes(bucket, before, folder_snapshot(folder))
+
+
+def report_folder_reads(bucket: str, folder: Path, prefix: str) -> None:
+    """What a Hadoop reader of the table folder ``prefix`` (``<database>/<table>/``) asks S3 for: a
+    ListBucket on the prefix and a GetObject of every object under it (Hudi's timeline and file groups)."""
+    if not recording():
+        return
+    add_call("s3", "ListObjectsV2", {"Bucket": bucket, "Prefix": prefix})
+    for key in sorted(folder_snapshot(folder / prefix)):
+        add_call("s3", "GetObject", {"Bucket": bucket, "Key": f"{prefix}{key}"})
 
 
 def folder_snapshot(folder: Path) -> dict[str, tuple[int, int]]:

@@ -45,6 +45,7 @@ class CadenceReport:
     cause: str | None = None
     glue_runs: int = 0
     alerts: list[dict[str, Any]] = field(default_factory=list)
+    output: dict[str, Any] | None = None  # the execution's output (what EventBridge passes on to the datasets)
 
 
 @dataclass(frozen=True)

@@ -326,6 +326,7 @@ def run_sandbox(
                         cause=result.cause,
                         glue_runs=len(bindings.glue_calls) - calls_before,
                         alerts=result.alerts,
+                        output=result.output,
                     )
                 )
                 LOG.info("cadence %s: execution %s", name, result.status)

@@ -82,7 +82,8 @@ def local_config_dir(location: str, *, s3: Any = None) -> Path:
                 continue
             path = target / relative
             path.parent.mkdir(parents=True, exist_ok=True)
-            client.download_file(bucket, item["Key"], str(path))
+            # One GetObject per file (small YAML and SQL) in this thread, not download_file's transfer pool.
+            path.write_bytes(client.get_object(Bucket=bucket, Key=item["Key"])["Body"].read())
             found += 1
     if not found:
         raise FileNotFoundError(f"no configuration under {location}")

@@ -33,27 +33,18 @@ def batch_options(args: StreamingJobArgs) -> dict[str, str]:
     return {"windowSize": f"{args.window_seconds} seconds", "checkpointLocation": args.checkpoint_location}
 
 
-def main(argv: list[str] | None = None) -> int:  # pragma: no cover - runs on Glue only
-    """Run the stream until the job is stopped; a micro-batch that cannot write its error location fails it."""
-    import boto3  # noqa: PLC0415
-    from awsglue.context import GlueContext  # noqa: PLC0415 - only on Glue
-    from awsglue.utils import getResolvedOptions  # noqa: PLC0415
-    from pyspark.context import SparkContext  # noqa: PLC0415
+def stream_target(args: StreamingJobArgs, table_config: Any) -> Any:
+    """The job's :class:`etl.streaming.batch.StreamTarget`: its tables' items read from ``table_config``
+    (a boto3 DynamoDB Table), written with the Glue profile.
 
-    from etl.hudi_options import HudiProfile, WriteProfile  # noqa: PLC0415
+    Raises:
+        TableConfigError: a streamed table has no table_config item.
+    """
+    from etl.hudi_options import HudiProfile, WriteProfile  # noqa: PLC0415 - keep import time free of Spark
     from etl.processor import load_table_config  # noqa: PLC0415
-    from etl.streaming.batch import StreamTarget, batch_tag, process_micro_batch  # noqa: PLC0415
-    from etl.streaming.metrics import batch_metric_data  # noqa: PLC0415
-    from etl.streaming.sources import checkpoint_id, glue_kinesis_records  # noqa: PLC0415
+    from etl.streaming.batch import StreamTarget  # noqa: PLC0415
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    argv = list(sys.argv if argv is None else argv)
-    args = StreamingJobArgs.from_arguments(getResolvedOptions(argv, list(StreamingJobArgs.argument_names())))
-    glue = GlueContext(SparkContext.getOrCreate())
-    spark = glue.spark_session
-    table_config = boto3.resource("dynamodb").Table(args.table_config_table)
-    cloudwatch = boto3.client("cloudwatch")
-    target = StreamTarget(
+    return StreamTarget(
         stream=args.stream,
         tables=tuple(load_table_config(table_config, table_id) for table_id in args.table_ids),
         raw_root=args.raw_root,
@@ -61,6 +52,32 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - runs on Gl
         catalog_sync=args.catalog_sync,
         profile=WriteProfile(HudiProfile.GLUE),
     )
+
+
+def publish_batch_metrics(cloudwatch: Any, stream: str, outcome: Any) -> None:
+    """One micro-batch's metrics (``ODP/Streaming``) through a boto3 CloudWatch client."""
+    from etl.streaming.metrics import batch_metric_data  # noqa: PLC0415
+
+    cloudwatch.put_metric_data(Namespace=METRICS_NAMESPACE, MetricData=batch_metric_data(stream, outcome))
+
+
+def main(argv: list[str] | None = None) -> int:  # pragma: no cover - runs on Glue only
+    """Run the stream until the job is stopped; a micro-batch that cannot write its error location fails it."""
+    import boto3  # noqa: PLC0415
+    from awsglue.context import GlueContext  # noqa: PLC0415 - only on Glue
+    from awsglue.utils import getResolvedOptions  # noqa: PLC0415
+    from pyspark.context import SparkContext  # noqa: PLC0415
+
+    from etl.streaming.batch import batch_tag, process_micro_batch  # noqa: PLC0415
+    from etl.streaming.sources import checkpoint_id, glue_kinesis_records  # noqa: PLC0415
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    argv = list(sys.argv if argv is None else argv)
+    args = StreamingJobArgs.from_arguments(getResolvedOptions(argv, list(StreamingJobArgs.argument_names())))
+    glue = GlueContext(SparkContext.getOrCreate())
+    spark = glue.spark_session
+    target = stream_target(args, boto3.resource("dynamodb").Table(args.table_config_table))
+    cloudwatch = boto3.client("cloudwatch")
     source = glue.create_data_frame.from_options(connection_type="kinesis", connection_options=kinesis_options(args))
 
     def on_batch(frame: Any, batch_id: int) -> None:
@@ -75,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - runs on Gl
             outcome.seconds,
             [(t.table_id, t.status, t.rows, t.error) for t in outcome.tables],
         )
-        cloudwatch.put_metric_data(Namespace=METRICS_NAMESPACE, MetricData=batch_metric_data(args.stream, outcome))
+        publish_batch_metrics(cloudwatch, args.stream, outcome)
 
     glue.forEachBatch(frame=source, batch_function=on_batch, options=batch_options(args))
     return 0

@@ -2,7 +2,15 @@
 
 - Glue: the Kinesis source of ``glueContext.create_data_frame.from_options(connection_type="kinesis")``
   read without a classification, so each row keeps the record's raw ``data`` (bytes) beside its
-  ``sequenceNumber`` (and, where the connector gives it, its shard).
+  ``sequenceNumber``. AWS Glue's "Kinesis connections" page documents the connection options
+  (``streamARN``, ``startingPosition``, ``classification``, ``inferSchema``, ``addRecordTimestamp`` ->
+  an extra ``__src_timestamp`` column, ``emitConsumerLagMetrics``) but, in what we could read, not the
+  columns of an unparsed record. Those are the Spark Kinesis source's schema as AWS's own connector
+  documents it (awslabs/spark-sql-kinesis-connector README, "Check Schema"; the same in qubole/kinesis-sql):
+  ``data`` binary, ``streamName``, ``partitionKey``, ``sequenceNumber`` string,
+  ``approximateArrivalTimestamp`` timestamp. No shard column: positions are then per stream. Unconfirmed
+  on Glue itself until the deployed job runs once; :func:`glue_kinesis_records` fails naming the
+  columns it found if ``data`` is missing.
 - Locally: a folder of JSON-lines files standing in for Kinesis. Each line is one Kinesis record exactly
   as a Kinesis event carries it (``{"kinesis": {"data": <base64>, "sequenceNumber": ..., ...},
   "eventID": "shardId-...:<sequence number>", "eventSourceARN": ...}``, the form of
@@ -53,13 +61,26 @@ def local_records(frame: DataFrame) -> DataFrame:
     )
 
 
+class KinesisSourceSchemaError(ValueError):
+    """Glue's Kinesis source rows lack the raw ``data`` column; the message lists the columns found."""
+
+
 def glue_kinesis_records(frame: DataFrame, stream: str) -> DataFrame:
     """Glue's Kinesis source rows (no classification: raw ``data``) -> data, sequence number, shard.
 
     The shard column is taken when the connector provides one (``shardId``), else the stream name stands
     for it (positions are then per stream).
+
+    Raises:
+        KinesisSourceSchemaError: no ``data`` column (a classification parsed the records, or the
+            connector names it otherwise).
     """
     columns = set(frame.columns)
+    if "data" not in columns:
+        raise KinesisSourceSchemaError(
+            f"stream {stream}: the Kinesis source has no 'data' column (columns: {', '.join(sorted(columns))}); "
+            "the job reads records unparsed (no 'classification' in etl.jobs.streaming_job.kinesis_options)"
+        )
     sequence = F.col("sequenceNumber") if "sequenceNumber" in columns else F.lit("")
     shard = F.col("shardId") if "shardId" in columns else F.lit(stream)
     return frame.select(F.col("data").cast("string").alias(DATA), sequence.alias(SEQUENCE_NUMBER), shard.alias(SHARD))

@@ -91,3 +91,13 @@ def config(repo_root: Path):
     from odp.config.loader import load_config
 
     return load_config(repo_root / "config")
+
+
+@pytest.fixture(scope="session")
+def streaming_stage(tmp_path_factory: pytest.TempPathFactory):
+    """A stage with two streams (tests/infra/streaming_stage.py), synthesized once per session."""
+    from tests.infra.streaming_stage import build_streaming_stage
+
+    return build_streaming_stage(
+        tmp_path_factory.mktemp("streaming-config"), tmp_path_factory.mktemp("streaming-cdk.out")
+    )

@@ -1,75 +1,22 @@
-"""The streaming construct in a synthesized stage with two streams: stream, job, destination, alarms, grants.
-
-The app is built from a configuration written for this test (one environment without a pipeline, one
-DMS source, two DynamoDB sources each streamed) and synthesized with cdk-nag: any unacknowledged finding fails.
-"""
+"""The streaming construct in a synthesized stage with two streams (tests/infra/streaming_stage.py): stream,
+job, destination, alarms, grants."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 from aws_cdk.assertions import Match, Template
 
 from odp.stream_job_contract import StreamingJobArgs
-
-CONFIG: dict[str, Any] = {
-    "environments.yaml": {
-        "deployment": {"account": "000000000000", "region": "eu-west-1"},
-        "source": {
-            "repository": "org/odp",
-            "connection_arn": "arn:aws:codeconnections:eu-west-1:000000000000:connection/abc-123",
-        },
-        "environments": {"dev": {"account": "111111111111", "region": "eu-west-1"}},
-    },
-    "cadences.yaml": {"cadences": {"hourly": {"schedule": "rate(1 hour)", "batch_size": 5}}},
-    "streams.yaml": {
-        "streams": {
-            "shop_changes": {"window_seconds": 100, "number_of_workers": 3},
-            "partner_changes": {"window_seconds": 60, "wire_dynamodb": False, "checkpoint_prefix": "cp/partner/"},
-        }
-    },
-    "tables/shop.yaml": {
-        "source": "shop",
-        "format": "dms",
-        "defaults": {"cadence": "hourly", "database": "shop_raw", "ordering_column": "seq"},
-        "tables": [{"schema": "public", "table": "invoices", "primary_key": ["id"]}],
-    },
-    "tables/shop_dynamodb.yaml": {
-        "source": "shop_dynamodb",
-        "format": "dynamodb",
-        "defaults": {"stream": "shop_changes", "database": "shop_raw"},
-        "tables": [
-            {"schema": "app", "table": "orders", "primary_key": ["id"]},
-            {"schema": "app", "table": "customers", "primary_key": ["id"], "table_type": "MERGE_ON_READ"},
-        ],
-    },
-    "tables/partner_dynamodb.yaml": {
-        "source": "partner_dynamodb",
-        "format": "dynamodb",
-        "defaults": {"stream": "partner_changes", "database": "partner_raw"},
-        "tables": [{"schema": "app", "table": "offers", "primary_key": ["id"]}],
-    },
-}
+from tests.infra.streaming_stage import StreamingStage
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Template:
-    from infrastructure.application import build_app, cdk_json_context, new_app
-
-    root = tmp_path_factory.mktemp("config")
-    for name, content in CONFIG.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(yaml.safe_dump(content, sort_keys=False))
-    app = build_app(
-        new_app(context=cdk_json_context(), outdir=str(tmp_path_factory.mktemp("cdk.out"))), config_dir=Path(root)
-    )
-    app.synth()  # cdk-nag runs here: an unacknowledged finding raises
-    return Template.from_stack(app.node.find_child("odp-dev").data_lake)
+def template(streaming_stage: StreamingStage) -> Template:
+    return Template.from_json(streaming_stage.template)
 
 
 def test_one_kms_encrypted_on_demand_stream_per_configured_stream(template: Template) -> None:

@@ -9,9 +9,11 @@ the resource and the call that needed it.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from odp.config.datasets import DatasetConfig
 from odp.config.models import TableConfig
 from odp.state_machine import render_definition
 from sandbox.aws_calls import AwsCall
@@ -22,10 +24,20 @@ from tests.infra.permissions.requirements import (
     call_requirements,
     catalog_sync_requirements,
     configuration_requirements,
+    dataset_catalog_requirements,
     state_machine_platform_requirements,
     state_machine_requirements,
+    streaming_runtime_requirements,
 )
-from tests.infra.permissions.template import STATE_MACHINE, Resolver, Role, principals, resource_policy, role_policies
+from tests.infra.permissions.template import (
+    STATE_MACHINE,
+    Resolver,
+    Role,
+    find_by_name,
+    principals,
+    resource_policy,
+    role_policies,
+)
 
 
 def unique(requirements: Iterable[Requirement]) -> list[Requirement]:
@@ -88,11 +100,13 @@ def check_template(
     calls: Mapping[str, list[AwsCall]],
     translations: Mapping[str, Translation],
     asset_text: Callable[[str], str],
+    *,
     tables: Iterable[TableConfig] = (),
+    datasets: Iterable[DatasetConfig] = (),
 ) -> list[str]:
     """Every refusal in this template: ``calls`` and ``translations`` are keyed by the environment the
     calls were recorded in (``sandbox`` for the local flow, the deployed name for the smoke check);
-    ``tables``: the configured tables, whose catalog sync the job performs on Glue."""
+    ``tables`` and ``datasets``: the configured ones, whose catalog sync the jobs perform on Glue."""
     roles = principals(resolver)
     failures: list[str] = []
     by_principal: dict[str, list[Requirement]] = {}
@@ -102,7 +116,13 @@ def check_template(
         for call in recorded
         for requirement in call_requirements(call, resolver, translations[recorded_in])
     ]
-    derived = configuration_requirements(resolver) + catalog_sync_requirements(resolver, tables)
+    tables = list(tables)
+    derived = (
+        configuration_requirements(resolver)
+        + catalog_sync_requirements(resolver, [table for table in tables if table.stream is None])
+        + dataset_catalog_requirements(resolver, datasets)
+        + streaming_runtime_requirements(resolver, tables)
+    )
     for requirement in recorded_requirements + derived:
         by_principal.setdefault(requirement.principal, []).append(requirement)
     for principal, requirements in by_principal.items():
@@ -118,3 +138,38 @@ def check_template(
         requirements += state_machine_platform_requirements(resolver, logical, principal)
         failures += refusals(resolver, role, role_policies(resolver, role), requirements)
     return failures
+
+
+def roles_of(resolver: Resolver, principal: str) -> set[str]:
+    """Logical ids of the roles of a principal (``state-machine <name>`` for one state machine)."""
+    if principal.startswith(f"{STATE_MACHINE} "):
+        logical = find_by_name(resolver, "AWS::StepFunctions::StateMachine", principal.split(" ", 1)[1])
+        return {resolver.logical_id_of(resolver.resources[logical]["Properties"]["RoleArn"])}
+    return {role.logical_id for role in principals(resolver)[principal]}
+
+
+def without_action(resolver: Resolver, principal: str, action: str) -> dict[str, Any]:
+    """A copy of the resolver's template in which no policy statement of the principal's roles grants
+    ``action`` (a statement left with no action is deleted).
+
+    Raises:
+        AssertionError: no statement of the principal's roles grants it (nothing to remove).
+    """
+    roles = roles_of(resolver, principal)
+    changed = copy.deepcopy(dict(resolver.template))
+    removed = 0
+    for resource in changed["Resources"].values():
+        if resource["Type"] != "AWS::IAM::Policy":
+            continue
+        if not any(r.get("Ref") in roles for r in resource["Properties"]["Roles"]):
+            continue
+        statements = []
+        for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
+            actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+            kept = [a for a in actions if a != action]
+            removed += len(actions) - len(kept)
+            if kept:
+                statements.append({**statement, "Action": kept})
+        resource["Properties"]["PolicyDocument"]["Statement"] = statements
+    assert removed, f"no policy statement of {principal} grants {action}: nothing to remove"
+    return changed

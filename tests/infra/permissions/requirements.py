@@ -17,12 +17,15 @@ machine's service integrations, which its own role performs): ``lambda:invoke``,
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from odp.config.datasets import DatasetConfig
 from odp.config.models import TableConfig
-from sandbox.aws_calls import BATCH_MANAGER, FILE_MANAGER, FILE_PROCESSOR_JOB, AwsCall
+from odp.dataset_history import dataset_job_name
+from odp.stream_job_contract import StreamingJobArgs
+from sandbox.aws_calls import BATCH_MANAGER, DATASET_JOB, FILE_MANAGER, FILE_PROCESSOR_JOB, STREAMING_JOB, AwsCall
 from tests.infra.permissions.template import (
     Resolver,
     encryption_key_arn,
@@ -173,11 +176,25 @@ def call_requirements(call: AwsCall, resolver: Resolver, translation: Translatio
         if key is not None and action == "s3:PutObject":
             found.append(need("kms:GenerateDataKey", key, via))
         return found
+    return _control_plane_requirements(call, resolver, translation, need)
+
+
+def _control_plane_requirements(
+    call: AwsCall, resolver: Resolver, translation: Translation, need: Callable[..., Requirement]
+) -> list[Requirement]:
+    """CloudWatch metrics, a state machine's description, an SNS publish.
+
+    Raises:
+        UnmappedCallError: anything else.
+    """
     if call.service == "cloudwatch" and call.operation == "PutMetricData":
         # No resource-level permission: the namespace is the condition key a grant narrows by.
         return [need("cloudwatch:PutMetricData", "*", ("cloudwatch:namespace", call.params["Namespace"]))]
     if call.service == "stepfunctions" and call.operation == "DescribeStateMachine":
         return [need("states:DescribeStateMachine", translation.arn(resolver, call.params["stateMachineArn"]))]
+    if call.service == "sns" and call.operation == "Publish":
+        topic = translation.arn(resolver, call.params["TopicArn"])
+        return [need("sns:Publish", topic), *_topic_key_requirements(resolver, topic, call.principal, call.describe())]
     raise UnmappedCallError(f"{call.principal}: no IAM mapping for {call.describe()}")
 
 
@@ -236,18 +253,23 @@ def state_machine_requirements(
             for action in _INTEGRATIONS[integration]:
                 found.append(Requirement(principal, action, resource, reason=reason))
         if integration.endswith("sns:publish"):
-            topic = next(
-                (logical for logical in resolver.of_type("AWS::SNS::Topic") if resolver.ref(logical) == resources[0]),
-                None,
-            )
-            key = None if topic is None else encryption_key_arn(resolver, topic)
-            if key is not None:
-                via = ("kms:ViaService", f"sns.{d.region}.amazonaws.com")
-                found += [
-                    Requirement(principal, "kms:GenerateDataKey", key, (SECURE_TRANSPORT, via), reason),
-                    Requirement(principal, "kms:Decrypt", key, (SECURE_TRANSPORT, via), reason),
-                ]
+            found += _topic_key_requirements(resolver, resources[0], principal, reason)
     return found
+
+
+def _topic_key_requirements(resolver: Resolver, topic_arn: str, principal: str, reason: str) -> list[Requirement]:
+    """Publishing to a topic encrypted with a customer-managed key: GenerateDataKey and Decrypt on it."""
+    topic = next(
+        (logical for logical in resolver.of_type("AWS::SNS::Topic") if resolver.ref(logical) == topic_arn), None
+    )
+    key = None if topic is None else encryption_key_arn(resolver, topic)
+    if key is None:
+        return []
+    via = ("kms:ViaService", f"sns.{resolver.deployment.region}.amazonaws.com")
+    return [
+        Requirement(principal, "kms:GenerateDataKey", key, (SECURE_TRANSPORT, via), reason),
+        Requirement(principal, "kms:Decrypt", key, (SECURE_TRANSPORT, via), reason),
+    ]
 
 
 # What AWS does with a role because of how the template configures its resource (AWS's documented policies).
@@ -313,12 +335,22 @@ def _lambda_requirements(resolver: Resolver) -> Iterator[Requirement]:
             yield Requirement(principal, "kms:Decrypt", key, (SECURE_TRANSPORT, via), reason)
 
 
+def _glue_job_principal(resolver: Resolver, name: str) -> str | None:
+    environment = resolver.deployment.environment
+    if name.startswith(f"odp-{environment}-file-processor-"):
+        return FILE_PROCESSOR_JOB
+    if name.startswith(f"odp-{environment}-stream-"):
+        return STREAMING_JOB
+    return DATASET_JOB if name == dataset_job_name(environment) else None
+
+
 def _glue_code_requirements(resolver: Resolver) -> Iterator[Requirement]:
-    """Glue loads the script and every s3:// file of the job's arguments (libraries, wheels) with its role."""
-    prefix = f"odp-{resolver.deployment.environment}-file-processor-"
+    """Glue loads the script and every s3:// file of the job's arguments (libraries, wheels, the
+    datasets' config is listed by the job itself) with the job's role."""
     for job in resolver.of_type("AWS::Glue::Job").values():
         properties = resolver.resolve(job["Properties"])
-        if not properties["Name"].startswith(prefix):
+        principal = _glue_job_principal(resolver, properties["Name"])
+        if principal is None:
             continue
         values = [properties["Command"]["ScriptLocation"]] + [
             value
@@ -333,7 +365,7 @@ def _glue_code_requirements(resolver: Resolver) -> Iterator[Requirement]:
             logical = find_by_name(resolver, "AWS::S3::Bucket", bucket)
             reason = f"Glue loads {uri} for job {properties['Name']}"
             yield Requirement(
-                FILE_PROCESSOR_JOB,
+                principal,
                 "s3:GetObject",
                 f"{resolver.get_att(logical, 'Arn')}/{key}",
                 (SECURE_TRANSPORT, S3_TLS),
@@ -342,7 +374,7 @@ def _glue_code_requirements(resolver: Resolver) -> Iterator[Requirement]:
             bucket_key = encryption_key_arn(resolver, logical)
             if bucket_key is not None:
                 via = ("kms:ViaService", f"s3.{resolver.deployment.region}.amazonaws.com")
-                yield Requirement(FILE_PROCESSOR_JOB, "kms:Decrypt", bucket_key, (SECURE_TRANSPORT, via), reason)
+                yield Requirement(principal, "kms:Decrypt", bucket_key, (SECURE_TRANSPORT, via), reason)
 
 
 def _state_machine_platform(resolver: Resolver, logical: str, principal: str) -> Iterator[Requirement]:
@@ -374,29 +406,91 @@ _CATALOG_TABLE_ACTIONS = ("glue:GetTable", "glue:CreateTable", "glue:UpdateTable
 _CATALOG_PARTITION_ACTIONS = ("glue:GetPartitions", "glue:BatchCreatePartition", "glue:UpdatePartition")
 
 
-def catalog_sync_requirements(resolver: Resolver, tables: Iterable[TableConfig]) -> list[Requirement]:
-    """What the job's catalog sync needs for each active configured table: its database, its Glue
-    table (``<t>_ro`` and ``<t>_rt`` for MERGE_ON_READ, as Hudi registers both views), and its
-    partitions when it is partitioned."""
+def _hudi_syncs(
+    resolver: Resolver, principal: str, targets: Iterable[tuple[str, str, Any, tuple[str, ...], str]]
+) -> list[Requirement]:
+    """The catalog sync of each (database, table, table type, partition columns, what) Hudi table: its
+    database, its Glue table (``<t>_ro`` and ``<t>_rt`` for MERGE_ON_READ, as Hudi registers both
+    views), and its partitions when it is partitioned."""
     d = resolver.deployment
     catalog = f"arn:{d.partition}:glue:{d.region}:{d.account}"
     found: list[Requirement] = []
-    for table in tables:
-        if not table.is_active:
-            continue
-        reason = f"Hudi's catalog sync of {table.table_id} (hive sync through Glue's metastore client; not recorded)"
-        database = [f"{catalog}:catalog", f"{catalog}:database/{table.database}"]
-        names = (
-            [f"{table.target_table}_ro", f"{table.target_table}_rt"]
-            if table.table_type.value == "MERGE_ON_READ"
-            else [table.target_table]
-        )
-        actions = _CATALOG_TABLE_ACTIONS + (_CATALOG_PARTITION_ACTIONS if table.partition_by else ())
-        for resource in database:
-            found += [
-                Requirement(FILE_PROCESSOR_JOB, action, resource, reason=reason) for action in _CATALOG_DATABASE_ACTIONS
-            ]
+    for database, table, table_type, partition_by, what in targets:
+        reason = f"Hudi's catalog sync of {what} (hive sync through Glue's metastore client; not recorded)"
+        scopes = [f"{catalog}:catalog", f"{catalog}:database/{database}"]
+        names = [f"{table}_ro", f"{table}_rt"] if table_type.value == "MERGE_ON_READ" else [table]
+        actions = _CATALOG_TABLE_ACTIONS + (_CATALOG_PARTITION_ACTIONS if partition_by else ())
+        found += [
+            Requirement(principal, a, scope, reason=reason) for scope in scopes for a in _CATALOG_DATABASE_ACTIONS
+        ]
         for name in names:
-            for resource in [*database, f"{catalog}:table/{table.database}/{name}"]:
-                found += [Requirement(FILE_PROCESSOR_JOB, action, resource, reason=reason) for action in actions]
+            for resource in [*scopes, f"{catalog}:table/{database}/{name}"]:
+                found += [Requirement(principal, action, resource, reason=reason) for action in actions]
+    return found
+
+
+def catalog_sync_requirements(
+    resolver: Resolver, tables: Iterable[TableConfig], principal: str = FILE_PROCESSOR_JOB
+) -> list[Requirement]:
+    """What ``principal``'s catalog sync needs for each active configured table (:func:`_hudi_syncs`)."""
+    targets = [(t.database, t.target_table, t.table_type, t.partition_by, t.table_id) for t in tables if t.is_active]
+    return _hudi_syncs(resolver, principal, targets)
+
+
+def dataset_catalog_requirements(resolver: Resolver, datasets: Iterable[DatasetConfig]) -> list[Requirement]:
+    """What the dataset job's catalog sync needs for each dataset, in its zone's database (:func:`_hudi_syncs`)."""
+    targets = [(d.database, d.name, d.table_type, d.partition_by, f"dataset {d.name}") for d in datasets]
+    return _hudi_syncs(resolver, DATASET_JOB, targets)
+
+
+# The streaming job's Kinesis source is read by Glue's Spark connector, not by our code (nothing to
+# record). AWS Glue's "Kinesis connections" page asks for Read access level IAM permissions on the
+# stream; its options name the calls the connector makes: ListShards (describeShardInterval: "the
+# minimum time interval between two ListShards API calls") and GetRecords (maxFetchTimeInMs: "multiple
+# GetRecords API calls"). AWS's open-source connector with the same options (awslabs/
+# spark-sql-kinesis-connector README) asks for DescribeStreamSummary, ListShards, GetShardIterator and
+# GetRecords; Kinesis Data Streams' "Permissions to use user-generated KMS keys" gives a consumer of a
+# stream encrypted with a customer-managed key kinesis:GetRecords, kinesis:DescribeStream and kms:Decrypt.
+# emitConsumerLagMetrics and --enable-metrics publish under the "Glue" namespace.
+_KINESIS_CONSUMER = (
+    "kinesis:DescribeStream",
+    "kinesis:DescribeStreamSummary",
+    "kinesis:ListShards",
+    "kinesis:GetShardIterator",
+    "kinesis:GetRecords",
+)
+
+
+def streaming_runtime_requirements(resolver: Resolver, tables: Iterable[TableConfig]) -> list[Requirement]:
+    """What Glue does with the streaming jobs' role: read the job's Kinesis stream (and decrypt it),
+    publish Glue's metrics, and Hudi's catalog sync of the streamed tables (not recorded)."""
+    d = resolver.deployment
+    by_id = {table.table_id: table for table in tables}
+    found: list[Requirement] = []
+    for job in resolver.of_type("AWS::Glue::Job").values():
+        properties = resolver.resolve(job["Properties"])
+        if _glue_job_principal(resolver, properties["Name"]) != STREAMING_JOB:
+            continue
+        args = StreamingJobArgs.from_arguments(properties["DefaultArguments"])
+        reason = f"Glue's Kinesis connector reads {args.stream_arn} for job {properties['Name']} (Glue, not our code)"
+        found += [Requirement(STREAMING_JOB, action, args.stream_arn, reason=reason) for action in _KINESIS_CONSUMER]
+        stream = next(
+            (s for s in resolver.of_type("AWS::Kinesis::Stream") if resolver.get_att(s, "Arn") == args.stream_arn), None
+        )
+        key = None if stream is None else encryption_key_arn(resolver, stream)
+        if key is not None:
+            via = ("kms:ViaService", f"kinesis.{d.region}.amazonaws.com")
+            found.append(Requirement(STREAMING_JOB, "kms:Decrypt", key, (SECURE_TRANSPORT, via), reason))
+        metrics = f"Glue's job metrics and consumer lag of {properties['Name']} (emitConsumerLagMetrics)"
+        found.append(
+            Requirement(
+                STREAMING_JOB,
+                "cloudwatch:PutMetricData",
+                "*",
+                (SECURE_TRANSPORT, ("cloudwatch:namespace", "Glue")),
+                metrics,
+            )
+        )
+        if args.catalog_sync:
+            found += catalog_sync_requirements(resolver, [by_id[t] for t in args.table_ids], STREAMING_JOB)
     return found

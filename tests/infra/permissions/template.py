@@ -16,8 +16,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from odp.dataset_history import dataset_job_name
 from odp.naming import resource_prefix
-from sandbox.aws_calls import BATCH_MANAGER, CONFIG_LOADER, FILE_MANAGER, FILE_PROCESSOR_JOB
+from sandbox.aws_calls import (
+    BATCH_MANAGER,
+    CONFIG_LOADER,
+    DATASET_JOB,
+    FILE_MANAGER,
+    FILE_PROCESSOR_JOB,
+    STREAMING_JOB,
+)
 
 STATE_MACHINE = "state-machine"  # with the machine's name: its integrations are checked per machine
 
@@ -59,6 +67,7 @@ _ARN_FORMS = {  # resource type -> (attribute, ARN built from the physical name)
     "AWS::StepFunctions::StateMachine": ("StateMachineName", "arn:{p}:states:{r}:{a}:stateMachine:{n}"),
     "AWS::Logs::LogGroup": ("LogGroupName", "arn:{p}:logs:{r}:{a}:log-group:{n}:*"),
     "AWS::KMS::Key": (None, "arn:{p}:kms:{r}:{a}:key/{n}"),
+    "AWS::Kinesis::Stream": ("Name", "arn:{p}:kinesis:{r}:{a}:stream/{n}"),
 }
 # Resource types whose Ref is the ARN (the others' Ref is the physical name).
 _REF_IS_ARN = {"AWS::SNS::Topic", "AWS::StepFunctions::StateMachine", "AWS::KMS::Key"}
@@ -184,7 +193,8 @@ def role_of(resolver: Resolver, logical: str) -> Role:
 
 def principals(resolver: Resolver) -> dict[str, list[Role]]:
     """Principal -> its roles: the two functions' roles, the Glue jobs' role(s), each state machine's
-    role, and the config-loader role (``odp-<env>-config-loader``).
+    role, the config-loader role (``odp-<env>-config-loader``) and, when datasets or streams are
+    configured, the dataset job's role and the streaming jobs' role.
 
     Raises:
         TemplateError: a principal has no role in the template.
@@ -205,8 +215,15 @@ def principals(resolver: Resolver) -> dict[str, list[Role]]:
             if name == f"{prefix}-{principal}":
                 add(principal, resource["Properties"]["Role"])
     for resource in resolver.of_type("AWS::Glue::Job").values():
-        if str(resolver.resolve(resource["Properties"]["Name"])).startswith(f"{prefix}-file-processor-"):
+        job_name = str(resolver.resolve(resource["Properties"]["Name"]))
+        if job_name.startswith(f"{prefix}-file-processor-"):
             add(FILE_PROCESSOR_JOB, resource["Properties"]["Role"])
+        if job_name == dataset_job_name(resolver.deployment.environment):
+            found.setdefault(DATASET_JOB, [])
+            add(DATASET_JOB, resource["Properties"]["Role"])
+        if job_name.startswith(f"{prefix}-stream-"):
+            found.setdefault(STREAMING_JOB, [])
+            add(STREAMING_JOB, resource["Properties"]["Role"])
     for resource in resolver.of_type("AWS::StepFunctions::StateMachine").values():
         add(STATE_MACHINE, resource["Properties"]["RoleArn"])
     for logical in resolver.of_type("AWS::IAM::Role"):
@@ -243,7 +260,8 @@ def role_policies(resolver: Resolver, role: Role) -> list[dict[str, Any]]:
 
 
 def encryption_key_arn(resolver: Resolver, logical: str) -> str | None:
-    """The customer-managed KMS key ARN that encrypts a table, bucket, topic or queue (None: AWS-owned)."""
+    """The customer-managed KMS key ARN that encrypts a table, bucket, topic, queue or Kinesis stream
+    (None: AWS-owned)."""
     resource = resolver.resources[logical]
     properties = resource.get("Properties", {})
     kind = resource["Type"]
@@ -258,6 +276,8 @@ def encryption_key_arn(resolver: Resolver, logical: str) -> str | None:
         key = next((r["ServerSideEncryptionByDefault"].get("KMSMasterKeyID") for r in rules), None)
     elif kind in ("AWS::SNS::Topic", "AWS::SQS::Queue"):
         key = properties.get("KmsMasterKeyId")
+    elif kind == "AWS::Kinesis::Stream":
+        key = properties.get("StreamEncryption", {}).get("KeyId")
     return None if key is None else str(resolver.resolve(key))
 
 

@@ -3,42 +3,64 @@ and every service integration of the state machines, is allowed by that principa
 synthesized template of every environment; removing a needed grant fails with a sentence naming the
 principal, the action and the resource.
 
-The flow runs once per module (real handlers, real job on Spark + Hudi, real config loader; the smoke
-check against moto per environment); the app is synthesized once per session (tests/infra/conftest.py).
+The flow runs once per module (real handlers, real job on Spark + Hudi, real config loader; the
+datasets state machine on moto running the real dataset job; the smoke check against moto per
+environment); the app is synthesized once per session (tests/infra/conftest.py). The streaming job is
+covered in test_streaming_permissions.py.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
+import yaml
 from moto import mock_aws
 
+from etl.datasets.refresh import latest_instant
 from infrastructure.smoke import check_environment
 from odp.config.loader import OdpConfig
+from odp.dataset_history import dataset_history_table_name
 from odp.naming import TrackerTableNames
 from odp.tracker.schema import create_tables
 from sandbox import aws_calls
-from sandbox.account import RAW_BUCKET, STAGING_BUCKET, SandboxLayout
+from sandbox.account import (
+    RAW_BUCKET,
+    STAGING_BUCKET,
+    ExecutionResult,
+    LocalAccount,
+    SandboxLayout,
+    environment_variables,
+)
+from sandbox.datasets import TRIPS, lake_roots
+from sandbox.datasets_flow import (
+    ARTIFACTS_BUCKET,
+    CONFORMED_BUCKET,
+    PURPOSE_BUILT_BUCKET,
+    DatasetsStateMachine,
+    file_processor_event,
+)
 from sandbox.demo_data import DemoGenerator
-from sandbox.runner import run_sandbox
+from sandbox.runner import PROCESS_ENVIRONMENT, run_sandbox
 from tests.infra.conftest import SynthesizedApp
-from tests.infra.permissions.check import check_template
+from tests.infra.permissions.check import check_template, without_action
 from tests.infra.permissions.requirements import Translation
 from tests.infra.permissions.template import (
-    STATE_MACHINE,
     Deployment,
     Resolver,
     encryption_key_arn,
     find_bucket,
     find_by_name,
-    principals,
 )
 
 PRODUCTS = "inventory_debezium.inventory.products"
+TRIPS_CADENCE = "every_10_minutes"
 SANDBOX = "sandbox"
 ENVIRONMENTS = ("dev", "test", "prod")
 
@@ -49,6 +71,7 @@ class RecordedFlow:
 
     calls: dict[str, list[aws_calls.AwsCall]]
     translations: dict[str, Translation]
+    datasets: DatasetExecutions
 
     def of(self, principal: str) -> list[aws_calls.AwsCall]:
         return [call for calls in self.calls.values() for call in calls if call.principal == principal]
@@ -69,27 +92,77 @@ def _smoke_check_calls(config: OdpConfig, environment: str) -> list[aws_calls.Aw
     return recorder.calls
 
 
+@dataclass(frozen=True)
+class DatasetExecutions:
+    """The datasets state machine run twice on moto, each started by a File Processor execution's event."""
+
+    failed: ExecutionResult  # trips_clean's config gained a fail rule the data breaks
+    succeeded: ExecutionResult  # the configuration as shipped
+    strict_left_nothing: bool  # no dataset commit after the failed execution
+    written: dict[str, bool]  # dataset -> a commit exists after the successful execution
+    history: dict[str, list[str]]  # dataset -> statuses of its run history items
+
+
+def _run_datasets_state_machine(
+    config: OdpConfig, layout: SandboxLayout, spark: Any, event: dict[str, Any], *, work: Path, repo_root: Path
+) -> DatasetExecutions:
+    """First with a fail rule trips_clean's data breaks (the job fails: NotifyFailure), then as shipped."""
+    strict = work / "strict-config"
+    shutil.copytree(repo_root / "config", strict)
+    clean = strict / "datasets" / "trips_clean.yaml"
+    document = yaml.safe_load(clean.read_text())
+    document["quality"].append({"type": "expression", "name": "cheap_trips_only", "expression": "total_amount < 10"})
+    clean.write_text(yaml.safe_dump(document, sort_keys=False))
+    roots = lake_roots(layout)
+    paths = {d.name: roots.dataset_path(d) for d in config.datasets}
+    with environment_variables(PROCESS_ENVIRONMENT), LocalAccount(config, layout) as account:
+        machine = DatasetsStateMachine(account, spark)
+        machine.create(strict)
+        failed = machine.run(event)
+        strict_left_nothing = all(latest_instant(spark, path) is None for path in paths.values())
+        machine.upload_config(repo_root / "config")
+        succeeded = machine.run(event)
+        table = account.dynamodb().Table(dataset_history_table_name(SANDBOX))
+        history: dict[str, list[str]] = {}
+        for item in table.scan()["Items"]:
+            history.setdefault(str(item["dataset"]), []).append(str(item["status"]))
+    written = {name: latest_instant(spark, path) is not None for name, path in paths.items()}
+    return DatasetExecutions(failed, succeeded, strict_left_nothing, written, history)
+
+
 @pytest.fixture(scope="module")
-def recorded(config: OdpConfig, spark: Any, tmp_path_factory: pytest.TempPathFactory) -> RecordedFlow:
-    """A full load then a CDC round of one table through the sandbox, every principal's calls recorded."""
+def recorded(config: OdpConfig, spark: Any, tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> RecordedFlow:
+    """A full load then a CDC round of one table, a full load of the trips, and the datasets state
+    machine started by the trips' File Processor execution, every principal's calls recorded."""
     work = tmp_path_factory.mktemp("permissions")
     layout = SandboxLayout(lake=work / "lake", staging=work / "staging")
     layout.staging.mkdir()
-    generator = DemoGenerator(config, layout.staging, table_ids=(PRODUCTS,))
+    generator = DemoGenerator(config, layout.staging, table_ids=(PRODUCTS, TRIPS))
     with aws_calls.CallRecorder() as recorder:
         generator.generate_round(0)
         first = run_sandbox(config, layout, spark)
         generator.generate_round(1)
         second = run_sandbox(config, layout, spark, cadence="every_15_minutes")
+        trips = next(c for c in first.cadences if c.cadence == TRIPS_CADENCE)
+        assert trips.output is not None, trips
+        event = file_processor_event(trips.execution_arn, trips.output)
+        datasets = _run_datasets_state_machine(config, layout, spark, event, work=work, repo_root=repo_root)
     assert first.ok, first
     assert second.ok, second
     assert second.table(PRODUCTS).files >= 1
     calls = {SANDBOX: recorder.calls}
-    translations = {SANDBOX: Translation(SANDBOX, {STAGING_BUCKET: "staging", RAW_BUCKET: "raw"})}
+    buckets = {
+        STAGING_BUCKET: "staging",
+        RAW_BUCKET: "raw",
+        ARTIFACTS_BUCKET: "artifacts",
+        CONFORMED_BUCKET: "conformed",
+        PURPOSE_BUILT_BUCKET: "purpose-built",
+    }
+    translations = {SANDBOX: Translation(SANDBOX, buckets)}
     for environment in ENVIRONMENTS:
         calls[environment] = _smoke_check_calls(config, environment)
         translations[environment] = Translation(environment, {})
-    return RecordedFlow(calls, translations)
+    return RecordedFlow(calls, translations, datasets)
 
 
 def _failures(
@@ -99,7 +172,9 @@ def _failures(
     settings = config.environments.environments[environment]
     resolver = Resolver(template, Deployment(environment, settings.account, settings.region))
     calls = {name: calls for name, calls in recorded.calls.items() if name in (SANDBOX, environment)}
-    return check_template(resolver, calls, recorded.translations, synthesized.asset_text, config.tables)
+    return check_template(
+        resolver, calls, recorded.translations, synthesized.asset_text, tables=config.tables, datasets=config.datasets
+    )
 
 
 @pytest.mark.spark
@@ -113,6 +188,7 @@ def test_the_flow_exercised_every_principal(recorded: RecordedFlow) -> None:
             aws_calls.BATCH_MANAGER,
             aws_calls.FILE_PROCESSOR_JOB,
             aws_calls.CONFIG_LOADER,
+            aws_calls.DATASET_JOB,
         )
     }
     assert ("dynamodb", "TransactWriteItems") in operations[aws_calls.FILE_MANAGER]
@@ -126,6 +202,35 @@ def test_the_flow_exercised_every_principal(recorded: RecordedFlow) -> None:
     scans = {(c.params["TableName"], c.origin) for c in recorded.of(aws_calls.CONFIG_LOADER) if c.operation == "Scan"}
     origin = "odp/config/manager.py (_scan_all)"
     assert scans == {("odp-sandbox-table-config", origin), ("odp-sandbox-batch-config", origin)}
+    dataset_job = {(c.service, c.operation, c.params.get("Bucket")) for c in recorded.of(aws_calls.DATASET_JOB)}
+    assert {
+        ("s3", "ListObjectsV2", ARTIFACTS_BUCKET),  # the job's configuration, downloaded from the artifacts bucket
+        ("s3", "GetObject", ARTIFACTS_BUCKET),
+        ("s3", "GetObject", RAW_BUCKET),  # Spark reads the trips
+        ("s3", "PutObject", CONFORMED_BUCKET),  # and writes the datasets
+        ("s3", "PutObject", PURPOSE_BUILT_BUCKET),
+        ("dynamodb", "PutItem", None),  # run history
+        ("sns", "Publish", None),  # one notification per run that wrote or failed
+    } <= dataset_job
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_the_datasets_state_machine_runs_as_production_starts_it(recorded: RecordedFlow) -> None:
+    """stepfunctions/datasets.asl.json on moto, started with the trips' File Processor execution event:
+    a failed fail rule ends it in NotifyFailure (SNS) with nothing written; as shipped, it refreshes both."""
+    runs = recorded.datasets
+    assert (runs.failed.status, runs.failed.error) == ("FAILED", "DatasetsFailed")
+    subjects = [alert["subject"] for alert in runs.failed.alerts]
+    assert "ODP datasets failed" in subjects  # the state machine's NotifyFailure
+    assert "ODP dataset trips_clean: quality_failed" in subjects  # the job's own notification
+    failure = next(a["message"] for a in runs.failed.alerts if a["subject"] == "ODP datasets failed")
+    assert "cheap_trips_only" in json.dumps(failure)
+    assert runs.strict_left_nothing
+    assert runs.succeeded.status == "SUCCEEDED", runs.succeeded
+    assert runs.written == {"trips_clean": True, "revenue_per_vendor_day": True}
+    assert sorted(runs.history["trips_clean"]) == ["quality_failed", "written"]
+    assert "written" in runs.history["revenue_per_vendor_day"]
 
 
 @pytest.mark.spark
@@ -138,37 +243,9 @@ def test_every_call_is_allowed_by_the_principals_policies(
     assert failures == [], "\n".join(failures)
 
 
-def _roles_of(template: dict, config: OdpConfig, principal: str) -> set[str]:
-    """Logical ids of the roles of a principal (``state-machine <name>`` for one state machine)."""
-    settings = config.environments.environments["dev"]
-    resolver = Resolver(template, Deployment("dev", settings.account, settings.region))
-    if principal.startswith(f"{STATE_MACHINE} "):
-        logical = find_by_name(resolver, "AWS::StepFunctions::StateMachine", principal.split(" ", 1)[1])
-        return {resolver.logical_id_of(resolver.resources[logical]["Properties"]["RoleArn"])}
-    return {role.logical_id for role in principals(resolver)[principal]}
-
-
 def _without_action(template: dict, config: OdpConfig, principal: str, action: str) -> dict:
-    """A copy of the dev template in which no policy statement of the principal's roles grants
-    ``action`` (a statement left with no action is deleted)."""
-    roles = _roles_of(template, config, principal)
-    changed = copy.deepcopy(template)
-    removed = 0
-    for resource in changed["Resources"].values():
-        if resource["Type"] != "AWS::IAM::Policy":
-            continue
-        if not any(r.get("Ref") in roles for r in resource["Properties"]["Roles"]):
-            continue
-        statements = []
-        for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
-            actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
-            kept = [a for a in actions if a != action]
-            removed += len(actions) - len(kept)
-            if kept:
-                statements.append({**statement, "Action": kept})
-        resource["Properties"]["PolicyDocument"]["Statement"] = statements
-    assert removed, f"no policy statement of {principal} grants {action}: nothing to remove"
-    return changed
+    settings = config.environments.environments["dev"]
+    return without_action(Resolver(template, Deployment("dev", settings.account, settings.region)), principal, action)
 
 
 @pytest.mark.spark
@@ -193,6 +270,8 @@ def test_removing_the_config_loaders_scan_grant_fails_naming_principal_action_an
 
 SM_10 = "state-machine odp-dev-file-processor-every_10_minutes"
 SM_HOURLY = "state-machine odp-dev-file-processor-hourly"
+SM_DATASETS = "state-machine odp-dev-datasets"
+CONFORMED_ARN = "arn:aws:s3:::odp-dev-conformed-111111111111-eu-west-1/"
 RAW_ARN = "arn:aws:s3:::odp-dev-raw-111111111111-eu-west-1/"
 STAGING_ARN = "arn:aws:s3:::odp-dev-staging-111111111111-eu-west-1/"
 ARTIFACTS_ARN = "arn:aws:s3:::odp-dev-artifacts-111111111111-eu-west-1/glue/"
@@ -224,6 +303,15 @@ REMOVALS = [
     (SM_10, "logs:CreateLogDelivery", "*"),
     (SM_10, "states:ListExecutions", ":stateMachine:odp-dev-file-processor-every_10_minutes"),
     (SM_HOURLY, "lambda:InvokeFunction", ":function:odp-dev-batch-manager"),
+    ("dataset-job", "s3:PutObject", CONFORMED_ARN),
+    ("dataset-job", "s3:GetObject", RAW_ARN),
+    ("dataset-job", "s3:ListBucket", ARTIFACTS_ARN.split("/", maxsplit=1)[0]),
+    ("dataset-job", "dynamodb:PutItem", ":table/odp-dev-dataset-run-history"),
+    ("dataset-job", "sns:Publish", ":odp-dev-alerts"),
+    ("dataset-job", "glue:CreateTable", ":table/taxi_trips_dms_conformed/trips_clean"),
+    (SM_DATASETS, "glue:StartJobRun", ":job/odp-dev-dataset-job"),
+    (SM_DATASETS, "glue:GetJobRun", ":job/odp-dev-dataset-job"),
+    (SM_DATASETS, "sns:Publish", ":odp-dev-alerts"),
 ]
 
 

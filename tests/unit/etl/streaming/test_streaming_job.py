@@ -1,12 +1,17 @@
-"""The streaming job's contract, its Glue options and its metrics (no Spark, no Glue)."""
+"""The streaming job's contract, its Glue options and its metrics; the Glue Kinesis rows' normalisation on Spark."""
 
 from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from etl.jobs.streaming_job import batch_options, kinesis_options
 from etl.streaming.batch import BatchOutcome, TableBatchResult, TableStatus
 from etl.streaming.metrics import batch_metric_data
+from etl.streaming.sources import KinesisSourceSchemaError, glue_kinesis_records
 from odp.job_contract import JobArgumentError
 from odp.stream_job_contract import StreamingJobArgs
 
@@ -77,3 +82,29 @@ def test_batch_metrics() -> None:
         {"MetricName": "BadRecords", "Dimensions": dimensions, "Value": 2.0, "Unit": "Count"},
         {"MetricName": "FailedTables", "Dimensions": dimensions, "Value": 1.0, "Unit": "Count"},
     ]
+
+
+# The columns of an unparsed Kinesis record (awslabs/spark-sql-kinesis-connector, "Check Schema").
+KINESIS_ROW = (
+    "data binary, streamName string, partitionKey string, sequenceNumber string, approximateArrivalTimestamp timestamp"
+)
+
+
+@pytest.mark.spark
+def test_glue_kinesis_rows_become_data_sequence_and_shard(spark: Any) -> None:
+    document = {"eventName": "INSERT", "tableName": "orders"}
+    data = json.dumps(document).encode()
+    arrived = datetime(2026, 1, 1, tzinfo=UTC)
+    frame = spark.createDataFrame([(bytearray(data), "odp-dev-shop_changes", "k", "4965", arrived)], KINESIS_ROW)
+
+    rows = glue_kinesis_records(frame, "shop_changes").collect()
+
+    assert [tuple(row) for row in rows] == [(data.decode(), "4965", "shop_changes")]
+
+
+@pytest.mark.spark
+def test_parsed_kinesis_rows_are_refused_naming_the_columns(spark: Any) -> None:
+    frame = spark.createDataFrame([("INSERT", "orders")], "eventName string, tableName string")
+    with pytest.raises(KinesisSourceSchemaError) as caught:
+        glue_kinesis_records(frame, "shop_changes")
+    assert "no 'data' column (columns: eventName, tableName)" in str(caught.value)

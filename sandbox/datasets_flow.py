@@ -1,0 +1,144 @@
+"""The datasets state machine on moto: stepfunctions/datasets.asl.json, started as production starts it.
+
+On AWS an EventBridge rule starts it with the "Step Functions Execution Status Change" event of a
+File Processor execution that succeeded (infrastructure/datasets.py); here the event is built from a
+File Processor execution the sandbox ran (its real output). Its ``glue:startJobRun.sync`` task
+(sandbox/moto_patches.py) runs the dataset job as Glue would: the job's DefaultArguments merged with
+the run's, the configuration downloaded from the artifacts bucket (``etl.jobs.dataset_job.local_config_dir``),
+the run history item and the SNS notification written by ``etl.jobs.dataset_job.recorder``, every AWS
+call made as the dataset job's principal (sandbox/aws_calls.py). Spark reads the raw tables and writes
+the zones through Hadoop; those accesses are reported as the S3 calls S3A would make.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from etl.datasets.job import run_datasets, select_datasets
+from etl.jobs.dataset_job import local_config_dir, recorder
+from odp.config.loader import OdpConfig, load_config
+from odp.dataset_history import create_history_table, dataset_history_table_name, dataset_job_name
+from odp.dataset_job_contract import DatasetJobArgs
+from odp.job_contract import JobArgumentError
+from odp.naming import resource_prefix
+from odp.state_machine import render_definition
+from sandbox import aws_calls
+from sandbox.account import ENVIRONMENT, RAW_BUCKET, REGION, ExecutionResult, LocalAccount
+from sandbox.datasets import lake_roots
+from sandbox.moto_patches import GlueRunResult, ServiceBindings, bound_services
+
+ARTIFACTS_BUCKET = "artifacts"
+CONFORMED_BUCKET = "conformed"
+PURPOSE_BUILT_BUCKET = "purpose_built"
+CONFIG_PREFIX = "glue/datasets/"  # where infrastructure/datasets.py deploys config/ beside the job script
+DEFINITION_FILE = Path(__file__).resolve().parents[1] / "stepfunctions" / "datasets.asl.json"
+STATE_MACHINE = f"{resource_prefix(ENVIRONMENT)}-datasets"
+
+
+def file_processor_event(execution_arn: str, output: dict[str, Any]) -> dict[str, Any]:
+    """The EventBridge event of a File Processor execution that succeeded (what the datasets rule forwards)."""
+    state_machine_arn = execution_arn.replace(":execution:", ":stateMachine:").rsplit(":", 1)[0]
+    return {
+        "version": "0",
+        "source": "aws.states",
+        "detail-type": "Step Functions Execution Status Change",
+        "region": REGION,
+        "detail": {
+            "executionArn": execution_arn,
+            "stateMachineArn": state_machine_arn,
+            "status": "SUCCEEDED",
+            "output": json.dumps(output),
+        },
+    }
+
+
+class DatasetsStateMachine:
+    """The dataset job, its run history table and its state machine in a :class:`LocalAccount`."""
+
+    def __init__(self, account: LocalAccount, spark: Any) -> None:
+        self.account = account
+        self.spark = spark
+        self.layout = account.layout
+        self.bindings = ServiceBindings()
+        self.job_name = dataset_job_name(ENVIRONMENT)
+        self.zones = {
+            CONFORMED_BUCKET: self.layout.lake / "conformed",
+            PURPOSE_BUILT_BUCKET: self.layout.lake / "purpose_built",
+        }
+        self.arn = ""
+
+    def create(self, config_dir: Path) -> None:
+        """The artifacts bucket holding ``config_dir``, the history table, the Glue job, the state machine."""
+        s3 = self.account.client("s3")
+        s3.create_bucket(Bucket=ARTIFACTS_BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
+        self.upload_config(config_dir)
+        history = dataset_history_table_name(ENVIRONMENT)
+        create_history_table(self.account.client("dynamodb"), history)
+        contract = DatasetJobArgs(
+            lake_roots(self.layout),
+            config_dir=f"s3://{ARTIFACTS_BUCKET}/{CONFIG_PREFIX}",
+            history_table=history,
+            topic_arn=self.account.alerts_topic_arn,
+        )
+        self.account.client("glue").create_job(
+            Name=self.job_name,
+            Role=self.account.role_arn,
+            Command={"Name": "glueetl", "ScriptLocation": f"s3://{ARTIFACTS_BUCKET}/{CONFIG_PREFIX}dataset_job.py"},
+            DefaultArguments=contract.to_arguments(),
+            ExecutionProperty={"MaxConcurrentRuns": 1},
+        )
+        definition = render_definition(
+            {"DatasetJobName": self.job_name, "AlertsTopicArn": self.account.alerts_topic_arn},
+            DEFINITION_FILE.read_text(encoding="utf-8"),
+        )
+        self.arn = self.account.client("stepfunctions").create_state_machine(
+            name=STATE_MACHINE, definition=json.dumps(definition), roleArn=self.account.role_arn
+        )["stateMachineArn"]
+        self.bindings.glue_jobs[self.job_name] = self._job
+
+    def upload_config(self, config_dir: Path) -> None:
+        """config/ without its schemas under ``glue/datasets/``, as the construct's BucketDeployment ships it."""
+        s3 = self.account.client("s3")
+        for path in sorted(config_dir.rglob("*")):
+            relative = path.relative_to(config_dir).as_posix()
+            if path.is_file() and not relative.startswith("schema/"):
+                s3.put_object(Bucket=ARTIFACTS_BUCKET, Key=f"{CONFIG_PREFIX}{relative}", Body=path.read_bytes())
+
+    def run(self, event: dict[str, Any]) -> ExecutionResult:
+        """One execution started with ``event``, waited for (its SNS alerts read back)."""
+        with bound_services(self.bindings):
+            return self.account.run_execution(self.arn, STATE_MACHINE, json.dumps(event))
+
+    def _job(self, job_name: str, run_id: str, arguments: dict[str, str]) -> GlueRunResult:
+        """The dataset job as Glue runs it: DefaultArguments overridden by the run's arguments."""
+        defaults = self.account.client("glue").get_job(JobName=job_name)["Job"].get("DefaultArguments", {})
+        try:
+            args = DatasetJobArgs.from_arguments({**defaults, **arguments})
+        except JobArgumentError as error:
+            return GlueRunResult("FAILED", str(error))
+        args = replace(args, hudi_profile="local")  # laptop sizing; the contract's default is Glue's
+        with aws_calls.acting_as(aws_calls.DATASET_JOB):
+            config = load_config(local_config_dir(args.config_dir, s3=self.account.client("s3")))
+            self._report_source_reads(config, args)
+            record = recorder(args, dynamodb=self.account.dynamodb(), sns=self.account.client("sns"))
+            with (
+                aws_calls.observing_folder(CONFORMED_BUCKET, self.zones[CONFORMED_BUCKET]),
+                aws_calls.observing_folder(PURPOSE_BUILT_BUCKET, self.zones[PURPOSE_BUILT_BUCKET]),
+            ):
+                outcome = run_datasets(self.spark, config, args, record=record)
+        if outcome.failed:
+            return GlueRunResult("FAILED", "; ".join(run.summary() for run in outcome.failed))
+        return GlueRunResult("SUCCEEDED")
+
+    def _report_source_reads(self, config: OdpConfig, args: DatasetJobArgs) -> None:
+        """Spark reads each raw table a selected dataset uses (Hudi incremental or snapshot queries)."""
+        tables = {table.table_id: table for table in config.tables}
+        for dataset in select_datasets(config, args):
+            for source in dataset.sources:
+                if source.table is not None:
+                    table = tables[source.table]
+                    prefix = f"{table.database}/{table.target_table}/"
+                    aws_calls.report_folder_reads(RAW_BUCKET, self.layout.raw_dir, prefix)
