@@ -21,6 +21,7 @@ from urllib.parse import unquote_plus
 from boto3.dynamodb.conditions import Attr
 
 from odp.config.loader import OdpConfig
+from odp.dynamodb import table_items
 from odp.faults import fault_point
 from odp.job_contract import FileProcessorJobArgs, JobArgumentError
 from odp.lambda_env import lambda_environment
@@ -218,13 +219,7 @@ def _not_applied(account: LocalAccount, fresh: list[Any]) -> dict[str, str]:
 def _tracked_files(account: LocalAccount, status: FileStatus) -> Iterator[dict[str, Any]]:
     """file_tracker items with this status (a scan: the sandbox's tables are small)."""
     table = account.dynamodb().Table(account.names.file_tracker)
-    kwargs: dict[str, Any] = {"FilterExpression": Attr("status").eq(status.value)}
-    while True:
-        page = table.scan(**kwargs)
-        yield from page.get("Items", [])
-        if "LastEvaluatedKey" not in page:
-            return
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    return table_items(table, "scan", FilterExpression=Attr("status").eq(status.value))
 
 
 def _event_key(record: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
+from odp.dynamodb import table_items
 from odp.faults import fault_point
 from odp.tracker.items import (
     PENDING_ATTRIBUTE,
@@ -57,16 +58,6 @@ def _is_cancelled_by_condition(error: ClientError) -> bool:
         return False
     reasons = error.response.get("CancellationReasons") or []
     return any(reason.get("Code") == "ConditionalCheckFailed" for reason in reasons)
-
-
-def paginate_items(call: Callable[..., dict[str, Any]], **kwargs: Any) -> Iterator[dict[str, Any]]:
-    """Every item of a boto3 Table resource's ``query`` or ``scan`` (plain values), page after page."""
-    while True:
-        page = call(**kwargs)
-        yield from page.get("Items", [])
-        if "LastEvaluatedKey" not in page:
-            return
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 @dataclass(frozen=True)
@@ -174,13 +165,13 @@ class FileTracker:
         query: dict[str, Any] = {"KeyConditionExpression": Key("table_id").eq(table_id), "ConsistentRead": True}
         if status is not None:
             query["FilterExpression"] = Attr("status").eq(status.value)
-        items = paginate_items(self._tracker.query, **query)
+        items = table_items(self._tracker, "query", **query)
         return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
 
     def processed_files(self, table_id: str) -> list[TrackedFile]:
         """file_tracker_history items of a table (applied or skipped), in key order."""
-        items = paginate_items(
-            self._history.query, KeyConditionExpression=Key("table_id").eq(table_id), ConsistentRead=True
+        items = table_items(
+            self._history, "query", KeyConditionExpression=Key("table_id").eq(table_id), ConsistentRead=True
         )
         return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
 
@@ -238,8 +229,9 @@ class FileTracker:
         files = 0
         size = 0
         oldest: str | None = None
-        for item in paginate_items(
-            self._tracker.query,
+        for item in table_items(
+            self._tracker,
+            "query",
             IndexName=PENDING_INDEX,
             KeyConditionExpression=Key(PENDING_ATTRIBUTE).eq(table_id),
             ProjectionExpression="#size, landed_at",
@@ -254,8 +246,9 @@ class FileTracker:
 
     def applied_content(self, table_id: str) -> dict[str, TrackedFile]:
         """ETag -> the processed file (file_tracker_history) that applied that content to the table first."""
-        items = paginate_items(
-            self._history.query,
+        items = table_items(
+            self._history,
+            "query",
             KeyConditionExpression=Key("table_id").eq(table_id),
             FilterExpression=Attr("status").eq(FileStatus.PROCESSED.value),
             ConsistentRead=True,
@@ -595,7 +588,7 @@ class ProcessingTracker:
         return self._job_runs is not None and job_run is not None and self._job_runs.ended(job_run) is not None
 
     def history(self, table_id: str) -> list[TableRun]:
-        items = paginate_items(self._history.query, KeyConditionExpression=Key("table_id").eq(table_id))
+        items = table_items(self._history, "query", KeyConditionExpression=Key("table_id").eq(table_id))
         return [TableRun.from_history_item(item) for item in items]
 
 
