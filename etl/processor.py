@@ -42,15 +42,14 @@ from odp.naming import tombstone_path
 from odp.tracker import (
     FileKind,
     FileStatus,
-    FileTracker,
     GlueJobRuns,
     JobRunRef,
     JobRuns,
     LeaseLostError,
-    ProcessingTracker,
     TableRun,
     TableStatus,
     TrackedFile,
+    Trackers,
     iso,
     utc_now,
 )
@@ -158,12 +157,9 @@ class _TableRunner:
         names = args.tracker_tables
         self.spark = spark
         self.args = args
-        self.files = FileTracker(
-            dynamodb.Table(names.file_tracker), dynamodb.Table(names.file_tracker_history), clock=clock
-        )
-        self.processing = ProcessingTracker(
-            dynamodb.Table(names.processing_tracker), dynamodb.Table(names.processing_tracker_history), clock=clock
-        )
+        trackers = Trackers.build(dynamodb, names, clock=clock)
+        self.files = trackers.files
+        self.processing = trackers.processing
         self.table_config = dynamodb.Table(names.table_config)
         self.resolve_uri = resolve_uri
         self.clock = clock

@@ -26,8 +26,7 @@ from odp.faults import fault_point
 from odp.job_contract import FileProcessorJobArgs, JobArgumentError
 from odp.lambda_env import lambda_environment
 from odp.naming import file_processor_job_name
-from odp.tracker import JobRunRef, TableRun, TableState, classify_staging_object
-from odp.tracker.repository import FileTracker, ProcessingTracker
+from odp.tracker import JobRunRef, TableRun, TableState, Trackers, classify_staging_object
 from odp.tracker.statuses import FileStatus, TableStatus
 from sandbox import aws_calls, state_store
 from sandbox.account import (
@@ -341,10 +340,7 @@ def _table_reports(
     executions: list[CadenceReport],
 ) -> list[TableReport]:
     """One line per active table of the cadences run: its outcome, or unchanged when it had no work."""
-    resource = account.dynamodb()
-    processing = ProcessingTracker(
-        resource.Table(account.names.processing_tracker), resource.Table(account.names.processing_tracker_history)
-    )
+    processing = Trackers.build(account.dynamodb(), account.names).processing
     failed_execution = {e.cadence: e for e in executions if e.status != "SUCCEEDED"}
     reports: list[TableReport] = []
     for name in cadences:
@@ -402,8 +398,4 @@ def _not_run_cause(
 
 
 def _pending_files(account: LocalAccount, table_id: str) -> int:
-    resource = account.dynamodb()
-    tracker = FileTracker(
-        resource.Table(account.names.file_tracker), resource.Table(account.names.file_tracker_history)
-    )
-    return len(tracker.landed_files(table_id))
+    return len(Trackers.build(account.dynamodb(), account.names).files.landed_files(table_id))

@@ -13,7 +13,7 @@ from aws_lambda_powertools import Logger, Tracer
 
 from lambdas.batch_manager.manager import BatchManager, BatchManagerError
 from lambdas.runtime import bind_lambda_context, dynamodb_tables, new_metrics, publish_metrics
-from odp.tracker import FileTracker, GlueJobRuns, ProcessingTracker
+from odp.tracker import GlueJobRuns, Trackers
 
 logger = Logger()
 tracer = Tracer()
@@ -28,16 +28,13 @@ def default_manager() -> BatchManager:
     """The process-wide Batch Manager, built at the first invocation from the environment."""
     global _default  # noqa: PLW0603 - one lazily built instance per Lambda process
     if _default is None:
-        tables = dynamodb_tables()
+        dynamodb, names = dynamodb_tables()
+        trackers = Trackers.build(dynamodb, names, job_runs=GlueJobRuns())  # a lease of an ended job run is not held
         _default = BatchManager(
-            batch_config=tables["batch_config"],
-            table_config=tables["table_config"],
-            file_tracker=FileTracker(tables["file_tracker"], tables["file_tracker_history"]),
-            processing_tracker=ProcessingTracker(
-                tables["processing_tracker"],
-                tables["processing_tracker_history"],
-                job_runs=GlueJobRuns(),  # a lease of an ended job run is not held
-            ),
+            batch_config=dynamodb.Table(names.batch_config),
+            table_config=dynamodb.Table(names.table_config),
+            file_tracker=trackers.files,
+            processing_tracker=trackers.processing,
             # Only the cadence dimension: the freshness alarm names exactly {cadence}.
             metrics=new_metrics(os.environ, service=""),
         )

@@ -16,7 +16,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from lambdas.file_manager.manager import FileManager
 from lambdas.runtime import bind_lambda_context, dynamodb_tables, new_metrics, publish_metrics
-from odp.tracker import FileTracker
+from odp.tracker import Trackers
 
 logger = Logger()
 tracer = Tracer()
@@ -27,10 +27,10 @@ def default_manager() -> FileManager:
     """The process-wide File Manager, built at the first invocation from the environment."""
     global _default  # noqa: PLW0603 - one lazily built instance per Lambda process
     if _default is None:
-        tables = dynamodb_tables()
+        dynamodb, names = dynamodb_tables()
         _default = FileManager(
-            FileTracker(tables["file_tracker"], tables["file_tracker_history"]),
-            tables["table_config"],
+            Trackers.build(dynamodb, names).files,
+            dynamodb.Table(names.table_config),
             metrics=new_metrics(os.environ),
         )
     return _default

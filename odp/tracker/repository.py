@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError
 
 from odp.dynamodb import table_items
 from odp.faults import fault_point
+from odp.naming import TrackerTableNames
 from odp.tracker.items import (
     PENDING_ATTRIBUTE,
     PENDING_INDEX,
@@ -605,3 +606,27 @@ def _batch_get(client: Any, request: dict[str, Any]) -> Iterator[dict[str, Any]]
         yield response
         request = response.get("UnprocessedKeys") or {}
         attempt += 1
+
+
+@dataclass(frozen=True)
+class Trackers:
+    """Both trackers over an environment's tables: the one place that pairs each table with its history."""
+
+    files: FileTracker
+    processing: ProcessingTracker
+
+    @classmethod
+    def build(
+        cls, dynamodb: Any, names: TrackerTableNames, *, clock: Clock = utc_now, job_runs: JobRuns | None = None
+    ) -> Trackers:
+        """``dynamodb`` is a boto3 DynamoDB resource; ``job_runs`` answers whether a lease holder's job run ended."""
+        table = dynamodb.Table
+        return cls(
+            FileTracker(table(names.file_tracker), table(names.file_tracker_history), clock=clock),
+            ProcessingTracker(
+                table(names.processing_tracker),
+                table(names.processing_tracker_history),
+                clock=clock,
+                job_runs=job_runs,
+            ),
+        )
