@@ -48,10 +48,3 @@ def publish_metrics(metrics: Metrics) -> None:
         metrics.flush_metrics()
     finally:
         metrics.clear_metrics()
-
-
-def bind_lambda_context(logger: Any, context: Any) -> None:
-    """Add the request id and function name to every log line, when a real context is given."""
-    request_id = getattr(context, "aws_request_id", None)
-    if request_id is not None:
-        logger.append_keys(function_request_id=request_id, function_name=getattr(context, "function_name", None))

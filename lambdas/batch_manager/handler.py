@@ -12,7 +12,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Tracer
 
 from lambdas.batch_manager.manager import BatchManager, BatchManagerError
-from lambdas.runtime import bind_lambda_context, dynamodb_tables, new_metrics, publish_metrics
+from lambdas.runtime import dynamodb_tables, new_metrics, publish_metrics
 from odp.tracker import GlueJobRuns, Trackers
 
 logger = Logger()
@@ -58,19 +58,16 @@ def handle(event: dict[str, Any], context: Any, manager: BatchManager) -> dict[s
     """
     if not isinstance(event, dict):
         raise InvalidRequestError(f"event must be an object, got {type(event).__name__}")
-    bind_lambda_context(logger, context)
     action = _text(event, "action")
     cadence = _text(event, "cadence")
     logger.append_keys(cadence=cadence, action=action)
     try:
         if action == "plan":
-            execution_name = _text(event, "execution_name")
-            logger.set_correlation_id(execution_name)
-            return manager.plan(cadence, execution_name)
+            return manager.plan(cadence, _text(event, "execution_name"))
         if action == "summarise":
             results = event.get("batch_results")
             first = results[0] if isinstance(results, list) and results else None
-            if isinstance(first, dict) and isinstance(first.get("batch_id"), str):
+            if isinstance(first, dict) and isinstance(first.get("batch_id"), str):  # no execution_name here
                 logger.set_correlation_id(first["batch_id"].rsplit("-", 1)[0])  # <execution_name>-<n>
             return manager.summarise(cadence, results)
         raise InvalidRequestError(f"unknown action {action!r}: expected 'plan' or 'summarise'")
@@ -80,5 +77,6 @@ def handle(event: dict[str, Any], context: Any, manager: BatchManager) -> dict[s
 
 
 @tracer.capture_lambda_handler(capture_response=False)
+@logger.inject_lambda_context(clear_state=True, correlation_id_path="execution_name")
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return handle(event, context, default_manager())
