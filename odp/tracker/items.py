@@ -176,6 +176,38 @@ class TableRun:
             item["expires_at"] = expires_at
         return item
 
+    def last_run_attributes(self, finished_at: str) -> tuple[dict[str, Any], list[str]]:
+        """Its summary on the processing_tracker item: the ``last_*`` attributes to set and those to remove.
+
+        :meth:`TableState.last_run` reads them back. A failed run keeps the table's last good commit
+        instant and stores its error and trace; a completed run removes the last error.
+        """
+        values: dict[str, Any] = {
+            "last_run_id": self.run_id,
+            "last_finished_at": finished_at,
+            "last_files": self.files,
+            "last_rows": self.rows,
+            "last_inserts": self.inserts,
+            "last_updates": self.updates,
+            "last_deletes": self.deletes,
+            "last_seconds": Decimal(str(round(self.seconds, 3))),
+        }
+        removes: list[str] = []
+        if self.batch_id is not None:
+            values["last_batch_id"] = self.batch_id
+        if self.quarantined_files:
+            values["last_quarantined_files"] = list(self.quarantined_files)
+        else:
+            removes.append("last_quarantined_files")
+        if self.status is TableStatus.REFRESH_ERROR:
+            values["last_error"] = self.error or "unknown error"
+            values["last_error_trace"] = self.error_trace or ""
+        else:
+            removes += ["last_error", "last_error_trace"]
+            if self.commit_instant:
+                values["last_commit_instant"] = self.commit_instant
+        return values, removes
+
     @classmethod
     def from_history_item(cls, item: dict[str, Any]) -> TableRun:
         known = {name: item[name] for name in cls.__dataclass_fields__ if name in item and name not in _NOT_STORED}

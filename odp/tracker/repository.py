@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.conditions import Attr, Key
@@ -492,50 +491,13 @@ class ProcessingTracker:
         Raises:
             LeaseLostError: another run holds the lease now; nothing was recorded.
         """
-        now = self._clock()
+        now = iso(self._clock())
+        summary, removed = run.last_run_attributes(finished_at=now)
         names = {"#status": "status"}
-        values: dict[str, Any] = {
-            ":status": run.status.value,
-            ":now": iso(now),
-            ":owner": owner,
-            ":run": run.run_id,
-            ":files": run.files,
-            ":rows": run.rows,
-            ":inserts": run.inserts,
-            ":updates": run.updates,
-            ":deletes": run.deletes,
-            ":seconds": Decimal(str(round(run.seconds, 3))),
-        }
-        sets = [
-            "#status = :status",
-            "updated_at = :now",
-            "last_run_id = :run",
-            "last_finished_at = :now",
-            "last_files = :files",
-            "last_rows = :rows",
-            "last_inserts = :inserts",
-            "last_updates = :updates",
-            "last_deletes = :deletes",
-            "last_seconds = :seconds",
-        ]
-        removes = ["lease_owner", "lease_expires_at", "lease_job_name", "lease_job_run_id"]
-        if run.batch_id is not None:
-            sets.append("last_batch_id = :batch")
-            values[":batch"] = run.batch_id
-        if run.quarantined_files:
-            sets.append("last_quarantined_files = :quarantined")
-            values[":quarantined"] = list(run.quarantined_files)
-        else:
-            removes.append("last_quarantined_files")
-        if run.status is TableStatus.REFRESH_ERROR:
-            sets += ["last_error = :error", "last_error_trace = :trace"]
-            values[":error"] = run.error or "unknown error"
-            values[":trace"] = run.error_trace or ""
-        else:
-            removes += ["last_error", "last_error_trace"]
-            if run.commit_instant:
-                sets.append("last_commit_instant = :commit")
-                values[":commit"] = run.commit_instant
+        values: dict[str, Any] = {":status": run.status.value, ":now": now, ":owner": owner}
+        values |= {f":{name}": value for name, value in summary.items()}
+        sets = ["#status = :status", "updated_at = :now", *(f"{name} = :{name}" for name in summary)]
+        removes = ["lease_owner", "lease_expires_at", "lease_job_name", "lease_job_run_id", *removed]
         try:
             self._tracker.update_item(
                 Key={"table_id": run.table_id},
