@@ -1,6 +1,6 @@
 """Compare a contender's table with the expected state, reading it without Spark.
 
-Hudi tables are read with hudi-rs (the ``hudi`` package: a snapshot read of the latest commit), plain
+Hudi tables are read with hudi-rs (odp.table_reader: a snapshot read of the latest commit), plain
 Parquet tables with pyarrow. Neither reader shares code with any contender.
 """
 
@@ -14,10 +14,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from bench.workload import KEY, SCHEMA_ARROW
-
-
-class TableReadError(RuntimeError):
-    """A contender's table could not be read; the message names the path."""
+from odp.table_reader import TableReadError, read_hudi_snapshot
 
 
 @dataclass(frozen=True)
@@ -37,18 +34,8 @@ def read_hudi(base_path: Path) -> pa.Table:
     Raises:
         TableReadError: the path is not a readable Hudi table.
     """
-    from hudi import HudiTableBuilder  # local import: hudi-rs loads a native library
-
-    if not (base_path / ".hoodie").is_dir():
-        raise TableReadError(f"no Hudi table at {base_path}")
-    try:
-        table = HudiTableBuilder.from_base_uri(str(base_path)).build()
-        batches = table.read()
-    except Exception as error:
-        raise TableReadError(f"hudi-rs could not read {base_path}: {error}") from error
-    if not batches:
-        return SCHEMA_ARROW.empty_table()
-    return pa.Table.from_batches(batches)
+    table = read_hudi_snapshot(base_path)
+    return SCHEMA_ARROW.empty_table() if table is None else table
 
 
 def read_parquet_table(path: Path) -> pa.Table:

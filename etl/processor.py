@@ -42,15 +42,14 @@ from odp.naming import tombstone_path
 from odp.tracker import (
     FileKind,
     FileStatus,
-    FileTracker,
     GlueJobRuns,
     JobRunRef,
     JobRuns,
     LeaseLostError,
-    ProcessingTracker,
     TableRun,
     TableStatus,
     TrackedFile,
+    Trackers,
     iso,
     utc_now,
 )
@@ -76,35 +75,12 @@ class NoHooks:
 
 
 @dataclass(frozen=True)
-class TableResult:
-    """The outcome of one table in one run."""
-
-    table_id: str
-    status: TableStatus  # completed | refresh_error | skipped
-    files: int = 0
-    rows: int = 0
-    inserts: int = 0
-    updates: int = 0
-    deletes: int = 0
-    seconds: float = 0.0
-    commit_instant: str | None = None
-    error: str | None = None
-    base_path: str | None = None
-    reconciled: int = 0  # landed files found already committed and moved without re-applying them
-    stale_dropped: int = 0  # current mode: incoming upserts not newer than their key's committed delete
-    discarded: tuple[str, ...] = ()  # tables (main / tombstones) whose first commit never completed, removed
-    duplicates: int = 0  # historical mode: files not applied, a file with the same content was applied already
-    quarantined: tuple[str, ...] = ()  # keys of files this run set aside: they failed the table max_file_attempts runs
-    dpu_seconds: float | None = None  # share of the job's DPU-seconds (etl.cost); None when the DPUs are unknown
-
-
-@dataclass(frozen=True)
 class JobOutcome:
     run_id: str
-    tables: list[TableResult] = field(default_factory=list)
+    tables: list[TableRun] = field(default_factory=list)
 
     @property
-    def failed(self) -> list[TableResult]:
+    def failed(self) -> list[TableRun]:
         """Tables whose run ended in refresh_error."""
         return [result for result in self.tables if result.status is TableStatus.REFRESH_ERROR]
 
@@ -181,12 +157,9 @@ class _TableRunner:
         names = args.tracker_tables
         self.spark = spark
         self.args = args
-        self.files = FileTracker(
-            dynamodb.Table(names.file_tracker), dynamodb.Table(names.file_tracker_history), clock=clock
-        )
-        self.processing = ProcessingTracker(
-            dynamodb.Table(names.processing_tracker), dynamodb.Table(names.processing_tracker_history), clock=clock
-        )
+        trackers = Trackers.build(dynamodb, names, clock=clock)
+        self.files = trackers.files
+        self.processing = trackers.processing
         self.table_config = dynamodb.Table(names.table_config)
         self.resolve_uri = resolve_uri
         self.clock = clock
@@ -201,7 +174,7 @@ class _TableRunner:
     def _dpu_seconds(self, seconds: float) -> float | None:
         return dpu_seconds_share(seconds, job_dpus=self.args.job_dpus, concurrency=self.concurrency)
 
-    def run(self, table_id: str) -> TableResult:
+    def run(self, table_id: str) -> TableRun:
         """One table, inside its error boundary: any failure becomes a refresh_error result."""
         started = time.monotonic()
         started_at = iso(self.clock())
@@ -216,28 +189,10 @@ class _TableRunner:
                 return self._skipped(table_id, started_at, refused)
             with LeaseKeeper(self.processing, table_id, self.run_id, lease_seconds=self.args.lease_seconds) as keeper:
                 base_path = self.args.table_base_path(config.database, config.target_table)
-                result = self._process(table_id, config, base_path, keeper, started)
-            result = replace(result, dpu_seconds=self._dpu_seconds(result.seconds))
-            run = TableRun(
-                table_id,
-                self.run_id,
-                started_at,
-                TableStatus.COMPLETED,
-                finished_at=iso(self.clock()),
-                files=result.files,
-                rows=result.rows,
-                inserts=result.inserts,
-                updates=result.updates,
-                deletes=result.deletes,
-                seconds=result.seconds,
-                commit_instant=result.commit_instant,
-                duplicate_files=result.duplicates,
-                cadence=self.args.cadence,
-                batch_id=self.args.batch_id,
-                dpu_seconds=result.dpu_seconds,
-            )
+                result = self._process(table_id, config, base_path, keeper, started, started_at=started_at)
+            run = replace(result, finished_at=iso(self.clock()), dpu_seconds=self._dpu_seconds(result.seconds))
             self.processing.finish(run, self.run_id, history_retention=self.retention)
-            return result
+            return run
         except Exception as error:  # noqa: BLE001 - the per-table error boundary: record, report, move on
             return self._failed(table_id, started_at, started, error, base_path, config=config)
 
@@ -271,7 +226,7 @@ class _TableRunner:
         job = f" (job run {holder_run.run_id} of {holder_run.job_name})" if holder_run is not None else ""
         return f"leased by another run: {holder.lease_owner}{job} holds the table until {iso(expires)}"
 
-    def _skipped(self, table_id: str, started_at: str, message: str) -> TableResult:
+    def _skipped(self, table_id: str, started_at: str, message: str) -> TableRun:
         run = TableRun(
             table_id,
             self.run_id,
@@ -284,11 +239,18 @@ class _TableRunner:
         )
         self.processing.append_history(run, history_retention=self.retention)
         logger.warning("%s skipped: %s", table_id, message)
-        return TableResult(table_id, TableStatus.SKIPPED, error=message)
+        return run
 
     def _process(
-        self, table_id: str, config: TableConfig, base_path: str, keeper: LeaseKeeper, started: float
-    ) -> TableResult:
+        self,
+        table_id: str,
+        config: TableConfig,
+        base_path: str,
+        keeper: LeaseKeeper,
+        started: float,
+        *,
+        started_at: str,
+    ) -> TableRun:
         discarded = self._discard_uncommitted(config, base_path)
         landed = self.files.landed_files(table_id)
         commits = completed_commits(self.spark, base_path)
@@ -309,14 +271,14 @@ class _TableRunner:
         if not todo:
             keeper.check()
             self._skip_duplicates(table_id, duplicates, None)
-            return TableResult(
+            return self._completed(
                 table_id,
-                TableStatus.COMPLETED,
+                started_at,
                 seconds=time.monotonic() - started,
                 base_path=base_path,
                 reconciled=len(done),
                 discarded=discarded,
-                duplicates=len(duplicates),
+                duplicate_files=len(duplicates),
             )
         sources = source_files(todo, self.resolve_uri)
         changes = read_changes(self.spark, sources, config).persist()
@@ -354,9 +316,9 @@ class _TableRunner:
         self.files.mark_processed(todo, commit_instant=commit.instant, run_id=self.run_id, retention=self.retention)
         fault_point("etl.after_mark_processed")
         self._skip_duplicates(table_id, duplicates, commit.instant)
-        return TableResult(
+        return self._completed(
             table_id,
-            TableStatus.COMPLETED,
+            started_at,
             files=len(todo),
             rows=counts.rows,
             inserts=commit.inserts,
@@ -368,7 +330,18 @@ class _TableRunner:
             reconciled=len(done),
             stale_dropped=written.stale_dropped,
             discarded=discarded,
-            duplicates=len(duplicates),
+            duplicate_files=len(duplicates),
+        )
+
+    def _completed(self, table_id: str, started_at: str, **outcome: Any) -> TableRun:
+        return TableRun(
+            table_id,
+            self.run_id,
+            started_at,
+            TableStatus.COMPLETED,
+            cadence=self.args.cadence,
+            batch_id=self.args.batch_id,
+            **outcome,
         )
 
     def _skip_duplicates(
@@ -443,7 +416,7 @@ class _TableRunner:
         base_path: str | None,
         *,
         config: TableConfig | None = None,
-    ) -> TableResult:
+    ) -> TableRun:
         message = f"{type(error).__name__}: {error}"
         trace = traceback.format_exc()
         quarantined = self._quarantine_named_files(table_id, error, config)
@@ -474,15 +447,7 @@ class _TableRunner:
         except (LeaseLostError, ClientError) as lost:
             # The run failed and its outcome cannot be stored: the lease expires, the files stay landed.
             logger.error("%s: could not record the failure: %s", table_id, lost)
-        return TableResult(
-            table_id,
-            TableStatus.REFRESH_ERROR,
-            seconds=seconds,
-            error=message,
-            base_path=base_path,
-            quarantined=quarantined,
-            dpu_seconds=dpu_seconds,
-        )
+        return replace(run, error=message, base_path=base_path)
 
 
 def run_file_processor(
@@ -510,7 +475,7 @@ def run_file_processor(
     dynamodb = dynamodb if dynamodb is not None else boto3.resource("dynamodb")
     job_runs = job_runs if job_runs is not None else GlueJobRuns(region_name=dynamodb.meta.client.meta.region_name)
 
-    def run_table(table_id: str) -> TableResult:
+    def run_table(table_id: str) -> TableRun:
         # One runner per table: boto3 resources are not shared across threads.
         runner = _TableRunner(
             spark,

@@ -14,17 +14,17 @@ import boto3
 from aws_lambda_powertools import Metrics
 
 from odp.lambda_env import DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE, tracker_names_from_env
+from odp.naming import TrackerTableNames
 
 
-def dynamodb_tables(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Logical tracker name -> boto3 ``dynamodb.Table``, from the table-name variables.
+def dynamodb_tables(environ: Mapping[str, str] | None = None) -> tuple[Any, TrackerTableNames]:
+    """A boto3 DynamoDB resource and the tracker table names from the table-name variables.
 
     Raises:
         odp.lambda_env.LambdaConfigurationError: a table variable is missing.
     """
     names = tracker_names_from_env(os.environ if environ is None else environ)
-    resource = boto3.resource("dynamodb")
-    return {logical: resource.Table(physical) for logical, physical in names.as_dict().items()}
+    return boto3.resource("dynamodb"), names
 
 
 def new_metrics(environ: Mapping[str, str] | None = None, *, service: str | None = None) -> Metrics:
@@ -48,10 +48,3 @@ def publish_metrics(metrics: Metrics) -> None:
         metrics.flush_metrics()
     finally:
         metrics.clear_metrics()
-
-
-def bind_lambda_context(logger: Any, context: Any) -> None:
-    """Add the request id and function name to every log line, when a real context is given."""
-    request_id = getattr(context, "aws_request_id", None)
-    if request_id is not None:
-        logger.append_keys(function_request_id=request_id, function_name=getattr(context, "function_name", None))

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from odp.dataset_run import DatasetRun, DatasetRunStatus
+from odp.dynamodb import table_items
 from odp.naming import resource_prefix
 
 DAY_SECONDS = 86_400
@@ -51,17 +52,9 @@ class DatasetRunHistory:
 
     def runs(self, dataset: str) -> list[DatasetRun]:
         """Every recorded run of a dataset, oldest first."""
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": "dataset = :d",
-            "ExpressionAttributeValues": {":d": dataset},
-        }
-        while True:
-            page = self.table.query(**kwargs)
-            items += page["Items"]
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        items = table_items(
+            self.table, "query", KeyConditionExpression="dataset = :d", ExpressionAttributeValues={":d": dataset}
+        )
         return [DatasetRun.from_history_item(item) for item in items]
 
 

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from odp.config.datasets import DatasetConfig, Zone
 from odp.config.models import TableConfig
-from odp.job_contract import JobArgumentError
+from odp.job_contract import JobArgumentError, json_names, plain_arguments
 
 
 @dataclass(frozen=True)
@@ -89,20 +89,13 @@ class DatasetJobArgs:
         Raises:
             JobArgumentError: an argument is missing or malformed; the message names it.
         """
-        plain = {str(name).removeprefix("--"): value for name, value in arguments.items()}
+        plain = plain_arguments(arguments)
         missing = [f"--{name}" for name in cls.REQUIRED if not str(plain.get(name) or "").strip()]
         if missing:
             raise JobArgumentError(f"job argument(s) {', '.join(missing)} required")
 
         def names(name: str) -> tuple[str, ...]:
-            raw = plain.get(name) or "[]"
-            try:
-                value = json.loads(raw)
-            except json.JSONDecodeError as error:
-                raise JobArgumentError(f"job argument --{name} must be a JSON list of names, got {raw!r}") from error
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                raise JobArgumentError(f"job argument --{name} must be a JSON list of strings, got {raw!r}")
-            return tuple(value)
+            return tuple(json_names(plain.get(name) or "[]", name, of="names"))
 
         def flag(name: str) -> bool:
             raw = str(plain.get(name) or "false").lower()

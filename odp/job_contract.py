@@ -28,6 +28,35 @@ class JobArgumentError(ValueError):
     """A job argument is missing or malformed; the message names it."""
 
 
+def plain_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Resolved job arguments by name, with or without the leading ``--`` in the input."""
+    return {str(name).removeprefix("--"): value for name, value in arguments.items()}
+
+
+def required_argument(plain: dict[str, Any], name: str) -> str:
+    """Raises: JobArgumentError: the argument is missing or blank."""
+    value = plain.get(name)
+    if value is None or str(value).strip() == "":
+        raise JobArgumentError(f"job argument --{name} is required")
+    return str(value)
+
+
+def json_names(raw: str, name: str, *, of: str | None = None) -> list[str]:
+    """A job argument holding a JSON list of non-empty strings (parsed as JSON, never evaluated).
+
+    Raises:
+        JobArgumentError: not JSON (the message says a JSON list ``of`` what is expected), or not a list of strings.
+    """
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as error:
+        expected = f"a JSON list of {of}" if of else "a JSON list"
+        raise JobArgumentError(f"job argument --{name} must be {expected}, got {raw!r}") from error
+    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+        raise JobArgumentError(f"job argument --{name} must be a JSON list of strings, got {raw!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class FileProcessorJobArgs:
     """Everything one File Processor run needs.
@@ -154,13 +183,10 @@ class FileProcessorJobArgs:
         Raises:
             JobArgumentError: an argument is missing or malformed; the message names it.
         """
-        plain = {str(name).removeprefix("--"): value for name, value in arguments.items()}
+        plain = plain_arguments(arguments)
 
         def need(name: str) -> str:
-            value = plain.get(name)
-            if value is None or str(value).strip() == "":
-                raise JobArgumentError(f"job argument --{name} is required")
-            return str(value)
+            return required_argument(plain, name)
 
         def number(name: str, default: int) -> int:
             raw = plain.get(name)
@@ -174,15 +200,7 @@ class FileProcessorJobArgs:
                 raise JobArgumentError(f"job argument --{name} must be at least 1, got {value}")
             return value
 
-        raw_ids = need(cls.TABLE_IDS)
-        try:
-            table_ids = json.loads(raw_ids)
-        except json.JSONDecodeError as error:
-            raise JobArgumentError(
-                f"job argument --{cls.TABLE_IDS} must be a JSON list of table ids, got {raw_ids!r}"
-            ) from error
-        if not isinstance(table_ids, list) or not all(isinstance(t, str) and t for t in table_ids):
-            raise JobArgumentError(f"job argument --{cls.TABLE_IDS} must be a JSON list of strings, got {raw_ids!r}")
+        table_ids = json_names(need(cls.TABLE_IDS), cls.TABLE_IDS, of="table ids")
         sync = plain.get(cls.CATALOG_SYNC, "true")
         if str(sync).lower() not in ("true", "false"):
             raise JobArgumentError(f"job argument --{cls.CATALOG_SYNC} must be true or false, got {sync!r}")

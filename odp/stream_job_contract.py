@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from odp.job_contract import JobArgumentError
+from odp.job_contract import JobArgumentError, json_names, plain_arguments, required_argument
 
 
 @dataclass(frozen=True)
@@ -79,20 +79,13 @@ class StreamingJobArgs:
         Raises:
             JobArgumentError: an argument is missing or malformed; the message names it.
         """
-        plain = {str(name).removeprefix("--"): value for name, value in arguments.items()}
+        plain = plain_arguments(arguments)
 
         def need(name: str) -> str:
-            value = plain.get(name)
-            if value is None or str(value).strip() == "":
-                raise JobArgumentError(f"job argument --{name} is required")
-            return str(value).strip()
+            return required_argument(plain, name).strip()
 
-        raw_ids = need(cls.TABLE_IDS)
-        try:
-            table_ids = json.loads(raw_ids)
-        except json.JSONDecodeError as error:
-            raise JobArgumentError(f"job argument --{cls.TABLE_IDS} must be a JSON list, got {raw_ids!r}") from error
-        if not isinstance(table_ids, list) or not table_ids or not all(isinstance(t, str) and t for t in table_ids):
+        table_ids = json_names(need(cls.TABLE_IDS), cls.TABLE_IDS)
+        if not table_ids:
             raise JobArgumentError(f"job argument --{cls.TABLE_IDS} must be a non-empty JSON list of table ids")
         window = need(cls.WINDOW_SECONDS)
         if not window.isdigit() or int(window) < 1:

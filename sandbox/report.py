@@ -7,31 +7,43 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from odp.tracker import TableRun
+from odp.tracker.items import run_fields
+
 SUCCEEDED = "succeeded"
 FAILED = "failed"
 UNCHANGED = "unchanged"  # no new files for the table in this run: nothing to do
+# The TableRun fields a report line shows.
+REPORTED_COUNTS = ("files", "inserts", "updates", "deletes", "rows", "seconds", "commit_instant")
 
 
 @dataclass(frozen=True)
 class TableReport:
-    """One table's outcome in one run."""
+    """One table's line in one run: its run as the job returned it, or why it had none."""
 
     table_id: str
     cadence: str
     status: str  # succeeded | failed | unchanged
-    files: int = 0
-    inserts: int = 0
-    updates: int = 0
-    deletes: int = 0
-    rows: int | None = None
-    seconds: float = 0.0
-    commit_instant: str | None = None
+    run: TableRun | None = None
+    pending_files: int = 0  # without a run: the files it left landed
     base_path: str | None = None
     error: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.status != FAILED
+
+    @property
+    def files(self) -> int:
+        return self.run.files if self.run is not None else self.pending_files
+
+    def row(self) -> dict[str, Any]:
+        """The line as printed and written to JSON: the run's counts (rows unknown without a run)."""
+        counts = run_fields(self.run, REPORTED_COUNTS) | {"files": self.files}
+        if self.run is None:
+            counts["rows"] = None
+        line = {"table_id": self.table_id, "cadence": self.cadence, "status": self.status}
+        return line | counts | {"base_path": self.base_path, "error": self.error}
 
 
 @dataclass(frozen=True)
@@ -82,7 +94,7 @@ class RunReport:
             "withdrawn_files": self.withdrawn_files,
             "skipped_files": self.skipped_files,
             "executions": [asdict(c) for c in self.cadences],
-            "tables": [asdict(t) for t in self.tables],
+            "tables": [t.row() for t in self.tables],
         }
 
     def write(self, path: Path) -> None:
@@ -115,10 +127,8 @@ def render_table(headers: list[str], rows: list[list[Any]]) -> str:
 
 def render_report(report: RunReport) -> str:
     headers = ["table", "status", "files", "inserts", "updates", "deletes", "rows", "seconds", "error"]
-    rows = [
-        [t.table_id, t.status, t.files, t.inserts, t.updates, t.deletes, t.rows, t.seconds, _short(t.error)]
-        for t in report.tables
-    ]
+    columns = ("table_id", *headers[1:-1])
+    rows = [[line[name] for name in columns] + [_short(line["error"])] for line in (t.row() for t in report.tables)]
     lines = [render_table(headers, rows), ""]
     for cadence in report.cadences:
         detail = f" ({cadence.error}: {_short(cadence.cause, 160)})" if cadence.error else ""

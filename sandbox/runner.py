@@ -21,12 +21,12 @@ from urllib.parse import unquote_plus
 from boto3.dynamodb.conditions import Attr
 
 from odp.config.loader import OdpConfig
+from odp.dynamodb import table_items
 from odp.faults import fault_point
 from odp.job_contract import FileProcessorJobArgs, JobArgumentError
 from odp.lambda_env import lambda_environment
 from odp.naming import file_processor_job_name
-from odp.tracker import JobRunRef, TableState, classify_staging_object
-from odp.tracker.repository import FileTracker, ProcessingTracker
+from odp.tracker import JobRunRef, TableRun, TableState, Trackers, classify_staging_object
 from odp.tracker.statuses import FileStatus, TableStatus
 from sandbox import aws_calls, state_store
 from sandbox.account import (
@@ -93,7 +93,7 @@ def _with_environment(variables: dict[str, str], handler: Callable[..., Any]) ->
 
 
 def _job_binding(
-    spark: Any, account: LocalAccount, bucket_map: BucketMap, outcomes: dict[str, Any]
+    spark: Any, account: LocalAccount, bucket_map: BucketMap, outcomes: dict[str, TableRun]
 ) -> Callable[[str, str, dict[str, str]], GlueRunResult]:
     """The File Processor Glue job as a local call: parse the merged arguments, run, report."""
     run_file_processor = importlib.import_module(FILE_PROCESSOR).run_file_processor
@@ -126,21 +126,18 @@ def _job_binding(
     return run
 
 
-def _outcome_failed(outcome: Any) -> bool:
+def _outcome_failed(outcome: TableRun) -> bool:
     """refresh_error, or skipped (another run held the lease: its files were not processed)."""
-    return str(getattr(outcome, "status", "")) in (
-        TableStatus.REFRESH_ERROR.value,
-        TableStatus.SKIPPED.value,
-    ) or bool(getattr(outcome, "error", None))
+    return outcome.status in (TableStatus.REFRESH_ERROR, TableStatus.SKIPPED) or bool(outcome.error)
 
 
-def _outcome_error(outcome: Any) -> str | None:
-    if str(getattr(outcome, "status", "")) == TableStatus.SKIPPED.value and not outcome.error:
+def _outcome_error(outcome: TableRun) -> str | None:
+    if outcome.status is TableStatus.SKIPPED and not outcome.error:
         return "skipped: another run holds the table's lease (it expires after --odp_lease_seconds)"
     return outcome.error
 
 
-def describe_outcome(outcome: Any) -> str:
+def describe_outcome(outcome: TableRun) -> str:
     """One line for the console: what a table's run did."""
     if _outcome_failed(outcome):
         return f"{outcome.table_id}: FAILED after {outcome.seconds:.1f} s: {_outcome_error(outcome)}"
@@ -218,13 +215,7 @@ def _not_applied(account: LocalAccount, fresh: list[Any]) -> dict[str, str]:
 def _tracked_files(account: LocalAccount, status: FileStatus) -> Iterator[dict[str, Any]]:
     """file_tracker items with this status (a scan: the sandbox's tables are small)."""
     table = account.dynamodb().Table(account.names.file_tracker)
-    kwargs: dict[str, Any] = {"FilterExpression": Attr("status").eq(status.value)}
-    while True:
-        page = table.scan(**kwargs)
-        yield from page.get("Items", [])
-        if "LastEvaluatedKey" not in page:
-            return
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    return table_items(table, "scan", FilterExpression=Attr("status").eq(status.value))
 
 
 def _event_key(record: dict[str, Any]) -> str:
@@ -287,7 +278,7 @@ def run_sandbox(
     started = time.monotonic()
     cadences = cadences_to_run(config, layout, cadence)
     layout.raw_dir.mkdir(parents=True, exist_ok=True)
-    outcomes: dict[str, Any] = {}
+    outcomes: dict[str, TableRun] = {}
     with environment_variables(PROCESS_ENVIRONMENT), LocalAccount(config, layout) as account:
         if account.config_plan is not None:
             LOG.info("configuration loaded: %s", account.config_plan.render().splitlines()[0])
@@ -346,14 +337,11 @@ def _table_reports(
     config: OdpConfig,
     account: LocalAccount,
     cadences: list[str],
-    outcomes: dict[str, Any],
+    outcomes: dict[str, TableRun],
     executions: list[CadenceReport],
 ) -> list[TableReport]:
     """One line per active table of the cadences run: its outcome, or unchanged when it had no work."""
-    resource = account.dynamodb()
-    processing = ProcessingTracker(
-        resource.Table(account.names.processing_tracker), resource.Table(account.names.processing_tracker_history)
-    )
+    processing = Trackers.build(account.dynamodb(), account.names).processing
     failed_execution = {e.cadence: e for e in executions if e.status != "SUCCEEDED"}
     reports: list[TableReport] = []
     for name in cadences:
@@ -366,14 +354,8 @@ def _table_reports(
                         table_id=table.table_id,
                         cadence=name,
                         status=FAILED if _outcome_failed(outcome) else SUCCEEDED,
-                        files=int(outcome.files or 0),
-                        inserts=int(outcome.inserts or 0),
-                        updates=int(outcome.updates or 0),
-                        deletes=int(outcome.deletes or 0),
-                        rows=None if outcome.rows is None else int(outcome.rows),
-                        seconds=float(outcome.seconds or 0.0),
-                        commit_instant=outcome.commit_instant,
-                        base_path=getattr(outcome, "base_path", None) or base_path,
+                        run=outcome,
+                        base_path=outcome.base_path or base_path,
                         error=_outcome_error(outcome),
                     )
                 )
@@ -384,7 +366,7 @@ def _table_reports(
             error = _not_run_cause(name, state, execution, outcomes) if pending else None
             if error is not None:
                 reports.append(
-                    TableReport(table.table_id, name, FAILED, files=pending, base_path=base_path, error=error)
+                    TableReport(table.table_id, name, FAILED, pending_files=pending, base_path=base_path, error=error)
                 )
                 continue
             last_error = state.last_error if state.status is TableStatus.REFRESH_ERROR else None
@@ -394,7 +376,7 @@ def _table_reports(
 
 
 def _not_run_cause(
-    cadence: str, state: TableState, execution: CadenceReport | None, outcomes: dict[str, Any]
+    cadence: str, state: TableState, execution: CadenceReport | None, outcomes: dict[str, TableRun]
 ) -> str | None:
     """Why a table with pending files was not run by any job, or None when nothing stopped it.
 
@@ -417,8 +399,4 @@ def _not_run_cause(
 
 
 def _pending_files(account: LocalAccount, table_id: str) -> int:
-    resource = account.dynamodb()
-    tracker = FileTracker(
-        resource.Table(account.names.file_tracker), resource.Table(account.names.file_tracker_history)
-    )
-    return len(tracker.landed_files(table_id))
+    return len(Trackers.build(account.dynamodb(), account.names).files.landed_files(table_id))

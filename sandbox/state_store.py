@@ -50,14 +50,8 @@ def _read_json(path: Path) -> Any:
 
 
 def scan_typed(client: Any, table_name: str) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"TableName": table_name}
-    while True:
-        page = client.scan(**kwargs)
-        items.extend(page.get("Items", []))
-        if "LastEvaluatedKey" not in page:
-            return items
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    """Every item of the table in DynamoDB's typed JSON form (``client`` is a low-level client)."""
+    return [item for page in client.get_paginator("scan").paginate(TableName=table_name) for item in page["Items"]]
 
 
 def dump_tables(client: Any, table_names: list[str], lake: Path) -> None:

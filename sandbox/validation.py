@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from odp.config.models import TableConfig, TableMode
+from odp.table_reader import TableReadError, read_hudi_snapshot
 
 NULL = "\\N"
 TIMESTAMP_TEXT = "%Y-%m-%d %H:%M:%S.%f"
@@ -128,11 +129,9 @@ def read_table_hudi_rs(base_path: str, config: TableConfig) -> list[dict[str, An
     Raises:
         KeyError: a compared column is missing from the table.
     """
-    import pyarrow as pa
-    from hudi import HudiTableBuilder  # local import: hudi-rs loads a native library
-
-    table = HudiTableBuilder.from_base_uri(base_path.removeprefix("file://")).build()
-    data = pa.Table.from_batches(table.read())
+    data = read_hudi_snapshot(base_path)
+    if data is None:
+        raise TableReadError(f"hudi-rs read no record batch from {base_path}")
     by_lower = {name.lower(): name for name in data.column_names}
     columns = compared_columns(config)
     missing = [name for name in columns if name not in by_lower]

@@ -22,7 +22,7 @@ from odp.config.items import table_config_item
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
 from odp.job_contract import DEFAULT_TABLE_CONCURRENCY, FileProcessorJobArgs
 from odp.naming import TrackerTableNames
-from odp.tracker import FileKind, FileTracker, TrackedFile, file_kind, make_file_id
+from odp.tracker import FileKind, TrackedFile, Trackers, file_kind, make_file_id
 from odp.tracker.schema import create_tables
 
 ENVIRONMENT = "bench"
@@ -92,7 +92,7 @@ def run(spec: dict) -> dict:
     dynamodb = boto3.resource("dynamodb", region_name=REGION)
     create_tables(dynamodb.meta.client, names)
     configs = dynamodb.Table(names.table_config)
-    files = FileTracker(dynamodb.Table(names.file_tracker), dynamodb.Table(names.file_tracker_history))
+    files = Trackers.build(dynamodb, names).files
     landed = datetime(2026, 11, 1, tzinfo=UTC) + timedelta(days=spec["wave"])
     table_ids = []
     for table in spec["tables"]:

@@ -12,8 +12,8 @@ from typing import Any
 from aws_lambda_powertools import Logger, Tracer
 
 from lambdas.batch_manager.manager import BatchManager, BatchManagerError
-from lambdas.runtime import bind_lambda_context, dynamodb_tables, new_metrics, publish_metrics
-from odp.tracker import FileTracker, GlueJobRuns, ProcessingTracker
+from lambdas.runtime import dynamodb_tables, new_metrics, publish_metrics
+from odp.tracker import GlueJobRuns, Trackers
 
 logger = Logger()
 tracer = Tracer()
@@ -28,16 +28,13 @@ def default_manager() -> BatchManager:
     """The process-wide Batch Manager, built at the first invocation from the environment."""
     global _default  # noqa: PLW0603 - one lazily built instance per Lambda process
     if _default is None:
-        tables = dynamodb_tables()
+        dynamodb, names = dynamodb_tables()
+        trackers = Trackers.build(dynamodb, names, job_runs=GlueJobRuns())  # a lease of an ended job run is not held
         _default = BatchManager(
-            batch_config=tables["batch_config"],
-            table_config=tables["table_config"],
-            file_tracker=FileTracker(tables["file_tracker"], tables["file_tracker_history"]),
-            processing_tracker=ProcessingTracker(
-                tables["processing_tracker"],
-                tables["processing_tracker_history"],
-                job_runs=GlueJobRuns(),  # a lease of an ended job run is not held
-            ),
+            batch_config=dynamodb.Table(names.batch_config),
+            table_config=dynamodb.Table(names.table_config),
+            file_tracker=trackers.files,
+            processing_tracker=trackers.processing,
             # Only the cadence dimension: the freshness alarm names exactly {cadence}.
             metrics=new_metrics(os.environ, service=""),
         )
@@ -61,19 +58,16 @@ def handle(event: dict[str, Any], context: Any, manager: BatchManager) -> dict[s
     """
     if not isinstance(event, dict):
         raise InvalidRequestError(f"event must be an object, got {type(event).__name__}")
-    bind_lambda_context(logger, context)
     action = _text(event, "action")
     cadence = _text(event, "cadence")
     logger.append_keys(cadence=cadence, action=action)
     try:
         if action == "plan":
-            execution_name = _text(event, "execution_name")
-            logger.set_correlation_id(execution_name)
-            return manager.plan(cadence, execution_name)
+            return manager.plan(cadence, _text(event, "execution_name"))
         if action == "summarise":
             results = event.get("batch_results")
             first = results[0] if isinstance(results, list) and results else None
-            if isinstance(first, dict) and isinstance(first.get("batch_id"), str):
+            if isinstance(first, dict) and isinstance(first.get("batch_id"), str):  # no execution_name here
                 logger.set_correlation_id(first["batch_id"].rsplit("-", 1)[0])  # <execution_name>-<n>
             return manager.summarise(cadence, results)
         raise InvalidRequestError(f"unknown action {action!r}: expected 'plan' or 'summarise'")
@@ -83,5 +77,6 @@ def handle(event: dict[str, Any], context: Any, manager: BatchManager) -> dict[s
 
 
 @tracer.capture_lambda_handler(capture_response=False)
+@logger.inject_lambda_context(clear_state=True, correlation_id_path="execution_name")
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return handle(event, context, default_manager())

@@ -11,6 +11,7 @@ from boto3.dynamodb.conditions import Key
 from lambdas.batch_manager.planner import fit_payload, make_batches, order_tables, pending_totals
 from lambdas.batch_manager.summary import FAILED_STATUSES, parse_batch_results, summarise
 from odp.config.items import ACTIVE_CADENCE_ATTRIBUTE, TABLE_CONFIG_CADENCE_INDEX
+from odp.dynamodb import table_items
 from odp.tracker import FileTracker, ProcessingTracker, utc_now
 from odp.tracker.repository import Clock
 
@@ -64,18 +65,14 @@ class BatchManager:
 
     def active_tables(self, cadence: str) -> list[str]:
         """Active tables of the cadence, from the sparse ``active_by_cadence`` index (paginated)."""
-        kwargs: dict[str, Any] = {
-            "IndexName": TABLE_CONFIG_CADENCE_INDEX,
-            "KeyConditionExpression": Key(ACTIVE_CADENCE_ATTRIBUTE).eq(cadence),
-            "ProjectionExpression": "table_id",
-        }
-        table_ids: list[str] = []
-        while True:
-            page = self._table_config.query(**kwargs)
-            table_ids.extend(item["table_id"] for item in page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return table_ids
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        items = table_items(
+            self._table_config,
+            "query",
+            IndexName=TABLE_CONFIG_CADENCE_INDEX,
+            KeyConditionExpression=Key(ACTIVE_CADENCE_ATTRIBUTE).eq(cadence),
+            ProjectionExpression="table_id",
+        )
+        return [item["table_id"] for item in items]
 
     def plan(self, cadence: str, execution_name: str) -> dict[str, Any]:
         """The Map input: batches of tables with pending files, oldest first, leased tables left out.

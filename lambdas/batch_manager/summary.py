@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
-from odp.tracker import TableState, TableStatus
+from odp.tracker import TableRun, TableState, TableStatus
+from odp.tracker.items import run_fields
 
 SUCCEEDED = "SUCCEEDED"
 FAILED = "FAILED"
@@ -18,6 +19,8 @@ NOT_RUN = "not_run"  # the Glue run succeeded without recording this table (e.g.
 FAILED_STATUSES = (TableStatus.REFRESH_ERROR.value, BATCH_FAILED)
 MAX_SUMMARY_BYTES = 100_000
 MAX_ERROR_CHARS = 1_000
+# The TableRun fields a summary line carries.
+SUMMARY_COUNTS = ("files", "rows", "inserts", "updates", "deletes", "seconds", "commit_instant")
 
 
 class InvalidBatchResultError(ValueError):
@@ -34,22 +37,31 @@ class BatchResult:
 
 @dataclass(frozen=True)
 class TableOutcome:
+    """One table's line in the summary: its run for this batch, or why it has none (batch_failed, not_run)."""
+
     table_id: str
     batch_id: str
     status: str
-    files: int = 0
-    rows: int = 0
-    inserts: int = 0
-    updates: int = 0
-    deletes: int = 0
-    seconds: float = 0.0
-    commit_instant: str | None = None
+    run: TableRun | None = None
     error: str | None = None
-    quarantined_files: tuple[str, ...] = ()  # files this run set aside (python -m odp file release after a fix)
 
     @property
     def failed(self) -> bool:
         return self.status in FAILED_STATUSES
+
+    @property
+    def quarantined_files(self) -> tuple[str, ...]:
+        """Files this run set aside (python -m odp file release after a fix)."""
+        return self.run.quarantined_files if self.run is not None else ()
+
+    def row(self) -> dict[str, Any]:
+        """The summary line (JSON): the run's counts, zero when there is no run."""
+        line = {"table_id": self.table_id, "batch_id": self.batch_id, "status": self.status}
+        return (
+            line
+            | run_fields(self.run, SUMMARY_COUNTS)
+            | {"error": self.error, "quarantined_files": self.quarantined_files}
+        )
 
 
 def _error_text(error: Any) -> str | None:
@@ -117,17 +129,10 @@ def table_outcome(table_id: str, batch: BatchResult, state: TableState) -> Table
             table_id=table_id,
             batch_id=batch.batch_id,
             status=state.status.value,
-            files=state.last_files or 0,
-            rows=state.last_rows or 0,
-            inserts=state.last_inserts or 0,
-            updates=state.last_updates or 0,
-            deletes=state.last_deletes or 0,
-            seconds=state.last_seconds or 0.0,
-            commit_instant=state.last_commit_instant,
+            run=state.last_run(),
             error=(state.last_error or "unknown error")[:MAX_ERROR_CHARS]
             if state.status is TableStatus.REFRESH_ERROR
             else None,
-            quarantined_files=state.last_quarantined_files,
         )
     if batch.status == FAILED:
         return TableOutcome(table_id, batch.batch_id, BATCH_FAILED, error=batch.error or "the Glue run failed")
@@ -150,7 +155,7 @@ def summarise(batches: Sequence[BatchResult], states: Mapping[str, TableState]) 
     rows: list[dict[str, Any]] = []
     size = 0
     for outcome in ordered:
-        row = asdict(outcome)
+        row = outcome.row()
         size += len(json.dumps(row)) + 2
         if rows and size > MAX_SUMMARY_BYTES:
             break

@@ -15,8 +15,8 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from lambdas.file_manager.manager import FileManager
-from lambdas.runtime import bind_lambda_context, dynamodb_tables, new_metrics, publish_metrics
-from odp.tracker import FileTracker
+from lambdas.runtime import dynamodb_tables, new_metrics, publish_metrics
+from odp.tracker import Trackers
 
 logger = Logger()
 tracer = Tracer()
@@ -27,10 +27,10 @@ def default_manager() -> FileManager:
     """The process-wide File Manager, built at the first invocation from the environment."""
     global _default  # noqa: PLW0603 - one lazily built instance per Lambda process
     if _default is None:
-        tables = dynamodb_tables()
+        dynamodb, names = dynamodb_tables()
         _default = FileManager(
-            FileTracker(tables["file_tracker"], tables["file_tracker_history"]),
-            tables["table_config"],
+            Trackers.build(dynamodb, names).files,
+            dynamodb.Table(names.table_config),
             metrics=new_metrics(os.environ),
         )
     return _default
@@ -38,7 +38,6 @@ def default_manager() -> FileManager:
 
 def handle(event: dict[str, Any], context: Any, manager: FileManager) -> dict[str, Any]:
     """Process one SQS batch with the given manager; returns ``{"batchItemFailures": [...]}``."""
-    bind_lambda_context(logger, context)
     manager.start_invocation()
     processor = BatchProcessor(event_type=EventType.SQS)
 
@@ -67,5 +66,6 @@ def handle(event: dict[str, Any], context: Any, manager: FileManager) -> dict[st
 
 
 @tracer.capture_lambda_handler(capture_response=False)
+@logger.inject_lambda_context(clear_state=True)  # each record sets its own correlation id (its message id)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return handle(event, context, default_manager())

@@ -13,6 +13,7 @@ from typing import Any
 
 from odp.config.items import ACTIVE_CADENCE_ATTRIBUTE, batch_config_item, normalise_item, table_config_item
 from odp.config.loader import OdpConfig
+from odp.dynamodb import table_items
 
 
 @dataclass(frozen=True)
@@ -89,14 +90,7 @@ def plan_changes(
 
 def _scan_all(table: Any) -> list[dict[str, Any]]:
     # A scan is right here: the Configuration Manager needs every config item, once per deploy.
-    items: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {}
-    while True:
-        page = table.scan(**kwargs)
-        items.extend(page.get("Items", []))
-        if "LastEvaluatedKey" not in page:
-            return items
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    return list(table_items(table, "scan"))
 
 
 def load_into_dynamodb(

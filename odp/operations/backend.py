@@ -17,7 +17,7 @@ import boto3
 
 from odp.job_contract import FileProcessorJobArgs
 from odp.naming import TrackerTableNames, file_processor_job_name
-from odp.tracker import FileTracker, GlueJobRuns, JobRuns, ProcessingTracker
+from odp.tracker import FileTracker, GlueJobRuns, JobRuns, ProcessingTracker, Trackers
 
 
 class OperationError(RuntimeError):
@@ -66,17 +66,11 @@ def manual_batch_id(now: datetime | None = None) -> str:
 
 
 def file_tracker(backend: OperatorBackend) -> FileTracker:
-    table = backend.dynamodb.Table
-    return FileTracker(table(backend.names.file_tracker), table(backend.names.file_tracker_history))
+    return Trackers.build(backend.dynamodb, backend.names).files
 
 
 def processing_tracker(backend: OperatorBackend) -> ProcessingTracker:
-    table = backend.dynamodb.Table
-    return ProcessingTracker(
-        table(backend.names.processing_tracker),
-        table(backend.names.processing_tracker_history),
-        job_runs=backend.job_runs,
-    )
+    return Trackers.build(backend.dynamodb, backend.names, job_runs=backend.job_runs).processing
 
 
 def _split_s3(uri: str) -> tuple[str, str]:

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 from boto3.dynamodb.conditions import Attr
 
 from odp.config.items import table_config_from_item
+from odp.dynamodb import table_items
 from odp.operations.backend import OperatorBackend, file_tracker, processing_tracker
 from odp.operations.commands import age, load_table
 from odp.tracker import FileStatus, PendingSummary, TableState, TrackedFile, iso
-from odp.tracker.repository import paginate_items
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def table_view(backend: OperatorBackend, table_id: str) -> TableView:
 def cadence_tables(backend: OperatorBackend, cadence: str) -> list[str]:
     """Every table of a cadence in table_config, active or not, in id order."""
     table = backend.dynamodb.Table(backend.names.table_config)
-    items = paginate_items(table.scan, FilterExpression=Attr("cadence").eq(cadence))
+    items = table_items(table, "scan", FilterExpression=Attr("cadence").eq(cadence))
     return sorted(table_config_from_item(item).table_id for item in items)
 
 

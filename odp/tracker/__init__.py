@@ -11,7 +11,14 @@ from odp.tracker.keys import (
     parse_staging_key,
     skip_reason,
 )
-from odp.tracker.repository import FileTracker, LeaseLostError, PendingSummary, ProcessingTracker, TrackerError
+from odp.tracker.repository import (
+    FileTracker,
+    LeaseLostError,
+    PendingSummary,
+    ProcessingTracker,
+    TrackerError,
+    Trackers,
+)
 from odp.tracker.statuses import FileKind, FileStatus, TableStatus
 
 __all__ = [
@@ -32,6 +39,7 @@ __all__ = [
     "TableStatus",
     "TrackedFile",
     "TrackerError",
+    "Trackers",
     "classify_staging_object",
     "file_kind",
     "iso",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -122,7 +123,13 @@ class JobRunRef:
 
 @dataclass(frozen=True)
 class TableRun:
-    """One run of one table: a processing_tracker_history row and the summary on processing_tracker."""
+    """One run of one table: the one record of its outcome, for every layer.
+
+    Stored as a processing_tracker_history row (:meth:`to_history_item`) and as the ``last_*``
+    summary on processing_tracker (:meth:`TableState.last_run` reads it back); returned by the File
+    Processor job, summarised by the Batch Manager and reported by the sandbox. The fields after
+    ``dpu_seconds`` describe the job's own work on the table and are not stored.
+    """
 
     table_id: str
     run_id: str
@@ -137,12 +144,17 @@ class TableRun:
     seconds: float = 0.0
     commit_instant: str | None = None
     error: str | None = None
-    error_trace: str | None = None
+    error_trace: str | None = field(default=None, repr=False)  # stored; too long for a log line
     cadence: str | None = None
     batch_id: str | None = None  # the Batch Manager's batch (job argument odp_batch_id) this run belonged to
     duplicate_files: int = 0  # historical tables: files not applied, their content was applied already
     quarantined_files: tuple[str, ...] = ()  # keys of the files this run quarantined (they failed it too often)
     dpu_seconds: float | None = None  # the run's share of the Glue job's DPU-seconds (etl.cost); None = unknown
+    # Not stored: what the job did besides applying the files.
+    base_path: str | None = None  # the Hudi table the run wrote
+    reconciled: int = 0  # landed files found already committed and moved without re-applying them
+    stale_dropped: int = 0  # current mode: incoming upserts not newer than their key's committed delete
+    discarded: tuple[str, ...] = ()  # tables (main / tombstones) whose first commit never completed, removed
 
     @property
     def run_at(self) -> str:
@@ -150,7 +162,7 @@ class TableRun:
         return f"{self.started_at}#{self.run_id}"
 
     def to_history_item(self, *, expires_at: int | None = None) -> dict[str, Any]:
-        item = {name: value for name, value in asdict(self).items() if value is not None}
+        item = {name: value for name, value in asdict(self).items() if value is not None and name not in _NOT_STORED}
         item["status"] = self.status.value
         item["seconds"] = Decimal(str(round(self.seconds, 3)))
         if self.dpu_seconds is not None:
@@ -164,9 +176,41 @@ class TableRun:
             item["expires_at"] = expires_at
         return item
 
+    def last_run_attributes(self, finished_at: str) -> tuple[dict[str, Any], list[str]]:
+        """Its summary on the processing_tracker item: the ``last_*`` attributes to set and those to remove.
+
+        :meth:`TableState.last_run` reads them back. A failed run keeps the table's last good commit
+        instant and stores its error and trace; a completed run removes the last error.
+        """
+        values: dict[str, Any] = {
+            "last_run_id": self.run_id,
+            "last_finished_at": finished_at,
+            "last_files": self.files,
+            "last_rows": self.rows,
+            "last_inserts": self.inserts,
+            "last_updates": self.updates,
+            "last_deletes": self.deletes,
+            "last_seconds": Decimal(str(round(self.seconds, 3))),
+        }
+        removes: list[str] = []
+        if self.batch_id is not None:
+            values["last_batch_id"] = self.batch_id
+        if self.quarantined_files:
+            values["last_quarantined_files"] = list(self.quarantined_files)
+        else:
+            removes.append("last_quarantined_files")
+        if self.status is TableStatus.REFRESH_ERROR:
+            values["last_error"] = self.error or "unknown error"
+            values["last_error_trace"] = self.error_trace or ""
+        else:
+            removes += ["last_error", "last_error_trace"]
+            if self.commit_instant:
+                values["last_commit_instant"] = self.commit_instant
+        return values, removes
+
     @classmethod
     def from_history_item(cls, item: dict[str, Any]) -> TableRun:
-        known = {name: item[name] for name in cls.__dataclass_fields__ if name in item}
+        known = {name: item[name] for name in cls.__dataclass_fields__ if name in item and name not in _NOT_STORED}
         for name in ("files", "rows", "inserts", "updates", "deletes", "duplicate_files"):
             if name in known:
                 known[name] = int(known[name])
@@ -176,6 +220,15 @@ class TableRun:
         known["status"] = TableStatus(known["status"])
         known["quarantined_files"] = tuple(known.get("quarantined_files") or ())
         return cls(**known)
+
+
+_NOT_STORED = frozenset(("base_path", "reconciled", "stale_dropped", "discarded"))
+
+
+def run_fields(run: TableRun | None, names: Iterable[str]) -> dict[str, Any]:
+    """These fields of a run, or their defaults (zero counts) when the table has no run: a report line's columns."""
+    defaults = {spec.name: spec.default for spec in fields(TableRun)}
+    return {name: getattr(run, name) if run is not None else defaults[name] for name in names}
 
 
 @dataclass(frozen=True)
@@ -212,6 +265,33 @@ class TableState:
         if self.lease_job_name and self.lease_job_run_id:
             return JobRunRef(self.lease_job_name, self.lease_job_run_id)
         return None
+
+    def last_run(self) -> TableRun | None:
+        """The last finished run (completed or refresh_error) as ProcessingTracker.finish summarised it here.
+
+        None while no run has finished, or while a run holds the table (status updating_table). The
+        commit instant is the table's last good one (a failed run keeps it); the run's start time,
+        trace and cadence are on its history row only.
+        """
+        if self.last_run_id is None or self.status not in (TableStatus.COMPLETED, TableStatus.REFRESH_ERROR):
+            return None
+        return TableRun(
+            self.table_id,
+            self.last_run_id,
+            self.last_run_at or "",
+            self.status,
+            finished_at=self.last_finished_at,
+            files=self.last_files or 0,
+            rows=self.last_rows or 0,
+            inserts=self.last_inserts or 0,
+            updates=self.last_updates or 0,
+            deletes=self.last_deletes or 0,
+            seconds=self.last_seconds or 0.0,
+            commit_instant=self.last_commit_instant,
+            error=self.last_error,
+            batch_id=self.last_batch_id,
+            quarantined_files=self.last_quarantined_files,
+        )
 
     def lease_is_held(self, now_epoch: int) -> bool:
         """A lease counts while its expiry lies in the future; at or past it, any run may take it over."""

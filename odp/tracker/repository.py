@@ -11,13 +11,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
+from odp.dynamodb import table_items
 from odp.faults import fault_point
+from odp.naming import TrackerTableNames
 from odp.tracker.items import (
     PENDING_ATTRIBUTE,
     PENDING_INDEX,
@@ -57,16 +58,6 @@ def _is_cancelled_by_condition(error: ClientError) -> bool:
         return False
     reasons = error.response.get("CancellationReasons") or []
     return any(reason.get("Code") == "ConditionalCheckFailed" for reason in reasons)
-
-
-def paginate_items(call: Callable[..., dict[str, Any]], **kwargs: Any) -> Iterator[dict[str, Any]]:
-    """Every item of a boto3 Table resource's ``query`` or ``scan`` (plain values), page after page."""
-    while True:
-        page = call(**kwargs)
-        yield from page.get("Items", [])
-        if "LastEvaluatedKey" not in page:
-            return
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 @dataclass(frozen=True)
@@ -174,13 +165,13 @@ class FileTracker:
         query: dict[str, Any] = {"KeyConditionExpression": Key("table_id").eq(table_id), "ConsistentRead": True}
         if status is not None:
             query["FilterExpression"] = Attr("status").eq(status.value)
-        items = paginate_items(self._tracker.query, **query)
+        items = table_items(self._tracker, "query", **query)
         return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
 
     def processed_files(self, table_id: str) -> list[TrackedFile]:
         """file_tracker_history items of a table (applied or skipped), in key order."""
-        items = paginate_items(
-            self._history.query, KeyConditionExpression=Key("table_id").eq(table_id), ConsistentRead=True
+        items = table_items(
+            self._history, "query", KeyConditionExpression=Key("table_id").eq(table_id), ConsistentRead=True
         )
         return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
 
@@ -238,8 +229,9 @@ class FileTracker:
         files = 0
         size = 0
         oldest: str | None = None
-        for item in paginate_items(
-            self._tracker.query,
+        for item in table_items(
+            self._tracker,
+            "query",
             IndexName=PENDING_INDEX,
             KeyConditionExpression=Key(PENDING_ATTRIBUTE).eq(table_id),
             ProjectionExpression="#size, landed_at",
@@ -254,8 +246,9 @@ class FileTracker:
 
     def applied_content(self, table_id: str) -> dict[str, TrackedFile]:
         """ETag -> the processed file (file_tracker_history) that applied that content to the table first."""
-        items = paginate_items(
-            self._history.query,
+        items = table_items(
+            self._history,
+            "query",
             KeyConditionExpression=Key("table_id").eq(table_id),
             FilterExpression=Attr("status").eq(FileStatus.PROCESSED.value),
             ConsistentRead=True,
@@ -498,50 +491,13 @@ class ProcessingTracker:
         Raises:
             LeaseLostError: another run holds the lease now; nothing was recorded.
         """
-        now = self._clock()
+        now = iso(self._clock())
+        summary, removed = run.last_run_attributes(finished_at=now)
         names = {"#status": "status"}
-        values: dict[str, Any] = {
-            ":status": run.status.value,
-            ":now": iso(now),
-            ":owner": owner,
-            ":run": run.run_id,
-            ":files": run.files,
-            ":rows": run.rows,
-            ":inserts": run.inserts,
-            ":updates": run.updates,
-            ":deletes": run.deletes,
-            ":seconds": Decimal(str(round(run.seconds, 3))),
-        }
-        sets = [
-            "#status = :status",
-            "updated_at = :now",
-            "last_run_id = :run",
-            "last_finished_at = :now",
-            "last_files = :files",
-            "last_rows = :rows",
-            "last_inserts = :inserts",
-            "last_updates = :updates",
-            "last_deletes = :deletes",
-            "last_seconds = :seconds",
-        ]
-        removes = ["lease_owner", "lease_expires_at", "lease_job_name", "lease_job_run_id"]
-        if run.batch_id is not None:
-            sets.append("last_batch_id = :batch")
-            values[":batch"] = run.batch_id
-        if run.quarantined_files:
-            sets.append("last_quarantined_files = :quarantined")
-            values[":quarantined"] = list(run.quarantined_files)
-        else:
-            removes.append("last_quarantined_files")
-        if run.status is TableStatus.REFRESH_ERROR:
-            sets += ["last_error = :error", "last_error_trace = :trace"]
-            values[":error"] = run.error or "unknown error"
-            values[":trace"] = run.error_trace or ""
-        else:
-            removes += ["last_error", "last_error_trace"]
-            if run.commit_instant:
-                sets.append("last_commit_instant = :commit")
-                values[":commit"] = run.commit_instant
+        values: dict[str, Any] = {":status": run.status.value, ":now": now, ":owner": owner}
+        values |= {f":{name}": value for name, value in summary.items()}
+        sets = ["#status = :status", "updated_at = :now", *(f"{name} = :{name}" for name in summary)]
+        removes = ["lease_owner", "lease_expires_at", "lease_job_name", "lease_job_run_id", *removed]
         try:
             self._tracker.update_item(
                 Key={"table_id": run.table_id},
@@ -595,7 +551,7 @@ class ProcessingTracker:
         return self._job_runs is not None and job_run is not None and self._job_runs.ended(job_run) is not None
 
     def history(self, table_id: str) -> list[TableRun]:
-        items = paginate_items(self._history.query, KeyConditionExpression=Key("table_id").eq(table_id))
+        items = table_items(self._history, "query", KeyConditionExpression=Key("table_id").eq(table_id))
         return [TableRun.from_history_item(item) for item in items]
 
 
@@ -612,3 +568,27 @@ def _batch_get(client: Any, request: dict[str, Any]) -> Iterator[dict[str, Any]]
         yield response
         request = response.get("UnprocessedKeys") or {}
         attempt += 1
+
+
+@dataclass(frozen=True)
+class Trackers:
+    """Both trackers over an environment's tables: the one place that pairs each table with its history."""
+
+    files: FileTracker
+    processing: ProcessingTracker
+
+    @classmethod
+    def build(
+        cls, dynamodb: Any, names: TrackerTableNames, *, clock: Clock = utc_now, job_runs: JobRuns | None = None
+    ) -> Trackers:
+        """``dynamodb`` is a boto3 DynamoDB resource; ``job_runs`` answers whether a lease holder's job run ended."""
+        table = dynamodb.Table
+        return cls(
+            FileTracker(table(names.file_tracker), table(names.file_tracker_history), clock=clock),
+            ProcessingTracker(
+                table(names.processing_tracker),
+                table(names.processing_tracker_history),
+                clock=clock,
+                job_runs=job_runs,
+            ),
+        )

@@ -18,6 +18,7 @@ from odp.config.items import table_config_item
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
 from odp.job_contract import FileProcessorJobArgs
 from odp.naming import TrackerTableNames
+from odp.table_reader import read_hudi_snapshot
 from odp.tracker import FileTracker, TrackedFile, file_kind, make_file_id
 
 STAGING = "staging"
@@ -175,11 +176,7 @@ def rows_of(spark: Any, base_path: str, columns: list[str], order_by: list[str] 
 
 def hudi_rs_rows(base_path: str, columns: list[str]) -> list[tuple]:
     """The table as the independent hudi-rs reader sees it (snapshot of the latest commit)."""
-    from hudi import HudiTableBuilder
-
-    table = HudiTableBuilder.from_base_uri(base_path).build()
-    batches = table.read()
-    frame = pa.Table.from_batches(batches) if batches else None
+    frame = read_hudi_snapshot(base_path)
     if frame is None:
         return []
     return sorted(zip(*(frame.column(name).to_pylist() for name in columns), strict=True))

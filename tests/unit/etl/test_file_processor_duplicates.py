@@ -45,7 +45,7 @@ def test_a_historical_table_refuses_the_same_bytes_under_a_new_key(
     first_bytes = parquet([("I", "00001", 1, "ann"), ("U", "00002", 1, "ann-2")])
     first = lake.land_bytes(config, "20260101-000001.parquet", first_bytes)
     applied = lake.run(spark, table_id).tables[0]
-    assert (applied.status, applied.files, applied.duplicates) == (TableStatus.COMPLETED, 1, 0)
+    assert (applied.status, applied.files, applied.duplicate_files) == (TableStatus.COMPLETED, 1, 0)
 
     # the same bytes again under a new key, beside a new file in the same batch
     lake.land_bytes(config, "copy/20260101-000001.parquet", first_bytes)
@@ -53,7 +53,7 @@ def test_a_historical_table_refuses_the_same_bytes_under_a_new_key(
     with caplog.at_level(logging.WARNING, logger="etl.processor"):
         outcome = lake.run(spark, table_id)
     second = outcome.tables[0]
-    assert (second.status, second.files, second.duplicates) == (TableStatus.COMPLETED, 1, 1)
+    assert (second.status, second.files, second.duplicate_files) == (TableStatus.COMPLETED, 1, 1)
     assert rows_of(spark, second.base_path, ["id", "name"]) == [(1, "ann"), (1, "ann-2"), (1, "ann-3")]
     reason = (
         f"same content (ETag {first.etag}) as {first.key}, already applied to this historical table by commit "
@@ -71,7 +71,7 @@ def test_a_historical_table_refuses_the_same_bytes_under_a_new_key(
     # an operator replays the same bytes on purpose: applied again
     lake.land_bytes(config, "replay/20260101-000001.parquet", first_bytes, replay=True)
     replayed = lake.run(spark, table_id).tables[0]
-    assert (replayed.files, replayed.duplicates) == (1, 0)
+    assert (replayed.files, replayed.duplicate_files) == (1, 0)
     assert rows_of(spark, replayed.base_path, ["id", "name"]) == [
         (1, "ann"), (1, "ann"), (1, "ann-2"), (1, "ann-2"), (1, "ann-3")
     ]  # fmt: skip
@@ -85,5 +85,5 @@ def test_a_current_table_applies_a_copy_idempotently(spark, lake: Lake) -> None:
     lake.run(spark, config.table_id)
     lake.land_bytes(config, "copy/20260101-000001.parquet", body)
     again = lake.run(spark, config.table_id).tables[0]
-    assert (again.files, again.duplicates) == (1, 0)  # upsert by key: the copy changes nothing
+    assert (again.files, again.duplicate_files) == (1, 0)  # upsert by key: the copy changes nothing
     assert rows_of(spark, again.base_path, ["id", "name"]) == [(1, "ann")]

@@ -30,14 +30,14 @@ def test_a_poison_file_is_quarantined_the_table_goes_on_and_its_release_applies_
 
     first = {r.table_id: r for r in lake.run(spark, config.table_id, other.table_id).tables}
     assert first[config.table_id].status is TableStatus.REFRESH_ERROR
-    assert first[config.table_id].quarantined == ()
+    assert first[config.table_id].quarantined_files == ()
     assert first[other.table_id].status is TableStatus.COMPLETED  # the other table is not affected
     attempts = {f.key: f.attempts for f in lake.landed(config.table_id)}
     assert attempts == {"src/app/people/20260101-1.parquet": None, poison.key: 1}  # only the named file counts
 
     second = lake.run(spark, config.table_id).tables[0]
     assert second.status is TableStatus.REFRESH_ERROR
-    assert second.quarantined == (poison.key,)
+    assert second.quarantined_files == (poison.key,)
     assert second.error.endswith(f"[quarantined after 2 failed runs: {poison.key}; the next run goes on without them]")
     (held,) = files.files(config.table_id, FileStatus.QUARANTINED)
     assert held.key == poison.key

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,16 @@ from odp.naming import TrackerTableNames
 
 EVENT_SAMPLE = "s3EventBridgeNotificationObjectCreatedEvent.json"
 SQS_SAMPLE = "sqsEvent.json"
+
+
+@dataclass(frozen=True)
+class LambdaContext:
+    """The Lambda context attributes Powertools' ``inject_lambda_context`` reads."""
+
+    function_name: str = "odp-test-function"
+    memory_limit_in_mb: int = 128
+    invoked_function_arn: str = "arn:aws:lambda:eu-west-1:123456789012:function:odp-test-function"
+    aws_request_id: str = "request-1"
 
 
 class Clock:

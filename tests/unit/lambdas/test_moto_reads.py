@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from boto3.dynamodb.conditions import Attr, Key
 
+from odp.dynamodb import table_items
 from odp.naming import TrackerTableNames
 from tests.conftest import AWS_REGION
 from tests.unit.lambdas.moto_reads import partition_reads, seed_items
@@ -17,23 +18,16 @@ def queries(table: Any) -> list[list[dict[str, Any]]]:
     results = []
     for table_id in ("a", "b", "missing"):
         for forward in (True, False):
-            pages, kwargs = (
-                [],
-                {
-                    "IndexName": "pending_by_table",
-                    "KeyConditionExpression": Key("pending_table_id").eq(table_id),
-                    "ScanIndexForward": forward,
-                    "Limit": 3,
-                    "ProjectionExpression": "file_id, landed_at",
-                },
+            items = table_items(
+                table,
+                "query",
+                IndexName="pending_by_table",
+                KeyConditionExpression=Key("pending_table_id").eq(table_id),
+                ScanIndexForward=forward,
+                Limit=3,
+                ProjectionExpression="file_id, landed_at",
             )
-            while True:
-                page = table.query(**kwargs)
-                pages.append(page["Items"])
-                if "LastEvaluatedKey" not in page:
-                    break
-                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-            results.append([item for page in pages for item in page])
+            results.append(list(items))
         results.append(
             table.query(
                 KeyConditionExpression=Key("table_id").eq(table_id) & Key("file_id").begins_with("f1"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import io
 import json
 from typing import Any
 
@@ -18,7 +19,7 @@ from odp.config.loader import OdpConfig
 from odp.job_contract import FileProcessorJobArgs
 from odp.tracker import ProcessingTracker, TableRun, TableStatus
 from tests.unit.lambdas.batch_manager.conftest import pending_file, put_all
-from tests.unit.lambdas.conftest import Clock, emf_blobs
+from tests.unit.lambdas.conftest import Clock, LambdaContext, emf_blobs
 
 CADENCE = "every_10_minutes"
 T = "taxi_trips_dms.taxi_trips.table_{}".format
@@ -306,7 +307,9 @@ def test_the_handler_plans_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(batch_manager_handler, "_default", None)
-    result = batch_manager_handler.handler({"action": "plan", "cadence": CADENCE, "execution_name": "exec-9"}, None)
+    result = batch_manager_handler.handler(
+        {"action": "plan", "cadence": CADENCE, "execution_name": "exec-9"}, LambdaContext()
+    )
     # The real clock: T(4)'s lease (taken at the fixed clock's 12:00 in 2024) has long expired.
     assert [batch["table_ids"] for batch in result["batches"]] == [[T(4), T(2), T(1), T(5), T(3)]]
     [blob] = emf_blobs(capsys.readouterr().out)
@@ -318,6 +321,34 @@ def test_the_handler_plans_from_the_environment(
             "cadence": CADENCE,
             "batch_results": [{"batch_id": "exec-9-1", "table_ids": [T(4)], "status": "FAILED"}],
         },
-        None,
+        LambdaContext(),
     )
     assert summary["failed_tables"] == 1
+
+
+@pytest.mark.usefixtures("lambda_env", "pending")
+def test_the_handlers_log_lines_carry_the_invocation_and_the_execution_as_correlation_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(batch_manager_handler, "_default", None)
+    stream = io.StringIO()
+    log_handler = batch_manager_handler.logger.registered_handler
+    previous = log_handler.setStream(stream)
+    try:
+        batch_manager_handler.handler(
+            {"action": "plan", "cadence": CADENCE, "execution_name": "exec-9"}, LambdaContext(aws_request_id="r-1")
+        )
+        batch_manager_handler.handler(
+            {
+                "action": "summarise",
+                "cadence": CADENCE,
+                "batch_results": [{"batch_id": "exec-9-1", "table_ids": [T(4)], "status": "FAILED"}],
+            },
+            LambdaContext(aws_request_id="r-2"),
+        )
+    finally:
+        log_handler.setStream(previous)
+    lines = {line["message"]: line for line in map(json.loads, stream.getvalue().splitlines())}
+    planned, summarised = lines["planned"], lines["summarised"]
+    assert (planned["function_request_id"], planned["correlation_id"], planned["action"]) == ("r-1", "exec-9", "plan")
+    assert (summarised["function_request_id"], summarised["correlation_id"]) == ("r-2", "exec-9")

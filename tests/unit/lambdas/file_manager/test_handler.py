@@ -17,7 +17,7 @@ from lambdas.file_manager.manager import FileManager
 from odp.config.items import table_config_item
 from odp.config.loader import load_config
 from odp.tracker import FileStatus, FileTracker, make_file_id
-from tests.unit.lambdas.conftest import CallCounter, Clock, emf_blobs, object_created, sqs_batch
+from tests.unit.lambdas.conftest import CallCounter, Clock, LambdaContext, emf_blobs, object_created, sqs_batch
 
 DMS_TABLE = "taxi_trips_dms.taxi_trips.table_1"
 DMS_PREFIX = "taxi_trips_dms/taxi_trips/table_1"
@@ -322,8 +322,8 @@ def test_the_handler_builds_its_manager_from_the_environment_at_first_call(
     s3_event, sqs_event = events
     monkeypatch.setattr(file_manager_handler, "_default", None)
     event = sqs_batch(sqs_event, [object_created(s3_event, f"{DMS_PREFIX}/a.parquet")])
-    assert file_manager_handler.handler(event, None) == {"batchItemFailures": []}
-    assert file_manager_handler.handler(event, None) == {"batchItemFailures": []}
+    assert file_manager_handler.handler(event, LambdaContext()) == {"batchItemFailures": []}
+    assert file_manager_handler.handler(event, LambdaContext()) == {"batchItemFailures": []}
     assert file_manager_handler.default_manager() is file_manager_handler._default
     [item] = items(tracker_tables["file_tracker"])
     assert item["table_id"] == DMS_TABLE
@@ -341,7 +341,7 @@ def test_a_missing_table_variable_names_itself(
     for name in ("ODP_TABLE_FILE_TRACKER", "ODP_TABLE_TABLE_CONFIG"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(Exception, match="ODP_TABLE_FILE_TRACKER"):
-        file_manager_handler.handler(sqs_event, None)
+        file_manager_handler.handler(sqs_event, LambdaContext())
 
 
 def test_a_failed_message_is_logged_as_an_error_with_its_message_id(
