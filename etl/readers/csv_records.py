@@ -20,7 +20,7 @@ import io
 from collections.abc import Iterator, Sequence
 
 from etl.change_frame import INSERT
-from etl.readers.records import ContentError, ParsedChange, decode_content
+from etl.readers.records import MAX_RECORD_CHARS, ContentError, ParsedChange, decode_content
 
 OP_FIELD = "op"
 
@@ -73,6 +73,7 @@ def parse_csv(
     unless ``null_value`` is set (then only that text is NULL). Ends with one error change at the first
     bad line (``line N: reason``, N counting every physical line of the file).
     """
+    csv.field_size_limit(MAX_RECORD_CHARS)  # Python's default, 131,072, would refuse a DMS LOB column of 200 KB
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     layout: list[str] | None = None
     row = 0

@@ -46,6 +46,9 @@ FLATTENED_OP = "__op"
 _DIGITS = re.compile(r"^[0-9]+$")
 
 
+MAX_RECORD_CHARS = 8 * 1024 * 1024  # one JSON change record or CSV field; beyond it the file is refused
+
+
 class RecordError(ValueError):
     """One record cannot be turned into a change."""
 
@@ -91,7 +94,8 @@ def json_documents(text: str) -> Iterator[Any]:
     """Each JSON document of a file: JSON lines, or pretty-printed documents one after another.
 
     Raises:
-        RecordError: text that is not JSON (names the document number).
+        RecordError: text that is not JSON, or a document longer than :data:`MAX_RECORD_CHARS` (names the
+            document number).
     """
     decoder = json.JSONDecoder()
     position, length, index = 0, len(text), 0
@@ -100,12 +104,23 @@ def json_documents(text: str) -> Iterator[Any]:
             position += 1
         if position >= length:
             return
+        start = position
         try:
             document, position = decoder.raw_decode(text, position)
         except json.JSONDecodeError as error:
             raise RecordError(f"row {index + 1}: JSON does not parse: {error.msg} (char {error.pos})") from error
+        if position - start > MAX_RECORD_CHARS:
+            raise RecordError(f"row {index + 1}: {too_long(position - start)}")
         yield document
         index += 1
+
+
+def too_long(characters: int) -> str:
+    """The reason given for a record longer than :data:`MAX_RECORD_CHARS`."""
+    return (
+        f"a record of {characters:,} characters is longer than the limit of {MAX_RECORD_CHARS:,} "
+        "(one change record; DynamoDB items stop at 400 KB): not change data, or a row to load another way"
+    )
 
 
 def as_text(value: Any) -> str | None:

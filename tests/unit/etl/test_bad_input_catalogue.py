@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from etl.processor import TableStatus
+from etl.readers.records import MAX_RECORD_CHARS
 from odp.config.models import SourceFormat
 from odp.tracker import FileTracker, ProcessingTracker, classify_staging_object
 from tests.unit.etl.conftest import Lake, rows_of, table_config
@@ -67,6 +68,7 @@ class BadInput:
 
 
 GOOD_FIRST = ("20260101-0.parquet", parquet([GOOD_PARQUET_ROW]))
+ENORMOUS = debezium(after={"id": 2, "name": "x" * MAX_RECORD_CHARS})  # one line of more than 8 MiB
 CATALOGUE = [
     BadInput(
         "dms_unknown_op",
@@ -140,6 +142,14 @@ CATALOGUE = [
         "src/app/dbz_no_envelope/a.json: row 1: not a Debezium change event: neither an envelope (op, before, after, "
         "source) nor a flattened record (__op, __source_ts_ms, __deleted: ExtractNewRecordState with "
         "add.fields=op,source.ts_ms)",
+        DEBEZIUM,
+    ),
+    BadInput(
+        "dbz_enormous_line",
+        (("a.json", lines(debezium(after={"id": 1}), ENORMOUS)),),
+        f"src/app/dbz_enormous_line/a.json: row 2: a record of {len(json.dumps(ENORMOUS)):,} characters is longer "
+        f"than the limit of {MAX_RECORD_CHARS:,} (one change record; DynamoDB items stop at 400 KB): not change "
+        "data, or a row to load another way",
         DEBEZIUM,
     ),
     BadInput(

@@ -10,6 +10,7 @@ import pytest
 
 from etl.readers.csv_records import parse_csv, parse_csv_content
 from etl.readers.records import (
+    MAX_RECORD_CHARS,
     RecordError,
     approximate_millis,
     debezium_change,
@@ -252,3 +253,25 @@ def test_an_executor_error_is_mapped_back_to_the_file_its_message_names() -> Non
         "src/app/t/a.parquet, src/app/t/b.parquet: reading failed, the error names no single file: "
         "java.lang.OutOfMemoryError: heap"
     )
+
+
+def test_a_csv_field_of_hundreds_of_kilobytes_reads_and_one_past_the_record_limit_is_refused() -> None:
+    lob = "x" * 200_000  # a DMS LOB column: more than Python's default field limit of 131,072
+    assert _csv(f"I,1,{lob},7\n") == [(0, "I", {"id": "1", "name": lob, "seq": "7"}, None)]
+    enormous = "x" * (MAX_RECORD_CHARS + 1)
+    assert _csv(f"I,1,a,7\nI,2,{enormous},8\n")[-1] == (
+        1,
+        None,
+        {},
+        f"line 2: CSV does not parse: field larger than field limit ({MAX_RECORD_CHARS})",
+    )
+
+
+def test_a_json_record_past_the_record_limit_names_its_row() -> None:
+    enormous = json.dumps({"op": "c", "after": {"id": 2, "name": "x" * MAX_RECORD_CHARS}, "source": {"ts_ms": 5}})
+    text = json.dumps({"op": "c", "after": {"id": 1}, "source": {"ts_ms": 5}}) + "\n" + enormous + "\n"
+    errors = [c.error for c in parse_content(text.encode(), "debezium", ("id",)) if c.error]
+    assert errors == [
+        f"row 2: a record of {len(enormous):,} characters is longer than the limit of {MAX_RECORD_CHARS:,} "
+        "(one change record; DynamoDB items stop at 400 KB): not change data, or a row to load another way"
+    ]
