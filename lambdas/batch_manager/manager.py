@@ -9,7 +9,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from boto3.dynamodb.conditions import Key
 
 from lambdas.batch_manager.planner import fit_payload, make_batches, order_tables, pending_totals
-from lambdas.batch_manager.summary import FAILED_STATUSES, parse_batch_results, summarise
+from lambdas.batch_manager.summary import FAILED_STATUSES, summarise
+from odp.batches import parse_batch_results
 from odp.config.items import ACTIVE_CADENCE_ATTRIBUTE, TABLE_CONFIG_CADENCE_INDEX
 from odp.dynamodb import table_items
 from odp.tracker import FileTracker, ProcessingTracker, utc_now

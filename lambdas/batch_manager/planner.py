@@ -7,31 +7,14 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from odp.job_contract import FileProcessorJobArgs
+from odp.batches import Batch
 from odp.tracker import PendingSummary
 from odp.tracker.items import parse_iso
 
 # Step Functions caps a state's input and output at 256 KiB. The plan travels in the state
 # together with the execution input and, later, the Map results; keep it well below the cap.
 MAX_PLAN_BYTES = 160_000
-
-
-@dataclass(frozen=True)
-class Batch:
-    """One Glue run: a batch id and its tables, oldest pending file first."""
-
-    batch_id: str
-    table_ids: tuple[str, ...]
-
-    def to_payload(self) -> dict[str, Any]:
-        """The Map item: the state machine passes ``arguments`` to glue:startJobRun unchanged."""
-        return {
-            "batch_id": self.batch_id,
-            "table_ids": list(self.table_ids),
-            "arguments": FileProcessorJobArgs.run_arguments(self.table_ids, self.batch_id),
-        }
 
 
 @dataclass(frozen=True)

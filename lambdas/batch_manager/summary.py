@@ -8,31 +8,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from odp.batches import FAILED, MAX_ERROR_CHARS, BatchResult
 from odp.tracker import TableRun, TableState, TableStatus
 from odp.tracker.items import run_fields
 
-SUCCEEDED = "SUCCEEDED"
-FAILED = "FAILED"
 # Outcomes besides the TableStatus values a run records.
 BATCH_FAILED = "batch_failed"  # the Glue run failed before this table's outcome was recorded
 NOT_RUN = "not_run"  # the Glue run succeeded without recording this table (e.g. another run held its lease)
 FAILED_STATUSES = (TableStatus.REFRESH_ERROR.value, BATCH_FAILED)
 MAX_SUMMARY_BYTES = 100_000
-MAX_ERROR_CHARS = 1_000
 # The TableRun fields a summary line carries.
 SUMMARY_COUNTS = ("files", "rows", "inserts", "updates", "deletes", "seconds", "commit_instant")
-
-
-class InvalidBatchResultError(ValueError):
-    """A Map result without batch_id, table_ids or a SUCCEEDED / FAILED status."""
-
-
-@dataclass(frozen=True)
-class BatchResult:
-    batch_id: str
-    table_ids: tuple[str, ...]
-    status: str
-    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -62,42 +48,6 @@ class TableOutcome:
             | run_fields(self.run, SUMMARY_COUNTS)
             | {"error": self.error, "quarantined_files": self.quarantined_files}
         )
-
-
-def _error_text(error: Any) -> str | None:
-    """The Map's Catch puts ``{"Error": ..., "Cause": ...}`` in the result; keep it short."""
-    if error is None:
-        return None
-    if isinstance(error, Mapping):
-        text = ": ".join(str(error[part]) for part in ("Error", "Cause") if error.get(part))
-    else:
-        text = str(error)
-    return text[:MAX_ERROR_CHARS] or None
-
-
-def parse_batch_results(raw: Any) -> list[BatchResult]:
-    """Validate the Map's output.
-
-    Raises:
-        InvalidBatchResultError: an entry is not a batch result; the message says which and why.
-    """
-    if not isinstance(raw, list):
-        raise InvalidBatchResultError(f"batch_results must be a list, got {type(raw).__name__}")
-    results = []
-    for index, entry in enumerate(raw):
-        if not isinstance(entry, Mapping):
-            raise InvalidBatchResultError(f"batch_results[{index}] is not an object")
-        batch_id, table_ids, status = entry.get("batch_id"), entry.get("table_ids"), entry.get("status")
-        if not isinstance(batch_id, str) or not batch_id:
-            raise InvalidBatchResultError(f"batch_results[{index}] has no batch_id")
-        if not isinstance(table_ids, list) or not all(isinstance(t, str) for t in table_ids):
-            raise InvalidBatchResultError(f"batch_results[{index}] table_ids must be a list of table ids")
-        if status not in (SUCCEEDED, FAILED):
-            raise InvalidBatchResultError(
-                f"batch_results[{index}] status must be {SUCCEEDED} or {FAILED}, got {status!r}"
-            )
-        results.append(BatchResult(batch_id, tuple(table_ids), status, _error_text(entry.get("error"))))
-    return results
 
 
 def ran_in_batch(state: TableState, batch_id: str) -> bool:

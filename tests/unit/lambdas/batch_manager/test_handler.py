@@ -13,8 +13,8 @@ import pytest
 from lambdas.batch_manager import handler as batch_manager_handler
 from lambdas.batch_manager.handler import InvalidRequestError
 from lambdas.batch_manager.manager import BatchManager, UnknownCadenceError
-from lambdas.batch_manager.summary import InvalidBatchResultError
 from lambdas.runtime import new_metrics
+from odp.batches import InvalidBatchResultError
 from odp.config.loader import OdpConfig
 from odp.job_contract import FileProcessorJobArgs
 from odp.tracker import ProcessingTracker, TableRun, TableStatus
