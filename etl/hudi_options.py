@@ -99,6 +99,21 @@ def shuffle_parallelism(profile: WriteProfile, input_rows: int) -> int | None:
     return max(1, min(profile.cores, math.ceil(max(input_rows, 1) / ROWS_PER_LOCAL_TASK)))
 
 
+KEYS_PER_LOCAL_INDEX_FILE_GROUP = 250_000
+HUDI_MIN_INDEX_FILE_GROUPS = 10
+
+
+def record_index_file_groups(input_rows: int) -> int:
+    """Pure, local profile: the record index's file groups, fixed when the index is built (a table's first write).
+
+    Hudi's minimum (10) suits tables of millions of keys; a laptop table of thousands writes 10 tiny files per
+    commit for nothing, so one per 250,000 rows of the write, at most Hudi's 10. Never one for everything:
+    a file group's keys are merged in the driver's memory, and 2,000,000 keys in one ran a 2 GiB driver
+    out of heap (the benchmark's 10x table).
+    """
+    return max(1, min(HUDI_MIN_INDEX_FILE_GROUPS, math.ceil(max(input_rows, 1) / KEYS_PER_LOCAL_INDEX_FILE_GROUP)))
+
+
 def profile_options(profile: WriteProfile, input_rows: int) -> dict[str, str]:
     """Options every write of the profile carries (table and tombstones): metadata table on in both profiles
     (file listings from the metadata table, and the record level index lives there), parallelism per profile."""
@@ -110,9 +125,7 @@ def profile_options(profile: WriteProfile, input_rows: int) -> dict[str, str]:
         # keys with this many tasks (Hudi's default: 60, for a cluster)
         options["hoodie.global.index.reconcile.parallelism"] = str(parallelism)
     if profile.profile is HudiProfile.LOCAL:
-        # The record index is hashed over N file groups of the metadata table (default 10, for tables of
-        # millions of keys); a laptop table of thousands of keys writes 10 tiny files per commit for nothing.
-        options["hoodie.metadata.record.index.min.filegroup.count"] = "1"
+        options["hoodie.metadata.record.index.min.filegroup.count"] = str(record_index_file_groups(input_rows))
     return options
 
 

@@ -13,6 +13,7 @@ from etl.hudi_options import (
     WriteProfile,
     hudi_write_options,
     key_generator,
+    record_index_file_groups,
     shuffle_parallelism,
 )
 from odp.config.models import TableMode, TableType
@@ -101,6 +102,8 @@ def test_glue_profile_leaves_parallelism_to_hudi_and_local_derives_it_from_input
     )
     assert {name: local[name] for name in PARALLELISM_OPTIONS} == dict.fromkeys(PARALLELISM_OPTIONS, "2")
     assert local["hoodie.metadata.record.index.min.filegroup.count"] == "1"
+    # the record index's file groups follow the rows a first write brings, up to Hudi's own minimum of 10
+    assert [record_index_file_groups(rows) for rows in (0, 250_000, 250_001, 2_000_000, 50_000_000)] == [1, 1, 2, 8, 10]
     assert local["hoodie.global.index.reconcile.parallelism"] == "2"
 
 
