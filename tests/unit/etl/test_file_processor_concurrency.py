@@ -51,11 +51,11 @@ def test_one_of_several_concurrent_tables_fails_and_the_others_commit(
 
     with caplog.at_level(logging.ERROR, logger="etl.processor"):
         outcome = lake.run(
-            spark, first.table_id, broken.table_id, second.table_id, hooks=hooks, table_concurrency=3, job_dpus=10
+            spark, broken.table_id, first.table_id, second.table_id, hooks=hooks, table_concurrency=3, job_dpus=10
         )
 
     by_id = {result.table_id: result for result in outcome.tables}
-    assert [result.table_id for result in outcome.tables] == [first.table_id, broken.table_id, second.table_id]
+    assert [result.table_id for result in outcome.tables] == [broken.table_id, first.table_id, second.table_id]
     assert by_id[first.table_id].status is TableStatus.COMPLETED, by_id[first.table_id].error
     assert by_id[second.table_id].status is TableStatus.COMPLETED, by_id[second.table_id].error
     assert rows_of(spark, by_id[first.table_id].base_path, ["id", "n"]) == [(1, 10)]
@@ -104,19 +104,24 @@ def test_run_tables_bounds_the_threads_and_keeps_the_order(spark) -> None:
     lock = threading.Lock()
     running, peak = 0, 0
 
+    events: list[tuple[str, str]] = []
+
     def run_table(table_id: str) -> str:
         nonlocal running, peak
         with lock:
             running += 1
             peak = max(peak, running)
+            events.append(("start", table_id))
         threading.Event().wait(0.05)
         with lock:
             running -= 1
+            events.append(("end", table_id))
         return f"{table_id}@{threading.current_thread().name}"
 
     ids = [f"t{index}" for index in range(7)]
     assert run_tables(spark, ids, run_table, concurrency=3) == [f"{t}@{t}" for t in ids]
     assert 1 < peak <= 3
+    assert events[:2] == [("start", "t0"), ("end", "t0")]  # the first table ran alone (it warms the JVM up)
     assert effective_concurrency(4, 2) == 2
     assert effective_concurrency(0, 5) == 1
     assert run_tables(spark, [], run_table, concurrency=3) == []
