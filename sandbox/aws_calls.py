@@ -42,6 +42,7 @@ STREAMING_JOB = "streaming-job"  # the Glue streaming job of a stream (all strea
 _PRINCIPAL: ContextVar[str | None] = ContextVar("odp_aws_principal", default=None)
 _REPOSITORY = Path(__file__).resolve().parents[1]
 _OWN_PACKAGES = ("odp", "lambdas", "etl", "infrastructure")
+_TRANSPORT_HELPERS = frozenset({"odp/dynamodb.py"})  # shared plumbing: the origin is who called it
 
 
 @dataclass(frozen=True)
@@ -131,12 +132,15 @@ def add_call(service: str, operation: str, params: dict[str, Any]) -> None:
 
 
 def _origin() -> str:
-    """``path (function)`` of the innermost frame in the repository's own packages (not botocore, not tests)."""
+    """``path (function)`` of the innermost frame in the repository's own packages (not botocore, not tests),
+    past the shared transport helpers (``odp/dynamodb.py``'s paginator): the code that wanted the call."""
     for frame in reversed(traceback.extract_stack()):
         path = Path(frame.filename)
         try:
             relative = path.resolve().relative_to(_REPOSITORY)
         except ValueError:
+            continue
+        if relative.as_posix() in _TRANSPORT_HELPERS:
             continue
         if relative.parts and relative.parts[0] in _OWN_PACKAGES:
             return f"{relative.as_posix()} ({frame.name})"
