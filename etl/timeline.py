@@ -34,18 +34,19 @@ class CommitSummary:
 
 def table_exists(spark: SparkSession, base_path: str) -> bool:
     """Whether a Hudi table has been created at base_path (its hoodie.properties exists)."""
-    filesystem, path = _filesystem_path(spark, f"{base_path.rstrip('/')}/.hoodie/hoodie.properties")
+    filesystem, path = filesystem_path(spark, f"{base_path.rstrip('/')}/.hoodie/hoodie.properties")
     return bool(filesystem.exists(path))
 
 
-def _filesystem_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
+def filesystem_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
+    """(Hadoop FileSystem, Hadoop Path) of ``path``: the same calls on S3 (Glue) and locally."""
     jvm = spark.sparkContext._jvm
     hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
     return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
 
 
 def _has_entries(spark: SparkSession, path: str) -> bool:
-    filesystem, hadoop_path = _filesystem_path(spark, path)
+    filesystem, hadoop_path = filesystem_path(spark, path)
     return bool(filesystem.exists(hadoop_path)) and len(filesystem.listStatus(hadoop_path)) > 0
 
 
@@ -72,7 +73,7 @@ def discard_uncommitted_table(spark: SparkSession, base_path: str) -> tuple[str,
     pending = tuple(
         f"{instant.requestedTime()}.{instant.getAction()}.{instant.getState()}" for instant in active.getInstants()
     )
-    filesystem, hadoop_path = _filesystem_path(spark, base_path.rstrip("/"))
+    filesystem, hadoop_path = filesystem_path(spark, base_path.rstrip("/"))
     filesystem.delete(hadoop_path, True)
     logger.warning(
         "%s: discarded a table whose first commit never completed (pending instants: %s); "

@@ -26,7 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from etl.change_frame import DELETE, OP, SEQ
-from etl.timeline import table_exists
+from etl.timeline import filesystem_path, table_exists
 from odp.naming import TOMBSTONE_FOLDER
 
 STALE = "_odp_stale"  # transient column: an upsert at or below its key's tombstone
@@ -100,11 +100,11 @@ def consolidate_tombstones(spark: SparkSession, path: str, keys: Sequence[str], 
         return False
     target = f"{_folder_name(run_id)}{CONSOLIDATED_SUFFIX}"
     stored.coalesce(1).write.mode("overwrite").parquet(f"{_log_path(path)}/{target}")
-    filesystem, root = _filesystem_path(spark, path)
+    filesystem, root = filesystem_path(spark, path)
     for status in filesystem.listStatus(root):
         if status.getPath().getName() != LOG_FOLDER:
             filesystem.delete(status.getPath(), True)  # the Hudi table of an earlier release
-    for status in filesystem.listStatus(_filesystem_path(spark, _log_path(path))[1]):
+    for status in filesystem.listStatus(filesystem_path(spark, _log_path(path))[1]):
         if status.getPath().getName() != target:
             filesystem.delete(status.getPath(), True)
     return True
@@ -117,7 +117,7 @@ def clear_tombstones(spark: SparkSession, path: str) -> None:
         ValueError: ``path`` is not a tombstone path (never delete anything else).
     """
     _check_tombstone_path(path)
-    filesystem, hadoop_path = _filesystem_path(spark, path)
+    filesystem, hadoop_path = filesystem_path(spark, path)
     if filesystem.exists(hadoop_path):
         filesystem.delete(hadoop_path, True)
 
@@ -137,14 +137,8 @@ def _folder_name(run_id: str) -> str:
     return f"run-{cleaned or 'unnamed'}"
 
 
-def _filesystem_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
-    jvm = spark.sparkContext._jvm
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
-
-
 def _log_folders(spark: SparkSession, path: str) -> list[str]:
-    filesystem, log = _filesystem_path(spark, _log_path(path))
+    filesystem, log = filesystem_path(spark, _log_path(path))
     if not filesystem.exists(log):
         return []
     return [s.getPath().getName() for s in filesystem.listStatus(log) if s.isDirectory() and not _hidden(s)]
@@ -152,7 +146,7 @@ def _log_folders(spark: SparkSession, path: str) -> list[str]:
 
 def _log_data_files(spark: SparkSession, path: str) -> bool:
     """Whether the log holds a Parquet file Spark would read (not under ``_temporary``, not hidden)."""
-    filesystem, log = _filesystem_path(spark, _log_path(path))
+    filesystem, log = filesystem_path(spark, _log_path(path))
     if not filesystem.exists(log):
         return False
     for folder in filesystem.listStatus(log):
