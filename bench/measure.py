@@ -1,7 +1,10 @@
-"""Run one contender step as a child process: wall time, peak memory of its process tree, exit code.
+"""Run one contender step as a child process: wall time, peak memory and CPU time of its process tree, exit code.
 
 Memory is the sum of VmRSS over the child and all its descendants (spark-submit starts a JVM under
-a shell, pyspark starts one under Python), sampled from /proc every ``interval`` seconds.
+a shell, pyspark starts one under Python), sampled from /proc every ``interval`` seconds. CPU time is
+the sum over the same processes of user + system time, each process's last sample (so at most the
+last ``interval`` of each process is not counted): divided by wall time x cores it says how busy the
+step kept the machine.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ class StepResult:
     peak_rss_bytes: int
     returncode: int
     log_path: str
+    cpu_seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -56,15 +60,30 @@ def _rss_bytes(pid: int) -> int:
     return 0
 
 
-def tree_rss_bytes(root: int) -> int:
-    """VmRSS of ``root`` and every descendant, in bytes (0 for processes that are gone)."""
+def _cpu_ticks(pid: int) -> int:
+    """User + system time of one process in clock ticks (0 when it is gone)."""
+    try:
+        stat = (PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return 0
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of proc(5)
+
+
+def tree_pids(root: int) -> list[int]:
+    """``root`` and every descendant."""
     tree = _children()
-    total, stack = 0, [root]
+    pids, stack = [], [root]
     while stack:
         pid = stack.pop()
-        total += _rss_bytes(pid)
+        pids.append(pid)
         stack.extend(tree.get(pid, []))
-    return total
+    return pids
+
+
+def tree_rss_bytes(root: int) -> int:
+    """VmRSS of ``root`` and every descendant, in bytes (0 for processes that are gone)."""
+    return sum(_rss_bytes(pid) for pid in tree_pids(root))
 
 
 def run_step(
@@ -83,6 +102,7 @@ def run_step(
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     peak = 0
+    cpu_ticks: dict[int, int] = {}  # pid -> its latest user + system ticks
     done = threading.Event()
     with log_path.open("wb") as log:
         started = time.perf_counter()
@@ -91,7 +111,10 @@ def run_step(
         def sample() -> None:
             nonlocal peak
             while not done.is_set():
-                peak = max(peak, tree_rss_bytes(child.pid))
+                pids = tree_pids(child.pid)
+                peak = max(peak, sum(_rss_bytes(pid) for pid in pids))
+                for pid in pids:
+                    cpu_ticks[pid] = max(cpu_ticks.get(pid, 0), _cpu_ticks(pid))
                 done.wait(interval)
 
         sampler = threading.Thread(target=sample, daemon=True)
@@ -106,7 +129,8 @@ def run_step(
             seconds = time.perf_counter() - started
             done.set()
             sampler.join()
-    return StepResult(tuple(command), seconds, peak, returncode, str(log_path))
+    cpu_seconds = sum(cpu_ticks.values()) / os.sysconf("SC_CLK_TCK")
+    return StepResult(tuple(command), seconds, peak, returncode, str(log_path), cpu_seconds=cpu_seconds)
 
 
 def child_env(**extra: str) -> dict[str, str]:

@@ -37,6 +37,7 @@ CONTENDERS: dict[str, type[Contender]] = {
 REFERENCE = "hoodiestreamer"
 STAND_IN = "hudi_per_table"
 MB = 1024 * 1024
+CORES = os.cpu_count() or 1
 
 
 @dataclass
@@ -85,6 +86,9 @@ class ContenderResult:
                         "change_rows": wave.change_rows,
                         "rows_per_second": round(wave.change_rows / wave.seconds, 1) if wave.seconds else None,
                         "peak_rss_mb": round(wave.peak_rss_bytes / MB, 1),
+                        "cpu_seconds": round(wave.cpu_seconds, 1),
+                        # share of the machine's cores the wave kept busy (1.0: every core, all the time)
+                        "cpu_utilisation": round(wave.cpu_seconds / (wave.seconds * CORES), 2) if wave.seconds else None,
                         "files_written": wave.files_written,
                         "processes": wave.processes,
                         **(

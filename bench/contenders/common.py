@@ -49,6 +49,7 @@ class WaveMeasurement:
     wave: int
     seconds: float = 0.0
     peak_rss_bytes: int = 0
+    cpu_seconds: float = 0.0  # user + system time of every process of the wave
     files_written: int = 0
     processes: int = 0
     change_rows: int = 0
@@ -57,6 +58,7 @@ class WaveMeasurement:
 
     def add(self, step: StepResult) -> None:
         self.seconds += step.seconds
+        self.cpu_seconds += step.cpu_seconds
         self.peak_rss_bytes = max(self.peak_rss_bytes, step.peak_rss_bytes)
         self.processes += 1
         if not step.ok:

@@ -1,4 +1,4 @@
-"""The checker catches wrong tables; the measurement sees a child's memory and its grandchildren."""
+"""The checker catches wrong tables; the measurement sees the memory and CPU time of a child and its grandchildren."""
 
 from __future__ import annotations
 
@@ -65,6 +65,17 @@ def test_run_step_measures_the_whole_process_tree(tmp_path: Path) -> None:
     assert step.ok
     assert step.seconds >= 1.5
     assert step.peak_rss_bytes > 300 * 1024 * 1024
+
+
+def test_run_step_counts_the_cpu_time_of_the_whole_process_tree(tmp_path: Path) -> None:
+    # the grandchild burns 1 s of CPU, then idles long enough for the sampler to see its last ticks
+    busy = "import time\nend = time.process_time() + 1.0\nwhile time.process_time() < end: pass\ntime.sleep(0.5)"
+    child = f"import subprocess, sys, time; subprocess.run([sys.executable, '-c', {busy!r}], check=True); time.sleep(1)"
+    step = run_step([sys.executable, "-c", child], log_path=tmp_path / "busy.txt", interval=0.1)
+    assert step.ok
+    assert 0.9 <= step.cpu_seconds <= 2.0, step.cpu_seconds
+    idle = run_step([sys.executable, "-c", "import time; time.sleep(1.5)"], log_path=tmp_path / "idle.txt")
+    assert idle.cpu_seconds < 0.5, idle.cpu_seconds
 
 
 def test_a_failing_step_is_reported_not_raised(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ def test_small_run_checks_every_contenders_tables(tmp_path: Path, capsys: pytest
         assert [wave["change_rows"] for wave in result["waves"]] == [2000, 2 * (100 + 20 + 50 + 5 + 5)]
         assert all(wave["seconds"] > 1 and wave["files_written"] > 0 for wave in result["waves"])
         assert result["peak_rss_mb"] > 200  # a JVM was measured, not just the Python launcher
+        assert all(wave["cpu_seconds"] > 1 and 0 < wave["cpu_utilisation"] <= 1.05 for wave in result["waves"])
     assert contenders["odp"]["processes"] == 2  # one application per wave, every table in it
     assert contenders["hudi_per_table"]["processes"] == 4  # one per table per wave
     streamer = contenders["hoodiestreamer"]
