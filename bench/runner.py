@@ -88,7 +88,9 @@ class ContenderResult:
                         "peak_rss_mb": round(wave.peak_rss_bytes / MB, 1),
                         "cpu_seconds": round(wave.cpu_seconds, 1),
                         # share of the machine's cores the wave kept busy (1.0: every core, all the time)
-                        "cpu_utilisation": round(wave.cpu_seconds / (wave.seconds * CORES), 2) if wave.seconds else None,
+                        "cpu_utilisation": (
+                            round(wave.cpu_seconds / (wave.seconds * CORES), 2) if wave.seconds else None
+                        ),
                         "files_written": wave.files_written,
                         "processes": wave.processes,
                         **(
