@@ -81,11 +81,6 @@ def tree_pids(root: int) -> list[int]:
     return pids
 
 
-def tree_rss_bytes(root: int) -> int:
-    """VmRSS of ``root`` and every descendant, in bytes (0 for processes that are gone)."""
-    return sum(_rss_bytes(pid) for pid in tree_pids(root))
-
-
 def run_step(
     command: list[str],
     *,
