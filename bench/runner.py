@@ -240,7 +240,7 @@ def machine() -> dict[str, Any]:
 
     return {
         "cpu": cpu,
-        "cores": os.cpu_count(),
+        "cores": CORES,
         "memory_gib": memory_gib,
         "os": platform.platform(),
         "python": platform.python_version(),
