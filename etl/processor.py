@@ -33,6 +33,7 @@ from etl.poison import files_named_by
 from etl.readers import SourceFile, read_changes
 from etl.timeline import commit_of_run, committed_file_ids, completed_commits, discard_uncommitted_table
 from etl.transform import transform_changes
+from etl.write_budget import RowBudget, job_row_budget
 from etl.writer import job_write_profile, register_in_session_catalog, write_changes
 from odp.config.items import table_config_from_item
 from odp.config.models import TableConfig, TableMode
@@ -151,6 +152,7 @@ class _TableRunner:
         clock: Clock,
         hooks: ProcessorHooks,
         run_id: str,
+        row_budget: RowBudget,
         job_run: JobRunRef | None = None,
         job_runs: JobRuns | None = None,
     ) -> None:
@@ -167,6 +169,7 @@ class _TableRunner:
         self.run_id = run_id
         self.job_run = job_run
         self.job_runs = job_runs
+        self.row_budget = row_budget
         self.retention = timedelta(days=args.history_retention_days)
         self.write_profile = job_write_profile(spark, args)
         self.concurrency = effective_concurrency(args.table_concurrency, len(args.table_ids))
@@ -284,22 +287,23 @@ class _TableRunner:
         changes = read_changes(self.spark, sources, config).persist()
         try:
             counts = count_changes(changes, tuple(config.primary_key), sources)
-            keeper.check()
-            written = write_changes(
-                self.spark,
-                transform_changes(self.spark, changes, config),
-                config,
-                base_path,
-                has_full_load=any(s.is_full_load for s in sources),
-                catalog_sync=self.args.catalog_sync,
-                profile=self.write_profile,
-                file_ids=[s.file_id for s in sources],
-                run_id=self.run_id,
-                input_rows=counts.rows,
-                has_deletes=counts.deletes > 0,
-                tombstone_path=tombstone_path(self.args.raw_root, config.database, config.target_table),
-                before_commit=lambda: self._before_commit(table_id),
-            )
+            with self.row_budget.reserve(counts.rows, table_id):
+                keeper.check()
+                written = write_changes(
+                    self.spark,
+                    transform_changes(self.spark, changes, config),
+                    config,
+                    base_path,
+                    has_full_load=any(s.is_full_load for s in sources),
+                    catalog_sync=self.args.catalog_sync,
+                    profile=self.write_profile,
+                    file_ids=[s.file_id for s in sources],
+                    run_id=self.run_id,
+                    input_rows=counts.rows,
+                    has_deletes=counts.deletes > 0,
+                    tombstone_path=tombstone_path(self.args.raw_root, config.database, config.target_table),
+                    before_commit=lambda: self._before_commit(table_id),
+                )
         finally:
             changes.unpersist()
         last_seen = commits[-1].instant if commits else None
@@ -461,6 +465,7 @@ def run_file_processor(
     job_run: JobRunRef | None = None,
     job_runs: JobRuns | None = None,
     cloudwatch: Any = None,
+    row_budget: RowBudget | None = None,
 ) -> JobOutcome:
     """Process every table of ``args.table_ids``, ``args.table_concurrency`` at once (etl.concurrency), each
     in its own error boundary. Never raises for a table.
@@ -469,11 +474,14 @@ def run_file_processor(
     reads (identity on Glue; the sandbox maps buckets to folders). ``job_run`` (the Glue job run this
     is) is recorded with each lease; ``job_runs`` answers whether another lease holder's job run has
     ended (default: glue:GetJobRun); ``cloudwatch`` (a boto3 client) receives each table run's seconds
-    and DPU-seconds (etl.cost).
+    and DPU-seconds (etl.cost); ``row_budget`` bounds the input rows of the tables' writes at once
+    (default: sized from the Spark configuration, etl.write_budget).
     """
     run_id = f"{args.batch_id}-{uuid.uuid4().hex[:12]}"
     dynamodb = dynamodb if dynamodb is not None else boto3.resource("dynamodb")
     job_runs = job_runs if job_runs is not None else GlueJobRuns(region_name=dynamodb.meta.client.meta.region_name)
+    if row_budget is None:
+        row_budget = job_row_budget(dict(spark.sparkContext.getConf().getAll()))
 
     def run_table(table_id: str) -> TableRun:
         # One runner per table: boto3 resources are not shared across threads.
@@ -485,6 +493,7 @@ def run_file_processor(
             clock=clock or utc_now,
             hooks=hooks or NoHooks(),
             run_id=run_id,
+            row_budget=row_budget,
             job_run=job_run,
             job_runs=job_runs,
         )

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from etl.processor import JobOutcome, NoHooks, ProcessorHooks, run_file_processor
+from etl.write_budget import RowBudget
 from odp.config.items import table_config_item
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
 from odp.job_contract import FileProcessorJobArgs
@@ -142,6 +143,7 @@ class Lake:
         hooks: ProcessorHooks | None = None,
         table_concurrency: int = 4,
         job_dpus: float = 0.0,
+        row_budget: RowBudget | None = None,
     ) -> JobOutcome:
         return run_file_processor(
             spark,
@@ -149,6 +151,7 @@ class Lake:
             dynamodb=self.dynamodb,
             resolve_uri=self.resolve,
             hooks=hooks,
+            row_budget=row_budget,
         )
 
     def landed(self, table_id: str) -> list[TrackedFile]:

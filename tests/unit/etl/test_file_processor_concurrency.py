@@ -12,6 +12,7 @@ import pytest
 from etl.concurrency import POOL_PROPERTY, effective_concurrency, run_tables, scheduler_pool
 from etl.cost import dpu_seconds_share
 from etl.processor import TableStatus
+from etl.write_budget import RowBudget
 from odp.job_contract import JOB_METRICS_NAMESPACE, TABLE_DPU_SECONDS_METRIC
 from odp.tracker import ProcessingTracker, TableRun
 from tests.unit.etl.conftest import Lake, rows_of, table_config
@@ -98,6 +99,45 @@ def test_one_of_several_concurrent_tables_fails_and_the_others_commit(
         if m["MetricName"] == TABLE_DPU_SECONDS_METRIC
     }
     assert costed == {first.table_id, second.table_id, broken.table_id}
+
+
+class WritesAtOnce:
+    """Counts the tables inside their write at once. Each waits at its commit for another table to come
+    in (up to ``linger`` seconds), so two tables whose writes may overlap are seen overlapping."""
+
+    def __init__(self, linger: float) -> None:
+        self.linger = linger
+        self.changed = threading.Condition()
+        self.inside = 0
+        self.peak = 0
+
+    def before_commit(self, table_id: str) -> None:
+        with self.changed:
+            self.inside += 1
+            self.peak = max(self.peak, self.inside)
+            self.changed.notify_all()
+            self.changed.wait_for(lambda: self.inside > 1, timeout=self.linger)
+            self.inside -= 1
+
+    def after_commit(self, table_id: str, commit_instant: str) -> None:
+        return None
+
+
+@pytest.mark.spark
+def test_concurrent_tables_write_one_at_a_time_when_their_rows_exceed_the_write_budget(spark, lake: Lake) -> None:
+    configs = [lake.configure(table_config(name)) for name in ("warm", "left", "right")]
+    for number, config in enumerate(configs):
+        rows = [{"Op": "I", "seq": "1", "id": number, "n": 1}, {"Op": "I", "seq": "1", "id": 10 + number, "n": 2}]
+        lake.land_parquet(config, "20260101-1.parquet", rows, SCHEMA)
+    hooks = WritesAtOnce(linger=3.0)
+
+    # two rows per table, three rows of budget: left and right each wait for the other's write to end
+    outcome = lake.run(spark, *(c.table_id for c in configs), hooks=hooks, table_concurrency=3, row_budget=RowBudget(3))
+
+    assert [(r.table_id, r.status) for r in outcome.tables] == [(c.table_id, TableStatus.COMPLETED) for c in configs]
+    assert hooks.peak == 1
+    for number, result in enumerate(outcome.tables):
+        assert rows_of(spark, result.base_path, ["id", "n"]) == [(number, 1), (10 + number, 2)]
 
 
 def test_run_tables_bounds_the_threads_and_keeps_the_order(spark) -> None:
