@@ -288,11 +288,13 @@ def run_benchmark(
     on_progress: Callable[[dict[str, Any]], None] | None = None,
     odp_table_concurrency: int = DEFAULT_TABLE_CONCURRENCY,
     odp_table_type: str = "COPY_ON_WRITE",
+    odp_index_buckets: int | None = None,
 ) -> dict[str, Any]:
     """The whole benchmark; returns the results document (see bench/README.md).
 
     ``odp_table_concurrency``: ODP's tables written at once per wave (the cadence setting; 1 = one by one).
     ``odp_table_type``: ODP's tables (and the scale check's) as COPY_ON_WRITE or MERGE_ON_READ.
+    ``odp_index_buckets``: ODP's tables with the bucket index, N buckets per partition (None: the record index).
 
     ``on_progress`` gets the document after each contender (so a long run that is stopped keeps what
     it measured).
@@ -307,12 +309,14 @@ def run_benchmark(
         if isinstance(contender, OdpFileProcessor):
             contender.table_concurrency = odp_table_concurrency
             contender.table_type = odp_table_type
+            contender.index_buckets = odp_index_buckets
         results[name] = run_contender(contender, model, waves, staging_root)
         if on_progress is not None:
             on_progress(build_document(started, spec, waves, results))
     document = build_document(started, spec, waves, results)
     document["odp_table_concurrency"] = odp_table_concurrency
     document["odp_table_type"] = odp_table_type
+    document["odp_index_buckets"] = odp_index_buckets
     if scale_factor > 1:
         document["scale"] = scale_check(work_root, spec.rows, scale_factor, spec, table_type=odp_table_type)
     return document

@@ -14,6 +14,7 @@ from odp.config.models import TableConfig, TableMode, TableType
 COMMIT_METADATA_PREFIX = "_odp_"
 FILE_IDS_METADATA = "_odp_file_ids"
 RUN_ID_METADATA = "_odp_run_id"
+INDEX_METADATA = "_odp_index"  # the index the commit was written with (index_label)
 SIMPLE_KEYGEN = "org.apache.hudi.keygen.SimpleKeyGenerator"
 COMPLEX_KEYGEN = "org.apache.hudi.keygen.ComplexKeyGenerator"
 CUSTOM_KEYGEN = "org.apache.hudi.keygen.CustomKeyGenerator"
@@ -144,6 +145,33 @@ def record_index_options() -> dict[str, str]:
     }
 
 
+RECORD_INDEX = "record"
+
+
+def bucket_index_options(buckets: int) -> dict[str, str]:
+    """Hudi's simple bucket index: a key's file group is a hash of its record key, ``buckets`` per partition.
+
+    No lookup and no index to maintain, but not global: a key is only looked for in the partition its change
+    names (``TableConfig.index_buckets`` says when that is safe). The metadata table keeps its file listings.
+    """
+    return {
+        "hoodie.index.type": "BUCKET",
+        "hoodie.index.bucket.engine": "SIMPLE",
+        "hoodie.bucket.index.num.buckets": str(buckets),
+        "hoodie.metadata.record.index.enable": "false",
+    }
+
+
+def index_label(config: TableConfig) -> str:
+    """Pure: the index a table's commits are written with, as recorded in each commit: ``record`` or ``bucket:N``."""
+    return RECORD_INDEX if config.index_buckets is None else f"bucket:{config.index_buckets}"
+
+
+def index_options(config: TableConfig) -> dict[str, str]:
+    """The table's index: the record level index, or the bucket index when ``index_buckets`` is set."""
+    return record_index_options() if config.index_buckets is None else bucket_index_options(config.index_buckets)
+
+
 def hudi_write_options(
     config: TableConfig,
     *,
@@ -159,8 +187,10 @@ def hudi_write_options(
     ``_odp_seq`` is the ordering (precombine) field with EVENT_TIME_ORDERING, so a change older than
     the stored row never replaces it. The consumed file ids and the run id travel in the commit's
     extra metadata (keys with the ``_odp_`` prefix): exactly-once reconciliation reads them back.
-    Every table uses the record level index (see ``record_index_options``); MERGE_ON_READ tables
-    compact inline every ``profile.compaction_delta_commits`` delta commits.
+    Every table uses the record level index (see ``record_index_options``) unless it sets ``index_buckets``
+    (``bucket_index_options``); the index travels in the commit's extra metadata (``_odp_index``), so a run
+    can refuse to write a table with another one. MERGE_ON_READ tables compact inline every
+    ``profile.compaction_delta_commits`` delta commits.
     """
     record_keys = record_key_fields(config)
     partitions = tuple(config.partition_by)
@@ -180,8 +210,9 @@ def hudi_write_options(
         "hoodie.datasource.write.commitmeta.key.prefix": COMMIT_METADATA_PREFIX,
         FILE_IDS_METADATA: json.dumps(sorted(file_ids)),
         RUN_ID_METADATA: run_id,
+        INDEX_METADATA: index_label(config),
         **profile_options(profile, input_rows),
-        **record_index_options(),
+        **index_options(config),
         # The rows come one per record key already (current: the last change per key; historical: the key
         # plus ``_odp_seq``, unique per change): Hudi's own pre-combine would shuffle them again for nothing.
         "hoodie.combine.before.upsert": "false",

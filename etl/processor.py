@@ -28,10 +28,17 @@ from etl.change_counts import count_changes
 from etl.concurrency import effective_concurrency, run_tables
 from etl.cost import dpu_seconds_share, publish_costs
 from etl.errors import CommitNotFoundError, TableConfigError
+from etl.hudi_options import index_label
 from etl.lease import LeaseKeeper
 from etl.poison import files_named_by
 from etl.readers import SourceFile, read_changes
-from etl.timeline import commit_of_run, committed_file_ids, completed_commits, discard_uncommitted_table
+from etl.timeline import (
+    commit_of_run,
+    committed_file_ids,
+    completed_commits,
+    discard_uncommitted_table,
+    stored_index,
+)
 from etl.transform import transform_changes
 from etl.write_budget import RowBudget, job_row_budget
 from etl.writer import job_write_profile, register_in_session_catalog, write_changes
@@ -100,6 +107,26 @@ def load_table_config(table_config: Any, table_id: str) -> TableConfig:
     if item is None:
         raise TableConfigError(f"{table_id}: no table_config item; deploy the configuration first")
     return table_config_from_item(item)
+
+
+def check_index_unchanged(config: TableConfig, stored: str | None) -> None:
+    """Pure: refuse a write whose index differs from the one the table was written with.
+
+    Hudi accepts a bucket index with another bucket count, or one switched from the record index, and then
+    places a key where no earlier write of it is looked for: the table would hold it twice. ``stored``: the
+    index of the table's last ODP commit (None: a new table, any index goes).
+
+    Raises:
+        TableConfigError: the configured index is not the stored one (nothing is written; files stay landed).
+    """
+    wanted = index_label(config)
+    if stored is not None and stored != wanted:
+        raise TableConfigError(
+            f"{config.table_id}: table_config asks for the {wanted} index (index_buckets: {config.index_buckets}), "
+            f"but the table was written with the {stored} index; a table's index is fixed at its first write "
+            "(another one would store its keys twice). Set index_buckets back, or delete the table's files and "
+            "tombstones and load it again with the new setting"
+        )
 
 
 def split_duplicate_content(
@@ -257,6 +284,7 @@ class _TableRunner:
         discarded = self._discard_uncommitted(config, base_path)
         landed = self.files.landed_files(table_id)
         commits = completed_commits(self.spark, base_path)
+        check_index_unchanged(config, stored_index(commits))
         consumed = committed_file_ids(commits)
         done = [f for f in landed if f.file_id in consumed]
         for instant in sorted({consumed[f.file_id] for f in done}):

@@ -14,14 +14,14 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from etl.hudi_options import FILE_IDS_METADATA, RUN_ID_METADATA
+from etl.hudi_options import FILE_IDS_METADATA, INDEX_METADATA, RECORD_INDEX, RUN_ID_METADATA
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class CommitSummary:
-    """One completed commit: instant, action, the files and run it recorded, write statistics."""
+    """One completed commit: instant, action, the files, run and index it recorded, write statistics."""
 
     instant: str
     action: str
@@ -30,6 +30,7 @@ class CommitSummary:
     inserts: int
     updates: int
     deletes: int
+    index: str | None = None  # ``_odp_index`` (etl.hudi_options.index_label); None before it was recorded
 
 
 def table_exists(spark: SparkSession, base_path: str) -> bool:
@@ -114,6 +115,7 @@ def completed_commits(spark: SparkSession, base_path: str, *, after: str | None 
                 action=str(instant.getAction()),
                 file_ids=tuple(json.loads(raw_ids)) if raw_ids else (),
                 run_id=extra.get(RUN_ID_METADATA) or None,
+                index=extra.get(INDEX_METADATA) or None,
                 inserts=int(metadata.fetchTotalInsertRecordsWritten()),
                 updates=int(metadata.fetchTotalUpdateRecordsWritten()),
                 deletes=deletes,
@@ -125,6 +127,15 @@ def completed_commits(spark: SparkSession, base_path: str, *, after: str | None 
 def committed_file_ids(commits: list[CommitSummary]) -> dict[str, str]:
     """file id -> instant of the commit that consumed it."""
     return {file_id: commit.instant for commit in commits for file_id in commit.file_ids}
+
+
+def stored_index(commits: list[CommitSummary]) -> str | None:
+    """Pure: the index of the table's last ODP commit (None: no ODP commit yet). A commit of a release that did
+    not record it was written with a global index (record level, or GLOBAL_SIMPLE before it): ``record``."""
+    for commit in reversed(commits):
+        if commit.run_id is not None:
+            return commit.index or RECORD_INDEX
+    return None
 
 
 def commit_of_run(commits: list[CommitSummary], run_id: str) -> CommitSummary | None:

@@ -18,6 +18,7 @@ class OdpFileProcessor(Contender):
     label = "ODP File Processor (one Spark application per wave)"
     table_concurrency = DEFAULT_TABLE_CONCURRENCY  # tables of a wave written at once (the cadence setting)
     table_type = "COPY_ON_WRITE"  # or MERGE_ON_READ (the other contenders always write COPY_ON_WRITE)
+    index_buckets: int | None = None  # the table setting index_buckets (None: the record level index)
 
     def unavailable_reason(self) -> str | None:
         try:
@@ -37,6 +38,7 @@ class OdpFileProcessor(Contender):
             "warehouse": str(self.root / "warehouse"),
             "table_concurrency": self.table_concurrency,
             "table_type": self.table_type,
+            "index_buckets": self.index_buckets,
             "tables": [{"table_id": table_id(item.table), "keys": item.keys} for item in files],
         }
         spec_path = self.write_spec(f"wave_{wave}", spec)

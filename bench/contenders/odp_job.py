@@ -32,7 +32,11 @@ DATABASE = "taxi_trips_raw"
 
 
 def table_config(
-    source: str, schema_name: str, table: str, table_type: TableType = TableType.COPY_ON_WRITE
+    source: str,
+    schema_name: str,
+    table: str,
+    table_type: TableType = TableType.COPY_ON_WRITE,
+    index_buckets: int | None = None,
 ) -> TableConfig:
     """The benchmark's table settings: the same key, ordering and partitioning as the other contenders."""
     return TableConfig(
@@ -50,6 +54,7 @@ def table_config(
         target_table=table,
         is_active=True,
         columns=None,
+        index_buckets=index_buckets,
     )
 
 
@@ -98,7 +103,8 @@ def run(spec: dict) -> dict:
     for table in spec["tables"]:
         source, schema_name, name = table["table_id"].split(".")
         table_type = TableType(spec.get("table_type", TableType.COPY_ON_WRITE.value))
-        configs.put_item(Item=table_config_item(table_config(source, schema_name, name, table_type)))
+        config = table_config(source, schema_name, name, table_type, spec.get("index_buckets"))
+        configs.put_item(Item=table_config_item(config))
         for order, key in enumerate(table["keys"]):
             size = (staging_root / key).stat().st_size
             files.register(tracked_file(table["table_id"], key, size, landed + timedelta(seconds=order)))

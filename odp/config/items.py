@@ -49,6 +49,8 @@ def table_config_item(table: TableConfig) -> dict[str, Any]:
             item[name] = value.value if hasattr(value, "value") else value
     if table.max_file_attempts != DEFAULT_MAX_FILE_ATTEMPTS:
         item["max_file_attempts"] = table.max_file_attempts
+    if table.index_buckets is not None:
+        item["index_buckets"] = table.index_buckets
     if table.is_active and table.cadence is not None:  # a streamed table is never a batch table
         item[ACTIVE_CADENCE_ATTRIBUTE] = table.cadence
     return item
@@ -66,8 +68,9 @@ def table_config_from_item(item: dict[str, Any]) -> TableConfig:
         pydantic.ValidationError: the item is not a table_config item.
     """
     fields = {key: value for key, value in item.items() if key not in ("table_id", ACTIVE_CADENCE_ATTRIBUTE)}
-    if isinstance(fields.get("max_file_attempts"), Decimal):  # DynamoDB numbers come back as Decimal
-        fields["max_file_attempts"] = int(fields["max_file_attempts"])
+    for number in ("max_file_attempts", "index_buckets"):
+        if isinstance(fields.get(number), Decimal):  # DynamoDB numbers come back as Decimal
+            fields[number] = int(fields[number])
     columns = fields.get("columns")
     if isinstance(columns, dict):
         raise StaleTableConfigItemError(

@@ -8,7 +8,7 @@ the path inside it and the reason.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -191,6 +191,13 @@ def _validate_tables_file(
         return None, []  # the file's own fields (source, format, defaults) are invalid: reported above
 
 
+def batch_only_issues(pick: Callable[[str], Any], stream: str | None) -> list[tuple[str, str]]:
+    """Pure: (setting, reason) for each batch-only setting a streamed table sets (the stream job ignores them)."""
+    if stream is None or pick("index_buckets") is None:
+        return []
+    return [("index_buckets", "applies to batch tables only (a streamed table is written by its stream job)")]
+
+
 def _resolve_table(
     tables_file: TablesFile, index: int, entry: TableEntry, display: str, issues: list[ConfigIssue]
 ) -> TableConfig | None:
@@ -236,6 +243,7 @@ def _resolve_table(
         )
     if len(set(partition_by)) != len(partition_by):
         issues.append(ConfigIssue(display, f"{where}.partition_by", f"repeats a column: {partition_by}"))
+    issues.extend(ConfigIssue(display, f"{where}.{name}", reason) for name, reason in batch_only_issues(pick, stream))
     if columns is not None:
         declared = set(columns)
         for role, names in (
@@ -270,6 +278,7 @@ def _resolve_table(
         is_active=True if pick("is_active") is None else pick("is_active"),
         columns=columns,
         max_file_attempts=pick("max_file_attempts") or DEFAULT_MAX_FILE_ATTEMPTS,
+        index_buckets=pick("index_buckets"),
         stream=stream,
         **{name: pick(name) for name in SOURCE_SETTINGS if pick(name) is not None},
     )

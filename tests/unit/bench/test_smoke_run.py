@@ -49,3 +49,24 @@ def test_small_run_checks_every_contenders_tables(tmp_path: Path, capsys: pytest
         contenders["hudi_per_table"]["total_seconds"] / contenders["odp"]["total_seconds"], rel=0.01
     )
     assert "speedup_vs_hoodiestreamer" in printed
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_small_run_of_odp_with_the_bucket_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    exit_code = main(
+        ["run", "--small", "--contenders", "odp", "--index-buckets", "1", "--work-dir", str(tmp_path), "--name", "b"]
+    )
+    assert exit_code == 0, capsys.readouterr().out
+    document = json.loads((tmp_path / "results" / "b.json").read_text())
+    assert document["odp_index_buckets"] == 1
+    result = document["contenders"]["odp"]
+    assert result["status"] == "ok", result["reason"]
+    assert [(check["table"], check["ok"]) for check in result["checks"]] == [("table_1", True), ("table_2", True)]
+    tables = sorted(path.parent.parent for path in tmp_path.glob("**/taxi_trips_raw/*/.hoodie/hoodie.properties"))
+    assert [table.name for table in tables] == ["table_1", "table_2"]
+    for table in tables:
+        assert (table / ".hoodie" / "metadata" / "files").is_dir()
+        assert not (table / ".hoodie" / "metadata" / "record_index").exists()
+        # one bucket per partition: every base file's file group is bucket 0
+        assert {parquet.name[:8] for parquet in table.glob("vendorid=*/*.parquet")} == {"00000000"}

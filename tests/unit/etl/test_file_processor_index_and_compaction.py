@@ -77,3 +77,60 @@ def test_merge_on_read_compacts_inline_every_n_delta_commits(spark, lake: Lake) 
     assert [c.action for c in commits][-1] == "commit"  # the compaction, inline after the N-th delta commit
     assert commits[-1].file_ids == ()  # a compaction consumes no landed file
     assert rows_of(spark, base_path, ["id", "region"]) == [(1, f"r{DEFAULT_COMPACTION_DELTA_COMMITS}")]
+
+
+LOAD = pa.schema([("seq", pa.string()), ("id", pa.int32()), ("region", pa.string())])
+
+
+def bucket_ids(base: Path) -> dict[str, set[int]]:
+    """Partition -> the buckets of its base files (a bucket file group's id starts with its bucket number)."""
+    found: dict[str, set[int]] = {}
+    for parquet in base.glob("region=*/*.parquet"):
+        found.setdefault(parquet.parent.name, set()).add(int(parquet.name[:8]))
+    return found
+
+
+@pytest.mark.spark
+def test_a_bucket_index_table_loads_changes_and_reloads_and_refuses_another_index(spark, lake: Lake) -> None:
+    config = lake.configure(table_config("bucketed", partition_by=("region",), index_buckets=2))
+    loaded = [{"seq": None, "id": n, "region": "eu" if n % 2 else "us"} for n in range(1, 7)]
+    lake.land_parquet(config, "LOAD00000001.parquet", loaded, LOAD)
+    first = lake.run(spark, config.table_id).tables[0]
+    assert first.status is TableStatus.COMPLETED, first.error
+    base = Path(first.base_path.removeprefix("file://"))
+    assert set(bucket_ids(base)) == {"region=eu", "region=us"}
+    assert all(buckets <= {0, 1} for buckets in bucket_ids(base).values())
+    assert not (base / ".hoodie" / "metadata" / "record_index").exists()  # no record index to build or keep
+    assert [c.index for c in completed_commits(spark, first.base_path)] == ["bucket:2"]
+
+    changes = [
+        {"Op": "U", "seq": "2", "id": 1, "region": "eu"},
+        {"Op": "D", "seq": "2", "id": 2, "region": "us"},
+        {"Op": "I", "seq": "2", "id": 7, "region": "eu"},
+    ]
+    lake.land_parquet(config, "20260101-1.parquet", changes, CDC)
+    second = lake.run(spark, config.table_id).tables[0]
+    assert second.status is TableStatus.COMPLETED, second.error
+    assert (second.inserts, second.updates, second.deletes) == (1, 1, 1)  # found in its bucket: no duplicate
+    expected = [(1, "eu", "2"), (3, "eu", None), (4, "us", None), (5, "eu", None), (6, "us", None), (7, "eu", "2")]
+    assert rows_of(spark, second.base_path, ["id", "region", "seq"]) == expected
+    assert all(buckets <= {0, 1} for buckets in bucket_ids(base).values())
+
+    # a later full load replaces the table (insert_overwrite_table) with the same buckets
+    lake.land_parquet(config, "LOAD00000002.parquet", [{"seq": None, "id": 9, "region": "us"}], LOAD)
+    reloaded = lake.run(spark, config.table_id).tables[0]
+    assert reloaded.status is TableStatus.COMPLETED, reloaded.error
+    assert rows_of(spark, reloaded.base_path, ["id", "region"]) == [(9, "us")]
+
+    # another bucket count, or the record index, would look for the stored keys where they are not: refused
+    lake.land_parquet(config, "20260101-2.parquet", [{"Op": "U", "seq": "3", "id": 9, "region": "us"}], CDC)
+    for other, label in ((3, "bucket:3"), (None, "record")):
+        lake.configure(table_config("bucketed", partition_by=("region",), index_buckets=other))
+        refused = lake.run(spark, config.table_id).tables[0]
+        assert refused.status is TableStatus.REFRESH_ERROR
+        assert refused.error.startswith(
+            f"TableConfigError: src.app.bucketed: table_config asks for the {label} index (index_buckets: {other}), "
+            "but the table was written with the bucket:2 index; a table's index is fixed at its first write"
+        ), refused.error
+        assert len(lake.landed(config.table_id)) == 1  # nothing written, the file stays landed
+        assert rows_of(spark, reloaded.base_path, ["id", "region", "seq"]) == [(9, "us", None)]

@@ -6,7 +6,9 @@ import json
 
 import pytest
 
+from etl.errors import TableConfigError
 from etl.hudi_options import (
+    INDEX_METADATA,
     PARALLELISM_OPTIONS,
     HudiProfile,
     WriteOperation,
@@ -16,6 +18,8 @@ from etl.hudi_options import (
     record_index_file_groups,
     shuffle_parallelism,
 )
+from etl.processor import check_index_unchanged
+from etl.timeline import CommitSummary, stored_index
 from odp.config.models import TableMode, TableType
 from odp.naming import tombstone_path
 from tests.unit.etl.conftest import table_config
@@ -134,3 +138,36 @@ def test_historical_mor_with_glue_sync() -> None:
 
 def test_tombstone_path() -> None:
     assert tombstone_path("s3://raw/", "lake_db", "orders") == "s3://raw/lake_db/_odp_tombstones/orders"
+
+
+def test_index_buckets_choose_the_bucket_index_and_every_commit_records_its_index() -> None:
+    bucketed = table_config("orders", partition_by=("region",), index_buckets=16)
+    options = hudi_write_options(bucketed, operation=WriteOperation.UPSERT, profile=GLUE, catalog_sync=False)
+    assert options["hoodie.index.type"] == "BUCKET"
+    assert options["hoodie.index.bucket.engine"] == "SIMPLE"
+    assert options["hoodie.bucket.index.num.buckets"] == "16"
+    assert options["hoodie.metadata.record.index.enable"] == "false"
+    assert options["hoodie.metadata.enable"] == "true"  # file listings still come from the metadata table
+    assert "hoodie.record.index.update.partition.path" not in options
+    assert options[INDEX_METADATA] == "bucket:16"
+    plain = hudi_write_options(
+        table_config("orders"), operation=WriteOperation.UPSERT, profile=GLUE, catalog_sync=False
+    )
+    assert plain[INDEX_METADATA] == "record"
+
+
+def commit(run_id: str | None, index: str | None) -> CommitSummary:
+    return CommitSummary("1", "commit", (), run_id, 0, 0, 0, index=index)
+
+
+def test_the_stored_index_is_the_last_odp_commits_and_another_one_is_refused() -> None:
+    assert stored_index([]) is None
+    assert stored_index([commit("r1", "bucket:4"), commit(None, None)]) == "bucket:4"  # a compaction records none
+    assert stored_index([commit("r1", None)]) == "record"  # written before the index was recorded: a global one
+    bucketed = table_config("orders", index_buckets=4)
+    check_index_unchanged(bucketed, None)  # a new table takes any index
+    check_index_unchanged(bucketed, "bucket:4")
+    with pytest.raises(TableConfigError, match=r"asks for the bucket:4 index .* written with the record index"):
+        check_index_unchanged(bucketed, "record")
+    with pytest.raises(TableConfigError, match=r"asks for the record index .* written with the bucket:4 index"):
+        check_index_unchanged(table_config("orders"), "bucket:4")

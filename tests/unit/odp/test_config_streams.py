@@ -86,6 +86,13 @@ def test_without_streams_yaml_no_table_is_streamed(tmp_path: Path) -> None:
             ],
         ),
         (
+            lambda f: f["tables/app_dynamodb.yaml"]["defaults"].update(index_buckets=4),
+            [
+                "tables/app_dynamodb.yaml: tables[0].index_buckets: applies to batch tables only (a streamed table is "
+                "written by its stream job)"
+            ],
+        ),
+        (
             stream_a_dms_table,
             [
                 "tables/shop.yaml: shop.public.customers: only dynamodb tables can be streamed, "
@@ -104,7 +111,7 @@ def test_without_streams_yaml_no_table_is_streamed(tmp_path: Path) -> None:
             ],
         ),
     ],
-    ids=["both", "neither", "unknown stream", "not dynamodb", "window too short", "bad checkpoint prefix"],
+    ids=["both", "neither", "unknown stream", "bucket index", "not dynamodb", "window too short", "bad checkpoint prefix"],
 )
 def test_broken_stream_configuration(tmp_path: Path, change: Callable[[dict], None], expected: list[str]) -> None:
     assert errors_of(tmp_path, change) == expected

@@ -110,3 +110,18 @@ def test_transform_problems_name_the_table_setting(tmp_path: Path) -> None:
     assert "tables[0].transform" in message
     assert "must keep column _odp" in message
     assert "must keep column zeta" in message
+
+
+def test_the_bucket_index_setting_survives_dynamodb_and_is_bounded(tmp_path: Path, tracker_tables: dict) -> None:
+    config = load_config(_config_dir(tmp_path / "bucket", {"index_buckets": 8, "partition_by": ["seq"]}))
+    load_into_dynamodb(config, "test", tracker_tables["table_config"], tracker_tables["batch_config"])
+    item = tracker_tables["table_config"].get_item(Key={"table_id": "shop.public.t"}, ConsistentRead=True)["Item"]
+    assert item["index_buckets"] == 8  # a DynamoDB number (Decimal), read back as an int
+    assert table_config_from_item(item).index_buckets == 8
+    assert table_config_from_item(item) == config.table("shop.public.t")
+    # omitted: the record level index, and nothing stored
+    default = load_config(_config_dir(tmp_path / "record", {})).table("shop.public.t")
+    assert default.index_buckets is None
+    assert "index_buckets" not in table_config_item(default)
+    with pytest.raises(ConfigError, match=r"tables\[0\]\.index_buckets: Input should be greater than or equal to 1"):
+        load_config(_config_dir(tmp_path / "zero", {"index_buckets": 0}))
