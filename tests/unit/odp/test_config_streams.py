@@ -111,7 +111,15 @@ def test_without_streams_yaml_no_table_is_streamed(tmp_path: Path) -> None:
             ],
         ),
     ],
-    ids=["both", "neither", "unknown stream", "bucket index", "not dynamodb", "window too short", "bad checkpoint prefix"],
+    ids=[
+        "both",
+        "neither",
+        "unknown stream",
+        "bucket index",
+        "not dynamodb",
+        "window too short",
+        "bad checkpoint prefix",
+    ],
 )
 def test_broken_stream_configuration(tmp_path: Path, change: Callable[[dict], None], expected: list[str]) -> None:
     assert errors_of(tmp_path, change) == expected
