@@ -25,7 +25,7 @@ GIB = 1 << 30
 # (21 columns) in one local 2 GiB JVM: a 2,000,000-row first load alone passed, three at once ran out of heap.
 ROWS_PER_HEAP_GIB = 1_000_000
 _MEMORY = re.compile(r"^\s*(\d+)\s*([kmgtp]?)b?\s*$", re.IGNORECASE)
-_MIB_PER_UNIT = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024**2, "p": 1024**3}
+_BYTES_PER_UNIT = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 
 
 def memory_bytes(setting: str) -> int:
@@ -38,7 +38,7 @@ def memory_bytes(setting: str) -> int:
     if match is None:
         raise ValueError(f"not a Spark memory size: {setting!r}")
     number, unit = match.groups()
-    return int(int(number) * _MIB_PER_UNIT[(unit or "m").lower()] * (1 << 20))
+    return int(number) * _BYTES_PER_UNIT[(unit or "m").lower()]
 
 
 def task_heap_bytes(conf: Mapping[str, str]) -> int:
