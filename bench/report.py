@@ -20,13 +20,7 @@ def text_table(document: dict[str, Any]) -> str:
             continue
         rows.append(
             [
-                name,
-                "ok",
-                *[f"{wave['seconds']:.1f}" for wave in result["waves"]],
-                f"{result['total_seconds']:.1f}",
-                f"{result['rows_per_second']:.0f}",
-                f"{result['peak_rss_mb']:.0f}",
-                str(result["files_written"]),
+                *_timing_cells(name, result),
                 _ratio(document["ratio_to_hoodiestreamer"].get(name)),
                 _ratio(document["ratio_to_hudi_per_table"].get(name)),
             ]
@@ -49,6 +43,20 @@ def text_table(document: dict[str, Any]) -> str:
     if scale:
         lines.append(f"scale check (ODP, one CDC wave, same changes, table x{scale['factor']}): {scale}")
     return "\n".join(lines)
+
+
+def _timing_cells(name: str, result: dict[str, Any]) -> list[str]:
+    """A timed contender's cells shared by both tables: name, status, seconds per wave and in total, rows/s,
+    peak memory, files written."""
+    return [
+        name,
+        "ok",
+        *[f"{wave['seconds']:.1f}" for wave in result["waves"]],
+        f"{result['total_seconds']:.1f}",
+        f"{result['rows_per_second']:.0f}",
+        f"{result['peak_rss_mb']:.0f}",
+        str(result["files_written"]),
+    ]
 
 
 def _ratio(value: float | None) -> str:
@@ -116,13 +124,7 @@ def markdown(document: dict[str, Any]) -> str:
             cells = [name, f"{result['status']}: {result['reason'][:160]}", *[""] * (len(headers) - 2)]
         else:
             cells = [
-                name,
-                "ok",
-                *[f"{wave['seconds']:.1f}" for wave in result["waves"]],
-                f"{result['total_seconds']:.1f}",
-                f"{result['rows_per_second']:.0f}",
-                f"{result['peak_rss_mb']:.0f}",
-                str(result["files_written"]),
+                *_timing_cells(name, result),
                 str(result["processes"]),
                 _ratio(document["ratio_to_hudi_per_table"].get(name)),
             ]
