@@ -13,6 +13,8 @@ from typing import Any
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.base import FailureResponse
+from aws_lambda_powertools.utilities.batch.exceptions import ExceptionInfo
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
@@ -47,7 +49,7 @@ class ObjectCreatedBatch(BatchProcessor):
     def __init__(self) -> None:
         super().__init__(event_type=EventType.SQS, model=ObjectCreatedSqsRecord)
 
-    def failure_handler(self, record: ObjectCreatedSqsRecord | SQSRecord, exception: Any) -> Any:
+    def failure_handler(self, record: ObjectCreatedSqsRecord | SQSRecord, exception: ExceptionInfo) -> FailureResponse:
         """Log, then record the failure as Powertools does. A record that failed validation arrives
         as an ``SQSRecord`` (Powertools converts it without the model); it is logged as a
         :class:`MalformedEventError` that says what is wrong with it."""
