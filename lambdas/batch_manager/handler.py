@@ -2,6 +2,7 @@
 
 ``{"action": "plan", "cadence": ..., "execution_name": ...}`` returns the Map input;
 ``{"action": "summarise", "cadence": ..., "batch_results": [...]}`` returns each table's outcome.
+Both requests are models in :mod:`lambdas.batch_manager.events`.
 """
 
 from __future__ import annotations
@@ -11,17 +12,14 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Tracer
 
-from lambdas.batch_manager.manager import BatchManager, BatchManagerError
+from lambdas.batch_manager.events import PlanRequest, parse_request
+from lambdas.batch_manager.manager import BatchManager
 from lambdas.runtime import dynamodb_tables, new_metrics, publish_metrics
 from odp.tracker import GlueJobRuns, Trackers
 
 logger = Logger()
 tracer = Tracer()
 _default: BatchManager | None = None
-
-
-class InvalidRequestError(BatchManagerError):
-    """The event is not a plan or summarise request; the message says what is missing."""
 
 
 def default_manager() -> BatchManager:
@@ -41,36 +39,22 @@ def default_manager() -> BatchManager:
     return _default
 
 
-def _text(event: dict[str, Any], name: str) -> str:
-    value = event.get(name)
-    if not isinstance(value, str) or not value:
-        raise InvalidRequestError(f"event field {name!r} must be a non-empty string, got {value!r}")
-    return value
-
-
 def handle(event: dict[str, Any], context: Any, manager: BatchManager) -> dict[str, Any]:
-    """Dispatch on ``action``.
+    """Parse the request (a union discriminated on ``action``) and run it.
 
     Raises:
         InvalidRequestError: unknown action or a missing field.
         UnknownCadenceError: the cadence is not in batch_config.
         InvalidBatchResultError: summarise got something that is not the Map's output.
     """
-    if not isinstance(event, dict):
-        raise InvalidRequestError(f"event must be an object, got {type(event).__name__}")
-    action = _text(event, "action")
-    cadence = _text(event, "cadence")
-    logger.append_keys(cadence=cadence, action=action)
+    request = parse_request(event)
+    logger.append_keys(cadence=request.cadence, action=request.action)
     try:
-        if action == "plan":
-            return manager.plan(cadence, _text(event, "execution_name"))
-        if action == "summarise":
-            results = event.get("batch_results")
-            first = results[0] if isinstance(results, list) and results else None
-            if isinstance(first, dict) and isinstance(first.get("batch_id"), str):  # no execution_name here
-                logger.set_correlation_id(first["batch_id"].rsplit("-", 1)[0])  # <execution_name>-<n>
-            return manager.summarise(cadence, results)
-        raise InvalidRequestError(f"unknown action {action!r}: expected 'plan' or 'summarise'")
+        if isinstance(request, PlanRequest):
+            return manager.plan(request.cadence, request.execution_name)
+        if request.execution_name is not None:  # the event has none: take it from the batch ids
+            logger.set_correlation_id(request.execution_name)
+        return manager.summarise(request.cadence, request.batch_results)
     finally:
         if manager.metrics is not None:
             publish_metrics(manager.metrics)

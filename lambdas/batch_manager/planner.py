@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
 
 from odp.batches import Batch
 from odp.tracker import PendingSummary
@@ -17,9 +18,11 @@ from odp.tracker.items import parse_iso
 MAX_PLAN_BYTES = 160_000
 
 
-@dataclass(frozen=True)
-class PendingTotals:
-    """Pending work of a cadence, leased tables included (a stuck table must show up as stale)."""
+class PendingTotals(BaseModel):
+    """Pending work of a cadence, leased tables included (a stuck table must show up as stale): the
+    plan's ``pending`` object."""
+
+    model_config = ConfigDict(frozen=True)
 
     tables: int
     files: int
@@ -27,12 +30,7 @@ class PendingTotals:
     oldest_age_seconds: int
 
     def to_payload(self) -> dict[str, int]:
-        return {
-            "tables": self.tables,
-            "files": self.files,
-            "bytes": self.bytes,
-            "oldest_age_seconds": self.oldest_age_seconds,
-        }
+        return self.model_dump()
 
 
 def pending_totals(summaries: Iterable[PendingSummary], now: datetime) -> PendingTotals:

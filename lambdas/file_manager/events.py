@@ -1,23 +1,34 @@
-"""Parse an SQS message body holding an EventBridge S3 "Object Created" event into a typed value."""
+"""The File Manager's input as Powertools parser models: an SQS record whose body is an EventBridge S3
+"Object Created" event, and the facts of it the tracker needs.
+
+``BatchProcessor(model=ObjectCreatedSqsRecord)`` validates each record before the record handler
+sees it; a record that does not validate fails on its own (partial batch response), and
+:meth:`MalformedEventError.from_validation` words the first problem for the log.
+"""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from typing import Annotated, Literal
+from urllib.parse import unquote_plus
 
-from aws_lambda_powertools.utilities.data_classes import S3EventBridgeNotificationEvent
+from aws_lambda_powertools.utilities.parser.models import (
+    S3EventNotificationEventBridgeDetailModel,
+    S3EventNotificationEventBridgeModel,
+    SqsRecordModel,
+)
+from aws_lambda_powertools.utilities.parser.models.s3 import S3EventNotificationObjectModel
+from pydantic import Field, Json, Strict, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from odp.tracker import iso
 
 OBJECT_CREATED = "Object Created"
 S3_SOURCE = "aws.s3"
-
-
-class MalformedEventError(ValueError):
-    """A message that is not an S3 "Object Created" event: it fails its record and, after the queue's
-    retries, lands in the dead-letter queue for an operator to inspect."""
+# The fields that say what an event is: a wrong one is reported before anything else is.
+_IDENTITY = ("source", "detail-type")
+# What a field's value should be, in the error text (default: "valid").
+_EXPECTED = {"time": "ISO-8601", "detail.object.size": "a byte count", "detail.object.key": "an object key"}
 
 
 @dataclass(frozen=True)
@@ -35,54 +46,84 @@ class ObjectCreated:
     reason: str | None  # PutObject, CompleteMultipartUpload, CopyObject, ...
 
 
-def _event_time(raw: Any) -> str | None:
-    if not isinstance(raw, str) or not raw:
-        return None
-    try:
-        return iso(datetime.fromisoformat(raw.replace("Z", "+00:00")))
-    except ValueError as error:
-        raise MalformedEventError(f"event time {raw!r} is not ISO-8601") from error
+class ObjectCreatedObject(S3EventNotificationObjectModel):
+    """``detail.object``, narrowed: a non-empty key (URL-decoded, as S3 encodes it in events) and a
+    whole byte count (Powertools accepts any non-negative number)."""
+
+    key: str = Field(min_length=1, description="The object key, URL-decoded.")
+    size: Annotated[int, Strict(), Field(ge=0)] | None = Field(default=None, description="Bytes.")
+
+    @field_validator("key")
+    @classmethod
+    def _decoded(cls, key: str) -> str:
+        # S3 URL-encodes keys in its events: a space arrives as "+", a "+" as "%2B", "=" as "%3D".
+        return unquote_plus(key)
 
 
-def parse_object_created(body: str) -> ObjectCreated:
-    """Read the EventBridge event in an SQS message body.
+class ObjectCreatedDetail(S3EventNotificationEventBridgeDetailModel):
+    object: ObjectCreatedObject  # type: ignore[assignment]
 
-    Raises:
-        MalformedEventError: the body is not JSON, not an S3 "Object Created" event, or lacks the
-            bucket name, object key or a well-typed size.
-    """
-    try:
-        raw = json.loads(body)
-    except (TypeError, json.JSONDecodeError) as error:
-        raise MalformedEventError(f"message body is not JSON: {str(body)[:200]!r}") from error
-    if not isinstance(raw, dict):
-        raise MalformedEventError("message body is not a JSON object")
-    if raw.get("source") != S3_SOURCE or raw.get("detail-type") != OBJECT_CREATED:
-        raise MalformedEventError(
-            f"expected an {S3_SOURCE} {OBJECT_CREATED!r} event, got source={raw.get('source')!r} "
-            f"detail-type={raw.get('detail-type')!r}"
+
+class ObjectCreatedEvent(S3EventNotificationEventBridgeModel):
+    """An EventBridge S3 event that is an "Object Created" event and nothing else."""
+
+    source: Literal["aws.s3"]  # type: ignore[assignment]
+    detail_type: Literal["Object Created"] = Field(alias="detail-type")  # type: ignore[assignment]
+    detail: ObjectCreatedDetail  # type: ignore[assignment]
+
+    def object_created(self) -> ObjectCreated:
+        obj = self.detail.object
+        return ObjectCreated(
+            bucket=self.detail.bucket.name,
+            key=obj.key,
+            size=obj.size,
+            etag=obj.etag,
+            version_id=obj.version_id or None,
+            sequencer=obj.sequencer or None,
+            event_time=iso(self.time),
+            event_id=self.id,
+            reason=self.detail.reason,
         )
-    detail = raw.get("detail")
-    if not isinstance(detail, dict) or not isinstance(detail.get("bucket"), dict):
-        raise MalformedEventError("event has no detail.bucket")
-    obj = detail.get("object")
-    if not isinstance(obj, dict) or not isinstance(obj.get("key"), str) or not obj["key"]:
-        raise MalformedEventError("event has no detail.object.key")
-    event = S3EventBridgeNotificationEvent(raw)
-    bucket = event.detail.bucket.name
-    if not isinstance(bucket, str) or not bucket:
-        raise MalformedEventError("event has no detail.bucket.name")
-    size = event.detail.object.size
-    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
-        raise MalformedEventError(f"detail.object.size {size!r} is not a byte count")
-    return ObjectCreated(
-        bucket=bucket,
-        key=event.detail.object.key,
-        size=size,
-        etag=event.detail.object.etag,
-        version_id=obj.get("version-id") or None,
-        sequencer=obj.get("sequencer") or None,
-        event_time=_event_time(raw.get("time")),
-        event_id=raw.get("id"),
-        reason=detail.get("reason"),
-    )
+
+
+class ObjectCreatedSqsRecord(SqsRecordModel):
+    """One message of the file-events queue: its body is the JSON text of an :class:`ObjectCreatedEvent`."""
+
+    body: Json[ObjectCreatedEvent]  # type: ignore[assignment]
+
+
+class MalformedEventError(ValueError):
+    """A message that is not an S3 "Object Created" event: it fails its record and, after the queue's
+    retries, lands in the dead-letter queue for an operator to inspect."""
+
+    @classmethod
+    def from_validation(cls, error: ValidationError) -> MalformedEventError:
+        """The first problem of a record that did not validate, in words (the event's identity first);
+        the full pydantic report is the ``__cause__``."""
+        problems = error.errors()
+        first = min(problems, key=lambda problem: 0 if _where(problem) in ("", *_IDENTITY) else 1)
+        malformed = cls(_sentence(first))
+        malformed.__cause__ = error
+        return malformed
+
+
+def _where(problem: ErrorDetails) -> str | None:
+    """The problem's path inside the message body, dotted (``""``: the body itself; None: outside it)."""
+    loc = problem["loc"]
+    return ".".join(str(part) for part in loc[1:]) if loc[:1] == ("body",) else None
+
+
+def _sentence(problem: ErrorDetails) -> str:
+    where = _where(problem)
+    value = None if problem["type"] == "missing" else problem["input"]
+    if where is None:
+        return f"not an SQS record: {'.'.join(map(str, problem['loc']))}: {problem['msg']}"
+    if where == "":
+        if problem["type"] == "json_invalid":
+            return f"message body is not JSON: {str(value)[:200]!r}"
+        return "message body is not a JSON object"
+    if where in _IDENTITY:
+        return f"expected an {S3_SOURCE} {OBJECT_CREATED!r} event, got {where}={value!r}"
+    if value is None:
+        return f"event has no {where}"
+    return f"{where} {str(value)[:200]!r} is not {_EXPECTED.get(where, 'valid')}: {problem['msg']}"

@@ -1,7 +1,8 @@
 """File Manager Lambda: SQS (EventBridge S3 "Object Created" events) -> file_tracker.
 
-Partial batch response: a malformed message fails only its own record; SQS retries it and, after
-the queue's maxReceiveCount, moves it to the dead-letter queue.
+Partial batch response: each record is validated as an :class:`ObjectCreatedSqsRecord` by
+Powertools' ``BatchProcessor``; a malformed message fails only its own record, SQS retries it and,
+after the queue's maxReceiveCount, moves it to the dead-letter queue.
 """
 
 from __future__ import annotations
@@ -12,8 +13,13 @@ from typing import Any
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.base import FailureResponse
+from aws_lambda_powertools.utilities.batch.exceptions import ExceptionInfo
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from pydantic import ValidationError
 
+from lambdas.file_manager.events import MalformedEventError, ObjectCreatedSqsRecord
 from lambdas.file_manager.manager import FileManager
 from lambdas.runtime import dynamodb_tables, new_metrics, publish_metrics
 from odp.tracker import Trackers
@@ -36,19 +42,43 @@ def default_manager() -> FileManager:
     return _default
 
 
-def handle(event: dict[str, Any], context: Any, manager: FileManager) -> dict[str, Any]:
-    """Process one SQS batch with the given manager; returns ``{"batchItemFailures": [...]}``."""
-    manager.start_invocation()
-    processor = BatchProcessor(event_type=EventType.SQS)
+class ObjectCreatedBatch(BatchProcessor):
+    """An SQS batch of :class:`ObjectCreatedSqsRecord`; every failed record is logged as an error
+    under its message id (the id to look for in the dead-letter queue)."""
 
-    def record_handler(record: SQSRecord) -> str:
-        # Every log line of a record carries its SQS message id: the id to look for in the DLQ.
-        logger.set_correlation_id(record.message_id)
+    def __init__(self) -> None:
+        super().__init__(event_type=EventType.SQS, model=ObjectCreatedSqsRecord)
+
+    def failure_handler(self, record: ObjectCreatedSqsRecord | SQSRecord, exception: ExceptionInfo) -> FailureResponse:
+        """Log, then record the failure as Powertools does. A record that failed validation arrives
+        as an ``SQSRecord`` (Powertools converts it without the model); it is logged as a
+        :class:`MalformedEventError` that says what is wrong with it."""
+        error = exception[1]
+        if isinstance(error, ValidationError) and error.title == ObjectCreatedSqsRecord.__name__:
+            error = MalformedEventError.from_validation(error)
+        message_id = record.messageId if isinstance(record, ObjectCreatedSqsRecord) else record.message_id
+        logger.set_correlation_id(message_id)
         try:
-            return manager.process_body(record.body).value
-        except Exception:
-            logger.exception("message failed; SQS retries it, then moves it to the dead-letter queue")
-            raise
+            logger.error("message failed; SQS retries it, then moves it to the dead-letter queue", exc_info=error)
+        finally:
+            logger.set_correlation_id(None)
+        return super().failure_handler(record, exception)
+
+
+def handle(event: dict[str, Any], context: Any, manager: FileManager) -> PartialItemFailureResponse:
+    """Process one SQS batch with the given manager; returns ``{"batchItemFailures": [...]}``.
+
+    Raises:
+        aws_lambda_powertools.utilities.batch.exceptions.BatchProcessingError: every record failed.
+    """
+    manager.start_invocation()
+    processor = ObjectCreatedBatch()
+
+    def record_handler(record: ObjectCreatedSqsRecord) -> str:
+        # Every log line of a record carries its SQS message id: the id to look for in the DLQ.
+        logger.set_correlation_id(record.messageId)
+        try:
+            return manager.process(record.body.object_created()).value
         finally:
             logger.set_correlation_id(None)
 
@@ -67,5 +97,5 @@ def handle(event: dict[str, Any], context: Any, manager: FileManager) -> dict[st
 
 @tracer.capture_lambda_handler(capture_response=False)
 @logger.inject_lambda_context(clear_state=True)  # each record sets its own correlation id (its message id)
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return handle(event, context, default_manager())

@@ -9,7 +9,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit
 
-from lambdas.file_manager.events import ObjectCreated, parse_object_created
+from lambdas.file_manager.events import ObjectCreated
 from odp.config.models import SourceFormat
 from odp.faults import fault_point
 from odp.tracker import (
@@ -81,14 +81,13 @@ class FileManager:
         """Forget cached table configuration: a config change applies from the next invocation."""
         self._tables = {}
 
-    def process_body(self, body: str) -> Outcome:
-        """Parse and register one message body.
+    def process(self, event: ObjectCreated) -> Outcome:
+        """Register one parsed event and count its outcome.
 
         Raises:
-            MalformedEventError: the body is not an S3 "Object Created" event.
             botocore.exceptions.ClientError: DynamoDB refused the write (the record is retried).
         """
-        outcome = self.register(parse_object_created(body))
+        outcome = self.register(event)
         if self.metrics is not None:
             self.metrics.add_metric(name=METRIC_NAMES[outcome], unit=MetricUnit.Count, value=1)
         return outcome

@@ -43,17 +43,12 @@ def _read_sql(path: Path, display: str, where: str, issues: list[ConfigIssue]) -
     return text
 
 
-def load_datasets(  # noqa: PLR0912 - one pass over the files, each check one branch
-    root: Path, tables: Sequence[TableConfig], issues: list[ConfigIssue], *, known_table_ids: set[str] | None = None
-) -> list[DatasetConfig]:
-    """Every dataset of ``root/datasets``, resolved, in dependency order; problems go to ``issues``.
+Parsed = tuple[DatasetFile, str, Path]  # a dataset file valid on its own, its display name, its path
 
-    ``known_table_ids``: every table id named in tables/*.yaml, valid or not (a source naming an
-    invalid table is not reported a second time); default: the ids of ``tables``.
-    """
-    by_table = {table.table_id: table for table in tables}
-    known_tables = known_table_ids if known_table_ids is not None else set(by_table)
-    parsed: list[tuple[DatasetFile, str, Path]] = []
+
+def _parse_dataset_files(root: Path, issues: list[ConfigIssue]) -> list[Parsed]:
+    """Every datasets/*.yaml valid on its own, named after its file, each name once."""
+    parsed: list[Parsed] = []
     names: dict[str, str] = {}
     for path in _dataset_files(root):
         display = f"{DATASETS_DIR}/{path.name}"
@@ -70,43 +65,43 @@ def load_datasets(  # noqa: PLR0912 - one pass over the files, each check one br
             continue
         names[model.name] = display
         parsed.append((model, display, path))
+    return parsed
 
-    by_name = {model.name: model for model, _, _ in parsed}
-    resolved: list[DatasetConfig] = []
-    for model, display, path in parsed:
-        before = len(issues)
-        for index, source in enumerate(model.sources):
-            if source.table is not None and source.table not in known_tables:
-                issues.append(
-                    ConfigIssue(
-                        display,
-                        f"sources[{index}].table",
-                        f"unknown raw table {source.table!r} (a table id <source>.<schema>.<table> from tables/)",
-                    )
-                )
-            if source.dataset is not None and source.dataset not in by_name:
-                issues.append(ConfigIssue(display, f"sources[{index}].dataset", f"unknown dataset {source.dataset!r}"))
-        if model.refresh is Refresh.INCREMENTAL:
-            _check_incremental(model, display, by_table, by_name, issues)
-        sql_name = model.sql or f"{model.name}.sql"
-        sql = _read_sql(path.parent / sql_name, display, "sql", issues)
-        if sql is None or len(issues) != before:
-            continue
-        resolved.append(
-            DatasetConfig(
-                name=model.name,
-                zone=model.zone,
-                database=model.database,
-                sources=tuple(model.sources),
-                sql=sql,
-                key=tuple(model.key),
-                partition_by=tuple(model.partition_by),
-                table_type=model.table_type,
-                refresh=model.refresh,
-                quality=tuple(model.quality),
-                file=display,
-            )
-        )
+
+def _unknown_source_issues(
+    model: DatasetFile, display: str, known_tables: set[str], datasets: dict[str, DatasetFile]
+) -> list[ConfigIssue]:
+    """Pure: each source that names no configured raw table or dataset."""
+    issues = []
+    for index, source in enumerate(model.sources):
+        if source.table is not None and source.table not in known_tables:
+            reason = f"unknown raw table {source.table!r} (a table id <source>.<schema>.<table> from tables/)"
+            issues.append(ConfigIssue(display, f"sources[{index}].table", reason))
+        if source.dataset is not None and source.dataset not in datasets:
+            issues.append(ConfigIssue(display, f"sources[{index}].dataset", f"unknown dataset {source.dataset!r}"))
+    return issues
+
+
+def _dataset_config(model: DatasetFile, sql: str, display: str) -> DatasetConfig:
+    return DatasetConfig(
+        name=model.name,
+        zone=model.zone,
+        database=model.database,
+        sources=tuple(model.sources),
+        sql=sql,
+        key=tuple(model.key),
+        partition_by=tuple(model.partition_by),
+        table_type=model.table_type,
+        refresh=model.refresh,
+        quality=tuple(model.quality),
+        file=display,
+    )
+
+
+def _in_dependency_order(
+    resolved: list[DatasetConfig], parsed: list[Parsed], issues: list[ConfigIssue]
+) -> list[DatasetConfig]:
+    """The datasets, each after its sources; none (with an issue on each dataset of it) on a cycle."""
     try:
         return dependency_order(resolved)
     except ValueError as error:
@@ -115,6 +110,30 @@ def load_datasets(  # noqa: PLR0912 - one pass over the files, each check one br
             if model.name in in_cycle:
                 issues.append(ConfigIssue(display, "sources", f"datasets read each other in a {error}"))
         return []
+
+
+def load_datasets(
+    root: Path, tables: Sequence[TableConfig], issues: list[ConfigIssue], *, known_table_ids: set[str] | None = None
+) -> list[DatasetConfig]:
+    """Every dataset of ``root/datasets``, resolved, in dependency order; problems go to ``issues``.
+
+    ``known_table_ids``: every table id named in tables/*.yaml, valid or not (a source naming an
+    invalid table is not reported a second time); default: the ids of ``tables``.
+    """
+    by_table = {table.table_id: table for table in tables}
+    known_tables = known_table_ids if known_table_ids is not None else set(by_table)
+    parsed = _parse_dataset_files(root, issues)
+    by_name = {model.name: model for model, _, _ in parsed}
+    resolved: list[DatasetConfig] = []
+    for model, display, path in parsed:
+        before = len(issues)
+        issues.extend(_unknown_source_issues(model, display, known_tables, by_name))
+        if model.refresh is Refresh.INCREMENTAL:
+            _check_incremental(model, display, by_table, by_name, issues)
+        sql = _read_sql(path.parent / (model.sql or f"{model.name}.sql"), display, "sql", issues)
+        if sql is not None and len(issues) == before:
+            resolved.append(_dataset_config(model, sql, display))
+    return _in_dependency_order(resolved, parsed, issues)
 
 
 def _check_incremental(

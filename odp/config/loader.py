@@ -39,6 +39,7 @@ CADENCES_FILE = "cadences.yaml"
 TABLES_DIR = "tables"
 # ODP keeps its own data beside the tables (e.g. <database>/_odp_tombstones/): no table may take such a name.
 RESERVED_PREFIX = "_odp"
+_REQUIRED = "required (here or in defaults)"
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -198,90 +199,106 @@ def batch_only_issues(pick: Callable[[str], Any], stream: str | None) -> list[tu
     return [("index_buckets", "applies to batch tables only (a streamed table is written by its stream job)")]
 
 
-def _resolve_table(
-    tables_file: TablesFile, index: int, entry: TableEntry, display: str, issues: list[ConfigIssue]
-) -> TableConfig | None:
-    """Merge a table entry over its file's defaults and check what must be set once merged."""
-    defaults = tables_file.defaults
+Pick = Callable[[str], Any]  # a table setting as resolved: the entry's own value, else its file's default
 
+
+def _picker(tables_file: TablesFile, entry: TableEntry) -> Pick:
     def pick(name: str) -> Any:
         own = getattr(entry, name)
-        return own if own is not None else getattr(defaults, name)
+        return own if own is not None else getattr(tables_file.defaults, name)
 
-    where = f"tables[{index}]"
-    before = len(issues)
-    primary_key = pick("primary_key")
-    cadence = pick("cadence")
-    database = pick("database")
-    ordering = pick("ordering_column")
-    partition_by = pick("partition_by") or []
-    columns = pick("columns")
-    if not primary_key:
-        issues.append(ConfigIssue(display, f"{where}.primary_key", "required (here or in defaults)"))
-    elif len(set(primary_key)) != len(primary_key):
-        issues.append(ConfigIssue(display, f"{where}.primary_key", f"repeats a column: {primary_key}"))
-    stream = pick("stream")
+    return pick
+
+
+def _repeats(name: str, columns: list[str]) -> list[tuple[str, str]]:
+    return [(name, f"repeats a column: {columns}")] if len(set(columns)) != len(columns) else []
+
+
+def _required_issues(pick: Pick, source_format: SourceFormat) -> list[tuple[str, str]]:
+    """Pure: (setting, reason) for what a table must set once merged over its defaults."""
+    primary_key, cadence, stream = pick("primary_key"), pick("cadence"), pick("stream")
+    issues = _repeats("primary_key", primary_key) if primary_key else [("primary_key", _REQUIRED)]
     if cadence is None and stream is None:
-        issues.append(ConfigIssue(display, f"{where}.cadence", "required (here or in defaults), or a stream"))
+        issues.append(("cadence", f"{_REQUIRED}, or a stream"))
     if cadence is not None and stream is not None:
         issues.append(
-            ConfigIssue(
-                display,
-                f"{where}.stream",
-                f"a table is either batch (cadence {cadence!r}) or stream (stream {stream!r}), not both",
-            )
+            ("stream", f"a table is either batch (cadence {cadence!r}) or stream (stream {stream!r}), not both")
         )
-    if database is None:
-        issues.append(ConfigIssue(display, f"{where}.database", "required (here or in defaults)"))
-    if ordering is None and tables_file.format is SourceFormat.DMS:
+    if pick("database") is None:
+        issues.append(("database", _REQUIRED))
+    if pick("ordering_column") is None and source_format is SourceFormat.DMS:
         issues.append(
-            ConfigIssue(
-                display,
-                f"{where}.ordering_column",
+            (
+                "ordering_column",
                 "required for dms sources (the column DMS fills with the change sequence or commit time)",
             )
         )
-    if len(set(partition_by)) != len(partition_by):
-        issues.append(ConfigIssue(display, f"{where}.partition_by", f"repeats a column: {partition_by}"))
-    issues.extend(ConfigIssue(display, f"{where}.{name}", reason) for name, reason in batch_only_issues(pick, stream))
-    if columns is not None:
-        declared = set(columns)
-        for role, names in (
-            ("primary_key", primary_key or []),
-            ("ordering_column", [ordering] if ordering else []),
-            ("partition_by", partition_by),
-        ):
-            for name in names:
-                if name not in declared:
-                    issues.append(
-                        ConfigIssue(display, f"{where}.{role}", f"column {name!r} is not declared in columns")
-                    )
-    issues.extend(
-        ConfigIssue(display, f"{where}.{name}", reason)
-        for name, reason in source_setting_issues(tables_file.format, pick, [*(primary_key or []), *partition_by])
-    )
-    if len(issues) != before:
-        return None
+    return issues + _repeats("partition_by", pick("partition_by") or [])
+
+
+def _undeclared_column_issues(pick: Pick) -> list[tuple[str, str]]:
+    """Pure: (setting, reason) for each key, ordering or partition column missing from ``columns``."""
+    columns = pick("columns")
+    if columns is None:
+        return []
+    ordering = pick("ordering_column")
+    roles = {
+        "primary_key": pick("primary_key") or [],
+        "ordering_column": [ordering] if ordering else [],
+        "partition_by": pick("partition_by") or [],
+    }
+    return [
+        (role, f"column {name!r} is not declared in columns")
+        for role, names in roles.items()
+        for name in names
+        if name not in columns
+    ]
+
+
+def _table_issues(pick: Pick, source_format: SourceFormat) -> list[tuple[str, str]]:
+    """Pure: every (setting, reason) of a merged table entry, in the order they are reported."""
+    key_columns = [*(pick("primary_key") or []), *(pick("partition_by") or [])]
+    return [
+        *_required_issues(pick, source_format),
+        *batch_only_issues(pick, pick("stream")),
+        *_undeclared_column_issues(pick),
+        *source_setting_issues(source_format, pick, key_columns),
+    ]
+
+
+def _table_config(tables_file: TablesFile, entry: TableEntry, pick: Pick) -> TableConfig:
+    """The resolved table of an entry without issues, the defaults of ODP filled in."""
     return TableConfig(
         source=tables_file.source,
         schema_name=entry.schema_name,
         table=entry.table,
         format=tables_file.format,
-        primary_key=tuple(primary_key),
-        ordering_column=ordering,
-        partition_by=tuple(partition_by),
+        primary_key=tuple(pick("primary_key")),
+        ordering_column=pick("ordering_column"),
+        partition_by=tuple(pick("partition_by") or []),
         table_type=pick("table_type") or TableType.COPY_ON_WRITE,
         mode=pick("mode") or TableMode.CURRENT,
-        cadence=cadence,
-        database=database,
+        cadence=pick("cadence"),
+        database=pick("database"),
         target_table=entry.target_table or entry.table.lower(),
         is_active=True if pick("is_active") is None else pick("is_active"),
-        columns=columns,
+        columns=pick("columns"),
         max_file_attempts=pick("max_file_attempts") or DEFAULT_MAX_FILE_ATTEMPTS,
         index_buckets=pick("index_buckets"),
-        stream=stream,
+        stream=pick("stream"),
         **{name: pick(name) for name in SOURCE_SETTINGS if pick(name) is not None},
     )
+
+
+def _resolve_table(
+    tables_file: TablesFile, index: int, entry: TableEntry, display: str, issues: list[ConfigIssue]
+) -> TableConfig | None:
+    """Merge a table entry over its file's defaults and check what must be set once merged; the
+    table, or None with its problems added to ``issues``."""
+    pick = _picker(tables_file, entry)
+    found = _table_issues(pick, tables_file.format)
+    issues.extend(ConfigIssue(display, f"tables[{index}].{name}", reason) for name, reason in found)
+    return None if found else _table_config(tables_file, entry, pick)
 
 
 def _check_environments(environments: dict[str, Environment], issues: list[ConfigIssue]) -> None:
@@ -333,78 +350,97 @@ def _table_files(config_dir: Path) -> Iterator[Path]:
         yield from sorted(p for p in tables_dir.iterdir() if p.suffix in (".yaml", ".yml"))
 
 
+@dataclass
+class _Seen:
+    """What the table files read so far named, and where first: across files, an id, a target and
+    a source are each taken once."""
+
+    tables: dict[str, str] = field(default_factory=dict)  # table id -> "<file> tables[<n>]"
+    targets: dict[tuple[str, str], str] = field(default_factory=dict)  # (database, table) -> "<file> tables[<n>]"
+    sources: dict[str, str] = field(default_factory=dict)  # source -> file
+
+
+def _source_issues(tables_file: TablesFile, path: Path, display: str, seen: _Seen) -> list[ConfigIssue]:
+    """Pure: a tables file's source is its file name and is in no other file."""
+    source = tables_file.source
+    issues = []
+    if source != path.stem:
+        issues.append(ConfigIssue(display, "source", f"source {source!r} must match the file name {path.stem!r}"))
+    if source in seen.sources:
+        issues.append(ConfigIssue(display, "source", f"source {source!r} is also in {seen.sources[source]}"))
+    return issues
+
+
+def _cross_table_issues(
+    tables_file: TablesFile,
+    index: int,
+    entry: TableEntry,
+    display: str,
+    *,
+    seen: _Seen,
+    cadence_names: set[str] | None,
+) -> list[ConfigIssue]:
+    """The checks across tables, on what the entry names, resolved or not (all errors at once); the
+    entry's id and target are then recorded in ``seen``."""
+    where = f"tables[{index}]"
+    identity = table_id(tables_file.source, entry.schema_name, entry.table)
+    target_table = entry.target_table or entry.table.lower()
+    database = entry.database or tables_file.defaults.database
+    cadence = entry.cadence or tables_file.defaults.cadence
+    target = (database, target_table)
+    issues = []
+    if identity in seen.tables:
+        issues.append(
+            ConfigIssue(display, where, f"duplicate table id {identity!r} (first at {seen.tables[identity]})")
+        )
+    if target_table.startswith(RESERVED_PREFIX):
+        reason = f"{target_table!r}: names starting with {RESERVED_PREFIX!r} are reserved for ODP"
+        issues.append(ConfigIssue(display, f"{where}.target_table", reason))
+    if database is not None and target in seen.targets and identity not in seen.tables:
+        reason = f"target {database}.{target_table} is already written by {seen.targets[target]}"
+        issues.append(ConfigIssue(display, f"{where}.target_table", reason))
+    if cadence_names is not None and cadence is not None and cadence not in cadence_names:
+        known = ", ".join(sorted(cadence_names))
+        issues.append(ConfigIssue(display, f"{where}.cadence", f"unknown cadence {cadence!r} (known: {known})"))
+    seen.tables.setdefault(identity, f"{display} {where}")
+    if database is not None:
+        seen.targets.setdefault(target, f"{display} {where}")
+    return issues
+
+
+def _read_tables_file(path: Path, issues: list[ConfigIssue]) -> tuple[TablesFile | None, list[int]]:
+    """One tables file, validated (see _validate_tables_file); problems go to ``issues``."""
+    display = f"{TABLES_DIR}/{path.name}"
+    data = _read_yaml(path, display, issues)
+    return _validate_tables_file(data, display, issues) if data is not None else (None, [])
+
+
 def _load_tables(
     root: Path, cadence_names: set[str] | None, issues: list[ConfigIssue]
 ) -> tuple[list[TableConfig], dict[str, str]]:
     """Every tables/*.yaml, resolved, with the checks that span table files and cadences."""
     tables: list[TableConfig] = []
-    table_files: dict[str, str] = {}
-    table_locations: dict[str, str] = {}
-    target_locations: dict[tuple[str, str], str] = {}
-    sources: dict[str, str] = {}
+    table_files: dict[str, str] = {}  # table id -> the file it came from
+    seen = _Seen()
     files = list(_table_files(root))
     if not files:
         issues.append(ConfigIssue(f"{TABLES_DIR}/", "", "no table files (tables/<source>.yaml) found"))
     for path in files:
         display = f"{TABLES_DIR}/{path.name}"
-        data = _read_yaml(path, display, issues)
-        tables_file, indices = _validate_tables_file(data, display, issues) if data is not None else (None, [])
+        tables_file, indices = _read_tables_file(path, issues)
         if tables_file is None:
             continue
-        if tables_file.source != path.stem:
-            issues.append(
-                ConfigIssue(display, "source", f"source {tables_file.source!r} must match the file name {path.stem!r}")
-            )
-        if tables_file.source in sources:
-            issues.append(
-                ConfigIssue(
-                    display, "source", f"source {tables_file.source!r} is also in {sources[tables_file.source]}"
-                )
-            )
-        sources.setdefault(tables_file.source, display)
+        issues.extend(_source_issues(tables_file, path, display, seen))
+        seen.sources.setdefault(tables_file.source, display)
         for index, entry in zip(indices, tables_file.tables, strict=True):
             before = len(issues)
             table = _resolve_table(tables_file, index, entry, display, issues)
-            # The checks across tables run on what the entry names, resolved or not: all errors at once.
-            where = f"tables[{index}]"
-            identity = table_id(tables_file.source, entry.schema_name, entry.table)
-            target_table = entry.target_table or entry.table.lower()
-            database = entry.database or tables_file.defaults.database
-            cadence = entry.cadence or tables_file.defaults.cadence
-            if identity in table_locations:
-                issues.append(
-                    ConfigIssue(
-                        display, where, f"duplicate table id {identity!r} (first at {table_locations[identity]})"
-                    )
-                )
-            if target_table.startswith(RESERVED_PREFIX):
-                issues.append(
-                    ConfigIssue(
-                        display,
-                        f"{where}.target_table",
-                        f"{target_table!r}: names starting with {RESERVED_PREFIX!r} are reserved for ODP",
-                    )
-                )
-            target = (database, target_table)
-            if database is not None and target in target_locations and identity not in table_locations:
-                issues.append(
-                    ConfigIssue(
-                        display,
-                        f"{where}.target_table",
-                        f"target {target[0]}.{target[1]} is already written by {target_locations[target]}",
-                    )
-                )
-            if cadence_names is not None and cadence is not None and cadence not in cadence_names:
-                known = ", ".join(sorted(cadence_names))
-                issues.append(ConfigIssue(display, f"{where}.cadence", f"unknown cadence {cadence!r} (known: {known})"))
-            table_locations.setdefault(identity, f"{display} {where}")
-            if database is not None:
-                target_locations.setdefault(target, f"{display} {where}")
-            if table is None or len(issues) != before:
-                continue
-            table_files[table.table_id] = display
-            tables.append(table)
-
+            issues.extend(
+                _cross_table_issues(tables_file, index, entry, display, seen=seen, cadence_names=cadence_names)
+            )
+            if table is not None and len(issues) == before:
+                table_files[table.table_id] = display
+                tables.append(table)
     return tables, table_files
 
 

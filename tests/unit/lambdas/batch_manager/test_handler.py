@@ -11,7 +11,7 @@ import boto3
 import pytest
 
 from lambdas.batch_manager import handler as batch_manager_handler
-from lambdas.batch_manager.handler import InvalidRequestError
+from lambdas.batch_manager.events import InvalidRequestError
 from lambdas.batch_manager.manager import BatchManager, UnknownCadenceError
 from lambdas.runtime import new_metrics
 from odp.batches import InvalidBatchResultError
@@ -115,6 +115,8 @@ def test_an_unknown_cadence_is_an_error_that_says_what_to_do(manager: BatchManag
         ({"action": "plan", "cadence": CADENCE}, "'execution_name'"),
         ({"action": "delete", "cadence": CADENCE}, "unknown action 'delete'"),
         ({"action": "plan", "cadence": ""}, "'cadence'"),
+        ({"action": "summarise", "batch_results": []}, "event field 'cadence' must be a non-empty string, got None"),
+        ([{"action": "plan"}], "event must be an object, got list"),
     ],
 )
 def test_malformed_requests_are_refused(manager: BatchManager, event: dict[str, Any], message: str) -> None:
@@ -287,6 +289,10 @@ def test_summarise_names_quarantined_files_and_publishes_their_count(
 def test_summarise_refuses_what_is_not_the_map_output(manager: BatchManager) -> None:
     with pytest.raises(InvalidBatchResultError):
         summarise(manager, [{"batch_id": "exec-1", "status": "SUCCEEDED"}])
+    with pytest.raises(InvalidBatchResultError, match=r"batch_results\[0\] table_ids must be a list of table ids"):
+        summarise(manager, [{"batch_id": "exec-1", "status": "SUCCEEDED"}])
+    with pytest.raises(InvalidBatchResultError, match="batch_results must be a list, got dict"):
+        batch_manager_handler.handle({"action": "summarise", "cadence": CADENCE, "batch_results": {}}, None, manager)
 
 
 # --- the module-level handler --------------------------------------------------------------------

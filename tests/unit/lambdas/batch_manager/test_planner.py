@@ -44,7 +44,9 @@ def test_batch_size_below_one_is_refused() -> None:
 
 
 def test_a_batch_carries_the_job_arguments_the_job_parses() -> None:
-    payload = Batch("exec-1", ("dms.public.a", "dms.public.b")).to_payload()
+    payload = Batch(batch_id="exec-1", table_ids=("dms.public.a", "dms.public.b")).to_payload()
+    assert sorted(payload) == ["arguments", "batch_id", "table_ids"]  # the Map item the ASL reads
+    assert (payload["batch_id"], payload["table_ids"]) == ("exec-1", ["dms.public.a", "dms.public.b"])
     assert payload["arguments"] == {"--odp_table_ids": '["dms.public.a", "dms.public.b"]', "--odp_batch_id": "exec-1"}
     assert json.loads(payload["arguments"][f"--{FileProcessorJobArgs.TABLE_IDS}"]) == payload["table_ids"]
 
@@ -79,8 +81,23 @@ def test_a_plan_too_large_for_a_state_defers_the_newest_batches() -> None:
         ([{"table_ids": [], "status": "FAILED"}], r"batch_results\[0\] has no batch_id"),
         ([{"batch_id": "x", "table_ids": "a", "status": "FAILED"}], "table_ids must be a list"),
         ([{"batch_id": "x", "table_ids": ["a"], "status": "RUNNING"}], "status must be SUCCEEDED or FAILED"),
+        ([{"batch_id": "x", "table_ids": ["a"]}], "status must be SUCCEEDED or FAILED, got None"),
+        ([{"batch_id": "x", "table_ids": ["a"], "status": "FAILED"}, "x"], r"batch_results\[1\] is not an object"),
+        ([{"batch_id": "", "table_ids": ["a"], "status": "FAILED"}], r"batch_results\[0\] has no batch_id"),
+        ([{"batch_id": "x", "table_ids": [1], "status": "FAILED"}], "table_ids must be a list"),
     ],
 )
 def test_batch_results_are_validated(raw: object, message: str) -> None:
     with pytest.raises(InvalidBatchResultError, match=message):
         parse_batch_results(raw)
+
+
+def test_a_batch_result_keeps_the_catchs_error_short() -> None:
+    [failed, succeeded] = parse_batch_results(
+        [
+            {"batch_id": "e-1", "table_ids": ["a"], "status": "FAILED", "error": {"Error": "E", "Cause": "x" * 2000}},
+            {"batch_id": "e-2", "table_ids": [], "status": "SUCCEEDED", "job_run_id": "jr_1"},
+        ]
+    )
+    assert (failed.table_ids, failed.error) == (("a",), "E: " + "x" * 997)
+    assert (succeeded.error, succeeded.job_run_id) == (None, "jr_1")

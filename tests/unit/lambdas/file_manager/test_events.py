@@ -1,19 +1,37 @@
-"""Parsing the SQS body: the published EventBridge sample as it is, and what is not an S3 event."""
+"""Parsing an SQS record with the File Manager's Powertools models: the published EventBridge sample as
+it is, and what is not an S3 event (worded by MalformedEventError.from_validation)."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
-from lambdas.file_manager.events import MalformedEventError, parse_object_created
-from tests.unit.lambdas.conftest import object_created
+from lambdas.file_manager.events import MalformedEventError, ObjectCreated, ObjectCreatedSqsRecord
+from sandbox.staging import StagedObject, object_created_event, sqs_batches
+from tests.unit.lambdas.conftest import object_created, sqs_batch
 
 
-def test_the_published_sample_parses_as_it_is(s3_event: dict[str, Any]) -> None:
-    parsed = parse_object_created(json.dumps(s3_event))
+@pytest.fixture
+def parse(sqs_event: dict[str, Any]) -> Any:
+    """Validate a body as the File Manager's BatchProcessor does, in a record of the published SQS sample."""
+
+    def parse_body(body: str) -> ObjectCreated:
+        [record] = sqs_batch(sqs_event, [body])["Records"]
+        try:
+            return ObjectCreatedSqsRecord.model_validate(record).body.object_created()
+        except ValidationError as error:
+            raise MalformedEventError.from_validation(error) from error
+
+    return parse_body
+
+
+def test_the_published_sample_parses_as_it_is(parse: Any, s3_event: dict[str, Any]) -> None:
+    parsed = parse(json.dumps(s3_event))
     assert (parsed.bucket, parsed.key, parsed.size, parsed.etag) == (
         "example-bucket",
         "IMG_m7fzo3.jpg",
@@ -25,18 +43,18 @@ def test_the_published_sample_parses_as_it_is(s3_event: dict[str, Any]) -> None:
     assert parsed.event_id == "f5f1e65c-dc3a-93ca-6c1e-b1647eac7963"
 
 
-def test_version_id_and_url_encoded_keys(s3_event: dict[str, Any]) -> None:
+def test_version_id_and_url_encoded_keys(parse: Any, s3_event: dict[str, Any]) -> None:
     event = object_created(s3_event, "dms/public/trips/my+file%3D1.parquet", version_id="v-42")
-    parsed = parse_object_created(json.dumps(event))
+    parsed = parse(json.dumps(event))
     assert parsed.key == "dms/public/trips/my file=1.parquet"  # S3 event keys are URL-encoded
     assert parsed.version_id == "v-42"
 
 
-def test_an_s3_notification_sent_straight_to_sqs_is_not_accepted(samples_dir: Path) -> None:
+def test_an_s3_notification_sent_straight_to_sqs_is_not_accepted(parse: Any, samples_dir: Path) -> None:
     # s3SqsEvent.json: the S3 notification format, not EventBridge; the queue must only get EventBridge events.
     sample = json.loads((samples_dir / "lambda-events" / "s3SqsEvent.json").read_text())
     with pytest.raises(MalformedEventError, match=r"expected an aws\.s3 'Object Created' event"):
-        parse_object_created(sample["Records"][0]["body"])
+        parse(sample["Records"][0]["body"])
 
 
 @pytest.mark.parametrize(
@@ -49,18 +67,38 @@ def test_an_s3_notification_sent_straight_to_sqs_is_not_accepted(samples_dir: Pa
         (lambda e: {**e, "detail": {**e["detail"], "object": {"size": 1}}}, "no detail.object.key"),
         (lambda e: {**e, "detail": {**e["detail"], "object": {**e["detail"]["object"], "size": "big"}}}, "byte count"),
         (lambda e: {**e, "time": "yesterday"}, "not ISO-8601"),
+        (lambda e: {**e, "source": "aws.ec2"}, r"got source='aws\.ec2'"),
+        (lambda e: {**e, "detail": {**e["detail"], "object": {**e["detail"]["object"], "size": 1.5}}}, "byte count"),
+        (lambda e: {**e, "detail": {**e["detail"], "object": {**e["detail"]["object"], "size": -1}}}, "byte count"),
+        (lambda e: {**e, "detail": {**e["detail"], "object": {**e["detail"]["object"], "size": True}}}, "byte count"),
+        (lambda e: {**e, "detail": {**e["detail"], "object": {**e["detail"]["object"], "key": ""}}}, "object key"),
     ],
 )
-def test_malformed_bodies_raise(s3_event: dict[str, Any], mutate: Any, message: str) -> None:
+def test_malformed_bodies_raise(parse: Any, s3_event: dict[str, Any], mutate: Any, message: str) -> None:
     body = mutate(s3_event)
     with pytest.raises(MalformedEventError, match=message):
-        parse_object_created(body if isinstance(body, str) else json.dumps(body))
+        parse(body if isinstance(body, str) else json.dumps(body))
 
 
-def test_a_kafka_connect_key_keeps_its_plus_signs(s3_event: dict[str, Any]) -> None:
+def test_a_kafka_connect_key_keeps_its_plus_signs(parse: Any, s3_event: dict[str, Any]) -> None:
     # The S3 sink names files <topic>+<partition>+<offset>.json; S3 sends "+" as %2B in events.
     event = object_created(s3_event, "inventory_debezium/inventory/products/products%2B0%2B0000000001.json")
-    assert (
-        parse_object_created(json.dumps(event)).key
-        == "inventory_debezium/inventory/products/products+0+0000000001.json"
-    )
+    assert parse(json.dumps(event)).key == "inventory_debezium/inventory/products/products+0+0000000001.json"
+
+
+def test_a_record_that_is_not_an_sqs_record_says_so(sqs_event: dict[str, Any], s3_event: dict[str, Any]) -> None:
+    [record] = sqs_batch(sqs_event, [s3_event])["Records"]
+    del record["receiptHandle"]
+    with pytest.raises(ValidationError) as raised:
+        ObjectCreatedSqsRecord.model_validate(record)
+    assert str(MalformedEventError.from_validation(raised.value)) == "not an SQS record: receiptHandle: Field required"
+
+
+def test_the_sandboxs_sqs_records_validate() -> None:
+    # The sandbox feeds the File Manager records it builds itself: they must pass the same model.
+    obj = StagedObject(key="src/app/t/a b+1.parquet", size=7, etag="0123456789abcdef0123456789abcdef")
+    event = object_created_event("staging", obj, sequencer=1, region="eu-west-1", now=datetime(2024, 5, 1, tzinfo=UTC))
+    [batch] = sqs_batches([event], queue_arn="arn:aws:sqs:eu-west-1:123456789012:q", region="eu-west-1")
+    parsed = ObjectCreatedSqsRecord.model_validate(batch["Records"][0]).body.object_created()
+    assert (parsed.bucket, parsed.key, parsed.size, parsed.etag) == ("staging", obj.key, 7, obj.etag)
+    assert parsed.event_time == "2024-05-01T00:00:00.000Z"

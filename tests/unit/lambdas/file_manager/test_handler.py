@@ -206,10 +206,14 @@ def test_a_file_without_an_extension_is_data_of_its_table(
 
 
 def test_the_published_event_as_it_is_is_skipped(
-    manager: FileManager, s3_event: dict[str, Any], capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+    manager: FileManager,
+    s3_event: dict[str, Any],
+    sqs_event: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     manager.metrics = file_manager_handler.new_metrics({})
-    response = file_manager_handler.handle(sqs_batch({"Records": [{"messageId": "m"}]}, [s3_event]), None, manager)
+    response = run(manager, sqs_event, [s3_event])
     assert response == {"batchItemFailures": []}
     assert items(manager._files._tracker) == []
     [record] = [r for r in caplog.records if r.getMessage() == "skipped a non-data object"]
@@ -358,5 +362,31 @@ def test_a_failed_message_is_logged_as_an_error_with_its_message_id(
     lines = [json.loads(line) for line in stream.getvalue().splitlines()]
     [error] = [line for line in lines if line["level"] == "ERROR"]
     assert (error["correlation_id"], error["exception_name"]) == ("message-1", "MalformedEventError")
+    assert (
+        error["exception"].splitlines()[-1]
+        == "lambdas.file_manager.events.MalformedEventError: message body is not JSON: 'not json'"
+    )
     [registered] = [line for line in lines if line["message"] == "file registered"]
     assert (registered["correlation_id"], registered["table_id"]) == ("message-0", DMS_TABLE)
+
+
+def test_a_record_that_fails_after_parsing_is_logged_with_its_message_id(
+    manager: FileManager, events: tuple[dict[str, Any], dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s3_event, sqs_event = events
+
+    def refuse(event: Any) -> Any:
+        raise RuntimeError(f"DynamoDB refused {event.key}")
+
+    monkeypatch.setattr(manager, "register", refuse)
+    stream = io.StringIO()
+    handler = file_manager_handler.logger.registered_handler
+    previous = handler.setStream(stream)
+    try:
+        with pytest.raises(BatchProcessingError):  # the only record failed: the whole batch is retried
+            run(manager, sqs_event, [object_created(s3_event, f"{DMS_PREFIX}/a.parquet")])
+    finally:
+        handler.setStream(previous)
+    [error] = [json.loads(line) for line in stream.getvalue().splitlines() if '"ERROR"' in line]
+    assert (error["correlation_id"], error["exception_name"]) == ("message-0", "RuntimeError")
+    assert error["exception"].splitlines()[-1] == f"RuntimeError: DynamoDB refused {DMS_PREFIX}/a.parquet"
