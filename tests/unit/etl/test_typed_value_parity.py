@@ -44,6 +44,8 @@ GOOD = {
     "day": "2026-01-31",
     "at": "2026-01-01T10:00:00Z",
 }
+# The good item as every path types it (the timestamp as text in the session's zone, UTC).
+EXPECTED = ("g1", 7, 42, Decimal("12.30"), 0.5, date(2026, 1, 31), "2026-01-01 10:00:00")
 # One bad value per record (id -> column, value) and the message core every path must give for it.
 BAD = {
     "b1": ("n", Decimal("1.5"), "column n: value '1.5' is not a valid bigint"),
@@ -104,6 +106,26 @@ def _core(message: str, place: str) -> str:
 
 
 @pytest.mark.spark
+def test_a_plain_file_refuses_the_same_values_with_the_same_message(spark, tmp_path: Path) -> None:
+    config = _config(SourceFormat.FILES)
+    header = ",".join(COLUMNS) + "\n"
+    for key in BAD:
+        path = tmp_path / f"{key}.csv"
+        item = next(item for item in _items() if item["id"] == key)
+        path.write_text(
+            header + ",".join(str(GOOD[c]) for c in COLUMNS) + "\n" + ",".join(str(item[c]) for c in COLUMNS)
+        )
+        source = SourceFile(uri=path.as_uri(), key=f"src/app/typed/{path.name}", order=0)
+        with pytest.raises(ChangeFileError) as raised:
+            read_changes(spark, [source], config)
+        assert str(raised.value) == f"src/app/typed/{key}.csv: row id='{key}', {BAD[key][2]}"
+    good = tmp_path / "good.csv"
+    good.write_text(header + ",".join(str(GOOD[c]) for c in COLUMNS) + "\n")
+    frame = read_changes(spark, [SourceFile(uri=good.as_uri(), key="src/app/typed/good.csv", order=0)], config)
+    assert [tuple(row) for row in _typed(frame).collect()] == [EXPECTED]
+
+
+@pytest.mark.spark
 def test_a_file_and_a_stream_refuse_the_same_values_with_the_same_message(spark, tmp_path: Path) -> None:
     documents = [change("INSERT", "typed", item, ms=index) for index, item in enumerate(_items())]
 
@@ -150,5 +172,4 @@ def test_a_file_and_a_stream_refuse_the_same_values_with_the_same_message(spark,
 
     # The good values: typed the same by both readers and stored the same from the stream, nothing rounded.
     stored = [tuple(row) for row in _typed(spark.read.format("hudi").load(target.base_path(_config()))).collect()]
-    expected = [("g1", 7, 42, Decimal("12.30"), 0.5, date(2026, 1, 31), "2026-01-01 10:00:00")]
-    assert json_good == csv_good == stored == expected
+    assert json_good == csv_good == stored == [EXPECTED]
