@@ -1,4 +1,7 @@
-"""What every reader shares: the file descriptor, strict typed columns, and the validation pass."""
+"""What every reader shares: the file descriptor, the row an error names, and the validation pass.
+
+Typed values (the strict cast and its message) live in :mod:`etl.readers.typed_values`.
+"""
 
 from __future__ import annotations
 
@@ -8,32 +11,12 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from etl.change_frame import OP, OPS, ROW
 from etl.errors import ChangeFileError
-from etl.schema import is_widening
+from etl.readers.typed_values import placed_error
 
 ERROR = "_odp_error"
-SHOWN_VALUE_CHARS = 100
-
-_SIMPLE_TYPES: dict[str, T.DataType] = {
-    "string": T.StringType(),
-    "boolean": T.BooleanType(),
-    "tinyint": T.ByteType(),
-    "smallint": T.ShortType(),
-    "int": T.IntegerType(),
-    "bigint": T.LongType(),
-    "float": T.FloatType(),
-    "double": T.DoubleType(),
-    "date": T.DateType(),
-    "timestamp": T.TimestampType(),
-    "timestamp_ntz": T.TimestampNTZType(),
-    "binary": T.BinaryType(),
-}
-_DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
-_INTEGRAL_TEXT = r"^[+-]?[0-9]+(\.0*)?$"
-_FLOAT_TEXT = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$|^[+-]?(NaN|Infinity)$"
 
 
 @dataclass(frozen=True)
@@ -56,53 +39,9 @@ def lower_keys(names: list[str]) -> dict[str, str]:
     return {name.lower(): name for name in names}
 
 
-def spark_type(declared: str) -> T.DataType:
-    """The Spark type of a declared column type (the names config validation accepts)."""
-    decimal = _DECIMAL.match(declared)
-    if decimal:
-        return T.DecimalType(int(decimal.group(1)), int(decimal.group(2)))
-    return _SIMPLE_TYPES[declared]
-
-
-def _text_fits(text: Column, target: T.DataType) -> Column | None:
-    """Text that converts to ``target`` without losing anything (Spark's lenient cast would truncate)."""
-    if isinstance(target, T.IntegralType):
-        return text.rlike(_INTEGRAL_TEXT)
-    if isinstance(target, T.FractionalType) and not isinstance(target, T.DecimalType):
-        return text.rlike(_FLOAT_TEXT)
-    if isinstance(target, T.DecimalType):
-        return text.rlike(rf"^[+-]?([0-9]+\.?[0-9]{{0,{target.scale}}}0*|\.[0-9]{{1,{target.scale}}}0*)$")
-    return None
-
-
-def strict_cast(value: Column, source: T.DataType, declared: str, name: str) -> tuple[Column, Column]:
-    """(``value`` as the declared type, an error text or NULL): a value that does not convert is never NULLed.
-
-    Text must spell a value of the type (``1.5`` is not a bigint, ``1.234`` not a decimal(12,2)) and fit it;
-    a typed value must survive the round trip (a double 1.5 is not a bigint); widenings always pass.
-    """
-    target = spark_type(declared)
-    typed = value.cast(target)
-    if source == target or isinstance(target, T.StringType) or is_widening(source, target):
-        return typed, F.lit(None).cast("string")
-    if isinstance(source, T.StringType):
-        fits = _text_fits(value, target)
-        ok = typed.isNotNull() if fits is None else fits & typed.isNotNull()
-    else:
-        ok = typed.isNotNull() & (typed.cast(source) == value)
-    shown = F.substring(value.cast("string"), 1, SHOWN_VALUE_CHARS)
-    error = F.when(
-        value.isNotNull() & ~ok,
-        F.concat(F.lit(f"column {name}: value '"), shown, F.lit(f"' is not a valid {declared}")),
-    )
-    return typed, error
-
-
 def row_error(errors: Sequence[Column]) -> Column:
     """``row N, <the first error>`` (N: the record's 1-based number in its file), or NULL when there is none."""
-    if not errors:
-        return F.lit(None).cast("string")
-    return F.concat(F.lit("row "), (F.col(ROW) + 1).cast("string"), F.lit(", "), F.coalesce(*errors))
+    return placed_error(F.concat(F.lit("row "), (F.col(ROW) + 1).cast("string")), errors)
 
 
 def validation_errors(frame: DataFrame, keys: tuple[str, ...]) -> Column:

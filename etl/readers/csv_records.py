@@ -20,7 +20,7 @@ import io
 from collections.abc import Iterator, Sequence
 
 from etl.change_frame import INSERT
-from etl.readers.records import MAX_RECORD_CHARS, ContentError, ParsedChange, decode_content
+from etl.readers.records import MAX_RECORD_CHARS, ParsedChange, decoded_changes
 
 OP_FIELD = "op"
 
@@ -114,11 +114,10 @@ def parse_csv_content(
     encoding: str = "utf-8",
 ) -> Iterator[ParsedChange]:
     """:func:`parse_csv` over a file's bytes (gzip recognised by its magic bytes, decoded strictly)."""
-    try:
-        text = decode_content(data, encoding)
-    except ContentError as error:
-        yield ParsedChange(row=0, error=str(error))
-        return
-    yield from parse_csv(
-        text, names, is_full_load=is_full_load, header=header, delimiter=delimiter, null_value=null_value
+    return decoded_changes(
+        data,
+        encoding,
+        lambda text: parse_csv(
+            text, names, is_full_load=is_full_load, header=header, delimiter=delimiter, null_value=null_value
+        ),
     )

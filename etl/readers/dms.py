@@ -7,7 +7,7 @@ per row, see :func:`ordering_of`), then the file key, then the row position.
 
 Parquet is read by Spark; CSV is parsed per file on the executors (:mod:`etl.readers.csv_records`):
 header or not, every line's field count checked, strict decoding. Declared column types are enforced
-on both (:func:`etl.readers.common.strict_cast`).
+on both (:func:`etl.readers.typed_values.strict_cast`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from pyspark.sql import types as T
 
 from etl.change_frame import FILE, FILE_ORDER, INSERT, OP, ORDERING, ROW, with_sequence
 from etl.errors import ChangeFileError, TableConfigError
-from etl.readers.common import ERROR, SourceFile, java_cause, row_error, spark_type, strict_cast
+from etl.readers.common import ERROR, SourceFile, java_cause, row_error
 from etl.readers.csv_records import parse_csv_content
-from etl.readers.json_sources import parsed_changes, typed_values
+from etl.readers.json_sources import parsed_changes
+from etl.readers.typed_values import spark_type, strict_cast, typed_values
 from odp.config.models import TableConfig
 
 OP_SOURCE = "op"
@@ -112,7 +113,7 @@ def _csv_frame(spark: SparkSession, files: Sequence[SourceFile], config: TableCo
         )
 
     parsed = parsed_changes(spark, files, parser_of)
-    data, errors = typed_values(parsed, {name.lower(): kind for name, kind in config.columns.items()})
+    data, errors = typed_values({name.lower(): kind for name, kind in config.columns.items()})
     full_loads = [source.key for source in files if source.is_full_load]
     return parsed.select(
         F.col(OP).alias(OP_SOURCE),

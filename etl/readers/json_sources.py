@@ -6,7 +6,8 @@ encoding) and parsed by the pure functions of :mod:`etl.readers.records` (JSON) 
 :mod:`etl.readers.csv_records` (DMS CSV). A file that does not parse yields one error record naming
 its place, so nothing raises on an executor. Column types come from the table's configured ``columns``;
 without them, from the Debezium schema envelope or the values themselves (widest type seen wins).
-Values that do not convert to their type are errors (file, row, column, value), never NULL.
+Values that do not convert to their type are errors (file, row, column, value), never NULL: the strict
+cast, its message and the inference are :mod:`etl.readers.typed_values`, which the streaming path shares.
 """
 
 from __future__ import annotations
@@ -18,12 +19,11 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from etl.change_frame import FILE, FILE_ORDER, OP, ORDERING, ROW, with_sequence
-from etl.readers.common import ERROR, SourceFile, row_error, strict_cast
+from etl.readers.common import ERROR, SourceFile, row_error
 from etl.readers.records import ParsedChange, parse_content
+from etl.readers.typed_values import TYPES, VALUES, column_types, typed_values
 from odp.config.models import TableConfig
 
-VALUES = "_odp_values"
-TYPES = "_odp_types"
 PARSED_SCHEMA = T.StructType(
     [
         T.StructField(FILE_ORDER, T.IntegerType()),
@@ -36,20 +36,7 @@ PARSED_SCHEMA = T.StructType(
         T.StructField(TYPES, T.MapType(T.StringType(), T.StringType())),
     ]
 )
-# Widening order for inferred types: a column seen as bigint and double is double, anything else string.
-_RANK = {"boolean": 0, "tinyint": 1, "smallint": 2, "int": 3, "bigint": 4, "float": 5, "double": 6}
 ContentParser = Callable[[bytes], Iterable[ParsedChange]]
-
-
-def widest(kinds: set[str]) -> str:
-    """The one Spark type that holds every inferred kind of a column."""
-    if not kinds:
-        return "string"
-    if len(kinds) == 1:
-        return next(iter(kinds))
-    if "string" in kinds or "boolean" in kinds or not kinds <= set(_RANK):
-        return "string"
-    return max(kinds, key=_RANK.__getitem__)
 
 
 def _rows(source: SourceFile, parse: ContentParser) -> Callable[[tuple[str, bytes]], Iterator[tuple]]:
@@ -74,19 +61,6 @@ def parsed_changes(
     return spark.createDataFrame(context.union(rdds), PARSED_SCHEMA)
 
 
-def typed_values(parsed: DataFrame, columns: dict[str, str], names: dict[str, str] | None = None) -> tuple[list, list]:
-    """(columns cast to their declared types, their conversion errors) from the text values map.
-
-    ``names`` maps a configured column to its key in the values map (default: the same name).
-    """
-    data, errors = [], []
-    for name, kind in columns.items():
-        value, error = strict_cast(F.col(VALUES).getItem((names or {}).get(name, name)), T.StringType(), kind, name)
-        data.append(value.alias(name))
-        errors.append(error)
-    return data, errors
-
-
 def _read(spark: SparkSession, files: Sequence[SourceFile], config: TableConfig) -> DataFrame:
     keys = tuple(config.primary_key)
     source_format, encoding = config.format.value, config.encoding
@@ -96,17 +70,7 @@ def _read(spark: SparkSession, files: Sequence[SourceFile], config: TableConfig)
         return lambda data: parse_content(data, source_format, keys, encoding=encoding, shape=shape)
 
     parsed = parsed_changes(spark, files, parser_of)
-    if config.columns:
-        columns = dict(config.columns)
-    else:
-        seen = parsed.select(F.explode(TYPES)).distinct().collect()
-        kinds: dict[str, set[str]] = {}
-        for name, kind in seen:
-            kinds.setdefault(name, set()).add(kind)
-        columns = {name: widest(found) for name, found in sorted(kinds.items())}
-        for key in keys:
-            columns.setdefault(key, "string")
-    data, errors = typed_values(parsed, columns)
+    data, errors = typed_values(column_types(parsed, config))
     frame = parsed.select(
         OP,
         F.coalesce(F.col(ORDERING), F.lit("")).alias(ORDERING),

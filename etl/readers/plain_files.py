@@ -4,8 +4,9 @@ operations -> change frame.
 Every row is an upsert of its key: in ``mode: current`` the last row of a key wins (by the
 configured ordering column when there is one, else by file key, then row position), in
 ``mode: historical`` every row is appended. Nothing is ever deleted by a plain file. Column names
-are matched case-insensitively; configured ``columns`` types are applied, and a value the type
-cannot hold fails the file with its column and row instead of becoming NULL.
+are matched case-insensitively; configured ``columns`` types are applied with the readers' strict cast
+(:mod:`etl.readers.typed_values`), and a value the type cannot hold exactly fails the file with its
+row's key, column and value instead of becoming NULL or being rounded.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from etl.change_frame import FILE, FILE_ORDER, INSERT, OP, ORDERING, ROW, with_s
 from etl.errors import ChangeFileError
 from etl.readers.common import ERROR, SourceFile, row_error
 from etl.readers.dms import _configured_name, ordering_of
+from etl.readers.typed_values import strict_cast
 from odp.config.models import TableConfig
 
 JSON_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
@@ -46,20 +48,25 @@ def _load(spark: SparkSession, source: SourceFile) -> DataFrame:
 
 
 def _typed(frame: DataFrame, source: SourceFile, config: TableConfig) -> DataFrame:
-    """The frame with its configured types; a value the type cannot hold fails the file, naming the row's key."""
-    typed = {name.lower(): kind for name, kind in (config.columns or {}).items()}
-    cast = [name for name in frame.columns if name in typed]
+    """The frame with its configured types, cast strictly (:func:`etl.readers.typed_values.strict_cast`).
+
+    Raises:
+        ChangeFileError: a value its type cannot hold exactly; names the row by its key (a plain file's row
+            position is not known here), the column and the value.
+    """
+    declared = {name.lower(): kind for name, kind in (config.columns or {}).items()}
+    cast = {n: strict_cast(F.col(n), frame.schema[n].dataType, declared[n], n) for n in frame.columns if n in declared}
     if cast:
         keys = [key.lower() for key in config.primary_key]
-        lost = frame.select(
-            *keys, *[(F.col(n).isNotNull() & F.col(n).cast(typed[n]).isNull()).alias(f"_lost_{n}") for n in cast]
-        ).where(reduce(lambda a, b: a | b, [F.col(f"_lost_{n}") for n in cast]))
-        first = lost.first()
+        first = (
+            frame.select(*keys, F.coalesce(*[error for _, error in cast.values()]).alias("_odp_why"))
+            .where(F.col("_odp_why").isNotNull())
+            .first()
+        )
         if first is not None:
-            column = next(n for n in cast if first[f"_lost_{n}"])
             where = ", ".join(f"{key}={first[key]!r}" for key in keys)
-            raise ChangeFileError(source.key, f"row {where}: column {column}: value is not a {typed[column]}")
-    return frame.select(*[F.col(n).cast(typed[n]).alias(n) if n in typed else F.col(n) for n in frame.columns])
+            raise ChangeFileError(source.key, f"row {where}, {first['_odp_why']}")
+    return frame.select(*[cast[n][0].alias(n) if n in cast else F.col(n) for n in frame.columns])
 
 
 def _changes_of(spark: SparkSession, source: SourceFile, config: TableConfig) -> DataFrame:

@@ -15,7 +15,7 @@ import gzip
 import json
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -434,13 +434,21 @@ def parse_file(
         yield ParsedChange(row=max(row, 0), error=f"{where}{error}")
 
 
-def parse_content(
-    data: bytes, source_format: str, keys: tuple[str, ...], *, encoding: str = "utf-8", shape: str | None = None
+def decoded_changes(
+    data: bytes, encoding: str, parse: Callable[[str], Iterator[ParsedChange]]
 ) -> Iterator[ParsedChange]:
-    """Every change of one file's bytes (gzip or not); one error change when the bytes are not readable text."""
+    """``parse`` over a file's bytes (gzip or not, decoded strictly in ``encoding``); one error change when the
+    bytes are not readable text. The JSON and the CSV parsers both start here."""
     try:
         text = decode_content(data, encoding)
     except ContentError as error:
         yield ParsedChange(row=0, error=str(error))
         return
-    yield from parse_file(text, source_format, keys, shape=shape)
+    yield from parse(text)
+
+
+def parse_content(
+    data: bytes, source_format: str, keys: tuple[str, ...], *, encoding: str = "utf-8", shape: str | None = None
+) -> Iterator[ParsedChange]:
+    """Every change of one file's bytes (gzip or not); one error change when the bytes are not readable text."""
+    return decoded_changes(data, encoding, lambda text: parse_file(text, source_format, keys, shape=shape))

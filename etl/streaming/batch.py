@@ -29,11 +29,12 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from etl.change_frame import FILE, FILE_ORDER, OP, ORDERING, ROW, with_sequence
+from etl.change_frame import OP, ORDERING
 from etl.errors import CommitNotFoundError
 from etl.hudi_options import WriteProfile
-from etl.readers.json_sources import widest
-from etl.streaming.records import Route, StreamRecord, route_records
+from etl.readers.typed_values import TYPES, VALUES, column_types
+from etl.streaming.records import DATA, SEQUENCE_NUMBER, SHARD, Route, StreamRecord, route_records
+from etl.streaming.typed_rows import cast_error, change_frame
 from etl.timeline import commit_of_run, completed_commits
 from etl.writer import register_in_session_catalog, write_changes
 from odp.config.models import TableConfig
@@ -41,16 +42,7 @@ from odp.naming import tombstone_path
 
 logger = logging.getLogger(__name__)
 
-# The columns every stream source is normalised to before a micro-batch (see etl.streaming.sources).
-DATA, SEQUENCE_NUMBER, SHARD = "data", "sequence_number", "shard"
-TABLE_ID, ERROR, EVENT_ID, VALUES, TYPES, REASON = (
-    "_odp_table_id",
-    "_odp_error",
-    "_odp_event_id",
-    "_odp_values",
-    "_odp_types",
-    "reason",
-)
+TABLE_ID, ERROR, EVENT_ID, REASON = "_odp_table_id", "_odp_error", "_odp_event_id", "reason"
 ROUTED_SCHEMA = T.StructType(
     [
         T.StructField(TABLE_ID, T.StringType()),
@@ -186,45 +178,6 @@ def route_batch(spark: SparkSession, records: DataFrame, target: StreamTarget) -
     )
     rank = F.when(F.col(EVENT_ID).isNull() | F.col(ERROR).isNotNull(), F.lit(1)).otherwise(F.row_number().over(first))
     return routed.withColumn("_odp_rank", rank).where("_odp_rank = 1").drop("_odp_rank")
-
-
-def column_types(routed: DataFrame, config: TableConfig) -> dict[str, str]:
-    """The table's columns: configured, else the widest type seen in this batch (keys default to string)."""
-    if config.columns:
-        return dict(config.columns)
-    kinds: dict[str, set[str]] = {}
-    for name, kind in routed.select(F.explode(TYPES)).distinct().collect():
-        kinds.setdefault(name, set()).add(kind)
-    columns = {name: widest(found) for name, found in sorted(kinds.items())}
-    for key in config.primary_key:
-        columns.setdefault(key, "string")
-    return columns
-
-
-def cast_error(columns: dict[str, str]) -> Column:
-    """The first value that does not fit its column's type (Spark's cast would turn it into NULL silently)."""
-    checks = [
-        F.when(
-            F.col(VALUES).getItem(name).isNotNull() & F.col(VALUES).getItem(name).cast(kind).isNull(),
-            F.concat(F.lit(f"column {name}: "), F.col(VALUES).getItem(name), F.lit(f" is not a {kind}")),
-        )
-        for name, kind in columns.items()
-    ]
-    return F.coalesce(*checks) if checks else F.lit(None).cast("string")
-
-
-def change_frame(rows: DataFrame, columns: dict[str, str]) -> DataFrame:
-    """Routed, valid rows of one table -> the canonical change frame (the shard stands for the file)."""
-    data = [F.col(VALUES).getItem(name).cast(kind).alias(name) for name, kind in columns.items()]
-    frame = rows.select(
-        OP,
-        ORDERING,
-        F.col(SHARD).alias(FILE),
-        F.lit(0).alias(FILE_ORDER),
-        F.lit(0).cast("long").alias(ROW),
-        *data,
-    )
-    return with_sequence(frame)
 
 
 def shard_positions(rows: DataFrame) -> list[str]:

@@ -16,6 +16,8 @@ from typing import Any
 
 from etl.readers.records import RecordError, dynamodb_change
 
+# The columns every stream source is normalised to before a micro-batch (see etl.streaming.sources).
+DATA, SEQUENCE_NUMBER, SHARD = "data", "sequence_number", "shard"
 # Kinesis sequence numbers are decimal strings of up to 128 digits (56 in practice). Padded to one width
 # they sort as numbers inside the change's ordering text (the tie-breaker for changes in the same millisecond).
 KINESIS_SEQUENCE_DIGITS = 64

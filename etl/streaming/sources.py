@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 
-from etl.streaming.batch import DATA, SEQUENCE_NUMBER, SHARD
+from etl.streaming.records import DATA, SEQUENCE_NUMBER, SHARD
 
 CORRUPT = "_corrupt_record"
 KINESIS_EVENT_RECORD = T.StructType(

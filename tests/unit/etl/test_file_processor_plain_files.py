@@ -44,4 +44,5 @@ def test_append_keeps_every_row_and_a_bad_value_fails_the_file(spark, lake: Lake
     lake.land_text(broken, "b.csv", "id,city,amount\n7,Oslo,1.00\n8,Rome,ten\n")
     failed = lake.run(spark, broken.table_id).tables[0]
     assert failed.status is TableStatus.REFRESH_ERROR
-    assert failed.error.endswith("b.csv: row id='8': column amount: value is not a decimal(10,2)")
+    # The readers' strict cast and message (etl.readers.typed_values), placed by the row's key.
+    assert failed.error.endswith("b.csv: row id='8', column amount: value 'ten' is not a valid decimal(10,2)")

@@ -77,7 +77,12 @@ def test_routing_event_types_late_duplicate_and_poison_records(
         ((r.get("_odp_table_id"), r["reason"]) for r in bad_records(tmp_path)), key=lambda r: (r[0] or "~", r[1])
     ) == [
         (CUSTOMERS.table_id, "null key column id"),
-        (ORDERS.table_id, "column amount: lots is not a decimal(12,2)"),
+        (
+            ORDERS.table_id,
+            # the readers' strict cast and message (etl.readers.typed_values), placed by shard and sequence number
+            "shard shardId-000000000000 sequence 49657828409187701520019995242508390119953358325192598314, "
+            "column amount: value 'lots' is not a valid decimal(12,2)",
+        ),
         (None, "data does not parse as JSON: Expecting value (char 0)"),
         (None, "unknown table 'invoices': not streamed here (known: customers, order_events, orders)"),
     ]
