@@ -38,8 +38,8 @@ from infrastructure.glue_jobs import (
 from infrastructure.grants import grant_key, grant_objects
 from infrastructure.nag import acknowledge
 from odp.config.datasets import DatasetConfig
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.dataset_history import dataset_history_table_name, dataset_job_name
-from odp.dataset_job_contract import DatasetJobArgs, LakeRoots
 from odp.naming import resource_prefix
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

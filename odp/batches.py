@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from odp.job_contract import FileProcessorJobArgs
+from odp.contracts.file_processor import FileProcessorJobArgs
 
 SUCCEEDED = "SUCCEEDED"
 FAILED = "FAILED"

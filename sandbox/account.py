@@ -24,7 +24,7 @@ from moto import mock_aws
 
 from odp.config.loader import OdpConfig
 from odp.config.manager import ConfigPlan, load_into_dynamodb
-from odp.job_contract import FileProcessorJobArgs
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames, file_processor_job_name, resource_prefix, state_machine_name
 from odp.state_machine import render_definition
 from odp.tracker.schema import create_tables

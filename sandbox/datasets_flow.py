@@ -20,9 +20,9 @@ from typing import Any
 from etl.datasets.job import run_datasets, select_datasets
 from etl.jobs.dataset_job import local_config_dir, recorder
 from odp.config.loader import OdpConfig, load_config
+from odp.contracts.arguments import JobArgumentError
+from odp.contracts.datasets import DatasetJobArgs
 from odp.dataset_history import create_history_table, dataset_history_table_name, dataset_job_name
-from odp.dataset_job_contract import DatasetJobArgs
-from odp.job_contract import JobArgumentError
 from odp.naming import resource_prefix
 from odp.state_machine import render_definition
 from sandbox import aws_calls

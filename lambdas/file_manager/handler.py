@@ -16,6 +16,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from lambdas.file_manager.manager import FileManager
 from lambdas.runtime import dynamodb_tables, new_metrics, publish_metrics
+from odp.contracts.metrics import FAILED_MESSAGES_METRIC
 from odp.tracker import Trackers
 
 logger = Logger()
@@ -58,7 +59,7 @@ def handle(event: dict[str, Any], context: Any, manager: FileManager) -> dict[st
         )
         if manager.metrics is not None:
             failed = len(response.get("batchItemFailures", []))
-            manager.metrics.add_metric(name="FailedMessages", unit=MetricUnit.Count, value=failed)
+            manager.metrics.add_metric(name=FAILED_MESSAGES_METRIC, unit=MetricUnit.Count, value=failed)
         return response
     finally:
         if manager.metrics is not None:
