@@ -25,8 +25,8 @@ from moto import mock_aws
 from odp.config.loader import OdpConfig
 from odp.config.manager import ConfigPlan, load_into_dynamodb
 from odp.contracts.file_processor import FileProcessorJobArgs
+from odp.contracts.state_machines import FileProcessorSubstitutions
 from odp.naming import TrackerTableNames, file_processor_job_name, resource_prefix, state_machine_name
-from odp.state_machine import render_definition
 from odp.tracker.schema import create_tables
 from sandbox import state_store
 from sandbox.aws_calls import CONFIG_LOADER, acting_as
@@ -191,15 +191,13 @@ class LocalAccount:
             WorkerType=worker_type,
             NumberOfWorkers=workers,
         )
-        definition = render_definition(
-            {
-                "AlertsTopicArn": self.alerts_topic_arn,
-                "BatchManagerFunctionArn": function_arn("batch-manager", self.account_id),
-                "Cadence": cadence,
-                "FileProcessorJobName": job_name,
-                "MaxConcurrency": max_concurrency,
-            }
-        )
+        definition = FileProcessorSubstitutions(
+            alerts_topic_arn=self.alerts_topic_arn,
+            batch_manager_function_arn=function_arn("batch-manager", self.account_id),
+            cadence=cadence,
+            file_processor_job_name=job_name,
+            max_concurrency=max_concurrency,
+        ).render()
         arn = self.client("stepfunctions").create_state_machine(
             name=state_machine_name(ENVIRONMENT, cadence), definition=json.dumps(definition), roleArn=self.role_arn
         )["stateMachineArn"]

@@ -4,7 +4,7 @@ job is started with the table ids of the File Processor execution that triggered
 from __future__ import annotations
 
 from odp.contracts.datasets import DatasetJobArgs
-from odp.state_machine import placeholders_in, render_definition
+from odp.contracts.state_machines import placeholders_in, render_definition
 from tests.conftest import REPO_ROOT
 
 DEFINITION = REPO_ROOT / "stepfunctions" / "datasets.asl.json"
