@@ -208,13 +208,14 @@ class LocalAccount:
 
         ``ODP_SANDBOX_LEASE_SECONDS`` shortens the lease (crash tests: a renewal every third of it).
         """
+        lease = os.environ.get(LEASE_SECONDS_VARIABLE)
         return FileProcessorJobArgs.static_arguments(
             environment=ENVIRONMENT,
             cadence=cadence,
             raw_root=self.layout.raw_root,
             tracker_tables=self.names,
             catalog_sync=False,
-            lease_seconds=int(os.environ.get(LEASE_SECONDS_VARIABLE, "900")),
+            **({"lease_seconds": int(lease)} if lease else {}),  # else the contract's default
             hudi_profile="local",  # laptop sizing (etl/hudi_options.py); the Glue job gets "glue"
         )
 
