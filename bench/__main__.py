@@ -16,7 +16,7 @@ from pathlib import Path
 from bench.report import markdown, text_table, write_chart, write_json
 from bench.runner import CONTENDERS, run_benchmark
 from bench.workload import SKEWS, UNIFORM, WorkloadSpec
-from odp.job_contract import DEFAULT_TABLE_CONCURRENCY
+from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_WORK = Path(__file__).resolve().parents[1] / ".cache" / "bench"

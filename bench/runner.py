@@ -25,7 +25,7 @@ from bench.contenders.hudi_per_table import HudiPerTable
 from bench.contenders.naive import NaiveRewrite
 from bench.contenders.odp import OdpFileProcessor
 from bench.workload import SourceModel, WaveFiles, WorkloadSpec
-from odp.job_contract import DEFAULT_TABLE_CONCURRENCY
+from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY
 
 LOG = logging.getLogger("bench")
 CONTENDERS: dict[str, type[Contender]] = {

@@ -13,9 +13,9 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from odp.job_contract import (
+from odp.contracts.metrics import (
     CADENCE_DIMENSION,
-    JOB_METRICS_NAMESPACE,
+    NAMESPACE,
     TABLE_DIMENSION,
     TABLE_DPU_SECONDS_METRIC,
     TABLE_SECONDS_METRIC,
@@ -50,6 +50,6 @@ def publish_costs(cloudwatch: Any, cadence: str, costs: Sequence[tuple[str, floa
     data = cost_metric_data(cadence, costs)
     try:
         for start in range(0, len(data), _BATCH):
-            cloudwatch.put_metric_data(Namespace=JOB_METRICS_NAMESPACE, MetricData=data[start : start + _BATCH])
+            cloudwatch.put_metric_data(Namespace=NAMESPACE, MetricData=data[start : start + _BATCH])
     except (ClientError, BotoCoreError) as error:
         logger.warning("table cost metrics not published (%d data points): %s", len(data), error)

@@ -44,8 +44,8 @@ from etl.write_budget import RowBudget, job_row_budget
 from etl.writer import job_write_profile, register_in_session_catalog, write_changes
 from odp.config.items import table_config_from_item
 from odp.config.models import TableConfig, TableMode
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.faults import fault_point
-from odp.job_contract import FileProcessorJobArgs
 from odp.naming import tombstone_path
 from odp.tracker import (
     FileKind,

@@ -24,8 +24,8 @@ from etl.tombstones import (
     write_tombstones,
 )
 from odp.config.models import TableConfig, TableMode
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.faults import fault_point
-from odp.job_contract import FileProcessorJobArgs
 
 logger = logging.getLogger(__name__)
 _CATALOG_LOCK = threading.Lock()

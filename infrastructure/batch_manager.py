@@ -16,9 +16,6 @@ from infrastructure.tracking import Tracking
 
 HANDLER = "lambdas.batch_manager.handler.handler"
 SERVICE = "batch_manager"  # Powertools service name: the `service` dimension of its metrics
-FRESHNESS_METRIC = "OldestPendingFileAgeSeconds"
-CADENCE_DIMENSION = "cadence"
-METRICS_NAMESPACE = "ODP"
 FUNCTION_TIMEOUT = Duration.minutes(2)
 
 

@@ -22,11 +22,11 @@ from typing import Any
 import boto3
 
 from infrastructure.smoke import config_and_environment
-from odp.job_contract import FileProcessorJobArgs
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import file_processor_job_name
 
 CANARY_BATCH_ID = "canary"
-CANARY_ARGUMENTS = {f"--{FileProcessorJobArgs.TABLE_IDS}": "[]", f"--{FileProcessorJobArgs.BATCH_ID}": CANARY_BATCH_ID}
+CANARY_ARGUMENTS = FileProcessorJobArgs.run_arguments([], CANARY_BATCH_ID)
 TERMINAL_STATES = {"SUCCEEDED", "FAILED", "STOPPED", "TIMEOUT", "ERROR", "EXPIRED"}
 POLL_SECONDS = 20
 

@@ -38,12 +38,12 @@ from infrastructure.glue_jobs import (
 from infrastructure.grants import grant_key, grant_objects
 from infrastructure.nag import acknowledge
 from odp.config.datasets import DatasetConfig
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots
+from odp.contracts.state_machines import DatasetsSubstitutions
 from odp.dataset_history import dataset_history_table_name, dataset_job_name
-from odp.dataset_job_contract import DatasetJobArgs, LakeRoots
 from odp.naming import resource_prefix
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFINITION_FILE = REPO_ROOT / "stepfunctions" / "datasets.asl.json"
 CODE_PREFIX = "glue/datasets/"
 PERIOD = Duration.minutes(5)
 
@@ -279,8 +279,10 @@ class Datasets(Construct):
             self,
             "StateMachine",
             state_machine_name=f"{prefix}-datasets",
-            definition_body=sfn.DefinitionBody.from_file(str(DEFINITION_FILE)),
-            definition_substitutions={"DatasetJobName": self.job_name, "AlertsTopicArn": alerts_topic.topic_arn},
+            definition_body=sfn.DefinitionBody.from_file(str(DatasetsSubstitutions.DEFINITION)),
+            definition_substitutions=DatasetsSubstitutions(
+                dataset_job_name=self.job_name, alerts_topic_arn=alerts_topic.topic_arn
+            ).values(),
             logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
             tracing_enabled=True,
         )

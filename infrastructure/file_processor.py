@@ -16,28 +16,25 @@ from constructs import Construct
 
 from infrastructure.nag import acknowledge
 from odp.config.models import Cadence
+from odp.contracts.state_machines import DEFINITION_FILE, FileProcessorSubstitutions
 from odp.naming import schedule_name, state_machine_name
-from odp.state_machine import DEFINITION_FILE, PLACEHOLDERS
 
 
 def substitutions(
     *, alerts_topic_arn: str, batch_manager_arn: str, cadence: str, job_name: str, max_concurrency: int
 ) -> dict[str, str]:
-    """A value for each placeholder of odp.state_machine.PLACEHOLDERS.
+    """A value for each placeholder of the File Processor's definition (odp.contracts.state_machines).
 
     Raises:
-        ValueError: the placeholder list changed and this function no longer covers it.
+        DefinitionError: (a ValueError) the definition's placeholders are not the substitutions' fields.
     """
-    values = {
-        "AlertsTopicArn": alerts_topic_arn,
-        "BatchManagerFunctionArn": batch_manager_arn,
-        "Cadence": cadence,
-        "FileProcessorJobName": job_name,
-        "MaxConcurrency": str(max_concurrency),
-    }
-    if set(values) != set(PLACEHOLDERS):
-        raise ValueError(f"substitutions {sorted(values)} do not match the placeholders {sorted(PLACEHOLDERS)}")
-    return values
+    return FileProcessorSubstitutions(
+        alerts_topic_arn=alerts_topic_arn,
+        batch_manager_function_arn=batch_manager_arn,
+        cadence=cadence,
+        file_processor_job_name=job_name,
+        max_concurrency=max_concurrency,
+    ).values()
 
 
 class FileProcessor(Construct):

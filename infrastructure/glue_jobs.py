@@ -25,7 +25,8 @@ from infrastructure.nag import acknowledge, acknowledge_many, logical_id
 from infrastructure.network import Network
 from infrastructure.tracking import Tracking
 from odp.config.models import Cadence
-from odp.job_contract import FileProcessorJobArgs
+from odp.contracts.file_processor import FileProcessorJobArgs
+from odp.contracts.metrics import GLUE_NAMESPACE, NAMESPACE
 from odp.naming import file_processor_job_name, resource_prefix
 
 GLUE_VERSION = "5.1"
@@ -255,7 +256,7 @@ class GlueJobs(Construct):
                 actions=["cloudwatch:PutMetricData"],
                 resources=["*"],
                 # Glue: the job's own metrics; ODP: each table run's seconds and DPU-seconds (etl/cost.py)
-                conditions={"StringEquals": {"cloudwatch:namespace": ["Glue", "ODP"]}},
+                conditions={"StringEquals": {"cloudwatch:namespace": [GLUE_NAMESPACE, NAMESPACE]}},
             )
         )
         self.role.add_to_policy(
@@ -351,7 +352,7 @@ class GlueJobs(Construct):
 _ROLE_FINDINGS = {
     "AwsSolutions-IAM5[Resource::*]": (
         "EC2 network-interface actions Glue needs to run in the VPC, and cloudwatch:PutMetricData (limited to the "
-        "Glue and ODP namespaces by condition), support no resource-level permissions."
+        f"{GLUE_NAMESPACE} and {NAMESPACE} namespaces by condition), support no resource-level permissions."
     ),
     "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws-glue/*]": (
         "Glue writes job logs to its own /aws-glue/* log groups (names fixed by the service)."

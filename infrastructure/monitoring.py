@@ -23,17 +23,23 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from infrastructure.batch_manager import CADENCE_DIMENSION, FRESHNESS_METRIC, METRICS_NAMESPACE
 from odp.config.models import Cadence
-from odp.job_contract import CADENCE_DIMENSION as JOB_CADENCE_DIMENSION
-from odp.job_contract import JOB_METRICS_NAMESPACE, TABLE_DIMENSION, TABLE_DPU_SECONDS_METRIC
+from odp.contracts.metrics import (
+    CADENCE_DIMENSION,
+    EVENTS_NAMESPACE,
+    FRESHNESS_METRIC,
+    MATCHED_EVENTS_METRIC,
+    NAMESPACE,
+    QUARANTINED_METRIC,
+    RULE_NAME_DIMENSION,
+    TABLE_DIMENSION,
+    TABLE_DPU_SECONDS_METRIC,
+)
 from odp.naming import resource_prefix
 
 # cron cadences have no fixed interval: their freshness alarm assumes an hourly schedule.
 DEFAULT_CRON_INTERVAL_MINUTES = 60
 PERIOD = Duration.minutes(5)
-# Published by the Batch Manager's summary (lambdas/batch_manager/manager.py), dimension cadence only.
-QUARANTINED_METRIC = "QuarantinedFiles"
 
 
 def freshness_threshold_seconds(cadence: Cadence) -> int:
@@ -45,7 +51,7 @@ def _cadence_metric(name: str, cadence_name: str, statistic: str, *, period: Dur
     """A Batch Manager metric of one cadence. It emits them with Metrics(service=""): Powertools then adds
     no `service` dimension, and `cadence` is the metric's only dimension."""
     return cloudwatch.Metric(
-        namespace=METRICS_NAMESPACE,
+        namespace=NAMESPACE,
         metric_name=name,
         dimensions_map={CADENCE_DIMENSION: cadence_name},
         statistic=statistic,
@@ -164,9 +170,9 @@ class Monitoring(Construct):
         )
         rule.add_target(targets.SnsTopic(self.topic))
         metric = cloudwatch.Metric(
-            namespace="AWS/Events",
-            metric_name="MatchedEvents",
-            dimensions_map={"RuleName": rule.rule_name},
+            namespace=EVENTS_NAMESPACE,
+            metric_name=MATCHED_EVENTS_METRIC,
+            dimensions_map={RULE_NAME_DIMENSION: rule.rule_name},
             statistic="Sum",
             period=PERIOD,
         )
@@ -175,7 +181,7 @@ class Monitoring(Construct):
 
     def watch_table_costs(self, top: int = 10) -> None:
         """Dashboard only: the tables that cost the most DPU-seconds over the last day (etl/cost.py)."""
-        schema = f"{{{JOB_METRICS_NAMESPACE},{JOB_CADENCE_DIMENSION},{TABLE_DIMENSION}}}"
+        schema = f"{{{NAMESPACE},{CADENCE_DIMENSION},{TABLE_DIMENSION}}}"
         search = f"SEARCH('{schema} MetricName=\"{TABLE_DPU_SECONDS_METRIC}\"', 'Sum', 86400)"
         costliest = cloudwatch.MathExpression(
             expression=f"SORT({search}, SUM, DESC, {top})", label="", period=Duration.days(1)

@@ -36,15 +36,17 @@ from infrastructure.network import Network
 from infrastructure.tracking import Tracking
 from odp.config.models import TableConfig
 from odp.config.streams import Stream, streamed_tables
-from odp.naming import resource_prefix
-from odp.stream_job_contract import (
+from odp.contracts.metrics import (
     BAD_RECORDS_METRIC,
     BATCH_SECONDS_METRIC,
     FAILED_TABLES_METRIC,
-    METRICS_NAMESPACE,
+    GLUE_NAMESPACE,
+    RECORDS_METRIC,
     STREAM_DIMENSION,
-    StreamingJobArgs,
+    STREAMING_NAMESPACE,
 )
+from odp.contracts.streaming import StreamingJobArgs
+from odp.naming import resource_prefix
 
 SCRIPT = Path(__file__).resolve().parents[1] / "etl" / "jobs" / "streaming_job.py"
 SCRIPT_PREFIX = "glue/streaming/"
@@ -215,7 +217,7 @@ class Streaming(Construct):
                 sid="Metrics",
                 actions=["cloudwatch:PutMetricData"],
                 resources=["*"],
-                conditions={"StringEquals": {"cloudwatch:namespace": ["Glue", METRICS_NAMESPACE]}},
+                conditions={"StringEquals": {"cloudwatch:namespace": [GLUE_NAMESPACE, STREAMING_NAMESPACE]}},
             )
         )
         role.add_to_policy(
@@ -336,7 +338,7 @@ class Streaming(Construct):
 
         def own(metric_name: str, statistic: str) -> cloudwatch.Metric:
             return cloudwatch.Metric(
-                namespace=METRICS_NAMESPACE,
+                namespace=STREAMING_NAMESPACE,
                 metric_name=metric_name,
                 dimensions_map={STREAM_DIMENSION: name},
                 statistic=statistic,
@@ -395,7 +397,7 @@ class Streaming(Construct):
             ),
             cloudwatch.GraphWidget(
                 title=f"Stream {name}: records, bad records, failed tables",
-                left=[own("Records", "Sum"), bad, failed],
+                left=[own(RECORDS_METRIC, "Sum"), bad, failed],
             ),
         )
 
@@ -403,7 +405,7 @@ class Streaming(Construct):
 _ROLE_FINDINGS = {
     "AwsSolutions-IAM5[Resource::*]": (
         "EC2 network-interface actions Glue needs to run in the VPC, and cloudwatch:PutMetricData (limited to the "
-        "Glue and ODP/Streaming namespaces by condition), support no resource-level permissions."
+        f"{GLUE_NAMESPACE} and {STREAMING_NAMESPACE} namespaces by condition), support no resource-level permissions."
     ),
     "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{region}:{account}:database/*]": (
         "Hudi's catalog sync creates and updates tables in the databases of the streamed tables (config)."

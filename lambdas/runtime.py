@@ -13,7 +13,8 @@ from typing import Any
 import boto3
 from aws_lambda_powertools import Metrics
 
-from odp.lambda_env import DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE, tracker_names_from_env
+from odp.contracts.metrics import NAMESPACE
+from odp.lambda_env import METRICS_NAMESPACE, tracker_names_from_env
 from odp.naming import TrackerTableNames
 
 
@@ -28,13 +29,13 @@ def dynamodb_tables(environ: Mapping[str, str] | None = None) -> tuple[Any, Trac
 
 
 def new_metrics(environ: Mapping[str, str] | None = None, *, service: str | None = None) -> Metrics:
-    """An EMF Metrics object in the configured namespace (default ``ODP``).
+    """An EMF Metrics object in the configured namespace (default odp.contracts.metrics.NAMESPACE).
 
     ``service=""`` leaves out the ``service`` dimension, so a metric's identity is exactly the
     dimensions the function adds (the freshness alarm relies on that).
     """
     env = os.environ if environ is None else environ
-    return Metrics(namespace=env.get(METRICS_NAMESPACE) or DEFAULT_METRICS_NAMESPACE, service=service)
+    return Metrics(namespace=env.get(METRICS_NAMESPACE) or NAMESPACE, service=service)
 
 
 def publish_metrics(metrics: Metrics) -> None:

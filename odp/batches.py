@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, computed_field
 from pydantic_core import ErrorDetails
 
-from odp.job_contract import FileProcessorJobArgs
+from odp.contracts.file_processor import FileProcessorJobArgs
 
 SUCCEEDED = "SUCCEEDED"
 FAILED = "FAILED"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import fields
 
+from odp.contracts.metrics import NAMESPACE
 from odp.naming import TrackerTableNames
 
 ENVIRONMENT = "ODP_ENVIRONMENT"
@@ -16,7 +17,6 @@ TABLE_PREFIX = "ODP_TABLE_"  # + logical tracker name upper-cased, e.g. ODP_TABL
 HISTORY_RETENTION_DAYS = "ODP_HISTORY_RETENTION_DAYS"
 METRICS_NAMESPACE = "POWERTOOLS_METRICS_NAMESPACE"
 SERVICE_NAME = "POWERTOOLS_SERVICE_NAME"
-DEFAULT_METRICS_NAMESPACE = "ODP"
 
 
 class LambdaConfigurationError(RuntimeError):
@@ -29,7 +29,7 @@ def table_variable(logical: str) -> str:
 
 def lambda_environment(environment: str, names: TrackerTableNames, *, service: str) -> dict[str, str]:
     """Every variable a function needs, for the CDK construct."""
-    variables = {ENVIRONMENT: environment, SERVICE_NAME: service, METRICS_NAMESPACE: DEFAULT_METRICS_NAMESPACE}
+    variables = {ENVIRONMENT: environment, SERVICE_NAME: service, METRICS_NAMESPACE: NAMESPACE}
     for logical, physical in names.as_dict().items():
         variables[table_variable(logical)] = physical
     return variables

@@ -24,9 +24,9 @@ from moto import mock_aws
 
 from odp.config.loader import OdpConfig
 from odp.config.manager import ConfigPlan, load_into_dynamodb
-from odp.job_contract import FileProcessorJobArgs
+from odp.contracts.file_processor import FileProcessorJobArgs
+from odp.contracts.state_machines import FileProcessorSubstitutions
 from odp.naming import TrackerTableNames, file_processor_job_name, resource_prefix, state_machine_name
-from odp.state_machine import render_definition
 from odp.tracker.schema import create_tables
 from sandbox import state_store
 from sandbox.aws_calls import CONFIG_LOADER, acting_as
@@ -191,15 +191,13 @@ class LocalAccount:
             WorkerType=worker_type,
             NumberOfWorkers=workers,
         )
-        definition = render_definition(
-            {
-                "AlertsTopicArn": self.alerts_topic_arn,
-                "BatchManagerFunctionArn": function_arn("batch-manager", self.account_id),
-                "Cadence": cadence,
-                "FileProcessorJobName": job_name,
-                "MaxConcurrency": max_concurrency,
-            }
-        )
+        definition = FileProcessorSubstitutions(
+            alerts_topic_arn=self.alerts_topic_arn,
+            batch_manager_function_arn=function_arn("batch-manager", self.account_id),
+            cadence=cadence,
+            file_processor_job_name=job_name,
+            max_concurrency=max_concurrency,
+        ).render()
         arn = self.client("stepfunctions").create_state_machine(
             name=state_machine_name(ENVIRONMENT, cadence), definition=json.dumps(definition), roleArn=self.role_arn
         )["stateMachineArn"]
@@ -210,13 +208,14 @@ class LocalAccount:
 
         ``ODP_SANDBOX_LEASE_SECONDS`` shortens the lease (crash tests: a renewal every third of it).
         """
+        lease = os.environ.get(LEASE_SECONDS_VARIABLE)
         return FileProcessorJobArgs.static_arguments(
             environment=ENVIRONMENT,
             cadence=cadence,
             raw_root=self.layout.raw_root,
             tracker_tables=self.names,
             catalog_sync=False,
-            lease_seconds=int(os.environ.get(LEASE_SECONDS_VARIABLE, "900")),
+            **({"lease_seconds": int(lease)} if lease else {}),  # else the contract's default
             hudi_profile="local",  # laptop sizing (etl/hudi_options.py); the Glue job gets "glue"
         )
 

@@ -18,7 +18,7 @@ from etl.datasets.job import run_datasets
 from etl.datasets.refresh import DatasetRefresher, latest_instant
 from odp.config.datasets import ExpressionRule
 from odp.config.loader import OdpConfig
-from odp.dataset_job_contract import DatasetJobArgs, LakeRoots
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.dataset_run import DatasetRun, DatasetRunStatus
 from sandbox.account import SandboxLayout
 from sandbox.staging import hadoop_file_uri

@@ -20,11 +20,11 @@ from typing import Any
 from etl.datasets.job import run_datasets, select_datasets
 from etl.jobs.dataset_job import local_config_dir, recorder
 from odp.config.loader import OdpConfig, load_config
+from odp.contracts.arguments import JobArgumentError
+from odp.contracts.datasets import DatasetJobArgs
+from odp.contracts.state_machines import DatasetsSubstitutions
 from odp.dataset_history import create_history_table, dataset_history_table_name, dataset_job_name
-from odp.dataset_job_contract import DatasetJobArgs
-from odp.job_contract import JobArgumentError
 from odp.naming import resource_prefix
-from odp.state_machine import render_definition
 from sandbox import aws_calls
 from sandbox.account import ENVIRONMENT, RAW_BUCKET, REGION, ExecutionResult, LocalAccount
 from sandbox.datasets import lake_roots
@@ -34,7 +34,6 @@ ARTIFACTS_BUCKET = "artifacts"
 CONFORMED_BUCKET = "conformed"
 PURPOSE_BUILT_BUCKET = "purpose_built"
 CONFIG_PREFIX = "glue/datasets/"  # where infrastructure/datasets.py deploys config/ beside the job script
-DEFINITION_FILE = Path(__file__).resolve().parents[1] / "stepfunctions" / "datasets.asl.json"
 STATE_MACHINE = f"{resource_prefix(ENVIRONMENT)}-datasets"
 
 
@@ -90,10 +89,9 @@ class DatasetsStateMachine:
             DefaultArguments=contract.to_arguments(),
             ExecutionProperty={"MaxConcurrentRuns": 1},
         )
-        definition = render_definition(
-            {"DatasetJobName": self.job_name, "AlertsTopicArn": self.account.alerts_topic_arn},
-            DEFINITION_FILE.read_text(encoding="utf-8"),
-        )
+        definition = DatasetsSubstitutions(
+            dataset_job_name=self.job_name, alerts_topic_arn=self.account.alerts_topic_arn
+        ).render()
         self.arn = self.account.client("stepfunctions").create_state_machine(
             name=STATE_MACHINE, definition=json.dumps(definition), roleArn=self.account.role_arn
         )["stateMachineArn"]

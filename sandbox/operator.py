@@ -18,7 +18,7 @@ from typing import Any
 import boto3
 from moto import mock_aws
 
-from odp.job_contract import FileProcessorJobArgs
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames, file_processor_job_name
 from odp.operations.backend import OperationError, StagedObject
 from odp.tracker import GlueJobRuns, JobRunRef, JobRuns

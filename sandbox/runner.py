@@ -21,9 +21,10 @@ from urllib.parse import unquote_plus
 from boto3.dynamodb.conditions import Attr
 
 from odp.config.loader import OdpConfig
+from odp.contracts.arguments import JobArgumentError
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.dynamodb import table_items
 from odp.faults import fault_point
-from odp.job_contract import FileProcessorJobArgs, JobArgumentError
 from odp.lambda_env import lambda_environment
 from odp.naming import file_processor_job_name
 from odp.tracker import JobRunRef, TableRun, TableState, Trackers, classify_staging_object
@@ -133,7 +134,8 @@ def _outcome_failed(outcome: TableRun) -> bool:
 
 def _outcome_error(outcome: TableRun) -> str | None:
     if outcome.status is TableStatus.SKIPPED and not outcome.error:
-        return "skipped: another run holds the table's lease (it expires after --odp_lease_seconds)"
+        lease = FileProcessorJobArgs.option("lease_seconds")
+        return f"skipped: another run holds the table's lease (it expires after {lease})"
     return outcome.error
 
 

@@ -10,7 +10,7 @@ from bench.contenders.common import Contender, WaveMeasurement
 from bench.contenders.odp_job import DATABASE
 from bench.measure import child_env, run_step
 from bench.workload import WaveFiles, table_id
-from odp.job_contract import DEFAULT_TABLE_CONCURRENCY
+from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY
 
 
 class OdpFileProcessor(Contender):

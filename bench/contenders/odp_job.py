@@ -20,7 +20,7 @@ from moto import mock_aws
 
 from odp.config.items import table_config_item
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
-from odp.job_contract import DEFAULT_TABLE_CONCURRENCY, FileProcessorJobArgs
+from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY, FileProcessorJobArgs
 from odp.naming import TrackerTableNames
 from odp.tracker import FileKind, TrackedFile, Trackers, file_kind, make_file_id
 from odp.tracker.schema import create_tables

@@ -18,7 +18,7 @@ from etl.datasets.refresh import DatasetRefresher
 from etl.hudi_options import HudiProfile, WriteProfile
 from odp.config.datasets import DatasetConfig, dependency_order, downstream_of
 from odp.config.loader import OdpConfig
-from odp.dataset_job_contract import DatasetJobArgs
+from odp.contracts.datasets import DatasetJobArgs
 from odp.dataset_run import DatasetRun, DatasetRunStatus
 
 logger = logging.getLogger(__name__)

@@ -38,7 +38,7 @@ from etl.hudi_options import (
 from etl.timeline import _meta_client, table_exists
 from odp.config.datasets import DatasetConfig, Refresh
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
-from odp.dataset_job_contract import LakeRoots
+from odp.contracts.datasets import LakeRoots
 from odp.dataset_run import DatasetRun, DatasetRunStatus
 from odp.faults import fault_point
 

@@ -7,7 +7,6 @@ when any dataset failed or a ``fail`` quality rule did not hold (so a state mach
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import logging
 import sys
@@ -16,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from odp.dataset_job_contract import DatasetJobArgs
+from etl.jobs.arguments import parse_job_arguments
+from odp.contracts.datasets import DatasetJobArgs
 from odp.dataset_run import DatasetRun
 
 logger = logging.getLogger("etl.jobs.dataset_job")
@@ -28,16 +28,7 @@ def parse_arguments(argv: list[str]) -> DatasetJobArgs:
     Raises:
         JobArgumentError: an argument is missing or malformed.
     """
-    if importlib.util.find_spec("awsglue") is not None:
-        from awsglue.utils import getResolvedOptions  # noqa: PLC0415 - only on Glue
-
-        present = [*DatasetJobArgs.REQUIRED, *(n for n in DatasetJobArgs.OPTIONAL if f"--{n}" in argv)]
-        return DatasetJobArgs.from_arguments(getResolvedOptions(argv, present))
-    parser = argparse.ArgumentParser(description="ODP dataset job (local run)")
-    for name in (*DatasetJobArgs.REQUIRED, *DatasetJobArgs.OPTIONAL):
-        parser.add_argument(f"--{name}", dest=name)
-    known, _ = parser.parse_known_args(argv[1:])
-    return DatasetJobArgs.from_arguments({k: v for k, v in vars(known).items() if v is not None})
+    return parse_job_arguments(DatasetJobArgs, argv, "ODP dataset job (local run)")
 
 
 def main(argv: list[str] | None = None) -> int:

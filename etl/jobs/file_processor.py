@@ -1,7 +1,8 @@
 """Glue entry point of the File Processor: parse arguments, build the session, run, exit.
 
-On Glue (``awsglue`` importable): getResolvedOptions over FileProcessorJobArgs.argument_names() and a
-GlueContext session. Elsewhere: argparse over the same names and the local Spark + Hudi session.
+On Glue (``awsglue`` importable): getResolvedOptions over FileProcessorJobArgs' names
+(etl.jobs.arguments) and a GlueContext session. Elsewhere: argparse over the same names and the local
+Spark + Hudi session.
 Lists travel as JSON and are never evaluated. Exit status 1 when any table failed.
 
 Harmless mode (the post-deploy canary, ``--odp_table_ids []``): no table is touched; the run proves the
@@ -11,13 +12,13 @@ packaging (the offline dependencies import, Spark starts with Hudi's configurati
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import logging
 import sys
 from typing import Any
 
-from odp.job_contract import FileProcessorJobArgs
+from etl.jobs.arguments import parse_job_arguments
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.tracker import JobRunRef
 
 logger = logging.getLogger("etl.jobs.file_processor")
@@ -31,26 +32,7 @@ def parse_arguments(argv: list[str]) -> FileProcessorJobArgs:
     Raises:
         JobArgumentError: an argument is missing or malformed.
     """
-    names = FileProcessorJobArgs.argument_names()
-    if importlib.util.find_spec("awsglue") is not None:
-        from awsglue.utils import getResolvedOptions  # noqa: PLC0415 - only on Glue
-
-        optional = {
-            FileProcessorJobArgs.BATCH_ID,
-            FileProcessorJobArgs.LEASE_SECONDS,
-            FileProcessorJobArgs.HISTORY_RETENTION_DAYS,
-            FileProcessorJobArgs.CATALOG_SYNC,
-            FileProcessorJobArgs.TABLE_CONCURRENCY,
-            FileProcessorJobArgs.HUDI_PROFILE,
-            FileProcessorJobArgs.JOB_DPUS,
-        }
-        present = [name for name in names if name not in optional or f"--{name}" in argv]
-        return FileProcessorJobArgs.from_arguments(getResolvedOptions(argv, present))
-    parser = argparse.ArgumentParser(description="ODP File Processor (local run)")
-    for name in names:
-        parser.add_argument(f"--{name}", dest=name)
-    known, _ = parser.parse_known_args(argv[1:])
-    return FileProcessorJobArgs.from_arguments({k: v for k, v in vars(known).items() if v is not None})
+    return parse_job_arguments(FileProcessorJobArgs, argv, "ODP File Processor (local run)")
 
 
 def job_run_of(argv: list[str]) -> JobRunRef | None:

@@ -12,7 +12,9 @@ import logging
 import sys
 from typing import Any
 
-from odp.stream_job_contract import METRICS_NAMESPACE, StreamingJobArgs
+from etl.jobs.arguments import parse_job_arguments
+from odp.contracts.metrics import STREAMING_NAMESPACE
+from odp.contracts.streaming import StreamingJobArgs
 
 logger = logging.getLogger("etl.jobs.streaming_job")
 
@@ -55,17 +57,16 @@ def stream_target(args: StreamingJobArgs, table_config: Any) -> Any:
 
 
 def publish_batch_metrics(cloudwatch: Any, stream: str, outcome: Any) -> None:
-    """One micro-batch's metrics (``ODP/Streaming``) through a boto3 CloudWatch client."""
+    """One micro-batch's metrics (in the streaming namespace) through a boto3 CloudWatch client."""
     from etl.streaming.metrics import batch_metric_data  # noqa: PLC0415
 
-    cloudwatch.put_metric_data(Namespace=METRICS_NAMESPACE, MetricData=batch_metric_data(stream, outcome))
+    cloudwatch.put_metric_data(Namespace=STREAMING_NAMESPACE, MetricData=batch_metric_data(stream, outcome))
 
 
 def main(argv: list[str] | None = None) -> int:  # pragma: no cover - runs on Glue only
     """Run the stream until the job is stopped; a micro-batch that cannot write its error location fails it."""
     import boto3  # noqa: PLC0415
     from awsglue.context import GlueContext  # noqa: PLC0415 - only on Glue
-    from awsglue.utils import getResolvedOptions  # noqa: PLC0415
     from pyspark.context import SparkContext  # noqa: PLC0415
 
     from etl.streaming.batch import batch_tag, process_micro_batch  # noqa: PLC0415
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - runs on Gl
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     argv = list(sys.argv if argv is None else argv)
-    args = StreamingJobArgs.from_arguments(getResolvedOptions(argv, list(StreamingJobArgs.argument_names())))
+    args = parse_job_arguments(StreamingJobArgs, argv, "ODP streaming job")
     glue = GlueContext(SparkContext.getOrCreate())
     spark = glue.spark_session
     target = stream_target(args, boto3.resource("dynamodb").Table(args.table_config_table))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from etl.streaming.batch import BatchOutcome
-from odp.stream_job_contract import (
+from odp.contracts.metrics import (
     BAD_RECORDS_METRIC,
     BATCH_SECONDS_METRIC,
     FAILED_TABLES_METRIC,

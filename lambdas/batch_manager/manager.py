@@ -12,13 +12,23 @@ from lambdas.batch_manager.planner import fit_payload, make_batches, order_table
 from lambdas.batch_manager.summary import FAILED_STATUSES, summarise
 from odp.batches import parse_batch_results
 from odp.config.items import ACTIVE_CADENCE_ATTRIBUTE, TABLE_CONFIG_CADENCE_INDEX
+from odp.contracts.metrics import (
+    BATCHES_METRIC,
+    CADENCE_DIMENSION,
+    FAILED_BATCHES_METRIC,
+    FAILED_TABLES_METRIC,
+    FRESHNESS_METRIC,
+    LEASED_TABLES_SKIPPED_METRIC,
+    PENDING_BYTES_METRIC,
+    PENDING_FILES_METRIC,
+    QUARANTINED_METRIC,
+    TABLES_WITH_PENDING_FILES_METRIC,
+)
 from odp.dynamodb import table_items
 from odp.tracker import FileTracker, ProcessingTracker, utc_now
 from odp.tracker.repository import Clock
 
 logger = Logger(child=True)
-CADENCE_DIMENSION = "cadence"
-QUARANTINED_METRIC = "QuarantinedFiles"  # files a cadence's runs set aside; alarmed (infrastructure/monitoring.py)
 
 
 class BatchManagerError(Exception):
@@ -127,8 +137,8 @@ class BatchManager:
         )
         if self.metrics is not None:
             self.metrics.add_dimension(name=CADENCE_DIMENSION, value=cadence)
-            self.metrics.add_metric(name="FailedTables", unit=MetricUnit.Count, value=result["failed_tables"])
-            self.metrics.add_metric(name="FailedBatches", unit=MetricUnit.Count, value=result["failed_batches"])
+            self.metrics.add_metric(name=FAILED_TABLES_METRIC, unit=MetricUnit.Count, value=result["failed_tables"])
+            self.metrics.add_metric(name=FAILED_BATCHES_METRIC, unit=MetricUnit.Count, value=result["failed_batches"])
             self.metrics.add_metric(name=QUARANTINED_METRIC, unit=MetricUnit.Count, value=result["quarantined_files"])
         return result
 
@@ -136,11 +146,9 @@ class BatchManager:
         if self.metrics is None:
             return
         self.metrics.add_dimension(name=CADENCE_DIMENSION, value=cadence)
-        self.metrics.add_metric(name="PendingFiles", unit=MetricUnit.Count, value=pending["files"])
-        self.metrics.add_metric(name="PendingBytes", unit=MetricUnit.Bytes, value=pending["bytes"])
-        self.metrics.add_metric(
-            name="OldestPendingFileAgeSeconds", unit=MetricUnit.Seconds, value=pending["oldest_age_seconds"]
-        )
-        self.metrics.add_metric(name="TablesWithPendingFiles", unit=MetricUnit.Count, value=pending["tables"])
-        self.metrics.add_metric(name="LeasedTablesSkipped", unit=MetricUnit.Count, value=leased)
-        self.metrics.add_metric(name="Batches", unit=MetricUnit.Count, value=batches)
+        self.metrics.add_metric(name=PENDING_FILES_METRIC, unit=MetricUnit.Count, value=pending["files"])
+        self.metrics.add_metric(name=PENDING_BYTES_METRIC, unit=MetricUnit.Bytes, value=pending["bytes"])
+        self.metrics.add_metric(name=FRESHNESS_METRIC, unit=MetricUnit.Seconds, value=pending["oldest_age_seconds"])
+        self.metrics.add_metric(name=TABLES_WITH_PENDING_FILES_METRIC, unit=MetricUnit.Count, value=pending["tables"])
+        self.metrics.add_metric(name=LEASED_TABLES_SKIPPED_METRIC, unit=MetricUnit.Count, value=leased)
+        self.metrics.add_metric(name=BATCHES_METRIC, unit=MetricUnit.Count, value=batches)

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from lambdas.file_manager.events import MalformedEventError, ObjectCreatedSqsRecord
 from lambdas.file_manager.manager import FileManager
 from lambdas.runtime import dynamodb_tables, new_metrics, publish_metrics
+from odp.contracts.metrics import FAILED_MESSAGES_METRIC
 from odp.tracker import Trackers
 
 logger = Logger()
@@ -88,7 +89,7 @@ def handle(event: dict[str, Any], context: Any, manager: FileManager) -> Partial
         )
         if manager.metrics is not None:
             failed = len(response.get("batchItemFailures", []))
-            manager.metrics.add_metric(name="FailedMessages", unit=MetricUnit.Count, value=failed)
+            manager.metrics.add_metric(name=FAILED_MESSAGES_METRIC, unit=MetricUnit.Count, value=failed)
         return response
     finally:
         if manager.metrics is not None:

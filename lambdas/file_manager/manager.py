@@ -11,6 +11,12 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from lambdas.file_manager.events import ObjectCreated
 from odp.config.models import SourceFormat
+from odp.contracts.metrics import (
+    DUPLICATE_FILE_EVENTS_METRIC,
+    FILES_REGISTERED_METRIC,
+    FILES_SKIPPED_METRIC,
+    FILES_UNREGISTERED_METRIC,
+)
 from odp.faults import fault_point
 from odp.tracker import (
     FileStatus,
@@ -37,10 +43,10 @@ class Outcome(StrEnum):
 
 
 METRIC_NAMES = {
-    Outcome.REGISTERED: "FilesRegistered",
-    Outcome.UNREGISTERED: "FilesUnregistered",
-    Outcome.DUPLICATE: "DuplicateFileEvents",
-    Outcome.SKIPPED: "FilesSkipped",
+    Outcome.REGISTERED: FILES_REGISTERED_METRIC,
+    Outcome.UNREGISTERED: FILES_UNREGISTERED_METRIC,
+    Outcome.DUPLICATE: DUPLICATE_FILE_EVENTS_METRIC,
+    Outcome.SKIPPED: FILES_SKIPPED_METRIC,
 }
 
 

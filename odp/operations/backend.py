@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import boto3
 
-from odp.job_contract import FileProcessorJobArgs
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames, file_processor_job_name
 from odp.tracker import FileTracker, GlueJobRuns, JobRuns, ProcessingTracker, Trackers
 
@@ -104,9 +104,9 @@ class AwsBackend:
 
     def raw_root(self, cadence: str) -> str:
         job = self._session.client("glue").get_job(JobName=file_processor_job_name(self.environment, cadence))["Job"]
-        root = job.get("DefaultArguments", {}).get(f"--{FileProcessorJobArgs.RAW_ROOT}")
+        root = job.get("DefaultArguments", {}).get(FileProcessorJobArgs.option("raw_root"))
         if not root:
-            raise OperationError(f"the Glue job of cadence {cadence} has no --{FileProcessorJobArgs.RAW_ROOT}")
+            raise OperationError(f"the Glue job of cadence {cadence} has no {FileProcessorJobArgs.option('raw_root')}")
         return str(root).rstrip("/")
 
     def delete_table_data(self, path: str) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from etl.datasets.refresh import AFTER_COMMIT_FAULT
-from odp.dataset_job_contract import DatasetJobArgs, LakeRoots
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from sandbox.staging import hadoop_file_uri
 from tests.e2e.kill_harness import completed_instants, run_child
 from tests.e2e.test_kill_recovery import Sandbox

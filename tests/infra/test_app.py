@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from infrastructure.application import selected_environments
-from odp.state_machine import PLACEHOLDERS, placeholders_in
+from odp.contracts.state_machines import PLACEHOLDERS, placeholders_in
 
 DATA_SERVICES = ("s3:", "kms:", "dynamodb:")
 # cfn-lint rules ignored, and why:

@@ -12,7 +12,7 @@ from moto import mock_aws
 
 from etl.jobs.file_processor import canary_checks
 from infrastructure.canary import CANARY_ARGUMENTS, run_canary
-from odp.job_contract import FileProcessorJobArgs
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames
 
 
@@ -46,7 +46,7 @@ def test_the_canary_starts_each_job_with_no_tables_and_waits_for_success(aws_env
         runs = glue.get_job_runs(JobName="odp-dev-file-processor-a")["JobRuns"]
         assert len(runs) == 1
         assert runs[0]["Arguments"] == CANARY_ARGUMENTS
-    assert json.loads(CANARY_ARGUMENTS[f"--{FileProcessorJobArgs.TABLE_IDS}"]) == []
+    assert json.loads(CANARY_ARGUMENTS[FileProcessorJobArgs.option("table_ids")]) == []
 
 
 class _FailingGlue:

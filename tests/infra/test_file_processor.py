@@ -86,9 +86,11 @@ def test_state_machine_role_is_scoped_to_its_job_function_and_topic(synthesized)
         assert "*" not in invoke[0]["Resource"]
 
 
-def test_substitutions_refuse_a_changed_placeholder_list(monkeypatch) -> None:
-    import infrastructure.file_processor as module
+def test_substitutions_refuse_a_changed_placeholder_list(monkeypatch, tmp_path) -> None:
+    from odp.contracts.state_machines import FileProcessorSubstitutions
 
-    monkeypatch.setattr(module, "PLACEHOLDERS", (*module.PLACEHOLDERS, "NewPlaceholder"))
+    changed = tmp_path / "file_processor.asl.json"
+    changed.write_text(FileProcessorSubstitutions.DEFINITION.read_text(encoding="utf-8") + "${NewPlaceholder}")
+    monkeypatch.setattr(FileProcessorSubstitutions, "DEFINITION", changed)
     with pytest.raises(ValueError, match="NewPlaceholder"):
         substitutions(alerts_topic_arn="a", batch_manager_arn="b", cadence="c", job_name="j", max_concurrency=1)

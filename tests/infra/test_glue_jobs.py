@@ -7,8 +7,8 @@ import json
 import pytest
 
 from infrastructure.glue_jobs import GLUE_VERSION
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.dataset_history import dataset_job_name
-from odp.job_contract import FileProcessorJobArgs
 from odp.naming import TrackerTableNames, file_processor_job_name
 
 
@@ -54,7 +54,7 @@ def test_default_arguments_carry_the_contract_and_hudi(synthesized, config) -> N
         assert parsed.table_concurrency == cadence.table_concurrency
         assert parsed.hudi_profile == "glue"  # production settings on the Glue path, never the laptop profile
         assert parsed.job_dpus == cadence.job_dpus > 0
-        raw_root = arguments[f"--{FileProcessorJobArgs.RAW_ROOT}"]
+        raw_root = arguments[FileProcessorJobArgs.option("raw_root")]
         assert "Fn::Join" in raw_root  # s3:// + the raw bucket's name
         assert arguments["--datalake-formats"] == "hudi"
         assert arguments["--enable-glue-datacatalog"] == "true"

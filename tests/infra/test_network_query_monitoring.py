@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from infrastructure.batch_manager import FRESHNESS_METRIC
 from infrastructure.monitoring import DEFAULT_CRON_INTERVAL_MINUTES, freshness_threshold_seconds
 from infrastructure.query import row_count_query
+from odp.contracts.metrics import FRESHNESS_METRIC
 
 
 def test_vpc_has_no_nat_gateway_endpoints_and_flow_logs(synthesized) -> None:
@@ -134,8 +134,8 @@ def test_freshness_alarm_dimensions_match_what_the_batch_manager_emits(synthesiz
     own environment variables) and compare its dimension set with the alarm's."""
     from aws_lambda_powertools.metrics import MetricUnit
 
-    from infrastructure.batch_manager import CADENCE_DIMENSION
     from lambdas.runtime import new_metrics
+    from odp.contracts.metrics import CADENCE_DIMENSION
     from odp.lambda_env import lambda_environment
     from odp.naming import TrackerTableNames
 

@@ -16,7 +16,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from odp.state_machine import render_definition
+from odp.contracts.state_machines import render_definition
 from sandbox.moto_patches import ServiceBindings, bound_services
 
 GUARD_STATES = ("FindRunningExecutions", "OldestRunningExecution", "PreviousRunStillRunning")

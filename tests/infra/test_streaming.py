@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from odp.stream_job_contract import StreamingJobArgs
+from odp.contracts.streaming import StreamingJobArgs
 from tests.infra.streaming_stage import StreamingStage
 
 
@@ -41,13 +41,13 @@ def test_the_streaming_job_is_gluestreaming_5_1_with_the_contract_and_the_batch_
     assert (shop["GlueVersion"], shop["WorkerType"], shop["NumberOfWorkers"]) == ("5.1", "G.1X", 3)
     assert shop["SecurityConfiguration"] == "odp-dev-file-processor"
     arguments = shop["DefaultArguments"]
-    assert json.loads(arguments[f"--{StreamingJobArgs.TABLE_IDS}"]) == [
+    assert json.loads(arguments[StreamingJobArgs.option("table_ids")]) == [
         "shop_dynamodb.app.customers",
         "shop_dynamodb.app.orders",
     ]
-    assert arguments[f"--{StreamingJobArgs.WINDOW_SECONDS}"] == "100"
-    assert arguments[f"--{StreamingJobArgs.STARTING_POSITION}"] == "TRIM_HORIZON"
-    assert arguments[f"--{StreamingJobArgs.TABLE_CONFIG_TABLE}"] == "odp-dev-table-config"
+    assert arguments[StreamingJobArgs.option("window_seconds")] == "100"
+    assert arguments[StreamingJobArgs.option("starting_position")] == "TRIM_HORIZON"
+    assert arguments[StreamingJobArgs.option("table_config_table")] == "odp-dev-table-config"
     assert arguments["--datalake-formats"] == "hudi"
     assert arguments["--python-modules-installer-option"] == "--no-index"
     batch_job = next(
@@ -58,7 +58,7 @@ def test_the_streaming_job_is_gluestreaming_5_1_with_the_contract_and_the_batch_
     for shared in ("--extra-py-files", "--additional-python-modules", "--conf"):
         assert arguments[shared] == batch_job["DefaultArguments"][shared]
     partner = by_name["odp-dev-stream-partner_changes"]["DefaultArguments"]
-    assert '/cp/partner/"' in json.dumps(partner[f"--{StreamingJobArgs.CHECKPOINT_LOCATION}"])
+    assert '/cp/partner/"' in json.dumps(partner[StreamingJobArgs.option("checkpoint_location")])
 
 
 def test_same_account_tables_get_their_kinesis_destination_and_others_do_not(template: Template) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from odp.config.datasets import DatasetConfig
 from odp.config.models import TableConfig
-from odp.state_machine import render_definition
+from odp.contracts.state_machines import render_definition
 from sandbox.aws_calls import AwsCall
 from tests.infra.permissions.iam_policy import Request, evaluate, evaluate_resource_policy
 from tests.infra.permissions.requirements import (

@@ -24,8 +24,8 @@ from etl.streaming.batch import BatchOutcome
 from etl.streaming.local import run_local_stream
 from odp.config.loader import OdpConfig, load_config
 from odp.config.manager import load_into_dynamodb
+from odp.contracts.streaming import StreamingJobArgs
 from odp.naming import TrackerTableNames
-from odp.stream_job_contract import StreamingJobArgs
 from odp.tracker.schema import create_tables
 from sandbox import aws_calls
 from sandbox.account import environment_variables

@@ -17,7 +17,7 @@ from etl.processor import JobOutcome, NoHooks, ProcessorHooks, run_file_processo
 from etl.write_budget import RowBudget
 from odp.config.items import table_config_item
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
-from odp.job_contract import FileProcessorJobArgs
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames
 from odp.table_reader import read_hudi_snapshot
 from odp.tracker import FileTracker, TrackedFile, file_kind, make_file_id

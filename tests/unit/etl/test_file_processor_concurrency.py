@@ -13,7 +13,7 @@ from etl.concurrency import POOL_PROPERTY, effective_concurrency, run_tables, sc
 from etl.cost import dpu_seconds_share
 from etl.processor import TableStatus
 from etl.write_budget import RowBudget
-from odp.job_contract import JOB_METRICS_NAMESPACE, TABLE_DPU_SECONDS_METRIC
+from odp.contracts.metrics import NAMESPACE, TABLE_DPU_SECONDS_METRIC
 from odp.tracker import ProcessingTracker, TableRun
 from tests.unit.etl.conftest import Lake, rows_of, table_config
 
@@ -92,7 +92,7 @@ def test_one_of_several_concurrent_tables_fails_and_the_others_commit(
         assert run.dpu_seconds == pytest.approx(dpu_seconds_share(run.seconds, job_dpus=10, concurrency=3), abs=0.01)
         assert run.dpu_seconds == pytest.approx(run.seconds * 10 / 3, abs=0.01)
         assert by_id[run.table_id].dpu_seconds == run.dpu_seconds
-    metrics = boto3.client("cloudwatch").list_metrics(Namespace=JOB_METRICS_NAMESPACE)["Metrics"]
+    metrics = boto3.client("cloudwatch").list_metrics(Namespace=NAMESPACE)["Metrics"]
     costed = {
         {d["Name"]: d["Value"] for d in m["Dimensions"]}["table_id"]
         for m in metrics

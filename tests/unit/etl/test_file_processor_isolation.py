@@ -7,7 +7,7 @@ import pytest
 
 from etl.jobs.file_processor import main
 from etl.processor import TableStatus
-from odp.job_contract import FileProcessorJobArgs
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.tracker import ProcessingTracker
 from tests.unit.etl.conftest import Lake, hudi_rs_rows, rows_of, table_config
 

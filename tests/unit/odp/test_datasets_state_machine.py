@@ -3,8 +3,8 @@ job is started with the table ids of the File Processor execution that triggered
 
 from __future__ import annotations
 
-from odp.dataset_job_contract import DatasetJobArgs
-from odp.state_machine import placeholders_in, render_definition
+from odp.contracts.datasets import DatasetJobArgs
+from odp.contracts.state_machines import placeholders_in, render_definition
 from tests.conftest import REPO_ROOT
 
 DEFINITION = REPO_ROOT / "stepfunctions" / "datasets.asl.json"
@@ -28,6 +28,6 @@ def test_placeholders_and_transitions() -> None:
 def test_the_job_gets_the_changed_tables_under_the_contract_name() -> None:
     states = render_definition(VALUES, DEFINITION.read_text(encoding="utf-8"))["States"]
     arguments = states["RefreshDatasets"]["Parameters"]["Arguments"]
-    assert arguments == {f"--{DatasetJobArgs.CHANGED_TABLES}.$": "States.JsonToString($.table_ids)"}
+    assert arguments == {DatasetJobArgs.option("changed_tables") + ".$": "States.JsonToString($.table_ids)"}
     assert states["RefreshDatasets"]["Parameters"]["JobName"] == "odp-dev-dataset-job"
     assert states["TableIds"]["Parameters"]["table_ids.$"] == "$.output.plan.batches[*].table_ids[*]"

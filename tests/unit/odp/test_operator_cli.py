@@ -16,7 +16,7 @@ from moto import mock_aws
 
 from odp.__main__ import main
 from odp.config.items import table_config_item
-from odp.job_contract import FileProcessorJobArgs
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames, file_processor_job_name
 from odp.operations.backend import AwsBackend
 from odp.tracker import FileStatus, FileTracker, JobRunRef, ProcessingTracker, TrackedFile, file_kind, make_file_id
@@ -203,6 +203,6 @@ def test_retry_on_aws_starts_the_cadence_job_with_the_batch_arguments(aws_env: N
         (run,) = glue.get_job_runs(JobName=job_name)["JobRuns"]
         assert f"done: started Glue job run {run['Id']} of {job_name}" in out
         arguments = run["Arguments"]
-        assert arguments[f"--{FileProcessorJobArgs.TABLE_IDS}"] == '["src.app.people"]'
-        assert arguments[f"--{FileProcessorJobArgs.BATCH_ID}"].startswith("manual-")
+        assert arguments[FileProcessorJobArgs.option("table_ids")] == '["src.app.people"]'
+        assert arguments[FileProcessorJobArgs.option("batch_id")].startswith("manual-")
         assert AwsBackend("dev").names == names

@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from odp.state_machine import DEFINITION_FILE, PLACEHOLDERS, DefinitionError, placeholders_in, render_definition
+from odp.contracts.state_machines import (
+    DEFINITION_FILE,
+    PLACEHOLDERS,
+    DatasetsSubstitutions,
+    DefinitionError,
+    FileProcessorSubstitutions,
+    placeholder_name,
+    placeholders_in,
+    render_definition,
+)
 
 VALUES = {
     "AlertsTopicArn": "arn:aws:sns:eu-west-1:123456789012:alerts",
@@ -41,3 +50,24 @@ def test_missing_or_extra_values_are_refused() -> None:
         render_definition({k: v for k, v in VALUES.items() if k != "MaxConcurrency"})
     with pytest.raises(DefinitionError, match=r"values without placeholders: \['Typo'\]"):
         render_definition({**VALUES, "Typo": "x"})
+
+
+def test_each_placeholder_is_one_field_of_its_substitutions_class() -> None:
+    assert placeholder_name("batch_manager_function_arn") == "BatchManagerFunctionArn"
+    assert PLACEHOLDERS == (
+        "AlertsTopicArn",
+        "BatchManagerFunctionArn",
+        "Cadence",
+        "FileProcessorJobName",
+        "MaxConcurrency",
+    )
+    filled = FileProcessorSubstitutions(
+        alerts_topic_arn=VALUES["AlertsTopicArn"],
+        batch_manager_function_arn=VALUES["BatchManagerFunctionArn"],
+        cadence=VALUES["Cadence"],
+        file_processor_job_name=VALUES["FileProcessorJobName"],
+        max_concurrency=4,
+    )
+    assert filled.values() == {name: str(value) for name, value in VALUES.items()}
+    assert filled.render() == render_definition(VALUES)
+    assert DatasetsSubstitutions.placeholders() == ("DatasetJobName", "AlertsTopicArn")

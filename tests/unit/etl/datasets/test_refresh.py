@@ -20,7 +20,7 @@ from etl.timeline import completed_commits
 from odp.config import load_config
 from odp.config.datasets import ExpressionRule, RowCountRule
 from odp.config.loader import OdpConfig
-from odp.dataset_job_contract import DatasetJobArgs, LakeRoots
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.dataset_run import DatasetRunStatus
 from tests.unit.odp.test_config_errors import valid_files, write_config
 

@@ -12,8 +12,8 @@ from etl.jobs.streaming_job import batch_options, kinesis_options
 from etl.streaming.batch import BatchOutcome, TableBatchResult, TableStatus
 from etl.streaming.metrics import batch_metric_data
 from etl.streaming.sources import KinesisSourceSchemaError, glue_kinesis_records
-from odp.job_contract import JobArgumentError
-from odp.stream_job_contract import StreamingJobArgs
+from odp.contracts.arguments import JobArgumentError
+from odp.contracts.streaming import StreamingJobArgs
 
 ARGS = StreamingJobArgs(
     environment="dev",
@@ -36,12 +36,13 @@ def test_arguments_round_trip() -> None:
     ("name", "value", "message"),
     [
         ("odp_table_ids", "[]", "job argument --odp_table_ids must be a non-empty JSON list of table ids"),
-        ("odp_table_ids", "orders", "job argument --odp_table_ids must be a JSON list, got 'orders'"),
+        # odp_table_ids and the choices are declared once for every job (odp.contracts): the shared messages
+        ("odp_table_ids", "orders", "job argument --odp_table_ids must be a JSON list of table ids, got 'orders'"),
         ("odp_window_seconds", "1.5", "job argument --odp_window_seconds must be a whole number of seconds, got '1.5'"),
         (
             "odp_starting_position",
             "AT_TIMESTAMP",
-            "job argument --odp_starting_position must be TRIM_HORIZON or LATEST",
+            "job argument --odp_starting_position must be TRIM_HORIZON or LATEST, got 'AT_TIMESTAMP'",
         ),
         ("odp_stream_arn", "", "job argument --odp_stream_arn is required"),
     ],

@@ -16,7 +16,7 @@ from lambdas.batch_manager.manager import BatchManager, UnknownCadenceError
 from lambdas.runtime import new_metrics
 from odp.batches import InvalidBatchResultError
 from odp.config.loader import OdpConfig
-from odp.job_contract import FileProcessorJobArgs
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.tracker import ProcessingTracker, TableRun, TableStatus
 from tests.unit.lambdas.batch_manager.conftest import pending_file, put_all
 from tests.unit.lambdas.conftest import Clock, LambdaContext, emf_blobs
@@ -78,8 +78,8 @@ def test_plan_batches_the_oldest_tables_first_and_skips_leased_ones(
     assert [batch["table_ids"] for batch in result["batches"]] == [[T(2), T(1)], [T(5), T(3)]]
     assert [batch["batch_id"] for batch in result["batches"]] == ["exec-42-1", "exec-42-2"]
     first = result["batches"][0]["arguments"]
-    assert json.loads(first[f"--{FileProcessorJobArgs.TABLE_IDS}"]) == [T(2), T(1)]
-    assert first[f"--{FileProcessorJobArgs.BATCH_ID}"] == "exec-42-1"
+    assert json.loads(first[FileProcessorJobArgs.option("table_ids")]) == [T(2), T(1)]
+    assert first[FileProcessorJobArgs.option("batch_id")] == "exec-42-1"
     # leased T(4) is pending work too: the freshness metric must see a stuck table
     assert result["pending"] == {"tables": 5, "files": 6, "bytes": 1261, "oldest_age_seconds": 4 * 3600 + 120}
     json.dumps(result)  # the state machine receives it as JSON

@@ -9,7 +9,7 @@ import pytest
 
 from lambdas.batch_manager.planner import fit_payload, make_batches, order_tables, pending_totals
 from odp.batches import Batch, InvalidBatchResultError, parse_batch_results
-from odp.job_contract import FileProcessorJobArgs
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.tracker import PendingSummary
 
 
@@ -48,7 +48,7 @@ def test_a_batch_carries_the_job_arguments_the_job_parses() -> None:
     assert sorted(payload) == ["arguments", "batch_id", "table_ids"]  # the Map item the ASL reads
     assert (payload["batch_id"], payload["table_ids"]) == ("exec-1", ["dms.public.a", "dms.public.b"])
     assert payload["arguments"] == {"--odp_table_ids": '["dms.public.a", "dms.public.b"]', "--odp_batch_id": "exec-1"}
-    assert json.loads(payload["arguments"][f"--{FileProcessorJobArgs.TABLE_IDS}"]) == payload["table_ids"]
+    assert json.loads(payload["arguments"][FileProcessorJobArgs.option("table_ids")]) == payload["table_ids"]
 
 
 def test_pending_totals_include_every_table_with_files() -> None:

@@ -1,10 +1,11 @@
-"""The File Processor job arguments: one spelling, JSON lists, clear errors, never evaluated."""
+"""The File Processor job arguments (odp.contracts.file_processor): one spelling, JSON lists, clear errors, never evaluated."""
 
 from __future__ import annotations
 
 import pytest
 
-from odp.job_contract import FileProcessorJobArgs, JobArgumentError
+from odp.contracts.arguments import JobArgumentError
+from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames
 
 NAMES = TrackerTableNames.for_environment("dev")

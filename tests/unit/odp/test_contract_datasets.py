@@ -7,9 +7,9 @@ import json
 import pytest
 
 from etl.jobs.dataset_job import parse_arguments
-from odp.dataset_job_contract import DatasetJobArgs, LakeRoots
+from odp.contracts.arguments import JobArgumentError
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.dataset_run import DatasetRun, DatasetRunStatus, RuleOutcome
-from odp.job_contract import JobArgumentError
 
 ROOTS = LakeRoots("s3://raw", "s3://conformed", "s3://purpose-built")
 

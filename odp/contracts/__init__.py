@@ -1,0 +1,1 @@
+"""Every job argument, metric name and ASL substitution, declared once (see odp/README.md)."""

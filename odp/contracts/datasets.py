@@ -1,0 +1,58 @@
+"""The dataset job's arguments and where each zone's tables live, each declared once.
+
+The Glue entry point (etl/jobs/dataset_job.py) parses them, the sandbox builds them, and an
+orchestrator passes the per-run ones (the datasets, or the raw tables a File Processor run changed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from odp.config.datasets import DatasetConfig, Zone
+from odp.config.models import TableConfig
+from odp.contracts.arguments import Glue
+from odp.contracts.base import CatalogSync, JobContract
+from odp.naming import table_base_path
+
+
+@dataclass(frozen=True)
+class LakeRoots:
+    """Where each zone's tables live: ``<root>/<database>/<table>`` (s3:// on Glue, file:// locally)."""
+
+    raw: str
+    conformed: str
+    purpose_built: str
+
+    def dataset_path(self, dataset: DatasetConfig) -> str:
+        root = self.conformed if dataset.zone is Zone.CONFORMED else self.purpose_built
+        return table_base_path(root, dataset.database, dataset.name)
+
+    def table_path(self, table: TableConfig) -> str:
+        return table_base_path(self.raw, table.database, table.target_table)
+
+
+@dataclass(frozen=True)
+class DatasetJobArgs(JobContract):
+    """One dataset job run: the configuration, the zones, and what to refresh."""
+
+    roots: Annotated[LakeRoots, Glue("odp_{}_root", "where each zone's tables live (odp_raw_root, ...)")]
+    config_dir: Annotated[
+        str, Glue("odp_config_dir", "the config/ tree shipped with the job (datasets/*.yaml + SQL, tables/)")
+    ] = "config"
+    datasets: Annotated[
+        tuple[str, ...],
+        Glue("odp_datasets", "datasets by name; empty = downstream of the changed tables, else all", of="names"),
+    ] = ()
+    changed_tables: Annotated[
+        tuple[str, ...], Glue("odp_changed_tables", "raw table ids a File Processor run changed", of="names")
+    ] = ()
+    full_refresh: Annotated[bool, Glue("odp_full_refresh", "recompute every selected dataset from its sources")] = False
+    catalog_sync: CatalogSync = False
+    hudi_profile: str = "glue"  # not a job argument: etl.hudi_options.HudiProfile, local in the sandbox
+    history_table: Annotated[
+        str, Glue("odp_dataset_history_table", "DynamoDB run history table; empty = not recorded")
+    ] = ""
+    topic_arn: Annotated[
+        str, Glue("odp_topic_arn", "SNS topic notified of every run that wrote or failed; empty = none")
+    ] = ""
