@@ -11,9 +11,10 @@ import json
 import time
 from typing import Any
 
-from odp.dataset_run import DatasetRun, DatasetRunStatus
+from odp.dataset_run import DatasetRun
 from odp.dynamodb import table_items
 from odp.naming import resource_prefix
+from odp.tracker.statuses import RunStatus
 
 DAY_SECONDS = 86_400
 
@@ -79,4 +80,4 @@ def notification(run: DatasetRun) -> tuple[str, str]:
 
 def should_notify(run: DatasetRun) -> bool:
     """Every run that wrote or failed; an up-to-date run (nothing changed) is not news."""
-    return run.status is not DatasetRunStatus.UP_TO_DATE
+    return run.status is not RunStatus.UP_TO_DATE

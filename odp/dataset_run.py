@@ -7,17 +7,11 @@ the run history item (DynamoDB, key ``dataset`` + ``run_at``) are all this one m
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
-class DatasetRunStatus(StrEnum):
-    WRITTEN = "written"  # a commit was made (it may hold warn-rule failures)
-    UP_TO_DATE = "up_to_date"  # no source changed since the commits the dataset last consumed
-    QUALITY_FAILED = "quality_failed"  # a fail rule did not hold: nothing written
-    FAILED = "failed"  # an error (SQL, schema, IO): nothing written
+from odp.tracker.statuses import RunStatus
 
 
 class RuleOutcome(BaseModel):
@@ -41,7 +35,7 @@ class DatasetRun(BaseModel):
 
     dataset: str
     zone: str
-    status: DatasetRunStatus
+    status: RunStatus  # written, up_to_date, quality_failed or failed (RunStatus.failed: nothing written)
     refresh: str  # incremental | full: what this run did (a first run is always full)
     run_id: str = ""
     started_at: str = ""

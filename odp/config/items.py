@@ -2,7 +2,7 @@
 
 Pure conversions between typed config and DynamoDB items (in the boto3 resource / TypeDeserializer
 form: plain str, int, bool, list). The Configuration Manager writes these items; the Batch Manager
-and the Glue job read them back with :func:`table_config_from_item`.
+and the Glue job read them back through :mod:`odp.config.store`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from odp.config.models import DEFAULT_MAX_FILE_ATTEMPTS, SOURCE_SETTINGS, Cadence, TableConfig
+from odp.dynamodb import StoredRecord
 from odp.naming import file_processor_job_name
 
 # Sparse attribute: present only on active tables, so the ``active_by_cadence`` index holds
@@ -83,18 +84,32 @@ def table_config_from_item(item: dict[str, Any]) -> TableConfig:
     return TableConfig.model_validate(fields)
 
 
+class BatchConfigRecord(StoredRecord):
+    """A batch_config item (key ``cadence``): the cadence's settings the Batch Manager and the pipeline read."""
+
+    cadence: str
+    schedule: str
+    batch_size: int
+    worker_type: str
+    number_of_workers: int
+    max_concurrency: int
+    job_timeout_minutes: int
+    job_name: str
+    is_active: bool = True
+
+
 def batch_config_item(environment: str, name: str, cadence: Cadence, *, is_active: bool = True) -> dict[str, Any]:
-    return {
-        "cadence": name,
-        "schedule": cadence.schedule,
-        "batch_size": cadence.batch_size,
-        "worker_type": cadence.worker_type.value,
-        "number_of_workers": cadence.number_of_workers,
-        "max_concurrency": cadence.max_concurrency,
-        "job_timeout_minutes": cadence.job_timeout_minutes,
-        "job_name": file_processor_job_name(environment, name),
-        "is_active": is_active,
-    }
+    return BatchConfigRecord(
+        cadence=name,
+        schedule=cadence.schedule,
+        batch_size=cadence.batch_size,
+        worker_type=cadence.worker_type.value,
+        number_of_workers=cadence.number_of_workers,
+        max_concurrency=cadence.max_concurrency,
+        job_timeout_minutes=cadence.job_timeout_minutes,
+        job_name=file_processor_job_name(environment, name),
+        is_active=is_active,
+    ).to_item()
 
 
 def normalise_item(value: Any) -> Any:

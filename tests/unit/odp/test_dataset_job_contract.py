@@ -8,8 +8,9 @@ import pytest
 
 from etl.jobs.dataset_job import parse_arguments
 from odp.dataset_job_contract import DatasetJobArgs, LakeRoots
-from odp.dataset_run import DatasetRun, DatasetRunStatus, RuleOutcome
+from odp.dataset_run import DatasetRun, RuleOutcome
 from odp.job_contract import JobArgumentError
+from odp.tracker.statuses import RunStatus
 
 ROOTS = LakeRoots("s3://raw", "s3://conformed", "s3://purpose-built")
 
@@ -36,7 +37,7 @@ def test_run_history_item_round_trip() -> None:
     run = DatasetRun(
         dataset="trips_clean",
         zone="conformed",
-        status=DatasetRunStatus.QUALITY_FAILED,
+        status=RunStatus.QUALITY_FAILED,
         refresh="incremental",
         started_at="2026-11-23T16:00:00Z",
         consumed={"a.b.c": "20261123160000000"},
@@ -73,12 +74,12 @@ def test_recorder_writes_history_and_notifies_runs_that_wrote_or_failed(dynamodb
     failed = DatasetRun(
         dataset="d",
         zone="conformed",
-        status=DatasetRunStatus.QUALITY_FAILED,
+        status=RunStatus.QUALITY_FAILED,
         refresh="full",
         started_at="2026-11-23T16:00:00Z",
         rules=(RuleOutcome(rule="r", type="unique", severity="fail", passed=False, failing_rows=4),),
     )
-    quiet = failed.model_copy(update={"status": DatasetRunStatus.UP_TO_DATE, "started_at": "2026-11-23T16:10:00Z"})
+    quiet = failed.model_copy(update={"status": RunStatus.UP_TO_DATE, "started_at": "2026-11-23T16:10:00Z"})
     record(failed)
     record(quiet)
     assert DatasetRunHistory(dynamodb.Table(name)).runs("d") == [failed, quiet]
