@@ -20,11 +20,12 @@ from typing import Any
 from etl.datasets.job import run_datasets, select_datasets
 from etl.jobs.dataset_job import local_config_dir, recorder
 from odp.config.loader import OdpConfig, load_config
-from odp.dataset_history import create_history_table, dataset_history_table_name, dataset_job_name
+from odp.dataset_history import dataset_history_table_name, dataset_job_name
 from odp.dataset_job_contract import DatasetJobArgs
 from odp.job_contract import JobArgumentError
-from odp.naming import resource_prefix
+from odp.naming import DATASET_RUN_HISTORY, resource_prefix
 from odp.state_machine import render_definition
+from odp.tracker.schema import create_tables
 from sandbox import aws_calls
 from sandbox.account import ENVIRONMENT, RAW_BUCKET, REGION, ExecutionResult, LocalAccount
 from sandbox.datasets import lake_roots
@@ -76,7 +77,7 @@ class DatasetsStateMachine:
         s3.create_bucket(Bucket=ARTIFACTS_BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
         self.upload_config(config_dir)
         history = dataset_history_table_name(ENVIRONMENT)
-        create_history_table(self.account.client("dynamodb"), history)
+        create_tables(self.account.client("dynamodb"), {DATASET_RUN_HISTORY: history})
         contract = DatasetJobArgs(
             lake_roots(self.layout),
             config_dir=f"s3://{ARTIFACTS_BUCKET}/{CONFIG_PREFIX}",

@@ -182,10 +182,6 @@ class TableRun(StoredRecord):
             item["expires_at"] = expires_at
         return item
 
-    @classmethod
-    def from_history_item(cls, item: dict[str, Any]) -> TableRun:
-        return cls.from_item(item)
-
     def last_run_attributes(self, finished_at: str) -> tuple[dict[str, Any], list[str]]:
         """Its summary on the processing_tracker item: the ``last_*`` attributes to set and those to remove.
 

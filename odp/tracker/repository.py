@@ -498,7 +498,7 @@ class ProcessingTracker:
 
     def history(self, table_id: str) -> list[TableRun]:
         items = table_items(self._history, "query", KeyConditionExpression=Key("table_id").eq(table_id))
-        return [TableRun.from_history_item(item) for item in items]
+        return [TableRun.from_item(item) for item in items]
 
 
 def _lease_update(

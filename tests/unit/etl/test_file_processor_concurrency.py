@@ -75,7 +75,7 @@ def test_one_of_several_concurrent_tables_fails_and_the_others_commit(
 
     # every table run has its own lease released and its own history row, with its cost
     processing = ProcessingTracker(lake.tables["processing_tracker"], lake.tables["processing_tracker_history"])
-    history = [TableRun.from_history_item(item) for item in lake.tables["processing_tracker_history"].scan()["Items"]]
+    history = [TableRun.from_item(item) for item in lake.tables["processing_tracker_history"].scan()["Items"]]
     assert sorted((run.table_id, run.status) for run in history) == sorted(
         [
             (first.table_id, RunStatus.COMPLETED),

@@ -51,7 +51,7 @@ def test_run_history_item_round_trip() -> None:
     )
     item = run.to_history_item(expires_at=123)
     assert (item["dataset"], item["run_at"], item["expires_at"]) == ("trips_clean", "2026-11-23T16:00:00Z", 123)
-    assert DatasetRun.from_history_item(item) == run
+    assert DatasetRun.from_item(item) == run
     assert run.summary() == "trips_clean: quality_failed (incremental) +3 -0; fail rule r: 2 row(s)"
 
 
@@ -59,10 +59,12 @@ def test_recorder_writes_history_and_notifies_runs_that_wrote_or_failed(dynamodb
     import boto3
 
     from etl.jobs.dataset_job import recorder
-    from odp.dataset_history import DatasetRunHistory, create_history_table, dataset_history_table_name
+    from odp.dataset_history import DatasetRunHistory, dataset_history_table_name
+    from odp.naming import DATASET_RUN_HISTORY
+    from odp.tracker.schema import create_tables
 
     name = dataset_history_table_name("test")
-    create_history_table(dynamodb.meta.client, name)
+    create_tables(dynamodb.meta.client, {DATASET_RUN_HISTORY: name})
     sns = boto3.client("sns", region_name="eu-west-1")
     sqs = boto3.client("sqs", region_name="eu-west-1")
     topic = sns.create_topic(Name="alerts")["TopicArn"]
