@@ -247,16 +247,7 @@ class _TableRunner:
         return f"leased by another run: {holder.lease_owner}{job} holds the table until {iso(expires)}"
 
     def _skipped(self, table_id: str, started_at: str, message: str) -> TableRun:
-        run = TableRun(
-            table_id=table_id,
-            run_id=self.run_id,
-            started_at=started_at,
-            status=RunStatus.SKIPPED,
-            finished_at=iso(self.clock()),
-            error=message,
-            cadence=self.args.cadence,
-            batch_id=self.args.batch_id,
-        )
+        run = self._run(table_id, started_at, RunStatus.SKIPPED, finished_at=iso(self.clock()), error=message)
         self.processing.append_history(run, history_retention=self.retention)
         logger.warning("%s skipped: %s", table_id, message)
         return run
@@ -356,11 +347,15 @@ class _TableRunner:
         )
 
     def _completed(self, table_id: str, started_at: str, **outcome: Any) -> TableRun:
+        return self._run(table_id, started_at, RunStatus.COMPLETED, **outcome)
+
+    def _run(self, table_id: str, started_at: str, status: RunStatus, **outcome: Any) -> TableRun:
+        """This job run's record of one table (its cadence and batch), with ``outcome``'s fields."""
         return TableRun(
             table_id=table_id,
             run_id=self.run_id,
             started_at=started_at,
-            status=RunStatus.COMPLETED,
+            status=status,
             cadence=self.args.cadence,
             batch_id=self.args.batch_id,
             **outcome,
@@ -450,17 +445,14 @@ class _TableRunner:
         seconds = time.monotonic() - started
         dpu_seconds = self._dpu_seconds(seconds)
         logger.error("%s failed: %s", table_id, message)
-        run = TableRun(
-            table_id=table_id,
-            run_id=self.run_id,
-            started_at=started_at,
-            status=RunStatus.REFRESH_ERROR,
+        run = self._run(
+            table_id,
+            started_at,
+            RunStatus.REFRESH_ERROR,
             finished_at=iso(self.clock()),
             seconds=seconds,
             error=message[:4000],
             error_trace=trace[-30000:],
-            cadence=self.args.cadence,
-            batch_id=self.args.batch_id,
             quarantined_files=quarantined,
             dpu_seconds=dpu_seconds,
         )
