@@ -14,6 +14,11 @@ from odp.tracker.items import run_fields
 REPORTED_COUNTS = ("files", "inserts", "updates", "deletes", "rows", "seconds", "commit_instant")
 
 
+def left_undone(status: RunStatus) -> bool:
+    """Failed, or skipped: in the sandbox (one run at a time) a skip means a lease left behind."""
+    return status.failed or status is RunStatus.SKIPPED
+
+
 @dataclass(frozen=True)
 class TableReport:
     """One table's line in one run: its run as the job returned it, or why it had none.
@@ -33,8 +38,7 @@ class TableReport:
 
     @property
     def ok(self) -> bool:
-        """Neither failed nor skipped: in the sandbox (one run at a time) a skip means a lease left behind."""
-        return not self.status.failed and self.status is not RunStatus.SKIPPED
+        return not left_undone(self.status)
 
     @property
     def files(self) -> int:

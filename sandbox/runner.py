@@ -40,7 +40,7 @@ from sandbox.account import (
     function_name,
 )
 from sandbox.moto_patches import GlueRunResult, LambdaContext, ServiceBindings, bound_services
-from sandbox.report import CadenceReport, RunReport, TableReport
+from sandbox.report import CadenceReport, RunReport, TableReport, left_undone
 from sandbox.staging import BucketMap, list_objects, new_objects, object_created_event, sqs_batches
 
 LOG = logging.getLogger("sandbox")
@@ -128,7 +128,7 @@ def _job_binding(
 
 def _outcome_failed(outcome: TableRun) -> bool:
     """Failed, or skipped (another run held the lease: its files were not processed)."""
-    return outcome.status.failed or outcome.status is RunStatus.SKIPPED or bool(outcome.error)
+    return left_undone(outcome.status) or bool(outcome.error)
 
 
 def _outcome_error(outcome: TableRun) -> str | None:

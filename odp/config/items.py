@@ -58,7 +58,11 @@ def table_config_item(table: TableConfig) -> dict[str, Any]:
 
 
 class StaleTableConfigItemError(ValueError):
-    """A table_config item written by an older Configuration Manager, in a form this version does not read."""
+    """A table_config item written by an older Configuration Manager, in a form this version does not read.
+
+    The one refusal of an old stored shape (``columns`` as a map): kept until the first release after
+    2026-12; any configuration deploy rewrites every item as a list.
+    """
 
 
 def table_config_from_item(item: dict[str, Any]) -> TableConfig:

@@ -212,7 +212,7 @@ def test_every_bad_input_fails_its_table_alone_with_its_exact_message(spark, lak
         assert "\n" not in text
         assert "Py4JJavaError" not in text
         # what the operator sees: the error on processing_tracker, and the attempt on the bad file
-        assert processing.state(table_id).last_error == result.error
+        assert processing.state(table_id).last_run.error == result.error
         landed = {f.key: f for f in files.landed_files(table_id)}
         assert sorted(landed) == sorted(f"src/app/{case.table}/{name}" for name, _ in case.files)  # none applied
         assert landed[case.bad_key].attempts == 1

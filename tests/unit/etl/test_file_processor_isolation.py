@@ -41,8 +41,8 @@ def test_bad_table_fails_alone_lease_skips_and_schema_evolves(spark, lake: Lake)
     assert not (lake.root / "raw" / "lake_db" / "broken" / ".hoodie").exists()
     state = processing.state(bad.table_id)
     assert state.status is RunStatus.REFRESH_ERROR
-    assert "unreadable Parquet" in state.last_error
-    assert "ChangeFileError" in state.last_error_trace
+    assert "unreadable Parquet" in state.last_run.error
+    assert "ChangeFileError" in state.last_run.error_trace
     assert state.lease_owner is None
     assert len(lake.landed(leased.table_id)) == 1
     assert processing.state(leased.table_id).lease_owner == "another-run"
@@ -76,7 +76,7 @@ def test_job_entry_point_exits_non_zero_when_a_table_fails(spark, lake: Lake) ->
         "src.app.unconfigured"
     )
     assert state.status is RunStatus.REFRESH_ERROR
-    assert "no table_config item" in state.last_error
+    assert "no table_config item" in state.last_run.error
 
 
 def test_an_inactive_table_is_skipped_and_keeps_its_files(spark, lake: Lake) -> None:

@@ -44,7 +44,7 @@ def test_a_poison_file_is_quarantined_the_table_goes_on_and_its_release_applies_
         f"failed 2 runs of its table (max_file_attempts 2): ChangeFileError: {poison.key}: "
     )
     assert "unreadable Parquet" in held.last_error
-    assert processing.state(config.table_id).last_quarantined_files == (poison.key,)
+    assert processing.state(config.table_id).last_run.quarantined_files == (poison.key,)
     history = [run.quarantined_files for run in processing.history(config.table_id)]
     assert sorted(history) == [(), (poison.key,)]
 
@@ -54,7 +54,7 @@ def test_a_poison_file_is_quarantined_the_table_goes_on_and_its_release_applies_
     assert third.status is RunStatus.COMPLETED, third.error
     assert third.files == 2
     assert rows_of(spark, third.base_path, ["id", "name"]) == [(1, "ann-new")]
-    assert processing.state(config.table_id).last_quarantined_files == ()
+    assert processing.state(config.table_id).last_run.quarantined_files == ()
     assert [f.key for f in files.files(config.table_id)] == [poison.key]  # still held, not dropped
 
     # the fix: the object is uploaded again, whole, with older changes (seq 2) and a new key

@@ -97,7 +97,7 @@ def test_a_lease_held_by_an_ended_job_run_is_taken_over_at_once(spark, lake: Lak
     assert result.files == 1
     state_after = tracker.state(config.table_id)
     assert state_after.lease_owner is None  # released by the run that took it over
-    assert state_after.last_run_id == outcome.run_id
+    assert state_after.last_run.run_id == outcome.run_id
 
 
 @pytest.mark.spark
