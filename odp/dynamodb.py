@@ -24,10 +24,10 @@ def table_items(table: Any, operation: Literal["query", "scan"], **kwargs: Any) 
 
 
 def to_attribute(value: Any) -> Any:
-    """A JSON-mode value as a boto3 resource attribute value: floats become ``Decimal`` (3 decimals)."""
+    """A plain value as a boto3 resource attribute value: floats become ``Decimal`` (3 decimals), tuples lists."""
     if isinstance(value, float):
         return Decimal(str(round(value, FLOAT_DIGITS)))
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [to_attribute(inner) for inner in value]
     if isinstance(value, dict):
         return {key: to_attribute(inner) for key, inner in value.items()}

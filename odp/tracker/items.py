@@ -201,11 +201,7 @@ class TableRun(StoredRecord):
             removes += [LAST_RUN_ATTRIBUTES["error"], LAST_RUN_ATTRIBUTES["error_trace"]]
             if self.commit_instant:
                 values["commit_instant"] = self.commit_instant
-        return {LAST_RUN_ATTRIBUTES[name]: to_attribute(_plain(value)) for name, value in values.items()}, removes
-
-
-def _plain(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
+        return {LAST_RUN_ATTRIBUTES[name]: to_attribute(value) for name, value in values.items()}, removes
 
 
 # TableRun field -> its attribute on the processing_tracker item (the summary of the table's last run).
@@ -242,7 +238,7 @@ class TableState(StoredRecord):
 
     ``last_run`` is the run that last took the lease: while it works (status ``updating_table``)
     only its id, start and batch are known; once it finished, the outcome ProcessingTracker.finish
-    recorded (its start time, cadence and DPU share are on its history row only). Its
+    recorded (its cadence, duplicate count and DPU share are on its history row only). Its
     ``commit_instant`` is the table's last good commit (a failed run keeps the one before it).
     """
 
@@ -280,6 +276,13 @@ class TableState(StoredRecord):
             run = {name: item[LAST_RUN_ATTRIBUTES[name]] for name in wanted if LAST_RUN_ATTRIBUTES[name] in item}
             state["last_run"] = {"table_id": item["table_id"], "status": status, "started_at": ""} | run
         return cls.model_validate(state)
+
+    def to_item(self) -> dict[str, Any]:
+        """The flat processing_tracker item, as acquire and finish write it (``last_run`` as ``last_*``)."""
+        item = super().to_item()
+        run = item.pop("last_run", None) or {}
+        flat = {LAST_RUN_ATTRIBUTES[name]: value for name, value in run.items() if name in LAST_RUN_ATTRIBUTES}
+        return item | {name: value for name, value in flat.items() if value != []}
 
 
 _LAST_RUN_NAMES = frozenset(LAST_RUN_ATTRIBUTES.values())

@@ -338,6 +338,7 @@ def test_the_stored_item_keeps_its_flat_last_attributes(processing: ProcessingTr
         "updated_at",
     ]
     state = processing.state("t")
+    assert state.to_item() == item  # one mapping, both ways
     assert state.finished_run() == state.last_run
     assert (state.last_run.run_id, state.last_run.files, state.last_run.seconds) == ("run-a", 3, 1.5)
     assert state.last_run.started_at == item["last_run_at"]
