@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from odp.batches import FAILED, MAX_ERROR_CHARS, BatchResult
+from odp.compat import named_after_batch
 from odp.tracker import RunStatus, TableRun, TableState
 from odp.tracker.items import run_fields
 
@@ -62,7 +62,7 @@ def ran_in_batch(state: TableState, batch_id: str) -> bool:
         return False
     if run.batch_id is not None:
         return run.batch_id == batch_id
-    return re.fullmatch(re.escape(batch_id) + r"-[0-9a-f]{12}", run.run_id) is not None
+    return named_after_batch(run.run_id, batch_id)
 
 
 def table_outcome(table_id: str, batch: BatchResult, state: TableState) -> TableOutcome:

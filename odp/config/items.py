@@ -10,6 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from odp.compat import refuse_columns_map
 from odp.config.models import DEFAULT_MAX_FILE_ATTEMPTS, SOURCE_SETTINGS, Cadence, TableConfig
 from odp.dynamodb import StoredRecord
 from odp.naming import file_processor_job_name
@@ -57,32 +58,19 @@ def table_config_item(table: TableConfig) -> dict[str, Any]:
     return item
 
 
-class StaleTableConfigItemError(ValueError):
-    """A table_config item written by an older Configuration Manager, in a form this version does not read.
-
-    The one refusal of an old stored shape (``columns`` as a map): kept until the first release after
-    2026-12; any configuration deploy rewrites every item as a list.
-    """
-
-
 def table_config_from_item(item: dict[str, Any]) -> TableConfig:
     """Rebuild a :class:`TableConfig` from its DynamoDB item.
 
     Raises:
-        StaleTableConfigItemError: ``columns`` stored as a map (an older release): its order is lost.
+        odp.compat.StaleTableConfigItemError: ``columns`` stored as a map (a development build): order lost.
         pydantic.ValidationError: the item is not a table_config item.
     """
     fields = {key: value for key, value in item.items() if key not in ("table_id", ACTIVE_CADENCE_ATTRIBUTE)}
     for number in ("max_file_attempts", "index_buckets"):
         if isinstance(fields.get(number), Decimal):  # DynamoDB numbers come back as Decimal
             fields[number] = int(fields[number])
+    refuse_columns_map(item)
     columns = fields.get("columns")
-    if isinstance(columns, dict):
-        raise StaleTableConfigItemError(
-            f"table_config item {item.get('table_id')}: columns are stored as a map, which has no order (written by "
-            "an older Configuration Manager): redeploy the configuration (python -m odp.config load, or the "
-            "pipeline) so they are stored as an ordered list"
-        )
     if columns is not None:
         fields["columns"] = {column["name"]: column["type"] for column in columns}
     return TableConfig.model_validate(fields)

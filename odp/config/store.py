@@ -60,7 +60,7 @@ class TableConfigStore:
         """The table's configuration (consistent read), or None when it has no item.
 
         Raises:
-            StaleTableConfigItemError: the item was written in a form this version refuses.
+            odp.compat.StaleTableConfigItemError: the item was written in a form this version refuses.
             pydantic.ValidationError: the item is not a table_config item.
         """
         item = self._item(table_id, consistent=True)
@@ -71,7 +71,7 @@ class TableConfigStore:
 
         Raises:
             TableConfigNotFoundError: no item for the table.
-            StaleTableConfigItemError: the item was written in a form this version refuses.
+            odp.compat.StaleTableConfigItemError: the item was written in a form this version refuses.
             pydantic.ValidationError: the item is not a table_config item.
         """
         config = self.find(table_id)
