@@ -16,7 +16,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -42,8 +42,8 @@ from etl.timeline import (
 from etl.transform import transform_changes
 from etl.write_budget import RowBudget, job_row_budget
 from etl.writer import job_write_profile, register_in_session_catalog, write_changes
-from odp.config.items import table_config_from_item
 from odp.config.models import TableConfig, TableMode
+from odp.config.store import TableConfigStore
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.faults import fault_point
 from odp.naming import tombstone_path
@@ -54,8 +54,8 @@ from odp.tracker import (
     JobRunRef,
     JobRuns,
     LeaseLostError,
+    RunStatus,
     TableRun,
-    TableStatus,
     TrackedFile,
     Trackers,
     iso,
@@ -89,24 +89,12 @@ class JobOutcome:
 
     @property
     def failed(self) -> list[TableRun]:
-        """Tables whose run ended in refresh_error."""
-        return [result for result in self.tables if result.status is TableStatus.REFRESH_ERROR]
+        """Tables whose run failed (refresh_error)."""
+        return [result for result in self.tables if result.status.failed]
 
 
 def identity(uri: str) -> str:
     return uri
-
-
-def load_table_config(table_config: Any, table_id: str) -> TableConfig:
-    """The table's configuration from the table_config DynamoDB table.
-
-    Raises:
-        TableConfigError: no item for the table.
-    """
-    item = table_config.get_item(Key={"table_id": table_id}, ConsistentRead=True).get("Item")
-    if item is None:
-        raise TableConfigError(f"{table_id}: no table_config item; deploy the configuration first")
-    return table_config_from_item(item)
 
 
 def check_index_unchanged(config: TableConfig, stored: str | None) -> None:
@@ -189,7 +177,7 @@ class _TableRunner:
         trackers = Trackers.build(dynamodb, names, clock=clock)
         self.files = trackers.files
         self.processing = trackers.processing
-        self.table_config = dynamodb.Table(names.table_config)
+        self.table_configs = TableConfigStore(dynamodb.Table(names.table_config))
         self.resolve_uri = resolve_uri
         self.clock = clock
         self.hooks = hooks
@@ -211,7 +199,7 @@ class _TableRunner:
         base_path: str | None = None
         config: TableConfig | None = None
         try:
-            config = load_table_config(self.table_config, table_id)
+            config = self.table_configs.get(table_id)
             if not config.is_active:
                 return self._skipped(table_id, started_at, "inactive in table_config: its files stay landed")
             refused = self._acquire(table_id)
@@ -220,7 +208,9 @@ class _TableRunner:
             with LeaseKeeper(self.processing, table_id, self.run_id, lease_seconds=self.args.lease_seconds) as keeper:
                 base_path = self.args.table_base_path(config.database, config.target_table)
                 result = self._process(table_id, config, base_path, keeper, started, started_at=started_at)
-            run = replace(result, finished_at=iso(self.clock()), dpu_seconds=self._dpu_seconds(result.seconds))
+            run = result.model_copy(
+                update={"finished_at": iso(self.clock()), "dpu_seconds": self._dpu_seconds(result.seconds)}
+            )
             self.processing.finish(run, self.run_id, history_retention=self.retention)
             return run
         except Exception as error:  # noqa: BLE001 - the per-table error boundary: record, report, move on
@@ -257,16 +247,7 @@ class _TableRunner:
         return f"leased by another run: {holder.lease_owner}{job} holds the table until {iso(expires)}"
 
     def _skipped(self, table_id: str, started_at: str, message: str) -> TableRun:
-        run = TableRun(
-            table_id,
-            self.run_id,
-            started_at,
-            TableStatus.SKIPPED,
-            finished_at=iso(self.clock()),
-            error=message,
-            cadence=self.args.cadence,
-            batch_id=self.args.batch_id,
-        )
+        run = self._run(table_id, started_at, RunStatus.SKIPPED, finished_at=iso(self.clock()), error=message)
         self.processing.append_history(run, history_retention=self.retention)
         logger.warning("%s skipped: %s", table_id, message)
         return run
@@ -366,11 +347,15 @@ class _TableRunner:
         )
 
     def _completed(self, table_id: str, started_at: str, **outcome: Any) -> TableRun:
+        return self._run(table_id, started_at, RunStatus.COMPLETED, **outcome)
+
+    def _run(self, table_id: str, started_at: str, status: RunStatus, **outcome: Any) -> TableRun:
+        """This job run's record of one table (its cadence and batch), with ``outcome``'s fields."""
         return TableRun(
-            table_id,
-            self.run_id,
-            started_at,
-            TableStatus.COMPLETED,
+            table_id=table_id,
+            run_id=self.run_id,
+            started_at=started_at,
+            status=status,
             cadence=self.args.cadence,
             batch_id=self.args.batch_id,
             **outcome,
@@ -460,17 +445,14 @@ class _TableRunner:
         seconds = time.monotonic() - started
         dpu_seconds = self._dpu_seconds(seconds)
         logger.error("%s failed: %s", table_id, message)
-        run = TableRun(
+        run = self._run(
             table_id,
-            self.run_id,
             started_at,
-            TableStatus.REFRESH_ERROR,
+            RunStatus.REFRESH_ERROR,
             finished_at=iso(self.clock()),
             seconds=seconds,
             error=message[:4000],
             error_trace=trace[-30000:],
-            cadence=self.args.cadence,
-            batch_id=self.args.batch_id,
             quarantined_files=quarantined,
             dpu_seconds=dpu_seconds,
         )
@@ -479,7 +461,7 @@ class _TableRunner:
         except (LeaseLostError, ClientError) as lost:
             # The run failed and its outcome cannot be stored: the lease expires, the files stay landed.
             logger.error("%s: could not record the failure: %s", table_id, lost)
-        return replace(run, error=message, base_path=base_path)
+        return run.model_copy(update={"error": message, "base_path": base_path})
 
 
 def run_file_processor(
@@ -531,7 +513,7 @@ def run_file_processor(
 
     outcome = JobOutcome(run_id=run_id)
     outcome.tables.extend(run_tables(spark, args.table_ids, run_table, concurrency=args.table_concurrency))
-    costs = [(r.table_id, r.seconds, r.dpu_seconds) for r in outcome.tables if r.status is not TableStatus.SKIPPED]
+    costs = [(r.table_id, r.seconds, r.dpu_seconds) for r in outcome.tables if r.status is not RunStatus.SKIPPED]
     if cloudwatch is None:  # the trackers' region: the job's own
         cloudwatch = boto3.client("cloudwatch", region_name=dynamodb.meta.client.meta.region_name)
     publish_costs(cloudwatch, args.cadence, costs)

@@ -1,4 +1,5 @@
-"""Datasets: the dataset Glue job and its role, the run history table, the datasets state machine
+"""Datasets: the dataset Glue job and its role (writing the run history table, which Tracking
+declares with the other tracker tables), the datasets state machine
 started when a File Processor execution succeeds, an Athena named query per dataset, alarms and
 dashboard widgets. The conformed and purpose-built buckets, their zone keys and the ``<source>_<zone>``
 Glue databases are Storage's and Catalog's.
@@ -40,7 +41,7 @@ from infrastructure.nag import acknowledge
 from odp.config.datasets import DatasetConfig
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.contracts.state_machines import DatasetsSubstitutions
-from odp.dataset_history import dataset_history_table_name, dataset_job_name
+from odp.dataset_history import dataset_job_name
 from odp.naming import resource_prefix
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +58,8 @@ def dataset_query(dataset: DatasetConfig) -> str:
 
 
 class Datasets(Construct):
-    """Everything that refreshes datasets; ``job_name``, ``state_machine`` and ``history_table`` are public."""
+    """Everything that refreshes datasets; ``job_name``, ``state_machine`` and ``history_table`` (Tracking's
+    ``dataset_run_history`` table, passed in) are public."""
 
     def __init__(
         self,
@@ -69,6 +71,7 @@ class Datasets(Construct):
         buckets: Mapping[str, s3.IBucket],
         zone_keys: Mapping[str, kms.IKey],
         state_key: kms.IKey,
+        history_table: dynamodb.ITableV2,
         alerts_topic: sns.ITopic,
         dashboard: cloudwatch.Dashboard,
         file_processors: Sequence[sfn.IStateMachine],
@@ -78,8 +81,6 @@ class Datasets(Construct):
         connection_names: Sequence[str],
         removal_policy: RemovalPolicy,
         log_retention: logs.RetentionDays,
-        dr_region: str | None = None,
-        replica_key_arn: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
@@ -88,24 +89,7 @@ class Datasets(Construct):
         self.job_name = dataset_job_name(environment)
         job_arn = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}:job/{self.job_name}"
 
-        self.history_table = dynamodb.TableV2(
-            self,
-            "RunHistory",
-            table_name=dataset_history_table_name(environment),
-            partition_key=dynamodb.Attribute(name="dataset", type=dynamodb.AttributeType.STRING),
-            sort_key=dynamodb.Attribute(name="run_at", type=dynamodb.AttributeType.STRING),
-            billing=dynamodb.Billing.on_demand(),
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            encryption=dynamodb.TableEncryptionV2.customer_managed_key(
-                state_key, replica_key_arns={dr_region: replica_key_arn} if dr_region and replica_key_arn else None
-            ),
-            replicas=[dynamodb.ReplicaTableProps(region=dr_region)] if dr_region else None,
-            time_to_live_attribute="expires_at",
-            deletion_protection=removal_policy == RemovalPolicy.RETAIN,
-            removal_policy=removal_policy,
-        )
+        self.history_table = history_table
         self.code = s3deploy.BucketDeployment(
             self,
             "Code",

@@ -28,7 +28,7 @@ from infrastructure.tracking import Tracking
 from odp.config.loader import OdpConfig
 from odp.config.models import Environment as EnvironmentConfig
 from odp.config.models import RemovalPolicy as RemovalPolicyConfig
-from odp.naming import resource_prefix
+from odp.naming import DATASET_RUN_HISTORY, resource_prefix
 
 _REMOVAL = {RemovalPolicyConfig.RETAIN: RemovalPolicy.RETAIN, RemovalPolicyConfig.DESTROY: RemovalPolicy.DESTROY}
 
@@ -239,6 +239,7 @@ class DataLakeStack(Stack):
                 buckets=storage.buckets,
                 zone_keys=storage.keys,
                 state_key=key,
+                history_table=tracking.table(DATASET_RUN_HISTORY),
                 alerts_topic=monitoring.topic,
                 dashboard=monitoring.dashboard,
                 file_processors=[processor.state_machine for processor in processors.values()],
@@ -248,8 +249,6 @@ class DataLakeStack(Stack):
                 connection_names=network.glue_connection_names,
                 removal_policy=removal,
                 log_retention=retention,
-                dr_region=environment.dr_region,
-                replica_key_arn=replica_key_arn,
             )
 
         monitoring.watch_queue("file-manager", file_manager.dead_letter_queue)

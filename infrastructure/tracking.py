@@ -1,5 +1,6 @@
-"""Tracking: the six DynamoDB tables of ARCHITECTURE.md section 3, declared from the same key
-schemas and indexes as odp/tracker/schema.py (a test compares them)."""
+"""Tracking: every tracker table (the six DynamoDB tables of ARCHITECTURE.md section 3 and the
+dataset run history), declared from the same key schemas and indexes as odp/tracker/schema.py (a
+test compares them)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from odp.naming import TrackerTableNames
+from odp.naming import DATASET_RUN_HISTORY, TrackerTableNames, tracker_table_names
 from odp.tracker.schema import TABLE_DEFINITIONS
 
+# The dataset run history was declared by infrastructure/datasets.py (construct path Datasets/RunHistory)
+# until the tables were gathered here: its CloudFormation logical id is kept, so a deployed table is
+# neither replaced nor orphaned.
+_KEPT_LOGICAL_IDS = {DATASET_RUN_HISTORY: "DatasetsRunHistoryE8DE7ACB"}
 _TYPES = {"S": dynamodb.AttributeType.STRING, "N": dynamodb.AttributeType.NUMBER, "B": dynamodb.AttributeType.BINARY}
 
 
@@ -53,6 +58,7 @@ class Tracking(Construct):
         if dr_region and not replica_key_arn:
             raise ValueError(f"environment {environment!r}: dr_region {dr_region} needs a replica key ARN")
         self.names = TrackerTableNames.for_environment(environment)
+        physical_names = tracker_table_names(environment)
         encryption = dynamodb.TableEncryptionV2.customer_managed_key(
             key, replica_key_arns={dr_region: replica_key_arn} if dr_region and replica_key_arn else None
         )
@@ -71,7 +77,7 @@ class Tracking(Construct):
             self.tables[logical] = dynamodb.TableV2(
                 self,
                 logical.title().replace("_", ""),
-                table_name=getattr(self.names, logical),
+                table_name=physical_names[logical],
                 partition_key=_attribute(definition, key_schema, "HASH"),
                 sort_key=_attribute(definition, key_schema, "RANGE"),
                 billing=dynamodb.Billing.on_demand(),
@@ -85,7 +91,9 @@ class Tracking(Construct):
                 deletion_protection=removal_policy == RemovalPolicy.RETAIN,
                 removal_policy=removal_policy,
             )
+            if logical in _KEPT_LOGICAL_IDS:
+                self.tables[logical].node.default_child.override_logical_id(_KEPT_LOGICAL_IDS[logical])
 
     def table(self, logical: str) -> dynamodb.TableV2:
-        """The table with this logical name (a field of :class:`TrackerTableNames`)."""
+        """The table with this logical name (a key of :func:`odp.naming.tracker_table_names`)."""
         return self.tables[logical]

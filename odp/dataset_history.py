@@ -1,8 +1,10 @@
 """Where dataset runs are recorded and announced: the run history table and the SNS message.
 
-Table ``<prefix>-dataset-run-history``: key ``dataset`` (hash) + ``run_at`` (range), one item per
-run (:meth:`DatasetRun.to_history_item`), expiring after the environment's retention. The message
-names the dataset, the status, the counts and every rule that did not hold.
+Table ``<prefix>-dataset-run-history`` (logical ``dataset_run_history``, declared with the other
+tracker tables in odp/tracker/schema.py and created by infrastructure/tracking.py): key ``dataset``
+(hash) + ``run_at`` (range), one item per run (:meth:`DatasetRun.to_history_item`), expiring after
+the environment's retention. The message names the dataset, the status, the counts and every rule
+that did not hold.
 """
 
 from __future__ import annotations
@@ -11,32 +13,20 @@ import json
 import time
 from typing import Any
 
-from odp.dataset_run import DatasetRun, DatasetRunStatus
+from odp.dataset_run import DatasetRun
 from odp.dynamodb import table_items
-from odp.naming import resource_prefix
+from odp.naming import DATASET_RUN_HISTORY, resource_prefix, tracker_table_names
+from odp.tracker.statuses import RunStatus
 
 DAY_SECONDS = 86_400
 
 
 def dataset_history_table_name(environment: str) -> str:
-    return f"{resource_prefix(environment)}-dataset-run-history"
+    return tracker_table_names(environment)[DATASET_RUN_HISTORY]
 
 
 def dataset_job_name(environment: str) -> str:
     return f"{resource_prefix(environment)}-dataset-job"
-
-
-def create_history_table(client: Any, name: str) -> None:
-    """The run history table (on-demand), as the infrastructure declares it; for the sandbox and tests."""
-    client.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "dataset", "KeyType": "HASH"}, {"AttributeName": "run_at", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "dataset", "AttributeType": "S"},
-            {"AttributeName": "run_at", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
 
 
 class DatasetRunHistory:
@@ -55,7 +45,7 @@ class DatasetRunHistory:
         items = table_items(
             self.table, "query", KeyConditionExpression="dataset = :d", ExpressionAttributeValues={":d": dataset}
         )
-        return [DatasetRun.from_history_item(item) for item in items]
+        return [DatasetRun.from_item(item) for item in items]
 
 
 def notification(run: DatasetRun) -> tuple[str, str]:
@@ -79,4 +69,4 @@ def notification(run: DatasetRun) -> tuple[str, str]:
 
 def should_notify(run: DatasetRun) -> bool:
     """Every run that wrote or failed; an up-to-date run (nothing changed) is not news."""
-    return run.status is not DatasetRunStatus.UP_TO_DATE
+    return run.status is not RunStatus.UP_TO_DATE

@@ -7,17 +7,12 @@ the run history item (DynamoDB, key ``dataset`` + ``run_at``) are all this one m
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
-class DatasetRunStatus(StrEnum):
-    WRITTEN = "written"  # a commit was made (it may hold warn-rule failures)
-    UP_TO_DATE = "up_to_date"  # no source changed since the commits the dataset last consumed
-    QUALITY_FAILED = "quality_failed"  # a fail rule did not hold: nothing written
-    FAILED = "failed"  # an error (SQL, schema, IO): nothing written
+from odp.dynamodb import StoredRecord
+from odp.tracker.statuses import RunStatus
 
 
 class RuleOutcome(BaseModel):
@@ -34,14 +29,12 @@ class RuleOutcome(BaseModel):
     detail: str = ""
 
 
-class DatasetRun(BaseModel):
-    """The outcome of one refresh of one dataset."""
-
-    model_config = ConfigDict(frozen=True)
+class DatasetRun(StoredRecord):
+    """The outcome of one refresh of one dataset (a dataset run history item)."""
 
     dataset: str
     zone: str
-    status: DatasetRunStatus
+    status: RunStatus  # written, up_to_date, quality_failed or failed (RunStatus.failed: nothing written)
     refresh: str  # incremental | full: what this run did (a first run is always full)
     run_id: str = ""
     started_at: str = ""
@@ -72,29 +65,24 @@ class DatasetRun(BaseModel):
             text += f"; error: {self.error}"
         return text
 
-    def to_history_item(self, *, expires_at: int | None = None) -> dict[str, Any]:
-        """The DynamoDB item of the run history (key: dataset, run_at); nested values as JSON text."""
-        item: dict[str, Any] = {
-            "dataset": self.dataset,
+    def to_item(self) -> dict[str, Any]:
+        """The run history item (key: dataset, run_at): nested values and the duration as text, as stored."""
+        item = super().to_item()
+        for name in ("started_at", "rules", "consumed"):
+            item.pop(name, None)
+        return item | {
             "run_at": self.started_at,
-            **self.model_dump(mode="json", exclude={"dataset", "started_at", "rules", "consumed"}),
             "consumed": json.dumps(self.consumed, sort_keys=True),
             "rules": json.dumps([rule.model_dump(mode="json") for rule in self.rules], default=str),
             "duration_seconds": str(self.duration_seconds),
         }
-        if expires_at is not None:
-            item["expires_at"] = expires_at
-        return {key: value for key, value in item.items() if value is not None}
+
+    def to_history_item(self, *, expires_at: int | None = None) -> dict[str, Any]:
+        """:meth:`to_item` with its expiry (TTL ``expires_at``, epoch seconds)."""
+        return self.to_item() | ({"expires_at": expires_at} if expires_at is not None else {})
 
     @classmethod
-    def from_history_item(cls, item: dict[str, Any]) -> DatasetRun:
-        data = dict(item)
-        data.pop("expires_at", None)
-        data["started_at"] = data.pop("run_at")
-        data["consumed"] = json.loads(data.get("consumed") or "{}")
-        data["rules"] = json.loads(data.get("rules") or "[]")
-        data["duration_seconds"] = float(data.get("duration_seconds") or 0)
-        for name in ("rows_upserted", "rows_deleted", "row_count"):
-            if data.get(name) is not None:
-                data[name] = int(data[name])
-        return cls.model_validate(data)
+    def from_item(cls, item: dict[str, Any]) -> DatasetRun:
+        """Raises: pydantic.ValidationError: the item is not a dataset run."""
+        nested = {"consumed": json.loads(item.get("consumed") or "{}"), "rules": json.loads(item.get("rules") or "[]")}
+        return cls.model_validate({**item, "started_at": item["run_at"], **nested})

@@ -19,7 +19,9 @@ def resource_prefix(environment: str) -> str:
 
 @dataclass(frozen=True)
 class TrackerTableNames:
-    """Physical names of the six DynamoDB tables of ARCHITECTURE.md section 3."""
+    """Physical names of the six DynamoDB tables of ARCHITECTURE.md section 3: the ones the File
+    Processor and the Lambdas are given. :func:`tracker_table_names` adds the seventh tracker table,
+    the dataset run history (given to the dataset job only)."""
 
     file_tracker: str
     file_tracker_history: str
@@ -42,6 +44,16 @@ class TrackerTableNames:
 
     def as_dict(self) -> dict[str, str]:
         return asdict(self)
+
+
+DATASET_RUN_HISTORY = "dataset_run_history"  # logical name of the dataset job's run history table
+
+
+def tracker_table_names(environment: str) -> dict[str, str]:
+    """Logical -> physical name of every tracker table odp/tracker/schema.py declares (and
+    infrastructure/tracking.py creates): the six of :class:`TrackerTableNames` and the dataset run history."""
+    history = f"{resource_prefix(environment)}-dataset-run-history"
+    return TrackerTableNames.for_environment(environment).as_dict() | {DATASET_RUN_HISTORY: history}
 
 
 def file_processor_job_name(environment: str, cadence: str) -> str:
@@ -160,10 +172,7 @@ def physical_names(environment: str, account: str, region: str, cadences: list[s
     prefix = resource_prefix(environment)
     names = [PhysicalName("s3_bucket", bucket_name(environment, p, account, region)) for p in BUCKET_PURPOSES]
     names += [PhysicalName("kms_alias", f"alias/{prefix}-{purpose}") for purpose in KEY_PURPOSES]
-    names += [
-        PhysicalName("dynamodb_table", table)
-        for table in TrackerTableNames.for_environment(environment).as_dict().values()
-    ]
+    names += [PhysicalName("dynamodb_table", table) for table in tracker_table_names(environment).values()]
     names += [PhysicalName("lambda_function", f"{prefix}-{function}") for function in FUNCTIONS]
     names += [PhysicalName("log_group", f"/aws/lambda/{prefix}-{function}") for function in FUNCTIONS]
     names += [PhysicalName("cloudwatch_alarm", f"{prefix}-{alarm}") for alarm in ENVIRONMENT_ALARMS]
@@ -182,7 +191,6 @@ def physical_names(environment: str, account: str, region: str, cadences: list[s
         PhysicalName("iam_role", f"{prefix}-post-deploy"),
         PhysicalName("pipeline", f"{prefix}-pipeline"),
         # The datasets (infrastructure/datasets.py, odp.dataset_history): created when config/datasets/ has any.
-        PhysicalName("dynamodb_table", f"{prefix}-dataset-run-history"),
         PhysicalName("glue_job", f"{prefix}-dataset-job"),
         PhysicalName("glue_security_configuration", f"{prefix}-datasets"),
         PhysicalName("state_machine", f"{prefix}-datasets"),

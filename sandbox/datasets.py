@@ -19,7 +19,8 @@ from etl.datasets.refresh import DatasetRefresher, latest_instant
 from odp.config.datasets import ExpressionRule
 from odp.config.loader import OdpConfig
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
-from odp.dataset_run import DatasetRun, DatasetRunStatus
+from odp.dataset_run import DatasetRun
+from odp.tracker.statuses import RunStatus
 from sandbox.account import SandboxLayout
 from sandbox.staging import hadoop_file_uri
 
@@ -69,7 +70,7 @@ def refresh_and_check(
     roots = lake_roots(layout)
     outcome = run_datasets(spark, config, DatasetJobArgs(roots, changed_tables=tuple(changed), hudi_profile="local"))
     checks = [
-        (f"dataset {run.dataset}: refreshed", run.status in (DatasetRunStatus.WRITTEN, DatasetRunStatus.UP_TO_DATE),
+        (f"dataset {run.dataset}: refreshed", not run.status.failed,
          run.summary())
         for run in outcome.runs
     ]  # fmt: skip
@@ -104,6 +105,6 @@ def failing_rule_check(spark: Any, config: OdpConfig, layout: SandboxLayout) -> 
     run: DatasetRun = refresher.refresh(strict, force_full=True)
     failed = [rule for rule in run.failed_rules if rule.rule == "cheap_trips_only"]
     untouched = latest_instant(spark, path) == before
-    ok = run.status is DatasetRunStatus.QUALITY_FAILED and bool(failed) and failed[0].failing_rows > 0 and untouched
+    ok = run.status is RunStatus.QUALITY_FAILED and bool(failed) and failed[0].failing_rows > 0 and untouched
     LOG.info("quality gate: %s; dataset %s", run.summary(), "untouched" if untouched else "CHANGED")
     return "dataset trips_clean: a failed rule leaves it untouched", ok, run.summary()

@@ -23,8 +23,9 @@ from odp.config.loader import OdpConfig, load_config
 from odp.contracts.arguments import JobArgumentError
 from odp.contracts.datasets import DatasetJobArgs
 from odp.contracts.state_machines import DatasetsSubstitutions
-from odp.dataset_history import create_history_table, dataset_history_table_name, dataset_job_name
-from odp.naming import resource_prefix
+from odp.dataset_history import dataset_history_table_name, dataset_job_name
+from odp.naming import DATASET_RUN_HISTORY, resource_prefix
+from odp.tracker.schema import create_tables
 from sandbox import aws_calls
 from sandbox.account import ENVIRONMENT, RAW_BUCKET, REGION, ExecutionResult, LocalAccount
 from sandbox.datasets import lake_roots
@@ -75,7 +76,7 @@ class DatasetsStateMachine:
         s3.create_bucket(Bucket=ARTIFACTS_BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
         self.upload_config(config_dir)
         history = dataset_history_table_name(ENVIRONMENT)
-        create_history_table(self.account.client("dynamodb"), history)
+        create_tables(self.account.client("dynamodb"), {DATASET_RUN_HISTORY: history})
         contract = DatasetJobArgs(
             lake_roots(self.layout),
             config_dir=f"s3://{ARTIFACTS_BUCKET}/{CONFIG_PREFIX}",

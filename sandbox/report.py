@@ -7,23 +7,30 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from odp.tracker import TableRun
+from odp.tracker import RunStatus, TableRun
 from odp.tracker.items import run_fields
 
-SUCCEEDED = "succeeded"
-FAILED = "failed"
-UNCHANGED = "unchanged"  # no new files for the table in this run: nothing to do
 # The TableRun fields a report line shows.
 REPORTED_COUNTS = ("files", "inserts", "updates", "deletes", "rows", "seconds", "commit_instant")
 
 
+def left_undone(status: RunStatus) -> bool:
+    """Failed, or skipped: in the sandbox (one run at a time) a skip means a lease left behind."""
+    return status.failed or status is RunStatus.SKIPPED
+
+
 @dataclass(frozen=True)
 class TableReport:
-    """One table's line in one run: its run as the job returned it, or why it had none."""
+    """One table's line in one run: its run as the job returned it, or why it had none.
+
+    ``status`` is the run's (completed, refresh_error, skipped), else ``batch_failed`` (its
+    execution failed before a job ran it), ``skipped`` (another run holds its lease),
+    ``refresh_error`` (its files wait after an earlier failed run) or ``not_run`` (nothing to do).
+    """
 
     table_id: str
     cadence: str
-    status: str  # succeeded | failed | unchanged
+    status: RunStatus
     run: TableRun | None = None
     pending_files: int = 0  # without a run: the files it left landed
     base_path: str | None = None
@@ -31,7 +38,7 @@ class TableReport:
 
     @property
     def ok(self) -> bool:
-        return self.status != FAILED
+        return not left_undone(self.status)
 
     @property
     def files(self) -> int:
@@ -42,7 +49,7 @@ class TableReport:
         counts = run_fields(self.run, REPORTED_COUNTS) | {"files": self.files}
         if self.run is None:
             counts["rows"] = None
-        line = {"table_id": self.table_id, "cadence": self.cadence, "status": self.status}
+        line = {"table_id": self.table_id, "cadence": self.cadence, "status": self.status.value}
         return line | counts | {"base_path": self.base_path, "error": self.error}
 
 

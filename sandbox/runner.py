@@ -28,7 +28,7 @@ from odp.faults import fault_point
 from odp.lambda_env import lambda_environment
 from odp.naming import file_processor_job_name
 from odp.tracker import JobRunRef, TableRun, TableState, Trackers, classify_staging_object
-from odp.tracker.statuses import FileStatus, TableStatus
+from odp.tracker.statuses import FileStatus, RunStatus
 from sandbox import aws_calls, state_store
 from sandbox.account import (
     ENVIRONMENT,
@@ -41,7 +41,7 @@ from sandbox.account import (
     function_name,
 )
 from sandbox.moto_patches import GlueRunResult, LambdaContext, ServiceBindings, bound_services
-from sandbox.report import FAILED, SUCCEEDED, UNCHANGED, CadenceReport, RunReport, TableReport
+from sandbox.report import CadenceReport, RunReport, TableReport, left_undone
 from sandbox.staging import BucketMap, list_objects, new_objects, object_created_event, sqs_batches
 
 LOG = logging.getLogger("sandbox")
@@ -128,12 +128,12 @@ def _job_binding(
 
 
 def _outcome_failed(outcome: TableRun) -> bool:
-    """refresh_error, or skipped (another run held the lease: its files were not processed)."""
-    return outcome.status in (TableStatus.REFRESH_ERROR, TableStatus.SKIPPED) or bool(outcome.error)
+    """Failed, or skipped (another run held the lease: its files were not processed)."""
+    return left_undone(outcome.status) or bool(outcome.error)
 
 
 def _outcome_error(outcome: TableRun) -> str | None:
-    if outcome.status is TableStatus.SKIPPED and not outcome.error:
+    if outcome.status is RunStatus.SKIPPED and not outcome.error:
         lease = FileProcessorJobArgs.option("lease_seconds")
         return f"skipped: another run holds the table's lease (it expires after {lease})"
     return outcome.error
@@ -355,7 +355,7 @@ def _table_reports(
                     TableReport(
                         table_id=table.table_id,
                         cadence=name,
-                        status=FAILED if _outcome_failed(outcome) else SUCCEEDED,
+                        status=outcome.status,
                         run=outcome,
                         base_path=outcome.base_path or base_path,
                         error=_outcome_error(outcome),
@@ -365,22 +365,25 @@ def _table_reports(
             state = processing.state(table.table_id)
             pending = _pending_files(account, table.table_id)
             execution = failed_execution.get(name)
-            error = _not_run_cause(name, state, execution, outcomes) if pending else None
-            if error is not None:
+            cause = _not_run_cause(name, state, execution, outcomes) if pending else None
+            if cause is not None:
+                status, error = cause
                 reports.append(
-                    TableReport(table.table_id, name, FAILED, pending_files=pending, base_path=base_path, error=error)
+                    TableReport(table.table_id, name, status, pending_files=pending, base_path=base_path, error=error)
                 )
                 continue
-            last_error = state.last_error if state.status is TableStatus.REFRESH_ERROR else None
-            status = FAILED if pending and last_error else UNCHANGED
+            finished = state.finished_run()
+            last_error = finished.error if finished is not None and finished.status.failed else None
+            status = RunStatus.REFRESH_ERROR if pending and last_error else RunStatus.NOT_RUN
             reports.append(TableReport(table.table_id, name, status, base_path=base_path, error=last_error))
     return reports
 
 
 def _not_run_cause(
     cadence: str, state: TableState, execution: CadenceReport | None, outcomes: dict[str, TableRun]
-) -> str | None:
-    """Why a table with pending files was not run by any job, or None when nothing stopped it.
+) -> tuple[RunStatus, str] | None:
+    """Why a table with pending files was not run by any job (skipped: a lease; batch_failed: its
+    execution failed), or None when nothing stopped it.
 
     The real cause: another run's lease, or the tables whose failure ended the execution before a
     job reached this one (never just "execution FAILED", which blames the table for another's error).
@@ -389,12 +392,12 @@ def _not_run_cause(
         job = state.lease_job_run
         holder = f"{state.lease_owner}" + (f" (job run {job.run_id} of {job.job_name})" if job else "")
         until = datetime.fromtimestamp(state.lease_expires_at or 0, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return f"not processed: leased by another run: {holder} holds the table until {until}"
+        return RunStatus.SKIPPED, f"not processed: leased by another run: {holder} holds the table until {until}"
     if execution is None:
         return None
     failed = sorted(t.table_id for t in outcomes.values() if _outcome_failed(t))
     cause = f"failed: {', '.join(failed)}" if failed else f"{execution.error}: {execution.cause}"
-    return (
+    return RunStatus.BATCH_FAILED, (
         f"not processed: the {cadence} execution ended {execution.status} before a job ran this table ({cause}); "
         "its files stay landed for the next run"
     )

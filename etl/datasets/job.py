@@ -19,7 +19,7 @@ from etl.hudi_options import HudiProfile, WriteProfile
 from odp.config.datasets import DatasetConfig, dependency_order, downstream_of
 from odp.config.loader import OdpConfig
 from odp.contracts.datasets import DatasetJobArgs
-from odp.dataset_run import DatasetRun, DatasetRunStatus
+from odp.dataset_run import DatasetRun
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ class DatasetJobOutcome:
 
     @property
     def failed(self) -> list[DatasetRun]:
-        return [r for r in self.runs if r.status in (DatasetRunStatus.FAILED, DatasetRunStatus.QUALITY_FAILED)]
+        return [r for r in self.runs if r.status.failed]
 
 
 def select_datasets(config: OdpConfig, args: DatasetJobArgs) -> list[DatasetConfig]:
@@ -72,7 +72,7 @@ def run_datasets(
     runs: list[DatasetRun] = []
     for dataset in select_datasets(config, args):
         run = refresher.refresh(dataset, force_full=args.full_refresh)
-        level = logging.INFO if run.status in (DatasetRunStatus.WRITTEN, DatasetRunStatus.UP_TO_DATE) else logging.ERROR
+        level = logging.ERROR if run.status.failed else logging.INFO
         logger.log(level, "%s", run.summary())
         record(run)
         runs.append(run)

@@ -39,8 +39,9 @@ from etl.timeline import _meta_client, table_exists
 from odp.config.datasets import DatasetConfig, Refresh
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
 from odp.contracts.datasets import LakeRoots
-from odp.dataset_run import DatasetRun, DatasetRunStatus
+from odp.dataset_run import DatasetRun
 from odp.faults import fault_point
+from odp.tracker.statuses import RunStatus
 
 CONSUMED_METADATA = "_odp_consumed"
 COMMIT_TIME = "_hoodie_commit_time"
@@ -208,7 +209,7 @@ class DatasetRefresher:
         except Exception as error:  # noqa: BLE001 - one dataset's failure is its result, never the others'
             run = DatasetRun(
                 **base,
-                status=DatasetRunStatus.FAILED,
+                status=RunStatus.FAILED,
                 refresh=dataset.refresh.value,
                 error=f"{type(error).__name__}: {error}",
             )
@@ -225,9 +226,7 @@ class DatasetRefresher:
             raise FileNotFoundError(f"source(s) without a commit yet: {', '.join(missing)}")
         consumed = consumed_instants(self.spark, path)
         if consumed == latest and not force_full:
-            return DatasetRun(
-                **base, status=DatasetRunStatus.UP_TO_DATE, refresh=dataset.refresh.value, consumed=latest
-            )
+            return DatasetRun(**base, status=RunStatus.UP_TO_DATE, refresh=dataset.refresh.value, consumed=latest)
         sources = {name: read_table(self.spark, source_path) for name, source_path in paths.items()}
         issues, _ = check_dataset_sql(
             self.spark, dataset, {name: data_columns(frame).schema for name, frame in sources.items()}
@@ -266,7 +265,7 @@ class DatasetRefresher:
         counts = {"rows_upserted": upserts.count(), "rows_deleted": deletes.count(), "row_count": row_count}
         common = {**base, "refresh": plan.refresh.value, "consumed": latest, "rules": tuple(outcomes), **counts}
         if any(not o.passed and o.severity == "fail" for o in outcomes):
-            return DatasetRun(**common, status=DatasetRunStatus.QUALITY_FAILED)
+            return DatasetRun(**common, status=RunStatus.QUALITY_FAILED)
         rows = upserts.withColumn(DELETED, F.lit(False)).unionByName(
             deletes.withColumn(DELETED, F.lit(True)), allowMissingColumns=True
         )
@@ -281,4 +280,4 @@ class DatasetRefresher:
         rows.write.format("hudi").options(**options).mode("append").save(path)
         fault_point(AFTER_COMMIT_FAULT)
         self.after_commit(dataset)
-        return DatasetRun(**common, status=DatasetRunStatus.WRITTEN, commit_instant=latest_instant(self.spark, path))
+        return DatasetRun(**common, status=RunStatus.WRITTEN, commit_instant=latest_instant(self.spark, path))

@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from etl.jobs.arguments import parse_job_arguments
+from odp.config.store import TableConfigStore
 from odp.contracts.metrics import STREAMING_NAMESPACE
 from odp.contracts.streaming import StreamingJobArgs
 
@@ -40,15 +41,15 @@ def stream_target(args: StreamingJobArgs, table_config: Any) -> Any:
     (a boto3 DynamoDB Table), written with the Glue profile.
 
     Raises:
-        TableConfigError: a streamed table has no table_config item.
+        TableConfigNotFoundError: a streamed table has no table_config item.
     """
     from etl.hudi_options import HudiProfile, WriteProfile  # noqa: PLC0415 - keep import time free of Spark
-    from etl.processor import load_table_config  # noqa: PLC0415
     from etl.streaming.batch import StreamTarget  # noqa: PLC0415
 
+    configs = TableConfigStore(table_config)
     return StreamTarget(
         stream=args.stream,
-        tables=tuple(load_table_config(table_config, table_id) for table_id in args.table_ids),
+        tables=tuple(configs.get(table_id) for table_id in args.table_ids),
         raw_root=args.raw_root,
         error_root=args.error_root,
         catalog_sync=args.catalog_sync,

@@ -39,6 +39,7 @@ from etl.timeline import commit_of_run, completed_commits
 from etl.writer import register_in_session_catalog, write_changes
 from odp.config.models import TableConfig
 from odp.naming import tombstone_path
+from odp.tracker.statuses import RunStatus
 
 logger = logging.getLogger(__name__)
 
@@ -59,12 +60,6 @@ ROUTED_SCHEMA = T.StructType(
 )
 # What a bad record looks like in the error location (JSON lines).
 ERROR_COLUMNS = ("batch", TABLE_ID, REASON, SHARD, SEQUENCE_NUMBER, DATA)
-
-
-class TableStatus:
-    COMMITTED = "committed"
-    REPLAYED = "replayed"  # this batch was already committed to the table (crash before the checkpoint)
-    FAILED = "failed"
 
 
 @dataclass(frozen=True)
@@ -103,7 +98,7 @@ class BatchHooks:
 @dataclass(frozen=True)
 class TableBatchResult:
     table_id: str
-    status: str
+    status: RunStatus  # completed, replayed (already committed: a crash before the checkpoint) or failed
     rows: int = 0
     inserts: int = 0
     updates: int = 0
@@ -126,7 +121,7 @@ class BatchOutcome:
 
     @property
     def failed(self) -> list[TableBatchResult]:
-        return [t for t in self.tables if t.status == TableStatus.FAILED]
+        return [t for t in self.tables if t.status.failed]
 
 
 def batch_tag(stream: str, checkpoint_id: str, batch_id: int) -> str:
@@ -212,7 +207,7 @@ def _write_table(
     base_path = target.base_path(config)
     if commit_of_run(completed_commits(spark, base_path), tag) is not None:
         logger.warning("%s: batch %s is already committed (replayed after a restart): skipped", config.table_id, tag)
-        return TableBatchResult(config.table_id, TableStatus.REPLAYED)
+        return TableBatchResult(config.table_id, RunStatus.REPLAYED)
     count = rows.count()
     written = write_changes(
         spark,
@@ -236,7 +231,7 @@ def _write_table(
     hooks.after_commit(config.table_id, commit.instant)
     return TableBatchResult(
         config.table_id,
-        TableStatus.COMMITTED,
+        RunStatus.COMPLETED,
         rows=count,
         inserts=commit.inserts,
         updates=commit.updates,
@@ -304,4 +299,4 @@ def _table_boundary(
         logger.error("%s: batch %s failed, its records are set aside: %s", config.table_id, tag, message)
         path = target.error_path("failed_tables", batch_folder(tag), f"table={config.table_id}")
         write_errors(_error_rows(rows, tag, F.lit(message[:2000])), path)
-        return TableBatchResult(config.table_id, TableStatus.FAILED, error=message)
+        return TableBatchResult(config.table_id, RunStatus.FAILED, error=message)

@@ -6,12 +6,11 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit
-from boto3.dynamodb.conditions import Key
 
 from lambdas.batch_manager.planner import fit_payload, make_batches, order_tables, pending_totals
-from lambdas.batch_manager.summary import FAILED_STATUSES, summarise
+from lambdas.batch_manager.summary import summarise
 from odp.batches import parse_batch_results
-from odp.config.items import ACTIVE_CADENCE_ATTRIBUTE, TABLE_CONFIG_CADENCE_INDEX
+from odp.config.store import BatchConfigStore, TableConfigStore
 from odp.contracts.metrics import (
     BATCHES_METRIC,
     CADENCE_DIMENSION,
@@ -24,8 +23,7 @@ from odp.contracts.metrics import (
     QUARANTINED_METRIC,
     TABLES_WITH_PENDING_FILES_METRIC,
 )
-from odp.dynamodb import table_items
-from odp.tracker import FileTracker, ProcessingTracker, utc_now
+from odp.tracker import FileTracker, ProcessingTracker, RunStatus, utc_now
 from odp.tracker.repository import Clock
 
 logger = Logger(child=True)
@@ -40,7 +38,11 @@ class UnknownCadenceError(BatchManagerError):
 
 
 class BatchManager:
-    """Plans one cadence's Glue runs and summarises them. Tables are injected boto3 ``dynamodb.Table``s."""
+    """Plans one cadence's Glue runs and summarises them.
+
+    ``batch_config`` / ``table_config`` are boto3 ``dynamodb.Table`` resources, read through the
+    configuration stores (:mod:`odp.config.store`).
+    """
 
     def __init__(
         self,
@@ -52,8 +54,8 @@ class BatchManager:
         metrics: Any = None,
         clock: Clock = utc_now,
     ) -> None:
-        self._batch_config = batch_config
-        self._table_config = table_config
+        self._cadences = BatchConfigStore(batch_config)
+        self._tables = TableConfigStore(table_config)
         self._files = file_tracker
         self._processing = processing_tracker
         self.metrics = metrics
@@ -65,25 +67,16 @@ class BatchManager:
         Raises:
             UnknownCadenceError: no batch_config item for the cadence.
         """
-        item = self._batch_config.get_item(Key={"cadence": cadence}).get("Item")
-        if item is None:
+        settings = self._cadences.find(cadence)
+        if settings is None:
             raise UnknownCadenceError(
                 f"batch_config has no cadence {cadence!r}: load the configuration (python -m odp.config load)"
             )
-        if item.get("is_active") is False:
-            return None
-        return int(item["batch_size"])
+        return settings.batch_size if settings.is_active else None
 
     def active_tables(self, cadence: str) -> list[str]:
         """Active tables of the cadence, from the sparse ``active_by_cadence`` index (paginated)."""
-        items = table_items(
-            self._table_config,
-            "query",
-            IndexName=TABLE_CONFIG_CADENCE_INDEX,
-            KeyConditionExpression=Key(ACTIVE_CADENCE_ATTRIBUTE).eq(cadence),
-            ProjectionExpression="table_id",
-        )
-        return [item["table_id"] for item in items]
+        return self._tables.active_ids(cadence)
 
     def plan(self, cadence: str, execution_name: str) -> dict[str, Any]:
         """The Map input: batches of tables with pending files, oldest first, leased tables left out.
@@ -132,7 +125,7 @@ class BatchManager:
                 "cadence": cadence,
                 "failed_tables": result["failed_tables"],
                 "failed_batches": result["failed_batches"],
-                "failed": [row["table_id"] for row in result["tables"] if row["status"] in FAILED_STATUSES],
+                "failed": [row["table_id"] for row in result["tables"] if RunStatus(row["status"]).failed],
             },
         )
         if self.metrics is not None:

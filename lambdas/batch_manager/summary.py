@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from odp.batches import FAILED, MAX_ERROR_CHARS, BatchResult
-from odp.tracker import TableRun, TableState, TableStatus
+from odp.compat import named_after_batch
+from odp.tracker import RunStatus, TableRun, TableState
 from odp.tracker.items import run_fields
 
-# Outcomes besides the TableStatus values a run records.
-BATCH_FAILED = "batch_failed"  # the Glue run failed before this table's outcome was recorded
-NOT_RUN = "not_run"  # the Glue run succeeded without recording this table (e.g. another run held its lease)
-FAILED_STATUSES = (TableStatus.REFRESH_ERROR.value, BATCH_FAILED)
 MAX_SUMMARY_BYTES = 100_000
 # The TableRun fields a summary line carries.
 SUMMARY_COUNTS = ("files", "rows", "inserts", "updates", "deletes", "seconds", "commit_instant")
@@ -23,17 +19,22 @@ SUMMARY_COUNTS = ("files", "rows", "inserts", "updates", "deletes", "seconds", "
 
 @dataclass(frozen=True)
 class TableOutcome:
-    """One table's line in the summary: its run for this batch, or why it has none (batch_failed, not_run)."""
+    """One table's line in the summary: its run for this batch, or why it has none.
+
+    ``status`` is the run's (completed / refresh_error), else ``batch_failed`` (the Glue run failed
+    before this table's outcome was recorded) or ``not_run`` (the Glue run succeeded without
+    recording this table, e.g. another run held its lease).
+    """
 
     table_id: str
     batch_id: str
-    status: str
+    status: RunStatus
     run: TableRun | None = None
     error: str | None = None
 
     @property
     def failed(self) -> bool:
-        return self.status in FAILED_STATUSES
+        return self.status.failed
 
     @property
     def quarantined_files(self) -> tuple[str, ...]:
@@ -42,7 +43,7 @@ class TableOutcome:
 
     def row(self) -> dict[str, Any]:
         """The summary line (JSON): the run's counts, zero when there is no run."""
-        line = {"table_id": self.table_id, "batch_id": self.batch_id, "status": self.status}
+        line = {"table_id": self.table_id, "batch_id": self.batch_id, "status": self.status.value}
         return (
             line
             | run_fields(self.run, SUMMARY_COUNTS)
@@ -53,15 +54,15 @@ class TableOutcome:
 def ran_in_batch(state: TableState, batch_id: str) -> bool:
     """Whether the table's last run belongs to this batch.
 
-    ``last_batch_id`` says so when the job recorded it (TableRun.batch_id / acquire(batch_id=...));
+    The run's ``batch_id`` (stored ``last_batch_id``) says so when the job recorded it (acquire(batch_id=...));
     otherwise the run id tells: the File Processor names its runs ``<batch_id>-<12 hex digits>``.
     """
-    if state.last_batch_id is not None:
-        return state.last_batch_id == batch_id
-    return (
-        state.last_run_id is not None
-        and re.fullmatch(re.escape(batch_id) + r"-[0-9a-f]{12}", state.last_run_id) is not None
-    )
+    run = state.last_run
+    if run is None:
+        return False
+    if run.batch_id is not None:
+        return run.batch_id == batch_id
+    return named_after_batch(run.run_id, batch_id)
 
 
 def table_outcome(table_id: str, batch: BatchResult, state: TableState) -> TableOutcome:
@@ -70,23 +71,14 @@ def table_outcome(table_id: str, batch: BatchResult, state: TableState) -> Table
     A table whose run recorded completed succeeded even if its batch failed (another table failed
     the job); one whose batch failed without a completed run for this batch counts as failed.
     """
-    recorded = ran_in_batch(state, batch.batch_id) and state.status in (
-        TableStatus.COMPLETED,
-        TableStatus.REFRESH_ERROR,
-    )
-    if recorded:
-        return TableOutcome(
-            table_id=table_id,
-            batch_id=batch.batch_id,
-            status=state.status.value,
-            run=state.last_run(),
-            error=(state.last_error or "unknown error")[:MAX_ERROR_CHARS]
-            if state.status is TableStatus.REFRESH_ERROR
-            else None,
-        )
+    run = state.finished_run()
+    if run is not None and ran_in_batch(state, batch.batch_id):
+        error = (run.error or "unknown error")[:MAX_ERROR_CHARS] if run.status.failed else None
+        return TableOutcome(table_id=table_id, batch_id=batch.batch_id, status=run.status, run=run, error=error)
     if batch.status == FAILED:
-        return TableOutcome(table_id, batch.batch_id, BATCH_FAILED, error=batch.error or "the Glue run failed")
-    return TableOutcome(table_id, batch.batch_id, NOT_RUN)
+        error = batch.error or "the Glue run failed"
+        return TableOutcome(table_id, batch.batch_id, RunStatus.BATCH_FAILED, error=error)
+    return TableOutcome(table_id, batch.batch_id, RunStatus.NOT_RUN)
 
 
 def summarise(batches: Sequence[BatchResult], states: Mapping[str, TableState]) -> dict[str, Any]:

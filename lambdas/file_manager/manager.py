@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -11,6 +10,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from lambdas.file_manager.events import ObjectCreated
 from odp.config.models import SourceFormat
+from odp.config.store import TableConfigStore, TableInfo
 from odp.contracts.metrics import (
     DUPLICATE_FILE_EVENTS_METRIC,
     FILES_REGISTERED_METRIC,
@@ -50,35 +50,17 @@ METRIC_NAMES = {
 }
 
 
-@dataclass(frozen=True)
-class TableInfo:
-    """What the File Manager needs from a table_config item."""
-
-    is_active: bool
-    source_format: SourceFormat | None
-
-
-def table_info_from_item(item: dict[str, Any] | None) -> TableInfo:
-    """A missing item or ``is_active`` false means the table has no active configuration."""
-    if not item:
-        return TableInfo(is_active=False, source_format=None)
-    try:
-        source_format: SourceFormat | None = SourceFormat(item.get("format"))
-    except ValueError:
-        source_format = None  # an unknown format only changes how LOAD* files are classified
-    return TableInfo(is_active=item.get("is_active") is True, source_format=source_format)
-
-
 class FileManager:
     """Turns S3 "Object Created" events into file_tracker items.
 
-    ``table_config`` is the boto3 ``dynamodb.Table`` of table_config; items are looked up once per
-    table per invocation (call :meth:`start_invocation` at the start of each).
+    ``table_config`` is the boto3 ``dynamodb.Table`` of table_config, read through
+    :class:`TableConfigStore`; a table is looked up once per invocation (call
+    :meth:`start_invocation` at the start of each).
     """
 
     def __init__(self, file_tracker: FileTracker, table_config: Any, *, metrics: Any = None, clock: Clock = utc_now):
         self._files = file_tracker
-        self._table_config = table_config
+        self._configs = TableConfigStore(table_config)
         self.metrics = metrics
         self._clock = clock
         self._tables: dict[str, TableInfo] = {}
@@ -100,8 +82,7 @@ class FileManager:
 
     def table_info(self, table_id: str) -> TableInfo:
         if table_id not in self._tables:
-            item = self._table_config.get_item(Key={"table_id": table_id}).get("Item")
-            self._tables[table_id] = table_info_from_item(item)
+            self._tables[table_id] = self._configs.info(table_id)
         return self._tables[table_id]
 
     def register(self, event: ObjectCreated) -> Outcome:

@@ -2,7 +2,7 @@
 
 Pure conversions between typed config and DynamoDB items (in the boto3 resource / TypeDeserializer
 form: plain str, int, bool, list). The Configuration Manager writes these items; the Batch Manager
-and the Glue job read them back with :func:`table_config_from_item`.
+and the Glue job read them back through :mod:`odp.config.store`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from odp.compat import refuse_columns_map
 from odp.config.models import DEFAULT_MAX_FILE_ATTEMPTS, SOURCE_SETTINGS, Cadence, TableConfig
+from odp.dynamodb import StoredRecord
 from odp.naming import file_processor_job_name
 
 # Sparse attribute: present only on active tables, so the ``active_by_cadence`` index holds
@@ -56,45 +58,50 @@ def table_config_item(table: TableConfig) -> dict[str, Any]:
     return item
 
 
-class StaleTableConfigItemError(ValueError):
-    """A table_config item written by an older Configuration Manager, in a form this version does not read."""
-
-
 def table_config_from_item(item: dict[str, Any]) -> TableConfig:
     """Rebuild a :class:`TableConfig` from its DynamoDB item.
 
     Raises:
-        StaleTableConfigItemError: ``columns`` stored as a map (an older release): its order is lost.
+        odp.compat.StaleTableConfigItemError: ``columns`` stored as a map (a development build): order lost.
         pydantic.ValidationError: the item is not a table_config item.
     """
     fields = {key: value for key, value in item.items() if key not in ("table_id", ACTIVE_CADENCE_ATTRIBUTE)}
     for number in ("max_file_attempts", "index_buckets"):
         if isinstance(fields.get(number), Decimal):  # DynamoDB numbers come back as Decimal
             fields[number] = int(fields[number])
+    refuse_columns_map(item)
     columns = fields.get("columns")
-    if isinstance(columns, dict):
-        raise StaleTableConfigItemError(
-            f"table_config item {item.get('table_id')}: columns are stored as a map, which has no order (written by "
-            "an older Configuration Manager): redeploy the configuration (python -m odp.config load, or the "
-            "pipeline) so they are stored as an ordered list"
-        )
     if columns is not None:
         fields["columns"] = {column["name"]: column["type"] for column in columns}
     return TableConfig.model_validate(fields)
 
 
+class BatchConfigRecord(StoredRecord):
+    """A batch_config item (key ``cadence``): the cadence's settings the Batch Manager and the pipeline read."""
+
+    cadence: str
+    schedule: str
+    batch_size: int
+    worker_type: str
+    number_of_workers: int
+    max_concurrency: int
+    job_timeout_minutes: int
+    job_name: str
+    is_active: bool = True
+
+
 def batch_config_item(environment: str, name: str, cadence: Cadence, *, is_active: bool = True) -> dict[str, Any]:
-    return {
-        "cadence": name,
-        "schedule": cadence.schedule,
-        "batch_size": cadence.batch_size,
-        "worker_type": cadence.worker_type.value,
-        "number_of_workers": cadence.number_of_workers,
-        "max_concurrency": cadence.max_concurrency,
-        "job_timeout_minutes": cadence.job_timeout_minutes,
-        "job_name": file_processor_job_name(environment, name),
-        "is_active": is_active,
-    }
+    return BatchConfigRecord(
+        cadence=name,
+        schedule=cadence.schedule,
+        batch_size=cadence.batch_size,
+        worker_type=cadence.worker_type.value,
+        number_of_workers=cadence.number_of_workers,
+        max_concurrency=cadence.max_concurrency,
+        job_timeout_minutes=cadence.job_timeout_minutes,
+        job_name=file_processor_job_name(environment, name),
+        is_active=is_active,
+    ).to_item()
 
 
 def normalise_item(value: Any) -> Any:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import boto3
 
+from odp.config.store import TableConfigStore
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames, file_processor_job_name
 from odp.tracker import FileTracker, GlueJobRuns, JobRuns, ProcessingTracker, Trackers
@@ -71,6 +72,10 @@ def file_tracker(backend: OperatorBackend) -> FileTracker:
 
 def processing_tracker(backend: OperatorBackend) -> ProcessingTracker:
     return Trackers.build(backend.dynamodb, backend.names, job_runs=backend.job_runs).processing
+
+
+def table_configs(backend: OperatorBackend) -> TableConfigStore:
+    return TableConfigStore(backend.dynamodb.Table(backend.names.table_config))
 
 
 def _split_s3(uri: str) -> tuple[str, str]:

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from odp.config.items import table_config_from_item
 from odp.config.models import TableConfig, TableMode
 from odp.naming import table_base_path, tombstone_path
 from odp.operations.backend import (
@@ -23,6 +22,7 @@ from odp.operations.backend import (
     file_tracker,
     manual_batch_id,
     processing_tracker,
+    table_configs,
 )
 from odp.tracker import FileStatus, TrackedFile, classify_staging_object, file_kind, iso, make_file_id
 from odp.tracker.items import parse_iso
@@ -56,10 +56,10 @@ def load_table(backend: OperatorBackend, table_id: str) -> TableConfig:
     Raises:
         OperationError: no such table in table_config.
     """
-    item = backend.dynamodb.Table(backend.names.table_config).get_item(Key={"table_id": table_id}).get("Item")
-    if item is None:
+    config = table_configs(backend).find(table_id)
+    if config is None:
         raise OperationError(f"{table_id}: no table_config item in {backend.environment}; check the id (status lists)")
-    return table_config_from_item(item)
+    return config
 
 
 def find_file(backend: OperatorBackend, table_id: str, key: str, status: FileStatus) -> TrackedFile:

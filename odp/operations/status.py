@@ -5,11 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from boto3.dynamodb.conditions import Attr
-
-from odp.config.items import table_config_from_item
-from odp.dynamodb import table_items
-from odp.operations.backend import OperatorBackend, file_tracker, processing_tracker
+from odp.operations.backend import OperatorBackend, file_tracker, processing_tracker, table_configs
 from odp.operations.commands import age, load_table
 from odp.tracker import FileStatus, PendingSummary, TableState, TrackedFile, iso
 
@@ -46,9 +42,7 @@ def table_view(backend: OperatorBackend, table_id: str) -> TableView:
 
 def cadence_tables(backend: OperatorBackend, cadence: str) -> list[str]:
     """Every table of a cadence in table_config, active or not, in id order."""
-    table = backend.dynamodb.Table(backend.names.table_config)
-    items = table_items(table, "scan", FilterExpression=Attr("cadence").eq(cadence))
-    return sorted(table_config_from_item(item).table_id for item in items)
+    return [config.table_id for config in table_configs(backend).scan(cadence=cadence)]
 
 
 def _lease(view: TableView, now: datetime) -> str:
@@ -68,19 +62,21 @@ def _lease(view: TableView, now: datetime) -> str:
 def render_table(view: TableView, now: datetime) -> str:
     """Pure: the detailed status of one table."""
     state = view.state
+    run = state.last_run
+    finished = state.finished_run()
     lines = [
         f"table {view.table_id} (cadence {view.cadence}, {'active' if view.is_active else 'INACTIVE'})",
         f"  pending: {view.pending.files} file(s), {view.pending.bytes} bytes, "
         f"oldest landed {view.pending.oldest_landed_at or '-'} ({age(view.pending.oldest_landed_at, now)} ago)",
         f"  lease: {_lease(view, now)}",
-        f"  last run: {state.last_run_id or '-'} {state.status.value if state.status else '-'}"
+        f"  last run: {run.run_id if run else '-'} {state.status.value if state.status else '-'}"
         + (
-            f" finished {state.last_finished_at}: {state.last_files or 0} file(s), +{state.last_inserts or 0} "
-            f"~{state.last_updates or 0} -{state.last_deletes or 0}, commit {state.last_commit_instant or '-'}"
-            if state.last_finished_at
+            f" finished {finished.finished_at}: {finished.files} file(s), +{finished.inserts} "
+            f"~{finished.updates} -{finished.deletes}, commit {finished.commit_instant or '-'}"
+            if finished is not None and finished.finished_at
             else ""
         ),
-        f"  last error: {state.last_error or '-'}",
+        f"  last error: {(finished.error if finished else None) or '-'}",
         f"  quarantined: {len(view.quarantined)} file(s)",
     ]
     for tracked in view.quarantined:

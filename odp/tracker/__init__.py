@@ -19,7 +19,7 @@ from odp.tracker.repository import (
     TrackerError,
     Trackers,
 )
-from odp.tracker.statuses import FileKind, FileStatus, TableStatus
+from odp.tracker.statuses import FileKind, FileStatus, RunStatus
 
 __all__ = [
     "ENDED_JOB_RUN_STATES",
@@ -32,11 +32,11 @@ __all__ = [
     "LeaseLostError",
     "PendingSummary",
     "ProcessingTracker",
+    "RunStatus",
     "StagingKey",
     "StagingKeyError",
     "TableRun",
     "TableState",
-    "TableStatus",
     "TrackedFile",
     "TrackerError",
     "Trackers",

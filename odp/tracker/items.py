@@ -1,14 +1,24 @@
-"""Typed tracker items and their DynamoDB form (boto3 resource style: str, int, bool)."""
+"""Typed tracker records and their DynamoDB items (pydantic, one mapping each: :class:`StoredRecord`).
+
+- :class:`TrackedFile`: a file_tracker / file_tracker_history item.
+- :class:`TableRun`: a processing_tracker_history item, and the summary of a table's last run on
+  its processing_tracker item.
+- :class:`TableState`: a processing_tracker item: the table's lease and its last :class:`TableRun`.
+
+The processing_tracker item keeps its flat ``last_*`` attributes (the names every release wrote);
+:data:`LAST_RUN_ATTRIBUTES` maps them to the embedded run once, for reading and for writing.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
-from odp.tracker.statuses import FileKind, FileStatus, TableStatus
+from pydantic import Field
+
+from odp.dynamodb import StoredRecord, to_attribute
+from odp.tracker.statuses import FileKind, FileStatus, RunStatus
 
 # Sparse attribute copied from table_id only while a file is landed: the pending_by_table index
 # therefore holds exactly the pending files, ordered by landed_at.
@@ -29,14 +39,19 @@ def parse_iso(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return int(value)
-    return value
+# What a replay clears on a processed file it lands again.
+_CLEARED_ON_RELAND = (
+    "processed_at",
+    "commit_instant",
+    "run_id",
+    "expires_at",
+    "skip_reason",
+    "attempts",
+    "quarantined_at",
+)
 
 
-@dataclass(frozen=True)
-class TrackedFile:
+class TrackedFile(StoredRecord):
     """One S3 object version in file_tracker (landed / unregistered) or file_tracker_history (processed)."""
 
     table_id: str
@@ -54,7 +69,7 @@ class TrackedFile:
     processed_at: str | None = None
     commit_instant: str | None = None
     run_id: str | None = None
-    expires_at: int | None = field(default=None)  # TTL, epoch seconds, history only
+    expires_at: int | None = None  # TTL, epoch seconds, history only
     registered_at: str | None = None  # when the File Manager recorded it (landed_at is when S3 did)
     # Set by an operator on a landed file: apply it even if a file with the same content was applied.
     replay: bool | None = None
@@ -73,19 +88,10 @@ class TrackedFile:
         return self.key.rsplit("/", 1)[-1]
 
     def to_item(self) -> dict[str, Any]:
-        item = {name: value for name, value in asdict(self).items() if value is not None}
-        item["file_kind"] = self.file_kind.value
-        item["status"] = self.status.value
+        item = super().to_item()
         if self.status is FileStatus.LANDED:
             item[PENDING_ATTRIBUTE] = self.table_id
         return item
-
-    @classmethod
-    def from_item(cls, item: dict[str, Any]) -> TrackedFile:
-        known = {name: _plain(item[name]) for name in cls.__dataclass_fields__ if name in item}
-        known["file_kind"] = FileKind(known["file_kind"])
-        known["status"] = FileStatus(known["status"])
-        return cls(**known)
 
     def processed(
         self,
@@ -97,14 +103,23 @@ class TrackedFile:
         status: FileStatus = FileStatus.PROCESSED,
         skip_reason: str | None = None,
     ) -> TrackedFile:
-        return replace(
-            self,
-            status=status,
-            commit_instant=commit_instant,
-            run_id=run_id,
-            processed_at=processed_at,
-            expires_at=expires_at,
-            skip_reason=skip_reason,
+        """This file as file_tracker_history stores it once ``commit_instant`` applied (or skipped) it."""
+        return self.model_copy(
+            update={
+                "status": status,
+                "commit_instant": commit_instant,
+                "run_id": run_id,
+                "processed_at": processed_at,
+                "expires_at": expires_at,
+                "skip_reason": skip_reason,
+            }
+        )
+
+    def relanded(self, *, replay: bool) -> TrackedFile:
+        """This processed file landed again (for a replay): the processing and failure fields cleared."""
+        return self.model_copy(
+            update=dict.fromkeys(_CLEARED_ON_RELAND)
+            | {"status": FileStatus.LANDED, "replay": True if replay else self.replay}
         )
 
     @property
@@ -115,26 +130,25 @@ class TrackedFile:
 
 @dataclass(frozen=True)
 class JobRunRef:
-    """One run of a Glue job (``--JOB_NAME`` / ``--JOB_RUN_ID``): who holds a table's lease."""
+    """One run of a Glue job (``--JOB_NAME`` / ``--JOB_RUN_ID``): who holds a table's lease (not a record)."""
 
     job_name: str
     run_id: str
 
 
-@dataclass(frozen=True)
-class TableRun:
+class TableRun(StoredRecord):
     """One run of one table: the one record of its outcome, for every layer.
 
     Stored as a processing_tracker_history row (:meth:`to_history_item`) and as the ``last_*``
-    summary on processing_tracker (:meth:`TableState.last_run` reads it back); returned by the File
-    Processor job, summarised by the Batch Manager and reported by the sandbox. The fields after
-    ``dpu_seconds`` describe the job's own work on the table and are not stored.
+    summary on processing_tracker (:class:`TableState` embeds it); returned by the File Processor
+    job, summarised by the Batch Manager and reported by the sandbox. The excluded fields at the
+    end describe the job's own work on the table and are not stored.
     """
 
     table_id: str
     run_id: str
     started_at: str
-    status: TableStatus
+    status: RunStatus
     finished_at: str | None = None
     files: int = 0
     rows: int = 0
@@ -144,17 +158,18 @@ class TableRun:
     seconds: float = 0.0
     commit_instant: str | None = None
     error: str | None = None
-    error_trace: str | None = field(default=None, repr=False)  # stored; too long for a log line
+    error_trace: str | None = Field(default=None, repr=False)  # stored; too long for a log line
     cadence: str | None = None
     batch_id: str | None = None  # the Batch Manager's batch (job argument odp_batch_id) this run belonged to
     duplicate_files: int = 0  # historical tables: files not applied, their content was applied already
     quarantined_files: tuple[str, ...] = ()  # keys of the files this run quarantined (they failed it too often)
     dpu_seconds: float | None = None  # the run's share of the Glue job's DPU-seconds (etl.cost); None = unknown
     # Not stored: what the job did besides applying the files.
-    base_path: str | None = None  # the Hudi table the run wrote
-    reconciled: int = 0  # landed files found already committed and moved without re-applying them
-    stale_dropped: int = 0  # current mode: incoming upserts not newer than their key's committed delete
-    discarded: tuple[str, ...] = ()  # tables (main / tombstones) whose first commit never completed, removed
+    base_path: str | None = Field(default=None, exclude=True)  # the Hudi table the run wrote
+    reconciled: int = Field(default=0, exclude=True)  # landed files found already committed, moved without re-applying
+    stale_dropped: int = Field(default=0, exclude=True)  # current mode: upserts not newer than their key's delete
+    # Tables (main / tombstones) whose first commit never completed, removed.
+    discarded: tuple[str, ...] = Field(default=(), exclude=True)
 
     @property
     def run_at(self) -> str:
@@ -162,16 +177,7 @@ class TableRun:
         return f"{self.started_at}#{self.run_id}"
 
     def to_history_item(self, *, expires_at: int | None = None) -> dict[str, Any]:
-        item = {name: value for name, value in asdict(self).items() if value is not None and name not in _NOT_STORED}
-        item["status"] = self.status.value
-        item["seconds"] = Decimal(str(round(self.seconds, 3)))
-        if self.dpu_seconds is not None:
-            item["dpu_seconds"] = Decimal(str(round(self.dpu_seconds, 3)))
-        item["run_at"] = self.run_at
-        if self.quarantined_files:
-            item["quarantined_files"] = list(self.quarantined_files)
-        else:
-            item.pop("quarantined_files", None)
+        item = self.to_item() | {"run_at": self.run_at}
         if expires_at is not None:
             item["expires_at"] = expires_at
         return item
@@ -179,86 +185,72 @@ class TableRun:
     def last_run_attributes(self, finished_at: str) -> tuple[dict[str, Any], list[str]]:
         """Its summary on the processing_tracker item: the ``last_*`` attributes to set and those to remove.
 
-        :meth:`TableState.last_run` reads them back. A failed run keeps the table's last good commit
-        instant and stores its error and trace; a completed run removes the last error.
+        :meth:`TableState.from_item` reads them back. A failed run keeps the table's last good
+        commit instant and stores its error and trace; a completed run removes the last error.
         """
-        values: dict[str, Any] = {
-            "last_run_id": self.run_id,
-            "last_finished_at": finished_at,
-            "last_files": self.files,
-            "last_rows": self.rows,
-            "last_inserts": self.inserts,
-            "last_updates": self.updates,
-            "last_deletes": self.deletes,
-            "last_seconds": Decimal(str(round(self.seconds, 3))),
-        }
+        values = {name: getattr(self, name) for name in _FINISHED_FIELDS} | {"finished_at": finished_at}
         removes: list[str] = []
         if self.batch_id is not None:
-            values["last_batch_id"] = self.batch_id
-        if self.quarantined_files:
-            values["last_quarantined_files"] = list(self.quarantined_files)
+            values["batch_id"] = self.batch_id
+        if not self.quarantined_files:
+            removes.append(LAST_RUN_ATTRIBUTES["quarantined_files"])
+            del values["quarantined_files"]
+        if self.status is RunStatus.REFRESH_ERROR:
+            values |= {"error": self.error or "unknown error", "error_trace": self.error_trace or ""}
         else:
-            removes.append("last_quarantined_files")
-        if self.status is TableStatus.REFRESH_ERROR:
-            values["last_error"] = self.error or "unknown error"
-            values["last_error_trace"] = self.error_trace or ""
-        else:
-            removes += ["last_error", "last_error_trace"]
+            removes += [LAST_RUN_ATTRIBUTES["error"], LAST_RUN_ATTRIBUTES["error_trace"]]
             if self.commit_instant:
-                values["last_commit_instant"] = self.commit_instant
-        return values, removes
-
-    @classmethod
-    def from_history_item(cls, item: dict[str, Any]) -> TableRun:
-        known = {name: item[name] for name in cls.__dataclass_fields__ if name in item and name not in _NOT_STORED}
-        for name in ("files", "rows", "inserts", "updates", "deletes", "duplicate_files"):
-            if name in known:
-                known[name] = int(known[name])
-        for name in ("seconds", "dpu_seconds"):
-            if name in known:
-                known[name] = float(known[name])
-        known["status"] = TableStatus(known["status"])
-        known["quarantined_files"] = tuple(known.get("quarantined_files") or ())
-        return cls(**known)
+                values["commit_instant"] = self.commit_instant
+        return {LAST_RUN_ATTRIBUTES[name]: to_attribute(value) for name, value in values.items()}, removes
 
 
-_NOT_STORED = frozenset(("base_path", "reconciled", "stale_dropped", "discarded"))
+# TableRun field -> its attribute on the processing_tracker item (the summary of the table's last run).
+# acquire sets the first three for the run it starts; finish sets the rest (last_run_attributes).
+LAST_RUN_ATTRIBUTES = {
+    "run_id": "last_run_id",
+    "started_at": "last_run_at",
+    "batch_id": "last_batch_id",
+    "finished_at": "last_finished_at",
+    "files": "last_files",
+    "rows": "last_rows",
+    "inserts": "last_inserts",
+    "updates": "last_updates",
+    "deletes": "last_deletes",
+    "seconds": "last_seconds",
+    "quarantined_files": "last_quarantined_files",
+    "commit_instant": "last_commit_instant",
+    "error": "last_error",
+    "error_trace": "last_error_trace",
+}
+# What every finish writes (the conditional ones are added by last_run_attributes).
+_FINISHED_FIELDS = ("run_id", "files", "rows", "inserts", "updates", "deletes", "seconds", "quarantined_files")
+# While a run holds the lease only these describe it; the counts on the item are the previous run's.
+_STARTED_FIELDS = ("run_id", "started_at", "batch_id", "commit_instant")
 
 
-def run_fields(run: TableRun | None, names: Iterable[str]) -> dict[str, Any]:
+def run_fields(run: TableRun | None, names: tuple[str, ...]) -> dict[str, Any]:
     """These fields of a run, or their defaults (zero counts) when the table has no run: a report line's columns."""
-    defaults = {spec.name: spec.default for spec in fields(TableRun)}
-    return {name: getattr(run, name) if run is not None else defaults[name] for name in names}
+    return {name: getattr(run, name) if run is not None else TableRun.model_fields[name].default for name in names}
 
 
-@dataclass(frozen=True)
-class TableState:
-    """The processing_tracker item of a table: its lease and the outcome of its last run."""
+class TableState(StoredRecord):
+    """The processing_tracker item of a table: its lease and its last run.
+
+    ``last_run`` is the run that last took the lease: while it works (status ``updating_table``)
+    only its id, start and batch are known; once it finished, the outcome ProcessingTracker.finish
+    recorded (its cadence, duplicate count and DPU share are on its history row only). Its
+    ``commit_instant`` is the table's last good commit (a failed run keeps the one before it).
+    """
 
     table_id: str
-    status: TableStatus | None = None
+    status: RunStatus | None = None
     lease_owner: str | None = None
     lease_expires_at: int | None = None
-    last_run_id: str | None = None
-    last_run_at: str | None = None
-    last_commit_instant: str | None = None
-    last_error: str | None = None
-    last_error_trace: str | None = None
-    updated_at: str | None = None
-    # The outcome of the last finished run (ProcessingTracker.finish), so a summary needs no history query.
-    last_batch_id: str | None = None
-    last_finished_at: str | None = None
-    last_files: int | None = None
-    last_rows: int | None = None
-    last_inserts: int | None = None
-    last_updates: int | None = None
-    last_deletes: int | None = None
-    last_seconds: float | None = None
     # The Glue job run holding the lease (recorded by acquire), so a later run can ask whether it ended.
     lease_job_name: str | None = None
     lease_job_run_id: str | None = None
-    # Keys of the files the last finished run quarantined (empty when it quarantined none).
-    last_quarantined_files: tuple[str, ...] = ()
+    updated_at: str | None = None
+    last_run: TableRun | None = None
 
     @property
     def lease_job_run(self) -> JobRunRef | None:
@@ -266,32 +258,9 @@ class TableState:
             return JobRunRef(self.lease_job_name, self.lease_job_run_id)
         return None
 
-    def last_run(self) -> TableRun | None:
-        """The last finished run (completed or refresh_error) as ProcessingTracker.finish summarised it here.
-
-        None while no run has finished, or while a run holds the table (status updating_table). The
-        commit instant is the table's last good one (a failed run keeps it); the run's start time,
-        trace and cadence are on its history row only.
-        """
-        if self.last_run_id is None or self.status not in (TableStatus.COMPLETED, TableStatus.REFRESH_ERROR):
-            return None
-        return TableRun(
-            self.table_id,
-            self.last_run_id,
-            self.last_run_at or "",
-            self.status,
-            finished_at=self.last_finished_at,
-            files=self.last_files or 0,
-            rows=self.last_rows or 0,
-            inserts=self.last_inserts or 0,
-            updates=self.last_updates or 0,
-            deletes=self.last_deletes or 0,
-            seconds=self.last_seconds or 0.0,
-            commit_instant=self.last_commit_instant,
-            error=self.last_error,
-            batch_id=self.last_batch_id,
-            quarantined_files=self.last_quarantined_files,
-        )
+    def finished_run(self) -> TableRun | None:
+        """The last run if it finished (completed or refresh_error); None while one holds the table."""
+        return self.last_run if self.status is not None and self.status.finished else None
 
     def lease_is_held(self, now_epoch: int) -> bool:
         """A lease counts while its expiry lies in the future; at or past it, any run may take it over."""
@@ -299,10 +268,21 @@ class TableState:
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> TableState:
-        known = {name: _plain(item[name]) for name in cls.__dataclass_fields__ if name in item}
-        if "status" in known:
-            known["status"] = TableStatus(known["status"])
-        if "last_seconds" in item:
-            known["last_seconds"] = float(item["last_seconds"])
-        known["last_quarantined_files"] = tuple(known.get("last_quarantined_files") or ())
-        return cls(**known)
+        """Raises: pydantic.ValidationError: the item is not a processing_tracker item."""
+        state = {name: value for name, value in item.items() if name not in _LAST_RUN_NAMES}
+        if item.get(LAST_RUN_ATTRIBUTES["run_id"]) is not None:
+            status = item.get("status") or RunStatus.UPDATING
+            wanted = LAST_RUN_ATTRIBUTES if RunStatus(status).finished else _STARTED_FIELDS
+            run = {name: item[LAST_RUN_ATTRIBUTES[name]] for name in wanted if LAST_RUN_ATTRIBUTES[name] in item}
+            state["last_run"] = {"table_id": item["table_id"], "status": status, "started_at": ""} | run
+        return cls.model_validate(state)
+
+    def to_item(self) -> dict[str, Any]:
+        """The flat processing_tracker item, as acquire and finish write it (``last_run`` as ``last_*``)."""
+        item = super().to_item()
+        run = item.pop("last_run", None) or {}
+        flat = {LAST_RUN_ATTRIBUTES[name]: value for name, value in run.items() if name in LAST_RUN_ATTRIBUTES}
+        return item | {name: value for name, value in flat.items() if value != []}
+
+
+_LAST_RUN_NAMES = frozenset(LAST_RUN_ATTRIBUTES.values())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,6 +20,7 @@ from odp.dynamodb import table_items
 from odp.faults import fault_point
 from odp.naming import TrackerTableNames
 from odp.tracker.items import (
+    LAST_RUN_ATTRIBUTES,
     PENDING_ATTRIBUTE,
     PENDING_INDEX,
     JobRunRef,
@@ -31,7 +32,7 @@ from odp.tracker.items import (
 )
 from odp.tracker.job_runs import JobRuns
 from odp.tracker.keys import file_kind
-from odp.tracker.statuses import FileStatus, TableStatus
+from odp.tracker.statuses import FileStatus, RunStatus
 
 Clock = Callable[[], datetime]
 # A transaction takes at most 100 actions; moving a file is two (put history, delete tracker).
@@ -290,44 +291,37 @@ class FileTracker:
         without being applied (its content was applied already by ``commit_instant``).
         """
         now = self._clock()
-        processed_at = iso(now)
         expires_at = int((now + retention).timestamp()) if retention else None
-        moved = 0
         # One transaction may not touch an item twice: a file listed twice moves once.
-        batch = list({(tracked.table_id, tracked.file_id): tracked for tracked in files}.values())
+        batch = [
+            tracked.processed(
+                commit_instant=commit_instant,
+                run_id=run_id,
+                processed_at=iso(now),
+                expires_at=expires_at,
+                status=status,
+                skip_reason=skip_reason,
+            )
+            for tracked in {(tracked.table_id, tracked.file_id): tracked for tracked in files}.values()
+        ]
+        moved = 0
         for start in range(0, len(batch), _FILES_PER_TRANSACTION):
-            actions: list[dict[str, Any]] = []
-            for tracked in batch[start : start + _FILES_PER_TRANSACTION]:
-                done = tracked.processed(
-                    commit_instant=commit_instant,
-                    run_id=run_id,
-                    processed_at=processed_at,
-                    expires_at=expires_at,
-                    status=status,
-                    skip_reason=skip_reason,
-                )
-                item = done.to_item()
-                actions.append(
-                    {
-                        "Put": {
-                            "TableName": self._history.name,
-                            "Item": item,
-                        }
-                    }
-                )
-                actions.append(
-                    {
-                        "Delete": {
-                            "TableName": self._tracker.name,
-                            "Key": {"table_id": tracked.table_id, "file_id": tracked.file_id},
-                        }
-                    }
-                )
-            self._client.transact_write_items(TransactItems=actions)
-            moved += len(actions) // 2
+            chunk = batch[start : start + _FILES_PER_TRANSACTION]
+            self._client.transact_write_items(
+                TransactItems=[a for done in chunk for a in self._move(done, self._history, self._tracker)]
+            )
+            moved += len(chunk)
             if moved < len(batch):
                 fault_point("tracker.between_moves")  # some files moved to history, the rest still landed
         return moved
+
+    def _move(self, moved: TrackedFile, to_table: Any, from_table: Any) -> list[dict[str, Any]]:
+        """The two transaction actions that move a file between the tracker and its history: put, delete."""
+        key = {"table_id": moved.table_id, "file_id": moved.file_id}
+        return [
+            {"Put": {"TableName": to_table.name, "Item": moved.to_item()}},
+            {"Delete": {"TableName": from_table.name, "Key": key}},
+        ]
 
     def reland(self, files: Iterable[TrackedFile], *, replay: bool) -> int:
         """Move processed files (file_tracker_history) back to file_tracker as landed, for a replay.
@@ -338,25 +332,8 @@ class FileTracker:
         """
         moved = 0
         for tracked in files:
-            landed = replace(
-                tracked,
-                status=FileStatus.LANDED,
-                processed_at=None,
-                commit_instant=None,
-                run_id=None,
-                expires_at=None,
-                skip_reason=None,
-                attempts=None,
-                quarantined_at=None,
-                replay=True if replay else tracked.replay,
-            )
-            key = {"table_id": tracked.table_id, "file_id": tracked.file_id}
-            self._client.transact_write_items(
-                TransactItems=[
-                    {"Put": {"TableName": self._tracker.name, "Item": landed.to_item()}},
-                    {"Delete": {"TableName": self._history.name, "Key": key}},
-                ]
-            )
+            landed = tracked.relanded(replay=replay)
+            self._client.transact_write_items(TransactItems=self._move(landed, self._tracker, self._history))
             moved += 1
         return moved
 
@@ -399,48 +376,17 @@ class ProcessingTracker:
 
         Returns False when another run holds an unexpired lease.
         """
-        now = self._clock()
-        sets = [
-            "lease_owner = :owner",
-            "lease_expires_at = :expires",
-            "#status = :updating",
-            "last_run_id = :run",
-            "last_run_at = :now",
-            "updated_at = :now",
-        ]
-        values: dict[str, Any] = {
-            ":owner": owner,
-            ":expires": int(now.timestamp()) + lease_seconds,
-            ":updating": TableStatus.UPDATING.value,
-            ":run": run_id or owner,
-            ":now": iso(now),
-            ":epoch": int(now.timestamp()),
-        }
-        # A new run starts: the batch and job run of an earlier run must not be attributed to it.
-        removes = []
-        if batch_id is not None:
-            sets.append("last_batch_id = :batch")
-            values[":batch"] = batch_id
-        else:
-            removes.append("last_batch_id")
-        if job_run is not None:
-            sets += ["lease_job_name = :job_name", "lease_job_run_id = :job_run_id"]
-            values[":job_name"] = job_run.job_name
-            values[":job_run_id"] = job_run.run_id
-        else:
-            removes += ["lease_job_name", "lease_job_run_id"]
-        condition = "attribute_not_exists(lease_owner) OR lease_expires_at <= :epoch OR lease_owner = :owner"
-        if replacing is not None:
-            condition += " OR lease_owner = :previous"
-            values[":previous"] = replacing
+        update = _lease_update(
+            owner,
+            self._clock(),
+            lease_seconds=lease_seconds,
+            run_id=run_id or owner,
+            batch_id=batch_id,
+            job_run=job_run,
+            replacing=replacing,
+        )
         try:
-            self._tracker.update_item(
-                Key={"table_id": table_id},
-                UpdateExpression="SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else ""),
-                ConditionExpression=condition,
-                ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues=values,
-            )
+            self._tracker.update_item(Key={"table_id": table_id}, **update)
         except ClientError as error:
             if _is_conditional_failure(error):
                 return False
@@ -552,7 +498,59 @@ class ProcessingTracker:
 
     def history(self, table_id: str) -> list[TableRun]:
         items = table_items(self._history, "query", KeyConditionExpression=Key("table_id").eq(table_id))
-        return [TableRun.from_history_item(item) for item in items]
+        return [TableRun.from_item(item) for item in items]
+
+
+def _lease_update(
+    owner: str,
+    now: datetime,
+    *,
+    lease_seconds: int,
+    run_id: str,
+    batch_id: str | None,
+    job_run: JobRunRef | None,
+    replacing: str | None,
+) -> dict[str, Any]:
+    """The conditional update_item arguments of :meth:`ProcessingTracker.acquire` (see there)."""
+    run = LAST_RUN_ATTRIBUTES
+    sets = [
+        "lease_owner = :owner",
+        "lease_expires_at = :expires",
+        "#status = :updating",
+        f"{run['run_id']} = :run",
+        f"{run['started_at']} = :now",
+        "updated_at = :now",
+    ]
+    values: dict[str, Any] = {
+        ":owner": owner,
+        ":expires": int(now.timestamp()) + lease_seconds,
+        ":updating": RunStatus.UPDATING.value,
+        ":run": run_id,
+        ":now": iso(now),
+        ":epoch": int(now.timestamp()),
+    }
+    # A new run starts: the batch and job run of an earlier run must not be attributed to it.
+    removes = []
+    if batch_id is not None:
+        sets.append(f"{run['batch_id']} = :batch")
+        values[":batch"] = batch_id
+    else:
+        removes.append(run["batch_id"])
+    if job_run is not None:
+        sets += ["lease_job_name = :job_name", "lease_job_run_id = :job_run_id"]
+        values |= {":job_name": job_run.job_name, ":job_run_id": job_run.run_id}
+    else:
+        removes += ["lease_job_name", "lease_job_run_id"]
+    condition = "attribute_not_exists(lease_owner) OR lease_expires_at <= :epoch OR lease_owner = :owner"
+    if replacing is not None:
+        condition += " OR lease_owner = :previous"
+        values[":previous"] = replacing
+    return {
+        "UpdateExpression": "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else ""),
+        "ConditionExpression": condition,
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": values,
+    }
 
 
 def _batch_get(client: Any, request: dict[str, Any]) -> Iterator[dict[str, Any]]:

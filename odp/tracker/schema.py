@@ -1,4 +1,5 @@
-"""Key schemas and indexes of the tracker and config tables, in one place.
+"""Key schemas and indexes of every tracker table (the trackers, the config tables and the dataset
+run history), in one place.
 
 The CDK tracking construct declares the same keys and indexes (a test compares them), and tests and
 the sandbox create their moto tables from :func:`create_tables`.
@@ -6,10 +7,11 @@ the sandbox create their moto tables from :func:`create_tables`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from odp.config.items import ACTIVE_CADENCE_ATTRIBUTE, TABLE_CONFIG_CADENCE_INDEX
-from odp.naming import TrackerTableNames
+from odp.naming import DATASET_RUN_HISTORY, TrackerTableNames
 from odp.tracker.items import PENDING_ATTRIBUTE, PENDING_INDEX
 
 
@@ -58,14 +60,26 @@ TABLE_DEFINITIONS: dict[str, dict[str, Any]] = {
         "Indexes": {TABLE_CONFIG_CADENCE_INDEX: _key(ACTIVE_CADENCE_ATTRIBUTE, "table_id")},
         "TimeToLive": None,
     },
+    # The dataset job's run history (odp/dataset_history.py): one item per dataset run.
+    DATASET_RUN_HISTORY: {
+        "KeySchema": _key("dataset", "run_at"),
+        "Attributes": {"dataset": "S", "run_at": "S"},
+        "Indexes": {},
+        "TimeToLive": "expires_at",
+    },
 }
 
 
-def create_tables(dynamodb_client: Any, names: TrackerTableNames) -> None:
-    """Create the six tables (on-demand) if they do not exist: for moto in tests and the sandbox."""
+def create_tables(dynamodb_client: Any, names: TrackerTableNames | Mapping[str, str]) -> None:
+    """Create the named tables (on-demand) if they do not exist: for moto in tests and the sandbox.
+
+    ``names``: the six of :class:`TrackerTableNames`, or logical -> physical names of any tables
+    declared here (:func:`odp.naming.tracker_table_names` names all of them).
+    """
+    wanted = names.as_dict() if isinstance(names, TrackerTableNames) else dict(names)
     existing = set(dynamodb_client.list_tables().get("TableNames", []))
-    for logical, definition in TABLE_DEFINITIONS.items():
-        physical = getattr(names, logical)
+    for logical, physical in wanted.items():
+        definition = TABLE_DEFINITIONS[logical]
         if physical in existing:
             continue
         kwargs: dict[str, Any] = {

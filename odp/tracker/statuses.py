@@ -1,4 +1,4 @@
-"""Status values of files and tables, as stored in the trackers."""
+"""Status values of files and runs, as stored in the trackers and reported by every component."""
 
 from enum import StrEnum
 
@@ -16,13 +16,53 @@ class FileStatus(StrEnum):
     DUPLICATE_CONTENT = "skipped_duplicate_content"
 
 
-class TableStatus(StrEnum):
-    """The state of a table's last or current run (processing_tracker)."""
+class RunStatus(StrEnum):
+    """The outcome of one run of one table or dataset: the one status vocabulary of ODP.
 
-    UPDATING = "updating_table"  # a run holds the lease and is working
-    COMPLETED = "completed"  # the last run committed (or had nothing to do)
-    REFRESH_ERROR = "refresh_error"  # the last run failed; its files stay landed for the next run
-    SKIPPED = "skipped"  # history only: another run held the lease
+    Which component sets which status (odp/README.md has the table):
+
+    - File Processor (a table run; processing_tracker and its history): ``updating_table`` while
+      a run holds the lease, then ``completed`` or ``refresh_error``; ``skipped`` (history only)
+      when another run held the lease or the table is inactive. ``refresh_error`` stays the stored
+      value of a failed table run: processing_tracker items written by every release carry it.
+    - Batch Manager summary (a table in one execution without a run of its own): ``batch_failed``
+      (the Glue run failed before the table's outcome was recorded) or ``not_run``; otherwise the
+      table's run status.
+    - Streaming micro-batch (a table in one batch): ``completed``, ``replayed`` (this batch was
+      already committed to the table) or ``failed`` (its records set aside).
+    - Dataset job (a dataset refresh; the dataset run history): ``written``, ``up_to_date``,
+      ``quality_failed`` or ``failed``.
+    - Sandbox report: a table's run status, or ``not_run`` / ``batch_failed`` / ``skipped`` when
+      the run did not reach it.
+
+    "Failed" has one meaning, :attr:`failed`: the run (or the execution that should have run it)
+    ended in an error and wrote nothing for it; the next run retries.
+    """
+
+    UPDATING = "updating_table"  # a run holds the table's lease and is working
+    COMPLETED = "completed"  # committed (or had nothing to do)
+    REFRESH_ERROR = "refresh_error"  # a table run failed; its files stay landed for the next run
+    SKIPPED = "skipped"  # another run held the lease (or the table is inactive): nothing done
+    BATCH_FAILED = "batch_failed"  # the Glue run failed before this table's outcome was recorded
+    NOT_RUN = "not_run"  # no run reached the table (nothing pending, or the job left it)
+    REPLAYED = "replayed"  # streaming: this micro-batch was already committed to the table
+    WRITTEN = "written"  # a dataset commit was made (it may hold warn-rule failures)
+    UP_TO_DATE = "up_to_date"  # no source of the dataset changed since its last consumed commits
+    QUALITY_FAILED = "quality_failed"  # a dataset's fail rule did not hold: nothing written
+    FAILED = "failed"  # an error (SQL, schema, IO, a stream table's write): nothing written
+
+    @property
+    def failed(self) -> bool:
+        """The one meaning of failed: an error ended the run before it wrote; the next run retries."""
+        return self in _FAILED
+
+    @property
+    def finished(self) -> bool:
+        """A table run's recorded end (``completed`` or ``refresh_error``) on processing_tracker."""
+        return self in (RunStatus.COMPLETED, RunStatus.REFRESH_ERROR)
+
+
+_FAILED = frozenset({RunStatus.REFRESH_ERROR, RunStatus.BATCH_FAILED, RunStatus.QUALITY_FAILED, RunStatus.FAILED})
 
 
 class FileKind(StrEnum):

@@ -74,5 +74,5 @@ def test_killed_at_a_state_changing_point_then_run_again_applies_every_change_on
     rerun = sandbox.run()
     assert rerun.returncode == 0, rerun.output[-3000:]
     (alpha,) = [t for t in sandbox.report()["tables"] if t["table_id"] == ALPHA]
-    assert alpha["status"] == "succeeded", alpha
+    assert alpha["status"] == "completed", alpha
     assert_applied_exactly_once(sandbox, expected)

@@ -46,7 +46,7 @@ def test_a_second_region_finishes_from_the_copied_state_with_every_table_correct
 
     finished = region_b.run()
     assert finished.returncode == 0, finished.output[-3000:]
-    assert statuses(region_b.report()) == {ALPHA: ("succeeded", 2), BETA: ("succeeded", 2)}
+    assert statuses(region_b.report()) == {ALPHA: ("completed", 2), BETA: ("completed", 2)}
     assert region_b.report()["announced_files"] == 2  # only B's own new files; the copied ones were known
     # the source model, written out: alpha 1 updated, 2 deleted then re-created by a later change, 3 new
     assert region_b.rows("alpha") == [(1, "ann-2"), (2, "bob-again"), (3, "cy")]

@@ -122,14 +122,14 @@ def test_a_run_killed_after_the_file_manager_loses_nothing_and_applies_nothing_t
 
     rerun = sandbox.run()
     assert rerun.returncode == 0, rerun.output[-3000:]
-    assert statuses(sandbox.report()) == {ALPHA: ("succeeded", 2), BETA: ("succeeded", 1)}
+    assert statuses(sandbox.report()) == {ALPHA: ("completed", 2), BETA: ("completed", 1)}
     assert_first_round_applied_once(sandbox)
     commits = (completed_instants(sandbox.table_dir("alpha")), completed_instants(sandbox.table_dir("beta")))
 
     again = sandbox.run()
     assert again.returncode == 0, again.output[-3000:]
     assert sandbox.report()["announced_files"] == 0
-    assert statuses(sandbox.report()) == {ALPHA: ("unchanged", 0), BETA: ("unchanged", 0)}
+    assert statuses(sandbox.report()) == {ALPHA: ("not_run", 0), BETA: ("not_run", 0)}
     assert (completed_instants(sandbox.table_dir("alpha")), completed_instants(sandbox.table_dir("beta"))) == commits
     assert_first_round_applied_once(sandbox)
 
@@ -144,7 +144,7 @@ def test_a_run_killed_during_the_first_commit_of_a_new_table_recovers_on_the_nex
 
     rerun = sandbox.run()  # the lease of the killed run is taken over at once: its job run is gone
     assert rerun.returncode == 0, rerun.output[-3000:]
-    assert statuses(sandbox.report())[ALPHA] == ("succeeded", 2)
+    assert statuses(sandbox.report())[ALPHA] == ("completed", 2)
     assert_first_round_applied_once(sandbox)
     assert len(completed_instants(sandbox.table_dir("alpha"))) == 1
 
@@ -182,7 +182,7 @@ def test_a_run_killed_while_writing_its_tombstones_recovers_on_the_next_run(
 
     rerun = sandbox.run()
     assert rerun.returncode == 0, rerun.output[-3000:]
-    assert statuses(sandbox.report())[ALPHA] == ("succeeded", 1)
+    assert statuses(sandbox.report())[ALPHA] == ("completed", 1)
     assert sandbox.rows("alpha") == [(2, "bob-2")]
     assert len(list(log.glob("*/*.parquet"))) == 1
 

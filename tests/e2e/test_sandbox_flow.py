@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from odp.config.loader import OdpConfig, load_config
+from odp.tracker import RunStatus
 from sandbox.account import SandboxLayout
 from sandbox.demo import run_demo
 from sandbox.demo_data import DemoGenerator, DemoScenarios
-from sandbox.report import FAILED, SUCCEEDED, UNCHANGED
 from sandbox.runner import RunHooks, run_sandbox
 from sandbox.validation import check_table
 
@@ -75,9 +75,9 @@ def test_a_corrupt_file_fails_only_its_table_and_a_rerun_without_it_completes(
     failed = run_sandbox(config, layout, spark, cadence="every_10_minutes")
 
     assert not failed.ok
-    assert failed.table(TABLE_1).status == SUCCEEDED
+    assert failed.table(TABLE_1).status is RunStatus.COMPLETED
     broken = failed.table(TABLE_2)
-    assert broken.status == FAILED
+    assert broken.status is RunStatus.REFRESH_ERROR
     assert "20260101-000000999.parquet" in broken.error
     assert "Parquet" in broken.error
     execution = failed.cadences[0]
@@ -93,8 +93,8 @@ def test_a_corrupt_file_fails_only_its_table_and_a_rerun_without_it_completes(
 
     assert rerun.ok, rerun.tables
     assert rerun.withdrawn_files == ["taxi_trips_dms/taxi_trips/table_2/2026/01/01/20260101-000000999.parquet"]
-    assert rerun.table(TABLE_1).status == UNCHANGED
-    assert rerun.table(TABLE_2).status == SUCCEEDED
+    assert rerun.table(TABLE_1).status is RunStatus.NOT_RUN
+    assert rerun.table(TABLE_2).status is RunStatus.COMPLETED
     assert rerun.table(TABLE_2).files == 1
     table_2 = generator.tables[TABLE_2]
     assert check_table(spark, rerun.table(TABLE_2).base_path, table_2.config, table_2.expected_rows(0)).ok
@@ -116,7 +116,7 @@ def test_a_rerun_with_no_new_files_does_no_glue_work(config: OdpConfig, layout: 
     assert second.ok
     assert second.announced_files == 0
     assert hooks.bindings.glue_calls == []
-    assert {table.status for table in second.tables} == {UNCHANGED}
+    assert {table.status for table in second.tables} == {RunStatus.NOT_RUN}
     assert [execution.status for execution in second.cadences] == ["SUCCEEDED"] * len(config.cadences.cadences)
     # Tracker state came back from the lake folder: the table is still at its first commit.
     table = generator.tables[PRODUCTS]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from etl.streaming.batch import TableStatus
+from odp.tracker import RunStatus
 from sandbox.demo_data import DemoGenerator
 from sandbox.streaming_demo import render_stream_demo, run_stream_demo, write_demo_config
 
@@ -21,7 +21,7 @@ def test_the_stream_demo_validates_every_table(spark, tmp_path: Path, repo_root:
     # Rounds 1 and 2 each hold a late record, a duplicate, an unknown table and a poison line.
     assert (result.bad_records, result.expected_bad_records) == (4, 4)
     assert (result.duplicates, result.expected_duplicates) == (2, 2)
-    assert {t.status for o in result.outcomes for t in o.tables} == {TableStatus.COMMITTED}
+    assert {t.status for o in result.outcomes for t in o.tables} == {RunStatus.COMPLETED}
     assert result.ok
 
 

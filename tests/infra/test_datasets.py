@@ -1,4 +1,4 @@
-"""Datasets construct on its own stack (Storage, Monitoring, an imported File Processor), with cdk-nag:
+"""Datasets construct on its own stack (Storage, Monitoring, Tracking, an imported File Processor), with cdk-nag:
 the job, its role, the run history table, the state machine and its trigger, alarm and named queries."""
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from infrastructure.application import cdk_json_context, new_app
 from infrastructure.datasets import Datasets, dataset_query
 from infrastructure.monitoring import Monitoring
 from infrastructure.storage import RetentionSettings, Storage
+from infrastructure.tracking import Tracking
 from odp.config.loader import load_config
+from odp.naming import DATASET_RUN_HISTORY
 
 PROCESSOR_ARN = "arn:aws:states:eu-west-1:111111111111:stateMachine:odp-dev-file-processor-every_10_minutes"
 
@@ -31,6 +33,9 @@ def template(repo_root: Path) -> Template:
         stack, "Storage", environment="dev", retention=RetentionSettings(30, 365), removal_policy=RemovalPolicy.RETAIN
     )
     monitoring = Monitoring(stack, "Monitoring", environment="dev", key=storage.state_key, alarm_email=None)
+    tracking = Tracking(
+        stack, "Tracking", environment="dev", key=storage.state_key, removal_policy=RemovalPolicy.RETAIN
+    )
     Datasets(
         stack,
         "Datasets",
@@ -39,6 +44,7 @@ def template(repo_root: Path) -> Template:
         buckets=storage.buckets,
         zone_keys=storage.keys,
         state_key=storage.state_key,
+        history_table=tracking.table(DATASET_RUN_HISTORY),
         alerts_topic=monitoring.topic,
         dashboard=monitoring.dashboard,
         file_processors=[sfn.StateMachine.from_state_machine_arn(stack, "Processor", PROCESSOR_ARN)],

@@ -5,26 +5,24 @@ from __future__ import annotations
 import pytest
 
 from odp.dataset_history import dataset_history_table_name
-from odp.naming import TrackerTableNames
+from odp.naming import DATASET_RUN_HISTORY, TrackerTableNames, tracker_table_names
 from odp.tracker.schema import TABLE_DEFINITIONS
 
 
 def _tables(synthesized, env: str) -> dict[str, dict]:
     tables = synthesized.resources(synthesized.data_lakes[env], "AWS::DynamoDB::GlobalTable").values()
-    return {  # the dataset run history table is tested in test_datasets.py
-        table["Properties"]["TableName"]: table["Properties"]
-        for table in tables
-        if table["Properties"]["TableName"] != dataset_history_table_name(env)
-    }
+    return {table["Properties"]["TableName"]: table["Properties"] for table in tables}
 
 
 @pytest.mark.parametrize("env", ["dev", "test", "prod"])
 def test_key_schemas_indexes_and_ttl_match_the_schema_module(synthesized, env) -> None:
     tables = _tables(synthesized, env)
-    names = TrackerTableNames.for_environment(env)
-    assert set(tables) == set(names.as_dict().values())
+    names = tracker_table_names(env)
+    assert set(tables) == set(names.values())
+    assert set(names) == set(TABLE_DEFINITIONS)
+    assert names[DATASET_RUN_HISTORY] == dataset_history_table_name(env) == f"odp-{env}-dataset-run-history"
     for logical, definition in TABLE_DEFINITIONS.items():
-        props = tables[getattr(names, logical)]
+        props = tables[names[logical]]
         assert props["KeySchema"] == definition["KeySchema"]
         indexes = {gsi["IndexName"]: gsi["KeySchema"] for gsi in props.get("GlobalSecondaryIndexes", [])}
         assert indexes == definition["Indexes"]
@@ -36,6 +34,15 @@ def test_key_schemas_indexes_and_ttl_match_the_schema_module(synthesized, env) -
             assert ttl == {"AttributeName": definition["TimeToLive"], "Enabled": True}
         else:
             assert ttl is None
+
+
+def test_the_dataset_run_history_keeps_the_logical_id_it_was_deployed_with(synthesized) -> None:
+    """Declared by infrastructure/datasets.py (Datasets/RunHistory) before Tracking: same id, no replacement."""
+    tables = synthesized.resources(synthesized.data_lakes["dev"], "AWS::DynamoDB::GlobalTable")
+    [logical_id] = [
+        key for key, table in tables.items() if table["Properties"]["TableName"] == "odp-dev-dataset-run-history"
+    ]
+    assert logical_id == "DatasetsRunHistoryE8DE7ACB"
 
 
 def test_pending_files_are_queried_by_table_never_scanned(synthesized) -> None:

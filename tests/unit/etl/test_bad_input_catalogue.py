@@ -22,10 +22,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from etl.processor import TableStatus
 from etl.readers.records import MAX_RECORD_CHARS
 from odp.config.models import SourceFormat
-from odp.tracker import FileTracker, ProcessingTracker, classify_staging_object
+from odp.tracker import FileTracker, ProcessingTracker, RunStatus, classify_staging_object
 from tests.unit.etl.conftest import Lake, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("name", pa.string())])
@@ -193,10 +192,10 @@ def test_every_bad_input_fails_its_table_alone_with_its_exact_message(spark, lak
 
     outcome = lake.run(spark, good.table_id, inactive.table_id, *(f"src.app.{case.table}" for case in CATALOGUE))
     by_id = {result.table_id: result for result in outcome.tables}
-    assert by_id[good.table_id].status is TableStatus.COMPLETED, by_id[good.table_id].error
+    assert by_id[good.table_id].status is RunStatus.COMPLETED, by_id[good.table_id].error
     assert rows_of(spark, by_id[good.table_id].base_path, ["id"]) == [(7,)]
     assert (by_id[inactive.table_id].status, by_id[inactive.table_id].error) == (
-        TableStatus.SKIPPED,
+        RunStatus.SKIPPED,
         "inactive in table_config: its files stay landed",
     )
     files = FileTracker(lake.tables["file_tracker"], lake.tables["file_tracker_history"])
@@ -207,13 +206,13 @@ def test_every_bad_input_fails_its_table_alone_with_its_exact_message(spark, lak
         result = by_id[table_id]
         kind, _, text = (result.error or "").partition(": ")
         exact = text.startswith(case.message[:-1]) if case.message.endswith("…") else text == case.message
-        if result.status is not TableStatus.REFRESH_ERROR or kind != "ChangeFileError" or not exact:
+        if result.status is not RunStatus.REFRESH_ERROR or kind != "ChangeFileError" or not exact:
             wrong.append(f"{case.table}: {result.status.value}: {result.error}")
             continue
         assert "\n" not in text
         assert "Py4JJavaError" not in text
         # what the operator sees: the error on processing_tracker, and the attempt on the bad file
-        assert processing.state(table_id).last_error == result.error
+        assert processing.state(table_id).last_run.error == result.error
         landed = {f.key: f for f in files.landed_files(table_id)}
         assert sorted(landed) == sorted(f"src/app/{case.table}/{name}" for name, _ in case.files)  # none applied
         assert landed[case.bad_key].attempts == 1

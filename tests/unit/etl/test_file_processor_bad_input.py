@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from etl.processor import TableStatus
 from odp.config.models import SourceFormat
+from odp.tracker import RunStatus
 from tests.unit.etl.conftest import Lake, rows_of, table_config
 
 CSV_COLUMNS = {"id": "bigint", "name": "string", "amount": "decimal(10,2)", "seq": "string"}
@@ -99,11 +99,11 @@ def test_every_bad_file_names_itself_and_the_good_table_is_written(spark, lake: 
 
     outcome = lake.run(spark, *errors, good.table_id)
     by_id = {result.table_id: result for result in outcome.tables}
-    assert by_id[good.table_id].status is TableStatus.COMPLETED, by_id[good.table_id].error
+    assert by_id[good.table_id].status is RunStatus.COMPLETED, by_id[good.table_id].error
     assert rows_of(spark, by_id[good.table_id].base_path, ["id"]) == [(7,)]
     for table_id, message in errors.items():
         result = by_id[table_id]
-        assert result.status is TableStatus.REFRESH_ERROR, table_id
+        assert result.status is RunStatus.REFRESH_ERROR, table_id
         kind, _, text = result.error.partition(": ")
         assert kind in ("ChangeFileError", "TransformError"), result.error
         if message.endswith((": ", "(")):

@@ -11,10 +11,9 @@ import pytest
 
 from etl.concurrency import POOL_PROPERTY, effective_concurrency, run_tables, scheduler_pool
 from etl.cost import dpu_seconds_share
-from etl.processor import TableStatus
 from etl.write_budget import RowBudget
 from odp.contracts.metrics import NAMESPACE, TABLE_DPU_SECONDS_METRIC
-from odp.tracker import ProcessingTracker, TableRun
+from odp.tracker import ProcessingTracker, RunStatus, TableRun
 from tests.unit.etl.conftest import Lake, rows_of, table_config
 
 SCHEMA = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.int32())])
@@ -57,8 +56,8 @@ def test_one_of_several_concurrent_tables_fails_and_the_others_commit(
 
     by_id = {result.table_id: result for result in outcome.tables}
     assert [result.table_id for result in outcome.tables] == [broken.table_id, first.table_id, second.table_id]
-    assert by_id[first.table_id].status is TableStatus.COMPLETED, by_id[first.table_id].error
-    assert by_id[second.table_id].status is TableStatus.COMPLETED, by_id[second.table_id].error
+    assert by_id[first.table_id].status is RunStatus.COMPLETED, by_id[first.table_id].error
+    assert by_id[second.table_id].status is RunStatus.COMPLETED, by_id[second.table_id].error
     assert rows_of(spark, by_id[first.table_id].base_path, ["id", "n"]) == [(1, 10)]
     assert rows_of(spark, by_id[second.table_id].base_path, ["id", "n"]) == [(1, 1)]
     assert [r.table_id for r in outcome.failed] == [broken.table_id]
@@ -76,12 +75,12 @@ def test_one_of_several_concurrent_tables_fails_and_the_others_commit(
 
     # every table run has its own lease released and its own history row, with its cost
     processing = ProcessingTracker(lake.tables["processing_tracker"], lake.tables["processing_tracker_history"])
-    history = [TableRun.from_history_item(item) for item in lake.tables["processing_tracker_history"].scan()["Items"]]
+    history = [TableRun.from_item(item) for item in lake.tables["processing_tracker_history"].scan()["Items"]]
     assert sorted((run.table_id, run.status) for run in history) == sorted(
         [
-            (first.table_id, TableStatus.COMPLETED),
-            (second.table_id, TableStatus.COMPLETED),
-            (broken.table_id, TableStatus.REFRESH_ERROR),
+            (first.table_id, RunStatus.COMPLETED),
+            (second.table_id, RunStatus.COMPLETED),
+            (broken.table_id, RunStatus.REFRESH_ERROR),
         ]
     )
     for run in history:
@@ -134,7 +133,7 @@ def test_concurrent_tables_write_one_at_a_time_when_their_rows_exceed_the_write_
     # two rows per table, three rows of budget: left and right each wait for the other's write to end
     outcome = lake.run(spark, *(c.table_id for c in configs), hooks=hooks, table_concurrency=3, row_budget=RowBudget(3))
 
-    assert [(r.table_id, r.status) for r in outcome.tables] == [(c.table_id, TableStatus.COMPLETED) for c in configs]
+    assert [(r.table_id, r.status) for r in outcome.tables] == [(c.table_id, RunStatus.COMPLETED) for c in configs]
     assert hooks.peak == 1
     for number, result in enumerate(outcome.tables):
         assert rows_of(spark, result.base_path, ["id", "n"]) == [(number, 1), (10 + number, 2)]

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from etl.processor import TableStatus
 from odp.config.models import TableMode, TableType
-from odp.tracker import ProcessingTracker
+from odp.tracker import ProcessingTracker, RunStatus
 from tests.unit.etl.conftest import CrashAfterCommit, Lake, hudi_rs_rows, rows_of, table_config
 
 CDC = pa.schema(
@@ -41,7 +40,7 @@ def test_current_cow_partitioned_golden_scenario(spark, lake: Lake) -> None:
         LOAD,
     )
     first = lake.run(spark, table_id).tables[0]
-    assert first.status is TableStatus.COMPLETED
+    assert first.status is RunStatus.COMPLETED
     assert first.files == 1
     assert first.rows == 3
     assert rows_of(spark, first.base_path, ["id", "name", "region"]) == [
@@ -67,7 +66,7 @@ def test_current_cow_partitioned_golden_scenario(spark, lake: Lake) -> None:
     for _ in range(2):
         lake.land_parquet(config, "2026/01/01/20260101-000002.parquet", [_c("I", "00008", 5, "eve", "us")], CDC)
     second = lake.run(spark, table_id).tables[0]
-    assert second.status is TableStatus.COMPLETED
+    assert second.status is RunStatus.COMPLETED
     assert second.files == 3
     assert second.rows == 8
     expected = [(1, "ann-2", "eu"), (2, "bob-again", "us"), (3, "cid", "eu"), (5, "eve", "us")]
@@ -85,7 +84,7 @@ def test_current_cow_partitioned_golden_scenario(spark, lake: Lake) -> None:
         CDC,
     )
     third = lake.run(spark, table_id).tables[0]
-    assert third.status is TableStatus.COMPLETED
+    assert third.status is RunStatus.COMPLETED
     expected = [(1, "ann-2", "eu"), (2, "bob-again", "us"), (3, "cid-new", "eu"), (5, "eve", "us")]
     assert rows_of(spark, third.base_path, ["id", "name", "region"]) == expected
     assert hudi_rs_rows(third.base_path, ["id", "name", "region"]) == expected
@@ -107,7 +106,7 @@ def test_current_cow_partitioned_golden_scenario(spark, lake: Lake) -> None:
         LOAD,
     )
     fourth = lake.run(spark, table_id).tables[0]
-    assert fourth.status is TableStatus.COMPLETED
+    assert fourth.status is RunStatus.COMPLETED
     assert rows_of(spark, fourth.base_path, ["id", "name", "region"]) == [(7, "gus", "eu"), (8, "hal", "us")]
 
     # trackers: nothing landed, every file processed with the instant of the commit that applied it
@@ -123,10 +122,10 @@ def test_current_cow_partitioned_golden_scenario(spark, lake: Lake) -> None:
     }
     runs = _history(lake, table_id)
     assert [(run.status, run.files, run.rows) for run in runs] == [
-        (TableStatus.COMPLETED, 1, 3),
-        (TableStatus.COMPLETED, 3, 8),
-        (TableStatus.COMPLETED, 1, 3),
-        (TableStatus.COMPLETED, 1, 2),
+        (RunStatus.COMPLETED, 1, 3),
+        (RunStatus.COMPLETED, 3, 8),
+        (RunStatus.COMPLETED, 1, 3),
+        (RunStatus.COMPLETED, 1, 2),
     ]
     # Hudi's write statistics: the load inserts 3; run 2 updates keys 1 and 2; the late file updates only
     # key 3 (its older changes to keys 1 and 5 are dropped by event-time ordering); the reload inserts 2.
@@ -153,12 +152,12 @@ def test_historical_mor_crash_between_commit_and_tracker_update(spark, lake: Lak
     crash = CrashAfterCommit()
     crashed = lake.run(spark, table_id, hooks=crash).tables[0]
     assert crash.fired == 1
-    assert crashed.status is TableStatus.REFRESH_ERROR
+    assert crashed.status is RunStatus.REFRESH_ERROR
     assert "simulated crash" in crashed.error
     assert len(lake.landed(table_id)) == 1  # committed to Hudi, not yet moved
 
     rerun = lake.run(spark, table_id).tables[0]
-    assert rerun.status is TableStatus.COMPLETED
+    assert rerun.status is RunStatus.COMPLETED
     assert rerun.reconciled == 1
     assert rerun.files == 0
     assert lake.landed(table_id) == []
@@ -166,7 +165,7 @@ def test_historical_mor_crash_between_commit_and_tracker_update(spark, lake: Lak
 
     lake.land_parquet(config, "20260101-000002.parquet", [_c("D", "00003", 2, "b"), _c("U", "00004", 1, "a3")], CDC)
     later = lake.run(spark, table_id).tables[0]
-    assert later.status is TableStatus.COMPLETED
+    assert later.status is RunStatus.COMPLETED
     assert later.files == 1
     history = rows_of(spark, later.base_path, ["id", "_odp_op", "_odp_ordering", "name"])
     # Digit-text orderings are stored padded to 35 digits (DMS's change-sequence width): they compare as numbers.
@@ -179,7 +178,7 @@ def test_historical_mor_crash_between_commit_and_tracker_update(spark, lake: Lak
     ]
     assert hudi_rs_rows(later.base_path, ["id", "_odp_op", "_odp_ordering", "name"]) == history  # MOR
     runs = _history(lake, table_id)
-    assert [run.status for run in runs] == [TableStatus.REFRESH_ERROR, TableStatus.COMPLETED, TableStatus.COMPLETED]
+    assert [run.status for run in runs] == [RunStatus.REFRESH_ERROR, RunStatus.COMPLETED, RunStatus.COMPLETED]
     assert "simulated crash" in runs[0].error_trace
 
 
@@ -213,7 +212,7 @@ def test_current_mor_with_two_partition_columns(spark, lake: Lake) -> None:
         ],
         KINDS,
     )
-    assert lake.run(spark, config.table_id).tables[0].status is TableStatus.COMPLETED
+    assert lake.run(spark, config.table_id).tables[0].status is RunStatus.COMPLETED
     lake.land_parquet(
         config,
         "20260101-2.parquet",
@@ -224,7 +223,7 @@ def test_current_mor_with_two_partition_columns(spark, lake: Lake) -> None:
         KINDS,
     )
     result = lake.run(spark, config.table_id).tables[0]
-    assert result.status is TableStatus.COMPLETED, result.error
+    assert result.status is RunStatus.COMPLETED, result.error
     expected = [(1, "a2", "eu", "x"), (3, "c", "us", "x")]
     assert rows_of(spark, result.base_path, ["id", "name", "region", "kind"]) == expected
     assert (lake.root / "raw" / "lake_db" / "items" / "region=eu" / "kind=x").is_dir()
@@ -241,7 +240,7 @@ def test_a_row_whose_partition_value_changes_moves_instead_of_duplicating(spark,
         [_c("I", "00001", 1, "ann", "eu"), _c("I", "00001", 2, "bob", "eu")],
         CDC,
     )
-    assert lake.run(spark, table_id).tables[0].status is TableStatus.COMPLETED
+    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
     # ann moves from eu to us; then bob is deleted with an image that still says "us" (stale)
     lake.land_parquet(
         config,
@@ -250,7 +249,7 @@ def test_a_row_whose_partition_value_changes_moves_instead_of_duplicating(spark,
         CDC,
     )
     result = lake.run(spark, table_id).tables[0]
-    assert result.status is TableStatus.COMPLETED
+    assert result.status is RunStatus.COMPLETED
     assert rows_of(spark, result.base_path, ["id", "name", "region"]) == [(1, "ann", "us")]
     partitions = sorted(p.name for p in (lake.root / "raw" / "lake_db" / "movers").glob("region=*"))
     assert partitions == ["region=eu", "region=us"]

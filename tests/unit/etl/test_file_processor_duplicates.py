@@ -8,9 +8,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from etl.processor import TableStatus, split_duplicate_content
+from etl.processor import split_duplicate_content
 from odp.config.models import TableMode
-from odp.tracker import FileKind, TrackedFile
+from odp.tracker import FileKind, RunStatus, TrackedFile
 from tests.unit.etl.conftest import Lake, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string())])
@@ -24,8 +24,18 @@ def parquet(rows: list[tuple[str, str, int, str]]) -> bytes:
 
 
 def tracked(key: str, etag: str, *, replay: bool | None = None, instant: str | None = None) -> TrackedFile:
-    return TrackedFile("s.a.t", key, "staging", key, 1, etag, "2026-01-01T00:00:00.000Z", FileKind.CDC,
-                       replay=replay, commit_instant=instant)  # fmt: skip
+    return TrackedFile(
+        table_id="s.a.t",
+        file_id=key,
+        bucket="staging",
+        key=key,
+        size=1,
+        etag=etag,
+        landed_at="2026-01-01T00:00:00.000Z",
+        file_kind=FileKind.CDC,
+        replay=replay,
+        commit_instant=instant,
+    )
 
 
 def test_split_keeps_the_first_copy_in_key_order_and_replays() -> None:
@@ -45,7 +55,7 @@ def test_a_historical_table_refuses_the_same_bytes_under_a_new_key(
     first_bytes = parquet([("I", "00001", 1, "ann"), ("U", "00002", 1, "ann-2")])
     first = lake.land_bytes(config, "20260101-000001.parquet", first_bytes)
     applied = lake.run(spark, table_id).tables[0]
-    assert (applied.status, applied.files, applied.duplicate_files) == (TableStatus.COMPLETED, 1, 0)
+    assert (applied.status, applied.files, applied.duplicate_files) == (RunStatus.COMPLETED, 1, 0)
 
     # the same bytes again under a new key, beside a new file in the same batch
     lake.land_bytes(config, "copy/20260101-000001.parquet", first_bytes)
@@ -53,7 +63,7 @@ def test_a_historical_table_refuses_the_same_bytes_under_a_new_key(
     with caplog.at_level(logging.WARNING, logger="etl.processor"):
         outcome = lake.run(spark, table_id)
     second = outcome.tables[0]
-    assert (second.status, second.files, second.duplicate_files) == (TableStatus.COMPLETED, 1, 1)
+    assert (second.status, second.files, second.duplicate_files) == (RunStatus.COMPLETED, 1, 1)
     assert rows_of(spark, second.base_path, ["id", "name"]) == [(1, "ann"), (1, "ann-2"), (1, "ann-3")]
     reason = (
         f"same content (ETag {first.etag}) as {first.key}, already applied to this historical table by commit "

@@ -9,9 +9,9 @@ import pytest
 
 import etl.writer
 from etl.hudi_options import DEFAULT_COMPACTION_DELTA_COMMITS, hudi_write_options
-from etl.processor import TableStatus
 from etl.timeline import completed_commits
 from odp.config.models import TableType
+from odp.tracker import RunStatus
 from tests.unit.etl.conftest import Lake, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("region", pa.string())])
@@ -37,7 +37,7 @@ def test_a_table_written_with_the_old_global_simple_index_moves_to_the_record_in
             etl.writer, "hudi_write_options", lambda *a, **k: {**hudi_write_options(*a, **k), **BEFORE_RECORD_INDEX}
         )
         old = lake.run(spark, config.table_id).tables[0]
-    assert old.status is TableStatus.COMPLETED, old.error
+    assert old.status is RunStatus.COMPLETED, old.error
     base = Path(old.base_path.removeprefix("file://"))
     assert not (base / ".hoodie" / "metadata").exists()  # an old table: no metadata table, no record index
 
@@ -47,7 +47,7 @@ def test_a_table_written_with_the_old_global_simple_index_moves_to_the_record_in
     moves = [{"Op": "U", "seq": "2", "id": 1, "region": "us"}, {"Op": "D", "seq": "3", "id": 2, "region": "us"}]
     lake.land_parquet(config, "20260101-2.parquet", moves, CDC)
     upgraded = lake.run(spark, config.table_id).tables[0]
-    assert upgraded.status is TableStatus.COMPLETED, upgraded.error
+    assert upgraded.status is RunStatus.COMPLETED, upgraded.error
     # Hudi's statistics count a move as an insert into the new partition and a delete from the old one
     assert (upgraded.inserts, upgraded.updates, upgraded.deletes) == (1, 0, 2)
     assert rows_of(spark, upgraded.base_path, ["id", "region", "_hoodie_partition_path"]) == [(1, "us", "region=us")]
@@ -62,7 +62,7 @@ def test_merge_on_read_compacts_inline_every_n_delta_commits(spark, lake: Lake) 
         change = {"Op": "I" if wave == 1 else "U", "seq": f"{wave:03d}", "id": 1, "region": f"r{wave}"}
         lake.land_parquet(config, f"20260101-{wave:03d}.parquet", [change], CDC)
         result = lake.run(spark, config.table_id).tables[0]
-        assert result.status is TableStatus.COMPLETED, result.error
+        assert result.status is RunStatus.COMPLETED, result.error
         return result.base_path
 
     for wave in range(1, DEFAULT_COMPACTION_DELTA_COMMITS):
@@ -100,7 +100,7 @@ def test_a_bucket_index_table_loads_changes_and_reloads_and_refuses_another_inde
     loaded = [{"seq": None, "id": n, "region": "eu" if n % 2 else "us"} for n in range(1, 7)]
     lake.land_parquet(config, "LOAD00000001.parquet", loaded, LOAD)
     first = lake.run(spark, config.table_id).tables[0]
-    assert first.status is TableStatus.COMPLETED, first.error
+    assert first.status is RunStatus.COMPLETED, first.error
     base = Path(first.base_path.removeprefix("file://"))
     assert set(bucket_ids(base)) == {"region=eu", "region=us"}
     assert all(buckets <= {0, 1} for buckets in bucket_ids(base).values())
@@ -114,7 +114,7 @@ def test_a_bucket_index_table_loads_changes_and_reloads_and_refuses_another_inde
     ]
     lake.land_parquet(config, "20260101-1.parquet", changes, CDC)
     second = lake.run(spark, config.table_id).tables[0]
-    assert second.status is TableStatus.COMPLETED, second.error
+    assert second.status is RunStatus.COMPLETED, second.error
     if table_type is TableType.COPY_ON_WRITE:
         assert (second.inserts, second.updates, second.deletes) == (1, 1, 1)  # found in its bucket: no duplicate
     else:  # Hudi counts a MOR insert appended to an existing bucket's log file as an update write
@@ -126,7 +126,7 @@ def test_a_bucket_index_table_loads_changes_and_reloads_and_refuses_another_inde
     # a later full load replaces the table (insert_overwrite_table) with the same buckets
     lake.land_parquet(config, "LOAD00000002.parquet", [{"seq": None, "id": 9, "region": "us"}], LOAD)
     reloaded = lake.run(spark, config.table_id).tables[0]
-    assert reloaded.status is TableStatus.COMPLETED, reloaded.error
+    assert reloaded.status is RunStatus.COMPLETED, reloaded.error
     assert rows_of(spark, reloaded.base_path, ["id", "region"]) == [(9, "us")]
 
     # another bucket count, or the record index, would look for the stored keys where they are not: refused
@@ -134,7 +134,7 @@ def test_a_bucket_index_table_loads_changes_and_reloads_and_refuses_another_inde
     for other, label in ((3, "bucket:3"), (None, "record")):
         lake.configure(table_config("bucketed", index_buckets=other, **bucketed))
         refused = lake.run(spark, config.table_id).tables[0]
-        assert refused.status is TableStatus.REFRESH_ERROR
+        assert refused.status is RunStatus.REFRESH_ERROR
         assert refused.error.startswith(
             f"TableConfigError: src.app.bucketed: table_config asks for the {label} index (index_buckets: {other}), "
             "but the table was written with the bucket:2 index; a table's index is fixed at its first write"

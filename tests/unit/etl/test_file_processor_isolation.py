@@ -6,9 +6,8 @@ import pyarrow as pa
 import pytest
 
 from etl.jobs.file_processor import main
-from etl.processor import TableStatus
 from odp.contracts.file_processor import FileProcessorJobArgs
-from odp.tracker import ProcessingTracker
+from odp.tracker import ProcessingTracker, RunStatus
 from tests.unit.etl.conftest import Lake, hudi_rs_rows, rows_of, table_config
 
 V1 = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.int32())])
@@ -32,18 +31,18 @@ def test_bad_table_fails_alone_lease_skips_and_schema_evolves(spark, lake: Lake)
 
     outcome = lake.run(spark, good.table_id, bad.table_id, leased.table_id)
     by_id = {result.table_id: result for result in outcome.tables}
-    assert by_id[good.table_id].status is TableStatus.COMPLETED
-    assert by_id[bad.table_id].status is TableStatus.REFRESH_ERROR
+    assert by_id[good.table_id].status is RunStatus.COMPLETED
+    assert by_id[bad.table_id].status is RunStatus.REFRESH_ERROR
     assert "src/app/broken/20260101-2.parquet: unreadable Parquet" in by_id[bad.table_id].error
-    assert by_id[leased.table_id].status is TableStatus.SKIPPED
+    assert by_id[leased.table_id].status is RunStatus.SKIPPED
     assert [r.table_id for r in outcome.failed] == [bad.table_id]
     # the failed table: nothing committed, files left landed, error and trace on the tracker
     assert len(lake.landed(bad.table_id)) == 2
     assert not (lake.root / "raw" / "lake_db" / "broken" / ".hoodie").exists()
     state = processing.state(bad.table_id)
-    assert state.status is TableStatus.REFRESH_ERROR
-    assert "unreadable Parquet" in state.last_error
-    assert "ChangeFileError" in state.last_error_trace
+    assert state.status is RunStatus.REFRESH_ERROR
+    assert "unreadable Parquet" in state.last_run.error
+    assert "ChangeFileError" in state.last_run.error_trace
     assert state.lease_owner is None
     assert len(lake.landed(leased.table_id)) == 1
     assert processing.state(leased.table_id).lease_owner == "another-run"
@@ -53,14 +52,14 @@ def test_bad_table_fails_alone_lease_skips_and_schema_evolves(spark, lake: Lake)
         good, "20260101-2.parquet", [{"Op": "I", "seq": "2", "id": 2, "n": 5_000_000_000, "extra": "x"}], V2
     )
     evolved = lake.run(spark, good.table_id).tables[0]
-    assert evolved.status is TableStatus.COMPLETED, evolved.error
+    assert evolved.status is RunStatus.COMPLETED, evolved.error
     assert rows_of(spark, evolved.base_path, ["id", "n", "extra"]) == [(1, 10, None), (2, 5_000_000_000, "x")]
     assert hudi_rs_rows(evolved.base_path, ["id", "n", "extra"]) == [(1, 10, None), (2, 5_000_000_000, "x")]
 
     # an incompatible change fails only that table, with a clear error
     lake.land_parquet(good, "20260101-3.parquet", [{"Op": "U", "seq": "3", "id": 1, "n": "ten"}], V3)
     incompatible = lake.run(spark, good.table_id).tables[0]
-    assert incompatible.status is TableStatus.REFRESH_ERROR
+    assert incompatible.status is RunStatus.REFRESH_ERROR
     assert "SchemaEvolutionError" in incompatible.error
     assert "column n: table has bigint, files bring string" in incompatible.error
     assert len(lake.landed(good.table_id)) == 1
@@ -76,8 +75,8 @@ def test_job_entry_point_exits_non_zero_when_a_table_fails(spark, lake: Lake) ->
     state = ProcessingTracker(lake.tables["processing_tracker"], lake.tables["processing_tracker_history"]).state(
         "src.app.unconfigured"
     )
-    assert state.status is TableStatus.REFRESH_ERROR
-    assert "no table_config item" in state.last_error
+    assert state.status is RunStatus.REFRESH_ERROR
+    assert "no table_config item" in state.last_run.error
 
 
 def test_an_inactive_table_is_skipped_and_keeps_its_files(spark, lake: Lake) -> None:
@@ -85,6 +84,6 @@ def test_an_inactive_table_is_skipped_and_keeps_its_files(spark, lake: Lake) -> 
     lake.land_text(config, "20260101-000001.csv", "Op,seq,id\nI,1,1\n")
     # No Spark job: the job decides before reading anything (the session only names the table's pool).
     result = lake.run(spark, config.table_id).tables[0]
-    assert result.status is TableStatus.SKIPPED
+    assert result.status is RunStatus.SKIPPED
     assert result.error == "inactive in table_config: its files stay landed"
     assert [f.file_name for f in lake.landed(config.table_id)] == ["20260101-000001.csv"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from etl.processor import TableStatus
 from odp.config.models import SourceFormat, TableType
+from odp.tracker import RunStatus
 from tests.unit.etl.conftest import Lake, hudi_rs_rows, rows_of, table_config
 
 PRODUCTS = [
@@ -40,14 +40,14 @@ def test_debezium_merge_on_read_with_late_file(spark, lake: Lake, samples_dir: P
     sample = (samples_dir / "debezium" / "debezium-postgres-data-schema-include.txt").read_text()
     lake.land_text(config, "inventory.products+0+0000000000.json", sample + "null\n")
     first = lake.run(spark, config.table_id).tables[0]
-    assert first.status is TableStatus.COMPLETED, first.error
+    assert first.status is RunStatus.COMPLETED, first.error
     assert first.rows == 16
     assert rows_of(spark, first.base_path, ["id", "description", "weight"]) == PRODUCTS
     # The MySQL sample has the same changes with older source.ts_ms: late data, nothing may change.
     late = (samples_dir / "debezium" / "debezium-data-schema-exclude.txt").read_text()
     lake.land_text(config, "inventory.products+0+0000000016.json", late)
     second = lake.run(spark, config.table_id).tables[0]
-    assert second.status is TableStatus.COMPLETED, second.error
+    assert second.status is RunStatus.COMPLETED, second.error
     assert rows_of(spark, second.base_path, ["id", "description", "weight"]) == PRODUCTS  # snapshot of MOR: merged
 
 
@@ -108,7 +108,7 @@ def test_dynamodb_stream_records_copy_on_write(spark, lake: Lake, samples_dir: P
     lake.land_text(config, "2026/01/01/stream-1.jsonl", "\n".join(lines) + "\n")
     lake.land_json_lines(config, "2026/01/01/stream-2.jsonl", changes)
     result = lake.run(spark, config.table_id).tables[0]
-    assert result.status is TableStatus.COMPLETED, result.error
+    assert result.status is RunStatus.COMPLETED, result.error
     columns = ["id", "data", "amount", "qty", "gift", "tags"]
     from decimal import Decimal
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from etl.processor import TableStatus
 from odp.config.models import SourceFormat, TableMode
+from odp.tracker import RunStatus
 from tests.unit.etl.conftest import Lake, rows_of, table_config
 
 COLUMNS = {"id": "bigint", "city": "string", "amount": "decimal(10,2)"}
@@ -25,7 +25,7 @@ def test_upsert_by_key_across_csv_json_and_parquet(spark, lake: Lake) -> None:
     schema = pa.schema([("id", pa.int64()), ("city", pa.string()), ("amount", pa.string())])
     lake.land_parquet(config, "2026/01/03/c.parquet", [{"id": 1, "city": "Oslo", "amount": "11.00"}], schema)
     result = lake.run(spark, config.table_id).tables[0]
-    assert result.status is TableStatus.COMPLETED, result.error
+    assert result.status is RunStatus.COMPLETED, result.error
     assert rows_of(spark, result.base_path, ["id", "city", "amount"]) == [
         (1, "Oslo", pytest.approx(11.00)),
         (2, "Roma", pytest.approx(21.00)),
@@ -38,11 +38,11 @@ def test_append_keeps_every_row_and_a_bad_value_fails_the_file(spark, lake: Lake
     config = lake.configure(plain("events", mode=TableMode.HISTORICAL))
     lake.land_text(config, "a.csv", "id,city,amount\n1,Oslo,1.00\n1,Oslo,2.00\n")
     appended = lake.run(spark, config.table_id).tables[0]
-    assert appended.status is TableStatus.COMPLETED, appended.error
+    assert appended.status is RunStatus.COMPLETED, appended.error
     assert rows_of(spark, appended.base_path, ["id", "amount"]) == [(1, pytest.approx(1.0)), (1, pytest.approx(2.0))]
     broken = lake.configure(plain("broken"))
     lake.land_text(broken, "b.csv", "id,city,amount\n7,Oslo,1.00\n8,Rome,ten\n")
     failed = lake.run(spark, broken.table_id).tables[0]
-    assert failed.status is TableStatus.REFRESH_ERROR
+    assert failed.status is RunStatus.REFRESH_ERROR
     # The readers' strict cast and message (etl.readers.typed_values), placed by the row's key.
     assert failed.error.endswith("b.csv: row id='8', column amount: value 'ten' is not a valid decimal(10,2)")

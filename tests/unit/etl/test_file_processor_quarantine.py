@@ -7,8 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from etl.processor import TableStatus
-from odp.tracker import FileStatus, FileTracker, ProcessingTracker
+from odp.tracker import FileStatus, FileTracker, ProcessingTracker, RunStatus
 from tests.unit.etl.conftest import Lake, hudi_rs_rows, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("name", pa.string())])
@@ -29,14 +28,14 @@ def test_a_poison_file_is_quarantined_the_table_goes_on_and_its_release_applies_
     processing = ProcessingTracker(lake.tables["processing_tracker"], lake.tables["processing_tracker_history"])
 
     first = {r.table_id: r for r in lake.run(spark, config.table_id, other.table_id).tables}
-    assert first[config.table_id].status is TableStatus.REFRESH_ERROR
+    assert first[config.table_id].status is RunStatus.REFRESH_ERROR
     assert first[config.table_id].quarantined_files == ()
-    assert first[other.table_id].status is TableStatus.COMPLETED  # the other table is not affected
+    assert first[other.table_id].status is RunStatus.COMPLETED  # the other table is not affected
     attempts = {f.key: f.attempts for f in lake.landed(config.table_id)}
     assert attempts == {"src/app/people/20260101-1.parquet": None, poison.key: 1}  # only the named file counts
 
     second = lake.run(spark, config.table_id).tables[0]
-    assert second.status is TableStatus.REFRESH_ERROR
+    assert second.status is RunStatus.REFRESH_ERROR
     assert second.quarantined_files == (poison.key,)
     assert second.error.endswith(f"[quarantined after 2 failed runs: {poison.key}; the next run goes on without them]")
     (held,) = files.files(config.table_id, FileStatus.QUARANTINED)
@@ -45,17 +44,17 @@ def test_a_poison_file_is_quarantined_the_table_goes_on_and_its_release_applies_
         f"failed 2 runs of its table (max_file_attempts 2): ChangeFileError: {poison.key}: "
     )
     assert "unreadable Parquet" in held.last_error
-    assert processing.state(config.table_id).last_quarantined_files == (poison.key,)
+    assert processing.state(config.table_id).last_run.quarantined_files == (poison.key,)
     history = [run.quarantined_files for run in processing.history(config.table_id)]
     assert sorted(history) == [(), (poison.key,)]
 
     # the table goes on without it; meanwhile newer changes arrive: key 1 updated, key 2 deleted
     lake.land_parquet(config, "20260101-3.parquet", rows(("U", "3", 1, "ann-new"), ("D", "3", 2, "bob")), CDC)
     third = lake.run(spark, config.table_id).tables[0]
-    assert third.status is TableStatus.COMPLETED, third.error
+    assert third.status is RunStatus.COMPLETED, third.error
     assert third.files == 2
     assert rows_of(spark, third.base_path, ["id", "name"]) == [(1, "ann-new")]
-    assert processing.state(config.table_id).last_quarantined_files == ()
+    assert processing.state(config.table_id).last_run.quarantined_files == ()
     assert [f.key for f in files.files(config.table_id)] == [poison.key]  # still held, not dropped
 
     # the fix: the object is uploaded again, whole, with older changes (seq 2) and a new key
@@ -67,7 +66,7 @@ def test_a_poison_file_is_quarantined_the_table_goes_on_and_its_release_applies_
     (lake.root / "staging" / poison.key).write_bytes(fixed.getvalue().to_pybytes())
     assert files.release(held) is True
     fourth = lake.run(spark, config.table_id).tables[0]
-    assert fourth.status is TableStatus.COMPLETED, fourth.error
+    assert fourth.status is RunStatus.COMPLETED, fourth.error
     assert fourth.files == 1
     # event-time ordering keeps ann-new; the tombstone keeps key 2 deleted; key 3 is added
     expected = [(1, "ann-new"), (3, "cy")]

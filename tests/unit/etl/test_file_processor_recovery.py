@@ -15,8 +15,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from etl.processor import TableStatus
 from odp.config.models import TableConfig
+from odp.tracker import RunStatus
 from tests.unit.etl.conftest import CrashAfterCommit, Lake, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string())])
@@ -48,7 +48,7 @@ def test_a_new_table_whose_first_commit_never_completed_is_recreated(
     lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann"), _c("I", "00002", 2, "bob")], CDC)
     lake.land_parquet(other, "20260101-000001.parquet", [_c("I", "00001", 7, "eve")], CDC)
     crashed = lake.run(spark, config.table_id, hooks=CrashAfterCommit()).tables[0]
-    assert crashed.status is TableStatus.REFRESH_ERROR
+    assert crashed.status is RunStatus.REFRESH_ERROR
     table_dir = lake.root / "raw" / "lake_db" / "first_commit_killed"
     uncomplete_first_commit(table_dir)
     assert len(lake.landed(config.table_id)) == 1
@@ -56,13 +56,13 @@ def test_a_new_table_whose_first_commit_never_completed_is_recreated(
     with caplog.at_level(logging.WARNING, logger="etl.timeline"):
         outcome = lake.run(spark, config.table_id, other.table_id)
     recovered, neighbour = outcome.tables
-    assert recovered.status is TableStatus.COMPLETED, recovered.error
+    assert recovered.status is RunStatus.COMPLETED, recovered.error
     assert recovered.discarded == (recovered.base_path,)
     assert (recovered.files, recovered.inserts) == (1, 2)
     assert rows_of(spark, recovered.base_path, ["id", "name"]) == [(1, "ann"), (2, "bob")]
     assert lake.landed(config.table_id) == []
     assert any("first commit never completed" in r.getMessage() for r in caplog.records)
-    assert neighbour.status is TableStatus.COMPLETED
+    assert neighbour.status is RunStatus.COMPLETED
     assert neighbour.discarded == ()
     assert rows_of(spark, neighbour.base_path, ["id", "name"]) == [(7, "eve")]
 
@@ -91,9 +91,9 @@ def _deleted_key_1(spark, lake: Lake, name: str) -> tuple[TableConfig, Path]:
     """A table with keys 1 and 2 where key 1 was deleted at SEQ 00005; its tombstones as an earlier release kept them."""
     config = lake.configure(table_config(name))
     lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann"), _c("I", "00001", 2, "bob")], CDC)
-    assert lake.run(spark, config.table_id).tables[0].status is TableStatus.COMPLETED
+    assert lake.run(spark, config.table_id).tables[0].status is RunStatus.COMPLETED
     lake.land_parquet(config, "20260101-000002.parquet", [_c("D", "00005", 1, "ann"), _c("U", "00006", 2, "bo")], CDC)
-    assert lake.run(spark, config.table_id).tables[0].status is TableStatus.COMPLETED
+    assert lake.run(spark, config.table_id).tables[0].status is RunStatus.COMPLETED
     tombstones = lake.root / "raw" / "lake_db" / "_odp_tombstones" / name
     legacy_tombstone_table(spark, tombstones)
     return config, tombstones
@@ -108,7 +108,7 @@ def test_tombstones_an_earlier_release_kept_in_hudi_still_hold_and_move_to_the_l
 
     lake.land_parquet(config, "20260101-000000.parquet", [_c("U", "00003", 1, "ann-stale")], CDC)
     late = lake.run(spark, table_id).tables[0]
-    assert (late.status, late.stale_dropped) == (TableStatus.COMPLETED, 1), late.error
+    assert (late.status, late.stale_dropped) == (RunStatus.COMPLETED, 1), late.error
     assert rows_of(spark, late.base_path, ["id", "name"]) == [(2, "bo")]
     # that run folded the Hudi table into the log: one folder, nothing else left at the path
     assert [p.name for p in tombstones.iterdir()] == ["log"]
@@ -116,7 +116,7 @@ def test_tombstones_an_earlier_release_kept_in_hudi_still_hold_and_move_to_the_l
 
     lake.land_parquet(config, "20260101-000003.parquet", [_c("U", "00004", 1, "ann-late")], CDC)
     again = lake.run(spark, table_id).tables[0]
-    assert (again.status, again.stale_dropped) == (TableStatus.COMPLETED, 1), again.error
+    assert (again.status, again.stale_dropped) == (RunStatus.COMPLETED, 1), again.error
     assert rows_of(spark, again.base_path, ["id", "name"]) == [(2, "bo")]
 
 
@@ -127,7 +127,7 @@ def test_an_earlier_release_tombstone_table_whose_first_commit_never_completed_i
     uncomplete_first_commit(tombstones)
     lake.land_parquet(config, "20260101-000003.parquet", [_c("U", "00007", 2, "bo-2")], CDC)
     rerun = lake.run(spark, table_id).tables[0]
-    assert rerun.status is TableStatus.COMPLETED, rerun.error
+    assert rerun.status is RunStatus.COMPLETED, rerun.error
     assert len(rerun.discarded) == 1
     assert rerun.discarded[0].endswith("/_odp_tombstones/legacy_killed")
     assert rows_of(spark, rerun.base_path, ["id", "name"]) == [(2, "bo-2")]

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from etl.processor import TableStatus
 from odp.config import load_config
 from odp.config.manager import load_into_dynamodb
 from odp.config.models import SourceFormat
+from odp.tracker import RunStatus
 from tests.unit.etl.conftest import Lake, rows_of, table_config
 
 # Not in alphabetical order: a store that sorts the columns would shift every value.
@@ -63,7 +63,7 @@ def test_dms_csv_through_dynamodb_config_on_every_run(spark, lake: Lake, tmp_pat
     # Run 1: the full load, headerless, gzip-compressed, without Op (IncludeOpForFullLoad off).
     lake.land_bytes(table, "LOAD00000001.csv.gz", gzip.compress(b"1,ann,10.50,\n2,bob,20.00,\n3,cy,30.00,\n"))
     first = lake.run(spark, table.table_id).tables[0]
-    assert first.status is TableStatus.COMPLETED, first.error
+    assert first.status is RunStatus.COMPLETED, first.error
     columns = ["id", "name", "amount", "seq"]
     assert [(r[0], r[1], str(r[2])) for r in rows_of(spark, first.base_path, columns)] == [
         (1, "ann", "10.50"),
@@ -81,13 +81,13 @@ def test_dms_csv_through_dynamodb_config_on_every_run(spark, lake: Lake, tmp_pat
     )
     lake.land_text(table, "20260101-000002.csv", "Op,seq,amount,name,id\nD,106,30.00,cy,3\n")
     second = lake.run(spark, table.table_id).tables[0]
-    assert second.status is TableStatus.COMPLETED, second.error
+    assert second.status is RunStatus.COMPLETED, second.error
     expected = [(1, "ann3", "12.00"), (2, "bob2", "21.00")]
     assert [(r[0], r[1], str(r[2])) for r in rows_of(spark, second.base_path, columns)] == expected
     # Run 3: late data (older seq than what is stored, and older than key 3's delete) changes nothing.
     lake.land_text(table, "20260101-000003.csv", "U,1,late,1.00,099\nI,3,zombie,3.00,050\n")
     third = lake.run(spark, table.table_id).tables[0]
-    assert third.status is TableStatus.COMPLETED, third.error
+    assert third.status is RunStatus.COMPLETED, third.error
     assert [(r[0], r[1], str(r[2])) for r in rows_of(spark, third.base_path, columns)] == expected
 
 
@@ -125,7 +125,7 @@ def test_debezium_flattened_gzip_extensionless_with_transform(spark, lake: Lake)
     body = "\n".join(json.dumps(r) for r in records) + "\nnull\n"  # a Kafka tombstone line is skipped
     lake.land_bytes(config, "outbox+0+0000000000.json.gz", gzip.compress(body.encode()))
     first = lake.run(spark, config.table_id).tables[0]
-    assert first.status is TableStatus.COMPLETED, first.error
+    assert first.status is RunStatus.COMPLETED, first.error
     expected = [(1, "A3", "c1"), (2, "B2", "c2"), (3, "C", "c3")]
     assert rows_of(spark, first.base_path, ["id", "name", "city"]) == expected
     # An extension-less object (Firehose's default), gzip inside: late changes (older times) and a delete
@@ -135,5 +135,5 @@ def test_debezium_flattened_gzip_extensionless_with_transform(spark, lake: Lake)
         config, "outbox-1-2026-01-01-00-00-00-abc", gzip.compress("\n".join(map(json.dumps, late)).encode())
     )
     second = lake.run(spark, config.table_id).tables[0]
-    assert second.status is TableStatus.COMPLETED, second.error
+    assert second.status is RunStatus.COMPLETED, second.error
     assert rows_of(spark, second.base_path, ["id", "name", "city"]) == expected[:2]

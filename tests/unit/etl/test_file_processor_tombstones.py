@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from etl.processor import TableStatus
+from odp.tracker import RunStatus
 from tests.unit.etl.conftest import CrashBeforeCommit, Lake, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string())])
@@ -21,10 +21,10 @@ def test_a_late_change_older_than_a_committed_delete_does_not_resurrect_the_row(
     config = lake.configure(table_config("deleted_stays"))
     table_id = config.table_id
     lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann"), _c("I", "00001", 2, "bob")], CDC)
-    assert lake.run(spark, table_id).tables[0].status is TableStatus.COMPLETED
+    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
     lake.land_parquet(config, "20260101-000002.parquet", [_c("D", "00005", 1, "ann")], CDC)
     deleted = lake.run(spark, table_id).tables[0]
-    assert deleted.status is TableStatus.COMPLETED
+    assert deleted.status is RunStatus.COMPLETED
     assert rows_of(spark, deleted.base_path, ["id", "name"]) == [(2, "bob")]
     # the tombstones live beside the table, not inside its base path
     tombstones = lake.root / "raw" / "lake_db" / "_odp_tombstones" / "deleted_stays"
@@ -37,7 +37,7 @@ def test_a_late_change_older_than_a_committed_delete_does_not_resurrect_the_row(
         config, "20260101-000000.parquet", [_c("U", "00003", 1, "ann-stale"), _c("U", "00004", 2, "bob-2")], CDC
     )
     late = lake.run(spark, table_id).tables[0]
-    assert late.status is TableStatus.COMPLETED, late.error
+    assert late.status is RunStatus.COMPLETED, late.error
     assert rows_of(spark, late.base_path, ["id", "name"]) == [(2, "bob-2")]
     assert late.stale_dropped == 1
     assert (late.inserts, late.updates) == (0, 1)
@@ -45,7 +45,7 @@ def test_a_late_change_older_than_a_committed_delete_does_not_resurrect_the_row(
     # a re-insert newer than the delete brings the key back with the new values
     lake.land_parquet(config, "20260101-000003.parquet", [_c("I", "00009", 1, "ann-again")], CDC)
     again = lake.run(spark, table_id).tables[0]
-    assert again.status is TableStatus.COMPLETED
+    assert again.status is RunStatus.COMPLETED
     assert again.stale_dropped == 0
     assert rows_of(spark, again.base_path, ["id", "name"]) == [(1, "ann-again"), (2, "bob-2")]
     assert sorted(tuple(r) for r in spark.sql("SELECT id, name FROM lake_db.deleted_stays").collect()) == [
@@ -57,12 +57,12 @@ def test_a_late_change_older_than_a_committed_delete_does_not_resurrect_the_row(
     # a full load is the truth: it clears the tombstones, so a later change to key 1 applies again
     lake.land_parquet(config, "LOAD00000001.parquet", [{"SEQ": None, "ID": 1, "NAME": "ann-load"}], LOAD)
     loaded = lake.run(spark, table_id).tables[0]
-    assert loaded.status is TableStatus.COMPLETED
+    assert loaded.status is RunStatus.COMPLETED
     assert rows_of(spark, loaded.base_path, ["id", "name"]) == [(1, "ann-load")]
     assert not (lake.root / "raw" / "lake_db" / "_odp_tombstones" / "deleted_stays").exists()
     lake.land_parquet(config, "20260101-000004.parquet", [_c("U", "00004", 1, "ann-4")], CDC)
     after_load = lake.run(spark, table_id).tables[0]
-    assert (after_load.status, after_load.stale_dropped) == (TableStatus.COMPLETED, 0)
+    assert (after_load.status, after_load.stale_dropped) == (RunStatus.COMPLETED, 0)
     assert rows_of(spark, after_load.base_path, ["id", "name"]) == [(1, "ann-4")]
 
 
@@ -71,21 +71,21 @@ def test_a_crash_between_the_tombstones_and_the_commit_reruns_to_the_right_table
     config = lake.configure(table_config("crash_tomb"))
     table_id = config.table_id
     lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann"), _c("I", "00001", 2, "bob")], CDC)
-    assert lake.run(spark, table_id).tables[0].status is TableStatus.COMPLETED
+    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
     lake.land_parquet(
         config, "20260101-000002.parquet", [_c("D", "00005", 1, "ann"), _c("U", "00006", 2, "bob-2")], CDC
     )
     crash = CrashBeforeCommit()
     crashed = lake.run(spark, table_id, hooks=crash).tables[0]
     assert crash.fired == 1
-    assert crashed.status is TableStatus.REFRESH_ERROR
+    assert crashed.status is RunStatus.REFRESH_ERROR
     assert "simulated crash before the commit" in crashed.error
     assert len(lake.landed(table_id)) == 1  # tombstones written, the table not committed
     assert rows_of(spark, crashed.base_path, ["id", "name"]) == [(1, "ann"), (2, "bob")]
 
     # the rerun applies the same file again: its own tombstone (already written) drops none of its changes
     rerun = lake.run(spark, table_id).tables[0]
-    assert rerun.status is TableStatus.COMPLETED, rerun.error
+    assert rerun.status is RunStatus.COMPLETED, rerun.error
     assert (rerun.files, rerun.reconciled, rerun.stale_dropped) == (1, 0, 0)
     assert rows_of(spark, rerun.base_path, ["id", "name"]) == [(2, "bob-2")]
     assert (rerun.deletes, rerun.updates) == (1, 1)
@@ -94,7 +94,7 @@ def test_a_crash_between_the_tombstones_and_the_commit_reruns_to_the_right_table
     # and the tombstone holds: a late, older update of key 1 stays out
     lake.land_parquet(config, "20260101-000000.parquet", [_c("U", "00003", 1, "ann-stale")], CDC)
     late = lake.run(spark, table_id).tables[0]
-    assert late.status is TableStatus.COMPLETED, late.error
+    assert late.status is RunStatus.COMPLETED, late.error
     assert late.stale_dropped == 1
     assert rows_of(spark, late.base_path, ["id", "name"]) == [(2, "bob-2")]
 
@@ -108,18 +108,18 @@ def test_a_long_tombstone_log_is_folded_into_one_folder_and_still_holds(
     table_id = config.table_id
     log = lake.root / "raw" / "lake_db" / "_odp_tombstones" / "folded" / "log"
     lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", k, f"n{k}") for k in (1, 2, 3, 4)], CDC)
-    assert lake.run(spark, table_id).tables[0].status is TableStatus.COMPLETED
+    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
     for n, key in enumerate((1, 2), start=2):  # two runs, one delete each: two folders
         lake.land_parquet(config, f"20260101-00000{n}.parquet", [_c("D", f"0001{n}", key, f"n{key}")], CDC)
-        assert lake.run(spark, table_id).tables[0].status is TableStatus.COMPLETED
+        assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
     assert [p.name.endswith("-consolidated") for p in log.iterdir()] == [False, False]
     # the third makes three: after its commit, they are folded into one
     lake.land_parquet(config, "20260101-000004.parquet", [_c("D", "00014", 3, "n3"), _c("U", "00015", 4, "n4-2")], CDC)
-    assert lake.run(spark, table_id).tables[0].status is TableStatus.COMPLETED
+    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
     assert [p.name.endswith("-consolidated") for p in log.iterdir()] == [True]
     # every delete is still remembered: late, older updates of keys 1 to 3 stay out
     late = [_c("U", "00011", 1, "x"), _c("U", "00012", 2, "x"), _c("U", "00013", 3, "x")]
     lake.land_parquet(config, "20260101-000000.parquet", late, CDC)
     result = lake.run(spark, table_id).tables[0]
-    assert (result.status, result.stale_dropped) == (TableStatus.COMPLETED, 3), result.error
+    assert (result.status, result.stale_dropped) == (RunStatus.COMPLETED, 3), result.error
     assert rows_of(spark, result.base_path, ["id", "name"]) == [(4, "n4-2")]

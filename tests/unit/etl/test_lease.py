@@ -13,7 +13,7 @@ from moto.glue.models import glue_backends
 
 from etl.lease import LeaseKeeper
 from etl.processor import run_file_processor
-from odp.tracker import GlueJobRuns, JobRunRef, LeaseLostError, ProcessingTracker, TableStatus, iso
+from odp.tracker import GlueJobRuns, JobRunRef, LeaseLostError, ProcessingTracker, RunStatus, iso
 from tests.conftest import AWS_REGION
 from tests.unit.etl.conftest import Lake, table_config
 
@@ -93,11 +93,11 @@ def test_a_lease_held_by_an_ended_job_run_is_taken_over_at_once(spark, lake: Lak
         spark, lake.args(config.table_id), dynamodb=lake.dynamodb, resolve_uri=lake.resolve, job_run=me
     )
     result = outcome.tables[0]
-    assert result.status is TableStatus.COMPLETED, result.error
+    assert result.status is RunStatus.COMPLETED, result.error
     assert result.files == 1
     state_after = tracker.state(config.table_id)
     assert state_after.lease_owner is None  # released by the run that took it over
-    assert state_after.last_run_id == outcome.run_id
+    assert state_after.last_run.run_id == outcome.run_id
 
 
 @pytest.mark.spark
@@ -108,7 +108,7 @@ def test_a_lease_held_by_a_running_job_run_is_respected_and_named(spark, lake: L
     tracker = _hold_lease(lake, config.table_id, holder)
     expires = iso(datetime.fromtimestamp(tracker.state(config.table_id).lease_expires_at, UTC))
     result = lake.run(spark, config.table_id).tables[0]
-    assert result.status is TableStatus.SKIPPED
+    assert result.status is RunStatus.SKIPPED
     assert result.error == (
         f"leased by another run: crashed-run (job run {holder.run_id} of {JOB}) holds the table until {expires}"
     )

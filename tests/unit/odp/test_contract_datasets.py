@@ -9,7 +9,8 @@ import pytest
 from etl.jobs.dataset_job import parse_arguments
 from odp.contracts.arguments import JobArgumentError
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
-from odp.dataset_run import DatasetRun, DatasetRunStatus, RuleOutcome
+from odp.dataset_run import DatasetRun, RuleOutcome
+from odp.tracker.statuses import RunStatus
 
 ROOTS = LakeRoots("s3://raw", "s3://conformed", "s3://purpose-built")
 
@@ -36,7 +37,7 @@ def test_run_history_item_round_trip() -> None:
     run = DatasetRun(
         dataset="trips_clean",
         zone="conformed",
-        status=DatasetRunStatus.QUALITY_FAILED,
+        status=RunStatus.QUALITY_FAILED,
         refresh="incremental",
         started_at="2026-11-23T16:00:00Z",
         consumed={"a.b.c": "20261123160000000"},
@@ -50,7 +51,7 @@ def test_run_history_item_round_trip() -> None:
     )
     item = run.to_history_item(expires_at=123)
     assert (item["dataset"], item["run_at"], item["expires_at"]) == ("trips_clean", "2026-11-23T16:00:00Z", 123)
-    assert DatasetRun.from_history_item(item) == run
+    assert DatasetRun.from_item(item) == run
     assert run.summary() == "trips_clean: quality_failed (incremental) +3 -0; fail rule r: 2 row(s)"
 
 
@@ -58,10 +59,12 @@ def test_recorder_writes_history_and_notifies_runs_that_wrote_or_failed(dynamodb
     import boto3
 
     from etl.jobs.dataset_job import recorder
-    from odp.dataset_history import DatasetRunHistory, create_history_table, dataset_history_table_name
+    from odp.dataset_history import DatasetRunHistory, dataset_history_table_name
+    from odp.naming import DATASET_RUN_HISTORY
+    from odp.tracker.schema import create_tables
 
     name = dataset_history_table_name("test")
-    create_history_table(dynamodb.meta.client, name)
+    create_tables(dynamodb.meta.client, {DATASET_RUN_HISTORY: name})
     sns = boto3.client("sns", region_name="eu-west-1")
     sqs = boto3.client("sqs", region_name="eu-west-1")
     topic = sns.create_topic(Name="alerts")["TopicArn"]
@@ -73,12 +76,12 @@ def test_recorder_writes_history_and_notifies_runs_that_wrote_or_failed(dynamodb
     failed = DatasetRun(
         dataset="d",
         zone="conformed",
-        status=DatasetRunStatus.QUALITY_FAILED,
+        status=RunStatus.QUALITY_FAILED,
         refresh="full",
         started_at="2026-11-23T16:00:00Z",
         rules=(RuleOutcome(rule="r", type="unique", severity="fail", passed=False, failing_rows=4),),
     )
-    quiet = failed.model_copy(update={"status": DatasetRunStatus.UP_TO_DATE, "started_at": "2026-11-23T16:10:00Z"})
+    quiet = failed.model_copy(update={"status": RunStatus.UP_TO_DATE, "started_at": "2026-11-23T16:10:00Z"})
     record(failed)
     record(quiet)
     assert DatasetRunHistory(dynamodb.Table(name)).runs("d") == [failed, quiet]

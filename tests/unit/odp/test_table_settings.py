@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from odp.compat import StaleTableConfigItemError
 from odp.config import ConfigError, load_config
-from odp.config.items import StaleTableConfigItemError, table_config_from_item, table_config_item
+from odp.config.items import table_config_from_item, table_config_item
 from odp.config.manager import load_into_dynamodb
 from odp.config.models import DebeziumShape, TableSettings, transform_problems
 

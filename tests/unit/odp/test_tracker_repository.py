@@ -15,8 +15,8 @@ from odp.tracker import (
     JobRunRef,
     LeaseLostError,
     ProcessingTracker,
+    RunStatus,
     TableRun,
-    TableStatus,
     TrackedFile,
     make_file_id,
 )
@@ -233,7 +233,7 @@ def test_lease_acquire_is_exclusive_until_released(processing: ProcessingTracker
     assert processing.acquire("t", "run-a", lease_seconds=60) is True  # ours already: re-entrant
     state = processing.state("t")
     assert (state.status, state.lease_owner, state.lease_expires_at) == (
-        TableStatus.UPDATING,
+        RunStatus.UPDATING,
         "run-a",
         int(START.timestamp()) + 60,
     )
@@ -270,23 +270,25 @@ def test_renew_extends_the_lease(processing: ProcessingTracker, clock: Clock) ->
 def test_acquire_records_the_batch(processing: ProcessingTracker) -> None:
     processing.acquire("t", "run-a", lease_seconds=60, run_id="run-a", batch_id="exec-1-1")
     state = processing.state("t")
-    assert (state.last_batch_id, state.last_run_id) == ("exec-1-1", "run-a")
+    assert (state.last_run.batch_id, state.last_run.run_id) == ("exec-1-1", "run-a")
+    assert state.last_run.status is RunStatus.UPDATING
+    assert state.finished_run() is None
     processing.release("t", "run-a")
     processing.acquire("t", "run-b", lease_seconds=60)  # a run that names no batch
-    assert processing.state("t").last_batch_id is None
+    assert processing.state("t").last_run.batch_id is None
 
 
 # --- ProcessingTracker outcomes --------------------------------------------------------------------
 
 
-def run(status: TableStatus, **fields: Any) -> TableRun:
+def run(status: RunStatus, **fields: Any) -> TableRun:
     return TableRun(table_id="t", run_id="run-a", started_at="2024-05-01T12:00:00.000Z", status=status, **fields)
 
 
 def test_finish_completed_records_counts_releases_and_appends_history(processing: ProcessingTracker) -> None:
     processing.acquire("t", "run-a", lease_seconds=60)
     done = run(
-        TableStatus.COMPLETED,
+        RunStatus.COMPLETED,
         files=3,
         rows=30,
         inserts=10,
@@ -298,38 +300,67 @@ def test_finish_completed_records_counts_releases_and_appends_history(processing
     )
     processing.finish(done, "run-a", history_retention=timedelta(days=7))
     state = processing.state("t")
-    assert state.status is TableStatus.COMPLETED
+    assert state.status is RunStatus.COMPLETED
     assert state.lease_owner is None
-    assert (state.last_files, state.last_rows, state.last_inserts, state.last_updates, state.last_deletes) == (
+    last = state.last_run
+    assert (last.files, last.rows, last.inserts, last.updates, last.deletes) == (
         3,
         30,
         10,
         15,
         5,
     )
-    assert state.last_seconds == pytest.approx(12.346)
-    assert (state.last_batch_id, state.last_commit_instant, state.last_error) == ("exec-1-1", "20240501120000123", None)
+    assert last.seconds == pytest.approx(12.346)
+    assert (last.batch_id, last.commit_instant, last.error) == ("exec-1-1", "20240501120000123", None)
     [history] = processing.history("t")
-    assert (history.status, history.inserts, history.batch_id) == (TableStatus.COMPLETED, 10, "exec-1-1")
+    assert (history.status, history.inserts, history.batch_id) == (RunStatus.COMPLETED, 10, "exec-1-1")
+
+
+def test_the_stored_item_keeps_its_flat_last_attributes(processing: ProcessingTracker, tracker_tables: Any) -> None:
+    """Items written by earlier releases read back unchanged: TableState embeds the run, the item stays flat."""
+    processing.acquire("t", "run-a", lease_seconds=60, batch_id="exec-1-1")
+    processing.finish(run(RunStatus.COMPLETED, files=3, seconds=1.5, commit_instant="c1", batch_id="exec-1-1"), "run-a")
+    item = tracker_tables["processing_tracker"].get_item(Key={"table_id": "t"})["Item"]
+    assert sorted(item) == [
+        "last_batch_id",
+        "last_commit_instant",
+        "last_deletes",
+        "last_files",
+        "last_finished_at",
+        "last_inserts",
+        "last_rows",
+        "last_run_at",
+        "last_run_id",
+        "last_seconds",
+        "last_updates",
+        "status",
+        "table_id",
+        "updated_at",
+    ]
+    state = processing.state("t")
+    assert state.to_item() == item  # one mapping, both ways
+    assert state.finished_run() == state.last_run
+    assert (state.last_run.run_id, state.last_run.files, state.last_run.seconds) == ("run-a", 3, 1.5)
+    assert state.last_run.started_at == item["last_run_at"]
 
 
 def test_finish_with_error_keeps_the_last_good_commit(processing: ProcessingTracker) -> None:
     processing.acquire("t", "run-a", lease_seconds=60)
-    processing.finish(run(TableStatus.COMPLETED, commit_instant="c-good"), "run-a")
+    processing.finish(run(RunStatus.COMPLETED, commit_instant="c-good"), "run-a")
     processing.acquire("t", "run-b", lease_seconds=60)
     failed = TableRun(
         table_id="t",
         run_id="run-b",
         started_at="2024-05-01T12:10:00.000Z",
-        status=TableStatus.REFRESH_ERROR,
+        status=RunStatus.REFRESH_ERROR,
         files=2,
         error="column fare missing in dms/public/trips/x.parquet",
         error_trace="Traceback ...",
     )
     processing.finish(failed, "run-b")
     state = processing.state("t")
-    assert (state.status, state.last_commit_instant, state.last_error, state.last_files) == (
-        TableStatus.REFRESH_ERROR,
+    assert (state.status, state.last_run.commit_instant, state.last_run.error, state.last_run.files) == (
+        RunStatus.REFRESH_ERROR,
         "c-good",
         "column fare missing in dms/public/trips/x.parquet",
         2,
@@ -342,7 +373,7 @@ def test_finish_after_a_takeover_raises_and_records_nothing(processing: Processi
     clock.advance(61)
     processing.acquire("t", "run-b", lease_seconds=60)
     with pytest.raises(LeaseLostError):
-        processing.finish(run(TableStatus.COMPLETED), "run-a")
+        processing.finish(run(RunStatus.COMPLETED), "run-a")
     assert processing.state("t").lease_owner == "run-b"
     assert processing.history("t") == []
 

@@ -21,7 +21,7 @@ from odp.config import load_config
 from odp.config.datasets import ExpressionRule, RowCountRule
 from odp.config.loader import OdpConfig
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
-from odp.dataset_run import DatasetRunStatus
+from odp.tracker.statuses import RunStatus
 from tests.unit.odp.test_config_errors import valid_files, write_config
 
 ORDERS = "shop.public.orders"
@@ -130,8 +130,8 @@ def test_rounds_incremental_equals_full_and_models(spark, lake) -> None:
         before = raw
         outcome = run_datasets(spark, config, DatasetJobArgs(roots, changed_tables=(ORDERS,)))
         assert [(r.dataset, r.status) for r in outcome.runs] == [
-            ("clean", DatasetRunStatus.WRITTEN),
-            ("by_region", DatasetRunStatus.WRITTEN),
+            ("clean", RunStatus.WRITTEN),
+            ("by_region", RunStatus.WRITTEN),
         ], [r.summary() for r in outcome.runs]
         refreshes.append([r.refresh for r in outcome.runs])
         expected_clean = {(k, r, a) for k, (r, a) in model_clean(raw).items()}
@@ -148,7 +148,7 @@ def test_rounds_incremental_equals_full_and_models(spark, lake) -> None:
     # Nothing changed since: every dataset is up to date, no commit is made.
     commits = len(completed_commits(spark, clean_path))
     again = run_datasets(spark, config, DatasetJobArgs(roots))
-    assert [r.status for r in again.runs] == [DatasetRunStatus.UP_TO_DATE] * 2
+    assert [r.status for r in again.runs] == [RunStatus.UP_TO_DATE] * 2
     assert len(completed_commits(spark, clean_path)) == commits
 
 
@@ -168,7 +168,7 @@ def test_failed_rule_writes_nothing_and_reports_rows(spark, lake) -> None:
     stored = table_rows(spark, path, ["id", "region", "amount"])
     commits = len(completed_commits(spark, path))
     run = refresher.refresh(strict, force_full=True)
-    assert run.status is DatasetRunStatus.QUALITY_FAILED
+    assert run.status is RunStatus.QUALITY_FAILED
     failed = {rule.rule: rule for rule in run.rules if not rule.passed}
     assert failed["small_orders"].failing_rows == 2
     assert failed["small_orders"].severity == "fail"
@@ -192,14 +192,14 @@ def test_crash_after_commit_reruns_as_up_to_date(spark, lake) -> None:
         raise RuntimeError(f"killed after the commit of {dataset.name}")
 
     crashed = run_datasets(spark, config, DatasetJobArgs(roots, datasets=("clean",)), after_commit=crash)
-    assert crashed.runs[0].status is DatasetRunStatus.FAILED
+    assert crashed.runs[0].status is RunStatus.FAILED
     assert crashed.runs[0].error == "RuntimeError: killed after the commit of clean"
     path = roots.dataset_path(config.datasets[0])
     commits = len(completed_commits(spark, path))
     rerun = run_datasets(spark, config, DatasetJobArgs(roots, changed_tables=(ORDERS,)))
     assert [(r.dataset, r.status) for r in rerun.runs] == [
-        ("clean", DatasetRunStatus.UP_TO_DATE),
-        ("by_region", DatasetRunStatus.WRITTEN),
+        ("clean", RunStatus.UP_TO_DATE),
+        ("by_region", RunStatus.WRITTEN),
     ]
     assert len(completed_commits(spark, path)) == commits
     assert table_rows(spark, path, ["id", "region", "amount"]) == {

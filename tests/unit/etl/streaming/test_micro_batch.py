@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 from etl.hudi_options import HudiProfile, WriteProfile
-from etl.streaming.batch import StreamTarget, TableStatus, process_micro_batch
+from etl.streaming.batch import StreamTarget, process_micro_batch
 from etl.streaming.local import run_local_stream
 from odp.config.models import TableMode, TableType
+from odp.tracker import RunStatus
 from sandbox.validation import read_table
 from tests.unit.etl.streaming.conftest import CUSTOMERS, EVENTS, ORDERS, STREAM, streamed_table
 from tests.unit.etl.streaming.records_factory import StreamFolder, change
@@ -66,9 +67,9 @@ def test_routing_event_types_late_duplicate_and_poison_records(
 
     assert [(o.records, o.bad_records, o.duplicates) for o in outcomes] == [(10, 4, 1), (4, 0, 0), (4, 0, 0)]
     assert {t.table_id: t.status for o in outcomes for t in o.tables} == {
-        CUSTOMERS.table_id: TableStatus.COMMITTED,
-        ORDERS.table_id: TableStatus.COMMITTED,
-        EVENTS.table_id: TableStatus.COMMITTED,
+        CUSTOMERS.table_id: RunStatus.COMPLETED,
+        ORDERS.table_id: RunStatus.COMPLETED,
+        EVENTS.table_id: RunStatus.COMPLETED,
     }
     assert rows(spark, target, CUSTOMERS) == [("c1", "Ann Lee")]
     assert rows(spark, target, ORDERS) == [("o1", "13.00", "paid")]
@@ -115,8 +116,8 @@ def test_one_tables_failure_sets_its_records_aside_and_never_blocks_the_others(
     outcomes = run_local_stream(spark, str(folder.root), str(tmp_path / "checkpoint"), target)
 
     second = {t.table_id: t for t in outcomes[1].tables}
-    assert second[CUSTOMERS.table_id].status == TableStatus.COMMITTED
-    assert second[untyped.table_id].status == TableStatus.FAILED
+    assert second[CUSTOMERS.table_id].status == RunStatus.COMPLETED
+    assert second[untyped.table_id].status == RunStatus.FAILED
     assert second[untyped.table_id].error.startswith("SchemaEvolutionError: ")
     assert rows(spark, target, CUSTOMERS) == [("c1", "Ann Lee")]
     set_aside = [

@@ -15,8 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from etl.streaming.batch import StreamTarget, TableStatus
+from etl.streaming.batch import StreamTarget
 from etl.timeline import completed_commits
+from odp.tracker import RunStatus
 from sandbox.validation import read_table
 from tests.conftest import REPO_ROOT
 from tests.unit.etl.streaming.conftest import CUSTOMERS, EVENTS, ORDERS
@@ -88,9 +89,9 @@ def test_a_batch_replayed_after_a_crash_between_commit_and_checkpoint_is_applied
     assert len(replay) == 1  # only the second batch: the first one was checkpointed before the crash
     assert replay[0]["batch_tag"].endswith(":1")
     assert {t["table_id"]: t["status"] for t in replay[0]["tables"]} == {
-        CUSTOMERS.table_id: TableStatus.REPLAYED,
-        ORDERS.table_id: TableStatus.REPLAYED,
-        EVENTS.table_id: TableStatus.COMMITTED,
+        CUSTOMERS.table_id: RunStatus.REPLAYED,
+        ORDERS.table_id: RunStatus.REPLAYED,
+        EVENTS.table_id: RunStatus.COMPLETED,
     }
     for config in (CUSTOMERS, ORDERS, EVENTS):
         tags = [c.run_id for c in completed_commits(spark, target.base_path(config)) if c.run_id]

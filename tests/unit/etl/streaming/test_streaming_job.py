@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from etl.jobs.streaming_job import batch_options, kinesis_options
-from etl.streaming.batch import BatchOutcome, TableBatchResult, TableStatus
+from etl.streaming.batch import BatchOutcome, TableBatchResult
 from etl.streaming.metrics import batch_metric_data
 from etl.streaming.sources import KinesisSourceSchemaError, glue_kinesis_records
 from odp.contracts.arguments import JobArgumentError
 from odp.contracts.streaming import StreamingJobArgs
+from odp.tracker import RunStatus
 
 ARGS = StreamingJobArgs(
     environment="dev",
@@ -74,7 +75,7 @@ def test_batch_metrics() -> None:
         bad_records=2,
         duplicates=1,
         seconds=4.5,
-        tables=[TableBatchResult("a", TableStatus.COMMITTED), TableBatchResult("b", TableStatus.FAILED, error="x")],
+        tables=[TableBatchResult("a", RunStatus.COMPLETED), TableBatchResult("b", RunStatus.FAILED, error="x")],
     )
     dimensions = [{"Name": "stream", "Value": "shop_changes"}]
     assert batch_metric_data("shop_changes", outcome) == [

@@ -17,7 +17,7 @@ from lambdas.runtime import new_metrics
 from odp.batches import InvalidBatchResultError
 from odp.config.loader import OdpConfig
 from odp.contracts.file_processor import FileProcessorJobArgs
-from odp.tracker import ProcessingTracker, TableRun, TableStatus
+from odp.tracker import ProcessingTracker, RunStatus, TableRun
 from tests.unit.lambdas.batch_manager.conftest import pending_file, put_all
 from tests.unit.lambdas.conftest import Clock, LambdaContext, emf_blobs
 
@@ -148,7 +148,7 @@ def test_plan_publishes_pending_metrics_per_cadence(
 # --- summarise -----------------------------------------------------------------------------------
 
 
-def finish(processing: ProcessingTracker, table_id: str, status: TableStatus, batch_id: str, **counts: Any) -> None:
+def finish(processing: ProcessingTracker, table_id: str, status: RunStatus, batch_id: str, **counts: Any) -> None:
     owner = f"glue-{batch_id}"
     processing.acquire(table_id, owner, lease_seconds=900, batch_id=batch_id)
     run = TableRun(
@@ -172,7 +172,7 @@ def test_summarise_reports_each_tables_run_for_this_batch(manager: BatchManager,
     finish(
         processing,
         T(1),
-        TableStatus.COMPLETED,
+        RunStatus.COMPLETED,
         "exec-1",
         files=3,
         rows=30,
@@ -182,11 +182,11 @@ def test_summarise_reports_each_tables_run_for_this_batch(manager: BatchManager,
         seconds=4.5,
         commit_instant="20240501120000111",
     )
-    finish(processing, T(2), TableStatus.REFRESH_ERROR, "exec-1", files=2, error="column fare missing")
+    finish(processing, T(2), RunStatus.REFRESH_ERROR, "exec-1", files=2, error="column fare missing")
     finish(
-        processing, T(3), TableStatus.COMPLETED, "exec-2", files=1, commit_instant="c3"
+        processing, T(3), RunStatus.COMPLETED, "exec-2", files=1, commit_instant="c3"
     )  # completed in a batch that failed later
-    finish(processing, T(5), TableStatus.COMPLETED, "exec-0", files=9)  # a stale outcome from an earlier execution
+    finish(processing, T(5), RunStatus.COMPLETED, "exec-0", files=9)  # a stale outcome from an earlier execution
     processing.acquire(T(4), "glue-exec-2", lease_seconds=900, batch_id="exec-2")  # the job died mid-table
     result = summarise(
         manager,
@@ -236,9 +236,9 @@ def test_a_run_named_after_its_batch_counts_without_a_recorded_batch_id(
 ) -> None:
     # The File Processor names its runs <batch_id>-<12 hex>; a run that did not record batch_id still matches.
     for table_id, run_id, status in [
-        (T(1), "exec-1-0123456789ab", TableStatus.COMPLETED),
-        (T(2), "exec-12-0123456789ab", TableStatus.COMPLETED),  # batch exec-12, not exec-1
-        (T(3), "exec-1-0123456789ab", TableStatus.REFRESH_ERROR),
+        (T(1), "exec-1-0123456789ab", RunStatus.COMPLETED),
+        (T(2), "exec-12-0123456789ab", RunStatus.COMPLETED),  # batch exec-12, not exec-1
+        (T(3), "exec-1-0123456789ab", RunStatus.REFRESH_ERROR),
     ]:
         processing.acquire(table_id, run_id, lease_seconds=900, run_id=run_id)
         run = TableRun(
@@ -268,8 +268,8 @@ def test_summarise_names_quarantined_files_and_publishes_their_count(
     manager: BatchManager, processing: ProcessingTracker, capsys: pytest.CaptureFixture[str]
 ) -> None:
     keys = ("src/app/t/2.csv", "src/app/t/3.csv")
-    finish(processing, T(1), TableStatus.REFRESH_ERROR, "exec-1", files=0, error="bad", quarantined_files=keys)
-    finish(processing, T(2), TableStatus.COMPLETED, "exec-1", files=1)
+    finish(processing, T(1), RunStatus.REFRESH_ERROR, "exec-1", files=0, error="bad", quarantined_files=keys)
+    finish(processing, T(2), RunStatus.COMPLETED, "exec-1", files=1)
     manager.metrics = new_metrics({}, service="")
     result = summarise(manager, [{"batch_id": "exec-1", "table_ids": [T(1), T(2)], "status": "FAILED"}])
     rows = {row["table_id"]: row for row in result["tables"]}
@@ -281,7 +281,7 @@ def test_summarise_names_quarantined_files_and_publishes_their_count(
     assert directive["Dimensions"] == [["cadence"]]  # what the quarantine alarm names
     assert blob["QuarantinedFiles"] == [2.0]
     # a later run that quarantines nothing clears the table's list
-    finish(processing, T(1), TableStatus.COMPLETED, "exec-2", files=1)
+    finish(processing, T(1), RunStatus.COMPLETED, "exec-2", files=1)
     again = summarise(manager, [{"batch_id": "exec-2", "table_ids": [T(1)], "status": "SUCCEEDED"}])
     assert (again["tables"][0]["quarantined_files"], again["quarantined_files"]) == ((), 0)
 
