@@ -217,7 +217,7 @@ class LocalAccount:
             tracker_tables=self.names,
             catalog_sync=False,
             lease_seconds=int(os.environ.get(LEASE_SECONDS_VARIABLE, "900")),
-            hudi_profile="local",  # laptop sizing (etl/hudi_options.py); the Glue job gets "glue"
+            hudi_profile="local",  # laptop sizing (etl/hudi/options.py); the Glue job gets "glue"
         )
 
     def save_state(self) -> None:

@@ -40,7 +40,7 @@ def stream_target(args: StreamingJobArgs, table_config: Any) -> Any:
     Raises:
         TableConfigError: a streamed table has no table_config item.
     """
-    from etl.hudi_options import HudiProfile, WriteProfile  # noqa: PLC0415 - keep import time free of Spark
+    from etl.hudi.options import HudiProfile, WriteProfile  # noqa: PLC0415 - keep import time free of Spark
     from etl.processor import load_table_config  # noqa: PLC0415
     from etl.streaming.batch import StreamTarget  # noqa: PLC0415
 

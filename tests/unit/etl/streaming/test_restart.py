@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from etl.hudi.timeline import completed_commits
 from etl.streaming.batch import StreamTarget, TableStatus
-from etl.timeline import completed_commits
 from sandbox.validation import read_table
 from tests.conftest import REPO_ROOT
 from tests.unit.etl.streaming.conftest import CUSTOMERS, EVENTS, ORDERS
