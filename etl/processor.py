@@ -73,12 +73,15 @@ class JobOutcome:
 
 @dataclass(frozen=True)
 class AppliedCommit:
-    """What a table run's own commit applied: none (``instant`` None) when every landed file was done already."""
+    """What a table run's own commit applied; no commit when every landed file was done already."""
 
-    instant: str | None = None
     files: int = 0
     rows: int = 0
     commit: CommitResult[WriteResult] | None = None
+
+    @property
+    def instant(self) -> str | None:
+        return self.commit.instant if self.commit is not None else None
 
     def outcome(self) -> dict[str, Any]:
         """The TableRun fields of the commit (none when there was no commit)."""
@@ -91,7 +94,7 @@ class AppliedCommit:
             "inserts": self.commit.inserts,
             "updates": self.commit.updates,
             "deletes": self.commit.deletes,
-            "commit_instant": self.instant,
+            "commit_instant": self.commit.instant,
             "stale_dropped": written.stale_dropped if written is not None else 0,
         }
 
@@ -284,7 +287,7 @@ class _TableRunner:
                 )
         finally:
             changes.unpersist()
-        return AppliedCommit(commit.instant, len(plan.apply), counts.rows, commit)
+        return AppliedCommit(len(plan.apply), counts.rows, commit)
 
     def _completed(self, table_id: str, started_at: str, **outcome: Any) -> TableRun:
         return TableRun(
