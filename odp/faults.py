@@ -10,9 +10,9 @@ command as a child with the variable set (or kills it from outside when a condit
 In-process tests install an action at a point instead (:func:`on_fault`): it runs with the point's
 context (``table_id``, ``instant``, ...) and may raise (a simulated crash), wait or record.
 
-The points: ``etl.before_tombstones``, ``etl.before_commit``, ``etl.after_commit``,
-``etl.after_mark_processed`` (the File Processor); ``streaming.before_commit``, ``streaming.after_commit``
-(a micro-batch's table); ``datasets.after_commit`` (a dataset refresh).
+The write path's points (the README's "Crash safety" table lists the others): ``<job>.before_tombstones`` and
+``<job>.before_commit`` (etl.writer), ``<job>.after_commit`` (etl.hudi.commit) with ``<job>`` ``etl`` (the File
+Processor), ``streaming`` (a micro-batch's table) or ``datasets`` (after commit only); ``etl.after_mark_processed``.
 """
 
 from __future__ import annotations
