@@ -15,10 +15,10 @@ import logging
 import time
 import traceback
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 import boto3
 from botocore.exceptions import ClientError
@@ -27,28 +27,21 @@ from pyspark.sql import SparkSession
 from etl.change_counts import count_changes
 from etl.concurrency import effective_concurrency, run_tables
 from etl.cost import dpu_seconds_share, publish_costs
-from etl.errors import CommitNotFoundError, TableConfigError
-from etl.hudi_options import index_label
+from etl.hudi.commit import CommitResult, CommitTag, commit_once
+from etl.hudi.timeline import CommitSummary, completed_commits, discard_uncommitted_table
 from etl.lease import LeaseKeeper
 from etl.poison import files_named_by
-from etl.readers import SourceFile, read_changes
-from etl.timeline import (
-    commit_of_run,
-    committed_file_ids,
-    completed_commits,
-    discard_uncommitted_table,
-    stored_index,
-)
+from etl.readers import read_changes
+from etl.table_plan import TablePlan, plan_table_run, source_files
 from etl.transform import transform_changes
 from etl.write_budget import RowBudget, job_row_budget
-from etl.writer import job_write_profile, register_in_session_catalog, write_changes
+from etl.writer import ChangeBatch, WriteResult, WriteSettings, job_write_profile, write_changes
 from odp.config.models import TableConfig, TableMode
 from odp.config.store import TableConfigStore
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.faults import fault_point
-from odp.naming import tombstone_path
+from odp.naming import table_base_path, tombstone_path
 from odp.tracker import (
-    FileKind,
     FileStatus,
     GlueJobRuns,
     JobRunRef,
@@ -66,22 +59,6 @@ logger = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 
 
-class ProcessorHooks(Protocol):
-    """Points where tests (and only tests) inject failures."""
-
-    def before_commit(self, table_id: str) -> None: ...
-
-    def after_commit(self, table_id: str, commit_instant: str) -> None: ...
-
-
-class NoHooks:
-    def before_commit(self, table_id: str) -> None:
-        return None
-
-    def after_commit(self, table_id: str, commit_instant: str) -> None:
-        return None
-
-
 @dataclass(frozen=True)
 class JobOutcome:
     run_id: str
@@ -93,65 +70,36 @@ class JobOutcome:
         return [result for result in self.tables if result.status.failed]
 
 
+@dataclass(frozen=True)
+class AppliedCommit:
+    """What a table run's own commit applied; no commit when every landed file was done already."""
+
+    files: int = 0
+    rows: int = 0
+    commit: CommitResult[WriteResult] | None = None
+
+    @property
+    def instant(self) -> str | None:
+        return self.commit.instant if self.commit is not None else None
+
+    def outcome(self) -> dict[str, Any]:
+        """The TableRun fields of the commit (none when there was no commit)."""
+        if self.commit is None:
+            return {}
+        written = self.commit.written
+        return {
+            "files": self.files,
+            "rows": self.rows,
+            "inserts": self.commit.inserts,
+            "updates": self.commit.updates,
+            "deletes": self.commit.deletes,
+            "commit_instant": self.commit.instant,
+            "stale_dropped": written.stale_dropped if written is not None else 0,
+        }
+
+
 def identity(uri: str) -> str:
     return uri
-
-
-def check_index_unchanged(config: TableConfig, stored: str | None) -> None:
-    """Pure: refuse a write whose index differs from the one the table was written with.
-
-    Hudi accepts a bucket index with another bucket count, or one switched from the record index, and then
-    places a key where no earlier write of it is looked for: the table would hold it twice. ``stored``: the
-    index of the table's last ODP commit (None: a new table, any index goes).
-
-    Raises:
-        TableConfigError: the configured index is not the stored one (nothing is written; files stay landed).
-    """
-    wanted = index_label(config)
-    if stored is not None and stored != wanted:
-        raise TableConfigError(
-            f"{config.table_id}: table_config asks for the {wanted} index (index_buckets: {config.index_buckets}), "
-            f"but the table was written with the {stored} index; a table's index is fixed at its first write "
-            "(another one would store its keys twice). Set index_buckets back, or delete the table's files and "
-            "tombstones and load it again with the new setting"
-        )
-
-
-def split_duplicate_content(
-    landed: list[TrackedFile], applied: dict[str, TrackedFile]
-) -> tuple[list[TrackedFile], list[tuple[TrackedFile, TrackedFile]]]:
-    """Pure: the files to apply, and each file whose content (ETag) the table holds already, with that file.
-
-    A historical table appends every change, so the same bytes under a new key would double it.
-    ``applied`` maps ETag -> the processed file that applied it; within the batch the first file in
-    key order is applied and later copies are duplicates. A file with ``replay`` set is always applied.
-    """
-    seen = dict(applied)
-    keep: list[TrackedFile] = []
-    duplicates: list[tuple[TrackedFile, TrackedFile]] = []
-    for tracked in sorted(landed, key=lambda f: (f.key, f.landed_at)):
-        original = seen.get(tracked.content_tag) if tracked.content_tag and not tracked.replay else None
-        if original is not None:
-            duplicates.append((tracked, original))
-            continue
-        keep.append(tracked)
-        seen.setdefault(tracked.content_tag, tracked)
-    return keep, duplicates
-
-
-def source_files(landed: list[TrackedFile], resolve_uri: Callable[[str], str]) -> list[SourceFile]:
-    """Landed files in key order, numbered: the order changes in one batch are applied."""
-    ordered = sorted(landed, key=lambda f: (f.key, f.landed_at))
-    return [
-        SourceFile(
-            uri=resolve_uri(f.uri),
-            key=f.key,
-            order=index,
-            is_full_load=f.file_kind is FileKind.FULL_LOAD,
-            file_id=f.file_id,
-        )
-        for index, f in enumerate(ordered)
-    ]
 
 
 class _TableRunner:
@@ -165,7 +113,6 @@ class _TableRunner:
         dynamodb: Any,
         resolve_uri: Callable[[str], str],
         clock: Clock,
-        hooks: ProcessorHooks,
         run_id: str,
         row_budget: RowBudget,
         job_run: JobRunRef | None = None,
@@ -180,13 +127,12 @@ class _TableRunner:
         self.table_configs = TableConfigStore(dynamodb.Table(names.table_config))
         self.resolve_uri = resolve_uri
         self.clock = clock
-        self.hooks = hooks
         self.run_id = run_id
         self.job_run = job_run
         self.job_runs = job_runs
         self.row_budget = row_budget
         self.retention = timedelta(days=args.history_retention_days)
-        self.write_profile = job_write_profile(spark, args)
+        self.write_settings = WriteSettings(job_write_profile(spark, args), args.catalog_sync, args.raw_root)
         self.concurrency = effective_concurrency(args.table_concurrency, len(args.table_ids))
 
     def _dpu_seconds(self, seconds: float) -> float | None:
@@ -206,7 +152,7 @@ class _TableRunner:
             if refused is not None:
                 return self._skipped(table_id, started_at, refused)
             with LeaseKeeper(self.processing, table_id, self.run_id, lease_seconds=self.args.lease_seconds) as keeper:
-                base_path = self.args.table_base_path(config.database, config.target_table)
+                base_path = table_base_path(self.args.raw_root, config.database, config.target_table)
                 result = self._process(table_id, config, base_path, keeper, started, started_at=started_at)
             run = result.model_copy(
                 update={"finished_at": iso(self.clock()), "dpu_seconds": self._dpu_seconds(result.seconds)}
@@ -262,89 +208,66 @@ class _TableRunner:
         *,
         started_at: str,
     ) -> TableRun:
+        """Plan the table's run from its landed files and timeline (etl.table_plan), then apply the plan."""
         discarded = self._discard_uncommitted(config, base_path)
         landed = self.files.landed_files(table_id)
         commits = completed_commits(self.spark, base_path)
-        check_index_unchanged(config, stored_index(commits))
-        consumed = committed_file_ids(commits)
-        done = [f for f in landed if f.file_id in consumed]
-        for instant in sorted({consumed[f.file_id] for f in done}):
-            keeper.check()
-            self.files.mark_processed(
-                [f for f in done if consumed[f.file_id] == instant],
-                commit_instant=instant,
-                run_id=self.run_id,
-                retention=self.retention,
-            )
-        todo = [f for f in landed if f.file_id not in consumed]
-        duplicates: list[tuple[TrackedFile, TrackedFile]] = []
-        if config.mode is TableMode.HISTORICAL and todo:
-            todo, duplicates = split_duplicate_content(todo, self.files.applied_content(table_id))
-        if not todo:
-            keeper.check()
-            self._skip_duplicates(table_id, duplicates, None)
-            return self._completed(
-                table_id,
-                started_at,
-                seconds=time.monotonic() - started,
-                base_path=base_path,
-                reconciled=len(done),
-                discarded=discarded,
-                duplicate_files=len(duplicates),
-            )
-        sources = source_files(todo, self.resolve_uri)
-        changes = read_changes(self.spark, sources, config).persist()
-        try:
-            counts = count_changes(changes, tuple(config.primary_key), sources)
-            with self.row_budget.reserve(counts.rows, table_id):
-                keeper.check()
-                written = write_changes(
-                    self.spark,
-                    transform_changes(self.spark, changes, config),
-                    config,
-                    base_path,
-                    has_full_load=any(s.is_full_load for s in sources),
-                    catalog_sync=self.args.catalog_sync,
-                    profile=self.write_profile,
-                    file_ids=[s.file_id for s in sources],
-                    run_id=self.run_id,
-                    input_rows=counts.rows,
-                    has_deletes=counts.deletes > 0,
-                    tombstone_path=tombstone_path(self.args.raw_root, config.database, config.target_table),
-                    before_commit=lambda: self._before_commit(table_id),
-                )
-        finally:
-            changes.unpersist()
-        last_seen = commits[-1].instant if commits else None
-        commit = commit_of_run(completed_commits(self.spark, base_path, after=last_seen), self.run_id)
-        if commit is None:
-            raise CommitNotFoundError(
-                f"{table_id}: the Hudi write returned but no completed commit of run {self.run_id}"
-            )
-        if not self.args.catalog_sync:
-            register_in_session_catalog(self.spark, config, base_path)
-        fault_point("etl.after_commit")
-        self.hooks.after_commit(table_id, commit.instant)
+        historical = config.mode is TableMode.HISTORICAL and bool(landed)
+        plan = plan_table_run(config, landed, commits, self.files.applied_content(table_id) if historical else {})
+        self._reconcile(plan, keeper)
+        applied = self._apply(config, plan, base_path, keeper, commits) if plan.apply else AppliedCommit()
         keeper.check()
-        self.files.mark_processed(todo, commit_instant=commit.instant, run_id=self.run_id, retention=self.retention)
-        fault_point("etl.after_mark_processed")
-        self._skip_duplicates(table_id, duplicates, commit.instant)
+        if plan.apply:
+            self.files.mark_processed(
+                plan.apply, commit_instant=applied.instant, run_id=self.run_id, retention=self.retention
+            )
+            fault_point("etl.after_mark_processed")
+        self._skip_duplicates(table_id, plan.duplicates, applied.instant)
         return self._completed(
             table_id,
             started_at,
-            files=len(todo),
-            rows=counts.rows,
-            inserts=commit.inserts,
-            updates=commit.updates,
-            deletes=commit.deletes,
+            **applied.outcome(),
             seconds=time.monotonic() - started,
-            commit_instant=commit.instant,
             base_path=base_path,
-            reconciled=len(done),
-            stale_dropped=written.stale_dropped,
+            reconciled=plan.reconciled,
             discarded=discarded,
-            duplicate_files=len(duplicates),
+            duplicate_files=len(plan.duplicates),
         )
+
+    def _reconcile(self, plan: TablePlan, keeper: LeaseKeeper) -> None:
+        """Move the landed files a completed commit already consumed to history, one commit at a time."""
+        for instant, files in plan.reconcile:
+            keeper.check()
+            self.files.mark_processed(files, commit_instant=instant, run_id=self.run_id, retention=self.retention)
+
+    def _apply(
+        self, config: TableConfig, plan: TablePlan, base_path: str, keeper: LeaseKeeper, commits: list[CommitSummary]
+    ) -> AppliedCommit:
+        """Read the plan's files and commit their changes once (etl.hudi.commit), within the job's row budget."""
+        sources = source_files(plan.apply, self.resolve_uri)
+        changes = read_changes(self.spark, sources, config).persist()
+        try:
+            counts = count_changes(changes, tuple(config.primary_key), sources)
+            batch = ChangeBatch(
+                transform_changes(self.spark, changes, config),
+                rows=counts.rows,
+                has_full_load=any(s.is_full_load for s in sources),
+                has_deletes=counts.deletes > 0,
+            )
+            with self.row_budget.reserve(counts.rows, config.table_id):
+                keeper.check()
+                commit = commit_once(
+                    self.spark,
+                    base_path,
+                    CommitTag(self.run_id, tuple(s.file_id for s in sources)),
+                    lambda tag: write_changes(self.spark, batch, config, base_path, tag, settings=self.write_settings),
+                    job="etl",
+                    label=config.table_id,
+                    seen=commits,
+                )
+        finally:
+            changes.unpersist()
+        return AppliedCommit(len(plan.apply), counts.rows, commit)
 
     def _completed(self, table_id: str, started_at: str, **outcome: Any) -> TableRun:
         return self._run(table_id, started_at, RunStatus.COMPLETED, **outcome)
@@ -362,7 +285,7 @@ class _TableRunner:
         )
 
     def _skip_duplicates(
-        self, table_id: str, duplicates: list[tuple[TrackedFile, TrackedFile]], this_commit: str | None
+        self, table_id: str, duplicates: Sequence[tuple[TrackedFile, TrackedFile]], this_commit: str | None
     ) -> None:
         """Move files whose content the table already holds to history, unapplied, each with its reason."""
         for duplicate, original in duplicates:
@@ -380,10 +303,6 @@ class _TableRunner:
                 status=FileStatus.DUPLICATE_CONTENT,
                 skip_reason=reason,
             )
-
-    def _before_commit(self, table_id: str) -> None:
-        fault_point("etl.before_commit")  # tombstones written, the table's commit not started
-        self.hooks.before_commit(table_id)
 
     def _discard_uncommitted(self, config: TableConfig, base_path: str) -> tuple[str, ...]:
         """Recover from a run killed during a first commit: of the table, or of its tombstone table.
@@ -443,7 +362,6 @@ class _TableRunner:
                 f"{', '.join(quarantined)}; the next run goes on without them]"
             )
         seconds = time.monotonic() - started
-        dpu_seconds = self._dpu_seconds(seconds)
         logger.error("%s failed: %s", table_id, message)
         run = self._run(
             table_id,
@@ -454,7 +372,7 @@ class _TableRunner:
             error=message[:4000],
             error_trace=trace[-30000:],
             quarantined_files=quarantined,
-            dpu_seconds=dpu_seconds,
+            dpu_seconds=self._dpu_seconds(seconds),
         )
         try:
             self.processing.finish(run, self.run_id, history_retention=self.retention)
@@ -471,7 +389,6 @@ def run_file_processor(
     dynamodb: Any = None,
     resolve_uri: Callable[[str], str] | None = None,
     clock: Clock | None = None,
-    hooks: ProcessorHooks | None = None,
     job_run: JobRunRef | None = None,
     job_runs: JobRuns | None = None,
     cloudwatch: Any = None,
@@ -501,7 +418,6 @@ def run_file_processor(
             dynamodb=dynamodb,
             resolve_uri=resolve_uri or identity,
             clock=clock or utc_now,
-            hooks=hooks or NoHooks(),
             run_id=run_id,
             row_budget=row_budget,
             job_run=job_run,

@@ -1,19 +1,20 @@
-"""Apply a batch of changes to a table's Hudi files: one commit per table run."""
+"""Apply a batch of changes to a raw table's Hudi files (tombstones first, then the table): one commit per run."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from etl.change_frame import for_current_table, for_historical_table, latest_per_key, surviving_rows
-from etl.hudi_options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
+from etl.hudi.commit import CommitTag
+from etl.hudi.options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
+from etl.hudi.target import HudiTarget
+from etl.hudi.timeline import table_exists
 from etl.schema import align_to_table, table_schema
-from etl.timeline import table_exists
 from etl.tombstones import (
     STALE,
     clear_tombstones,
@@ -26,6 +27,7 @@ from etl.tombstones import (
 from odp.config.models import TableConfig, TableMode
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.faults import fault_point
+from odp.naming import tombstone_path
 
 logger = logging.getLogger(__name__)
 _CATALOG_LOCK = threading.Lock()
@@ -45,6 +47,36 @@ class WritePlan:
     tombstones: DataFrame | None = None
     stale: DataFrame | None = None
     clear_tombstones: bool = False
+
+
+@dataclass(frozen=True)
+class WriteSettings:
+    """The job-level settings of a job's table writes: the write profile, catalog sync, the raw root (tombstones
+    beside each table) and the job's fault point area (``etl``: the File Processor, ``streaming``: a micro-batch).
+    """
+
+    profile: WriteProfile
+    catalog_sync: bool
+    raw_root: str
+    job: str = "etl"
+
+    def tombstones_of(self, config: TableConfig) -> str | None:
+        """Where a current-mode table's tombstones live (None for a historical table: it keeps every delete)."""
+        if config.mode is not TableMode.CURRENT:
+            return None
+        return tombstone_path(self.raw_root, config.database, config.target_table)
+
+
+@dataclass(frozen=True)
+class ChangeBatch:
+    """One run's changes of a table (the canonical change frame) and what is known of them before the write:
+    ``rows`` (the change count: sizes the local profile's shuffles), whether a full load is among them, and
+    whether any change is a delete (none: no tombstone write, so a run without deletes makes one commit)."""
+
+    changes: DataFrame
+    rows: int
+    has_full_load: bool = False
+    has_deletes: bool = True
 
 
 @dataclass(frozen=True)
@@ -73,10 +105,9 @@ def plan_write(
     a first full load is a bulk_insert.
     """
     if config.mode is TableMode.HISTORICAL:
-        rows = for_historical_table(changes)
-        if has_full_load and not exists:
-            return WritePlan(rows, WriteOperation.BULK_INSERT)
-        return WritePlan(rows, WriteOperation.UPSERT)
+        first_load = has_full_load and not exists
+        operation = WriteOperation.BULK_INSERT if first_load else WriteOperation.UPSERT
+        return WritePlan(for_historical_table(changes), operation)
     keys = tuple(config.primary_key)
     latest = changes.transform(latest_per_key(keys))
     deletes = tombstone_rows(latest, keys)
@@ -90,81 +121,90 @@ def plan_write(
     if tombstones is None:
         return WritePlan(for_current_table(latest), WriteOperation.UPSERT, tombstones=deletes)
     flagged = mark_stale(latest, tombstones, keys)
-    return WritePlan(
-        for_current_table(flagged.where(~F.col(STALE)).drop(STALE)),
-        WriteOperation.UPSERT,
-        tombstones=deletes,
-        stale=flagged.where(F.col(STALE)).drop(STALE),
-    )
+    kept, stale = flagged.where(~F.col(STALE)).drop(STALE), flagged.where(F.col(STALE)).drop(STALE)
+    return WritePlan(for_current_table(kept), WriteOperation.UPSERT, tombstones=deletes, stale=stale)
 
 
 def write_changes(
     spark: SparkSession,
-    changes: DataFrame,
+    batch: ChangeBatch,
     config: TableConfig,
     base_path: str,
+    tag: CommitTag,
     *,
-    has_full_load: bool,
-    catalog_sync: bool,
-    profile: WriteProfile,
-    file_ids: Sequence[str],
-    run_id: str,
-    input_rows: int = 0,
-    has_deletes: bool = True,
-    tombstone_path: str | None = None,
-    before_commit: Callable[[], None] = lambda: None,
+    settings: WriteSettings,
 ) -> WriteResult:
-    """Write one commit to the table at base_path; returns the operation used and the stale changes dropped.
+    """Write one commit (carrying ``tag``) to the table at base_path; returns the operation and the stale changes
+    dropped. The write :func:`etl.hudi.commit.commit_once` runs for the File Processor and the micro-batch.
 
-    Current-mode tables (with ``tombstone_path``): the stored tombstones filter the batch, then the
-    batch's deletes are upserted into the tombstones (a full load or a new table clears them first),
-    and only then is the table committed. A crash in between leaves tombstones that the rerun of the same files writes
-    again unchanged. After the commit, a long tombstone log is folded into one folder. ``before_commit`` runs
-    right before the table's commit (a test hook).
-    ``input_rows`` (the batch's change count) sizes the local profile's shuffles; ``has_deletes`` false (the
-    batch holds no delete) skips the tombstone write, so a run without deletes makes one commit and no probe.
+    Current-mode tables: the stored tombstones filter the batch, then the batch's deletes are upserted into the
+    tombstones (a full load or a new table clears them first), and only then is the table committed (a rerun of
+    the same changes writes the same tombstones again); after it, a long tombstone log is folded into one folder.
+    Fault points ``<job>.before_tombstones`` and ``<job>.before_commit`` (odp.faults) come before each write.
+    Without catalog sync, the table is then registered in the session catalog.
 
     Raises:
         SchemaEvolutionError: the batch changes a column incompatibly (nothing is written).
     """
     exists = table_exists(spark, base_path)
-    current = config.mode is TableMode.CURRENT and tombstone_path is not None
-    stored = (
-        read_tombstones(spark, tombstone_path, config.primary_key) if current and exists and not has_full_load else None
-    )
-    # ``stored`` is lazy: the table's write below may read the tombstones after this batch's own deletes
-    # were added. Same outcome: a key whose last change in the batch is a delete has no upsert to drop.
-    plan = plan_write(changes, config, has_full_load=has_full_load, exists=exists, tombstones=stored)
+    tombstones = settings.tombstones_of(config)
+    # lazy: read after this batch's deletes were added; a key whose last change is a delete has no upsert to drop
+    reads = tombstones is not None and exists and not batch.has_full_load
+    stored = read_tombstones(spark, tombstones, config.primary_key) if reads else None
+    plan = plan_write(batch.changes, config, has_full_load=batch.has_full_load, exists=exists, tombstones=stored)
     rows = align_to_table(plan.rows, table_schema(spark, base_path)) if exists else plan.rows
-    stale_dropped = 0
-    if current and plan.stale is not None:
-        stale_dropped = plan.stale.count()
-        if stale_dropped:
-            logger.warning(
-                "%s: %d change(s) older than a committed delete of their key dropped",
-                config.table_id,
-                stale_dropped,
-            )
-    fault_point("etl.before_tombstones")  # nothing of this batch written yet
-    if current and plan.clear_tombstones:
-        clear_tombstones(spark, tombstone_path)
-    if current and plan.tombstones is not None and has_deletes:
-        write_tombstones(spark, plan.tombstones, tombstone_path, run_id=run_id)
-    before_commit()
+    stale_dropped = _count_stale(plan, config)
+    fault_point(f"{settings.job}.before_tombstones", table_id=config.table_id)  # nothing of this batch written yet
+    if tombstones is not None:
+        _write_tombstones(spark, plan, tombstones, run_id=tag.run_id, has_deletes=batch.has_deletes)
+    fault_point(f"{settings.job}.before_commit", table_id=config.table_id)  # tombstones written, no commit yet
+    _save(rows, config, base_path, plan.operation, tag=tag, settings=settings, input_rows=batch.rows)
+    if tombstones is not None and stored is not None:
+        # after the commit: nothing of this run reads the stored tombstones any more
+        consolidate_tombstones(spark, tombstones, config.primary_key, run_id=tag.run_id)
+    if not settings.catalog_sync:
+        register_in_session_catalog(spark, config, base_path)
+    return WriteResult(plan.operation, stale_dropped)
+
+
+def _save(
+    rows: DataFrame,
+    config: TableConfig,
+    base_path: str,
+    operation: WriteOperation,
+    *,
+    tag: CommitTag,
+    settings: WriteSettings,
+    input_rows: int,
+) -> None:
+    """The table's Hudi commit, with the options of its target and ``tag`` in its metadata."""
     options = hudi_write_options(
-        config,
-        operation=plan.operation,
-        profile=profile,
-        catalog_sync=catalog_sync,
+        HudiTarget.from_table(config),
+        operation=operation,
+        profile=settings.profile,
+        catalog_sync=settings.catalog_sync,
         input_rows=input_rows,
-        file_ids=file_ids,
-        run_id=run_id,
+        metadata=tag.metadata(),
     )
     rows.write.format("hudi").options(**options).mode("append").save(base_path)
-    if current and stored is not None:
-        # after the commit: nothing of this run reads the stored tombstones any more
-        consolidate_tombstones(spark, tombstone_path, config.primary_key, run_id=run_id)
-    return WriteResult(plan.operation, stale_dropped)
+
+
+def _count_stale(plan: WritePlan, config: TableConfig) -> int:
+    """The incoming upserts dropped as older than their key's committed delete (logged when any)."""
+    stale_dropped = plan.stale.count() if plan.stale is not None else 0
+    if stale_dropped:
+        logger.warning(
+            "%s: %d change(s) older than a committed delete of their key dropped", config.table_id, stale_dropped
+        )
+    return stale_dropped
+
+
+def _write_tombstones(spark: SparkSession, plan: WritePlan, path: str, *, run_id: str, has_deletes: bool) -> None:
+    """Clear the stored tombstones when the plan says so, then add the batch's deletes (when it has any)."""
+    if plan.clear_tombstones:
+        clear_tombstones(spark, path)
+    if plan.tombstones is not None and has_deletes:
+        write_tombstones(spark, plan.tombstones, path, run_id=run_id)
 
 
 def job_write_profile(spark: SparkSession, args: FileProcessorJobArgs) -> WriteProfile:

@@ -216,7 +216,7 @@ class LocalAccount:
             tracker_tables=self.names,
             catalog_sync=False,
             **({"lease_seconds": int(lease)} if lease else {}),  # else the contract's default
-            hudi_profile="local",  # laptop sizing (etl/hudi_options.py); the Glue job gets "glue"
+            hudi_profile="local",  # laptop sizing (etl/hudi/options.py); the Glue job gets "glue"
         )
 
     def save_state(self) -> None:

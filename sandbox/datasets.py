@@ -15,7 +15,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from etl.datasets.job import run_datasets
-from etl.datasets.refresh import DatasetRefresher, latest_instant
+from etl.datasets.refresh import DatasetRefresher
+from etl.hudi.timeline import latest_instant
 from odp.config.datasets import ExpressionRule
 from odp.config.loader import OdpConfig
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from etl.hudi_options import HudiProfile, WriteProfile
+from etl.hudi.options import HudiProfile, WriteProfile
 from etl.streaming.batch import BatchOutcome, StreamTarget
 from etl.streaming.sources import kinesis_event_record
 from odp.config.loader import OdpConfig, load_config

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import SparkSession
 
 from etl.datasets.refresh import DatasetRefresher
-from etl.hudi_options import HudiProfile, WriteProfile
+from etl.hudi.options import HudiProfile, WriteProfile
 from odp.config.datasets import DatasetConfig, dependency_order, downstream_of
 from odp.config.loader import OdpConfig
 from odp.contracts.datasets import DatasetJobArgs
@@ -57,7 +57,6 @@ def run_datasets(
     args: DatasetJobArgs,
     *,
     record: Callable[[DatasetRun], None] = lambda run: None,
-    after_commit: Callable[[DatasetConfig], None] = lambda dataset: None,
 ) -> DatasetJobOutcome:
     """Refresh the selected datasets; ``record`` gets each run (history item, notification)."""
     refresher = DatasetRefresher(
@@ -67,7 +66,6 @@ def run_datasets(
         datasets={d.name: d for d in config.datasets},
         catalog_sync=args.catalog_sync,
         profile=WriteProfile(HudiProfile(args.hudi_profile)),
-        after_commit=after_commit,
     )
     runs: list[DatasetRun] = []
     for dataset in select_datasets(config, args):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
@@ -27,26 +27,22 @@ from pyspark.sql import functions as F
 
 from etl.datasets.quality import check_rules
 from etl.datasets.sql_check import bind_sources, check_dataset_sql
-from etl.hudi_options import (
-    COMMIT_METADATA_PREFIX,
-    RUN_ID_METADATA,
-    WriteProfile,
-    glue_sync_options,
-    key_generator,
-    profile_options,
-)
-from etl.timeline import _meta_client, table_exists
+from etl.hudi.commit import CommitTag, commit_once
+from etl.hudi.options import WriteOperation, WriteProfile, hudi_write_options
+from etl.hudi.target import HudiTarget
+from etl.hudi.timeline import latest_commit_metadata, latest_instant
 from odp.config.datasets import DatasetConfig, Refresh
-from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
+from odp.config.models import TableConfig
 from odp.contracts.datasets import LakeRoots
 from odp.dataset_run import DatasetRun
-from odp.faults import fault_point
+from odp.naming import table_base_path
 from odp.tracker.statuses import RunStatus
 
 CONSUMED_METADATA = "_odp_consumed"
 COMMIT_TIME = "_hoodie_commit_time"
 DELETED = "_hoodie_is_deleted"
-AFTER_COMMIT_FAULT = "datasets.after_commit"
+JOB = "datasets"  # the fault points' area: a kill right after the commit is AFTER_COMMIT_FAULT
+AFTER_COMMIT_FAULT = f"{JOB}.after_commit"
 
 
 class DatasetSqlInvalidError(ValueError):
@@ -63,26 +59,12 @@ class RefreshPlan:
     after: DataFrame
 
 
-def latest_instant(spark: SparkSession, base_path: str) -> str | None:
-    """The latest completed commit of a Hudi table, ``None`` when it has none."""
-    if not table_exists(spark, base_path):
-        return None
-    last = _meta_client(spark, base_path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
-    last = last.lastInstant()
-    return str(last.get().requestedTime()) if last.isPresent() else None
-
-
 def consumed_instants(spark: SparkSession, base_path: str) -> dict[str, str] | None:
     """Source id -> commit the dataset's latest commit consumed; ``None`` when the dataset has no commit."""
-    if not table_exists(spark, base_path):
+    metadata = latest_commit_metadata(spark, base_path)
+    if metadata is None:
         return None
-    jvm = spark.sparkContext._jvm
-    timeline = _meta_client(spark, base_path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
-    last = timeline.lastInstant()
-    if not last.isPresent():
-        return None
-    metadata = jvm.org.apache.hudi.common.table.timeline.TimelineUtils.getCommitMetadata(last.get(), timeline)
-    raw = metadata.getExtraMetadata().get(CONSUMED_METADATA)
+    raw = metadata.get(CONSUMED_METADATA)
     return json.loads(raw) if raw else {}
 
 
@@ -119,66 +101,9 @@ def plan_incremental(
     return RefreshPlan(Refresh.INCREMENTAL, output, deletes, after)
 
 
-def dataset_write_options(
-    dataset: DatasetConfig,
-    *,
-    consumed: Mapping[str, str],
-    run_id: str,
-    catalog_sync: bool,
-    profile: WriteProfile,
-    input_rows: int = 0,
-) -> dict[str, str]:
-    """Every option of one dataset commit: upsert by key, the latest write wins, consumed commits in metadata."""
-    keygen, partition_field = key_generator(dataset.key, dataset.partition_by)
-    options = {
-        "hoodie.table.name": dataset.name,
-        "hoodie.datasource.write.table.name": dataset.name,
-        "hoodie.datasource.write.table.type": dataset.table_type.value,
-        "hoodie.datasource.write.operation": "upsert",
-        "hoodie.datasource.write.recordkey.field": ",".join(dataset.key),
-        "hoodie.datasource.write.precombine.field": "",
-        "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
-        "hoodie.datasource.write.keygenerator.class": keygen,
-        "hoodie.datasource.write.partitionpath.field": partition_field,
-        "hoodie.datasource.write.hive_style_partitioning": "true",
-        "hoodie.datasource.write.commitmeta.key.prefix": COMMIT_METADATA_PREFIX,
-        CONSUMED_METADATA: json.dumps(dict(consumed), sort_keys=True),
-        RUN_ID_METADATA: run_id,
-    }
-    # The metadata table, and shuffle parallelism per profile (left to Hudi on Glue): as every raw table write.
-    options.update(profile_options(profile, input_rows))
-    if dataset.table_type is TableType.MERGE_ON_READ:
-        options["hoodie.compact.inline"] = "true"  # as the raw tables: compact every few delta commits
-        options["hoodie.compact.inline.max.delta.commits"] = "5"
-    if dataset.partition_by:
-        options["hoodie.index.type"] = "GLOBAL_SIMPLE"  # a key's partition value may change between runs
-        options["hoodie.simple.index.update.partition.path"] = "true"
-    if catalog_sync:
-        options.update(glue_sync_options(_as_table(dataset)))
-    return options
-
-
-def _as_table(dataset: DatasetConfig) -> TableConfig:
-    """The dataset seen as a table config, for what is shared with raw tables (catalog sync)."""
-    return TableConfig(
-        source="dataset",
-        schema_name=dataset.zone.value,
-        table=dataset.name,
-        format=SourceFormat.DMS,
-        primary_key=dataset.key,
-        partition_by=dataset.partition_by,
-        table_type=dataset.table_type,
-        mode=TableMode.CURRENT,
-        cadence="datasets",
-        database=dataset.database,
-        target_table=dataset.name,
-        is_active=True,
-    )
-
-
 @dataclass
 class DatasetRefresher:
-    """Refreshes datasets of one configuration; ``after_commit`` is a test hook (a crash right after the commit)."""
+    """Refreshes datasets of one configuration (fault point ``datasets.after_commit`` right after each commit)."""
 
     spark: SparkSession
     roots: LakeRoots
@@ -186,12 +111,12 @@ class DatasetRefresher:
     datasets: Mapping[str, DatasetConfig]
     catalog_sync: bool = False
     profile: WriteProfile = field(default_factory=WriteProfile)  # production unless a local run says so
-    after_commit: Callable[[DatasetConfig], None] = lambda dataset: None
 
     def source_path(self, dataset: DatasetConfig, index: int) -> str:
         source = dataset.sources[index]
         if source.table is not None:
-            return self.roots.table_path(self.tables[source.table])
+            table = self.tables[source.table]
+            return table_base_path(self.roots.raw, table.database, table.target_table)
         return self.roots.dataset_path(self.datasets[source.dataset])
 
     def refresh(self, dataset: DatasetConfig, *, force_full: bool = False) -> DatasetRun:
@@ -269,15 +194,35 @@ class DatasetRefresher:
         rows = upserts.withColumn(DELETED, F.lit(False)).unionByName(
             deletes.withColumn(DELETED, F.lit(True)), allowMissingColumns=True
         )
-        options = dataset_write_options(
-            dataset,
-            consumed=latest,
-            run_id=run_id,
-            catalog_sync=self.catalog_sync,
+        input_rows = counts["rows_upserted"] + counts["rows_deleted"]
+        commit = commit_once(
+            self.spark,
+            path,
+            consumed_tag(run_id, latest),
+            lambda tag: self._save(rows, dataset, path, tag, input_rows=input_rows),
+            job=JOB,
+            label=dataset.name,
+        )
+        return DatasetRun(**common, status=RunStatus.WRITTEN, commit_instant=commit.instant)
+
+    def _save(self, rows: DataFrame, dataset: DatasetConfig, path: str, tag: CommitTag, *, input_rows: int) -> None:
+        """One dataset commit: upserts and deletes by key, the latest write wins, ``tag`` in its metadata."""
+        options = hudi_write_options(
+            HudiTarget.from_dataset(dataset),
+            operation=WriteOperation.UPSERT,
             profile=self.profile,
-            input_rows=counts["rows_upserted"] + counts["rows_deleted"],
+            catalog_sync=self.catalog_sync,
+            input_rows=input_rows,
+            metadata=tag.metadata(),
         )
         rows.write.format("hudi").options(**options).mode("append").save(path)
-        fault_point(AFTER_COMMIT_FAULT)
-        self.after_commit(dataset)
-        return DatasetRun(**common, status=RunStatus.WRITTEN, commit_instant=latest_instant(self.spark, path))
+
+
+def consumed_tag(run_id: str, consumed: Mapping[str, str]) -> CommitTag:
+    """A dataset commit's tag: its run, and the source commits it consumed (``_odp_consumed``, source id ->
+    instant; also as ``<source id>@<instant>`` consumed ids, as every ODP data commit records some)."""
+    return CommitTag(
+        run_id,
+        tuple(f"{source}@{instant}" for source, instant in sorted(consumed.items())),
+        extra={CONSUMED_METADATA: json.dumps(dict(consumed), sort_keys=True)},
+    )

@@ -43,7 +43,7 @@ def stream_target(args: StreamingJobArgs, table_config: Any) -> Any:
     Raises:
         TableConfigNotFoundError: a streamed table has no table_config item.
     """
-    from etl.hudi_options import HudiProfile, WriteProfile  # noqa: PLC0415 - keep import time free of Spark
+    from etl.hudi.options import HudiProfile, WriteProfile  # noqa: PLC0415 - keep import time free of Spark
     from etl.streaming.batch import StreamTarget  # noqa: PLC0415
 
     configs = TableConfigStore(table_config)

@@ -6,11 +6,13 @@
    executors); a record Kinesis delivered twice in the batch (same DynamoDB ``eventID``) is kept once;
 2. bad records (not JSON, unknown table, no image, a null key, a value that does not fit its column's
    type) are written to ``<error_root>/<stream>/bad_records/checkpoint=<id>/batch=<n>/`` with the reason, and counted;
-3. per table, in its own error boundary: if a completed Hudi commit already carries this batch's tag
-   (a crash between that commit and the checkpoint), the table is skipped; otherwise its changes are
-   written by :func:`etl.writer.write_changes` (last change per key, deletes, late records, COW / MOR,
-   current / historical) with the batch tag as the commit's run id and the shard positions it covers as
-   the commit's consumed ids (``_odp_run_id`` / ``_odp_file_ids`` in the commit's extra metadata);
+3. per table, in its own error boundary, committed once by :func:`etl.hudi.commit.commit_once`: if a
+   completed Hudi commit already carries this batch's tag (a crash between that commit and the
+   checkpoint), the table is skipped; otherwise its changes are written by :func:`etl.writer.write_changes`
+   (last change per key, deletes, late records, COW / MOR, current / historical) with the batch tag as the
+   commit's run id and the shard positions it covers as the commit's consumed ids (``_odp_run_id`` /
+   ``_odp_file_ids`` in the commit's extra metadata); fault points ``streaming.before_commit`` and
+   ``streaming.after_commit`` (odp.faults) sit on either side of the commit;
 4. a table whose write fails has its records written to
    ``<error_root>/<stream>/failed_tables/checkpoint=<id>/batch=<n>/table=<table_id>/`` with the error: the other tables
    and the following batches go on, and the records can be replayed (event-time ordering keeps a
@@ -30,15 +32,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from etl.change_frame import OP, ORDERING
-from etl.errors import CommitNotFoundError
-from etl.hudi_options import WriteProfile
+from etl.hudi.commit import CommitTag, commit_once
+from etl.hudi.options import WriteProfile
 from etl.readers.typed_values import TYPES, VALUES, column_types
 from etl.streaming.records import DATA, SEQUENCE_NUMBER, SHARD, Route, StreamRecord, route_records
 from etl.streaming.typed_rows import cast_error, change_frame
-from etl.timeline import commit_of_run, completed_commits
-from etl.writer import register_in_session_catalog, write_changes
+from etl.writer import ChangeBatch, WriteResult, WriteSettings, write_changes
 from odp.config.models import TableConfig
-from odp.naming import tombstone_path
+from odp.naming import table_base_path
 from odp.tracker.statuses import RunStatus
 
 logger = logging.getLogger(__name__)
@@ -71,7 +72,7 @@ class StreamTarget:
     raw_root: str  # s3://raw-bucket or file:///...: tables at <raw_root>/<database>/<table>
     error_root: str  # s3://bucket/prefix or file:///...: bad records at <error_root>/<stream>/...
     catalog_sync: bool = False
-    # Hudi write settings: production (glue) unless a local run says otherwise (etl.hudi_options.WriteProfile).
+    # Hudi write settings: production (glue) unless a local run says otherwise (etl.hudi.options.WriteProfile).
     profile: WriteProfile = field(default_factory=WriteProfile)
 
     def routes(self) -> dict[str, Route]:
@@ -79,20 +80,14 @@ class StreamTarget:
         return {table.table: Route(table.table_id, tuple(table.primary_key)) for table in self.tables}
 
     def base_path(self, table: TableConfig) -> str:
-        return f"{self.raw_root.rstrip('/')}/{table.database}/{table.target_table}"
+        return table_base_path(self.raw_root, table.database, table.target_table)
+
+    def write_settings(self) -> WriteSettings:
+        """How the stream's table writes run: its profile and catalog sync, fault points ``streaming.*``."""
+        return WriteSettings(self.profile, self.catalog_sync, self.raw_root, job="streaming")
 
     def error_path(self, *parts: str) -> str:
         return "/".join([self.error_root.rstrip("/"), self.stream, *parts])
-
-
-class BatchHooks:
-    """Points where tests (and only tests) stop a batch: right before and right after a table's commit."""
-
-    def before_commit(self, table_id: str) -> None:
-        return None
-
-    def after_commit(self, table_id: str, commit_instant: str) -> None:
-        return None
 
 
 @dataclass(frozen=True)
@@ -200,35 +195,22 @@ class TableChanges:
     columns: dict[str, str]
 
 
-def _write_table(
-    spark: SparkSession, changes: TableChanges, target: StreamTarget, *, tag: str, hooks: BatchHooks
-) -> TableBatchResult:
-    config, rows, columns = changes.config, changes.rows, changes.columns
+def _write_table(spark: SparkSession, changes: TableChanges, target: StreamTarget, *, tag: str) -> TableBatchResult:
+    """Commit one table's changes of the batch once (etl.hudi.commit): a batch its timeline holds is skipped."""
+    config, rows = changes.config, changes.rows
     base_path = target.base_path(config)
-    if commit_of_run(completed_commits(spark, base_path), tag) is not None:
+    count = rows.count()  # with the shard positions: one pass each, also when the batch turns out replayed
+
+    def write(commit_tag: CommitTag) -> WriteResult:
+        batch = ChangeBatch(change_frame(rows, changes.columns), rows=count)
+        return write_changes(spark, batch, config, base_path, commit_tag, settings=target.write_settings())
+
+    commit = commit_once(
+        spark, base_path, CommitTag(tag, tuple(shard_positions(rows))), write, job="streaming", label=config.table_id
+    )
+    if commit.replayed:
         logger.warning("%s: batch %s is already committed (replayed after a restart): skipped", config.table_id, tag)
         return TableBatchResult(config.table_id, RunStatus.REPLAYED)
-    count = rows.count()
-    written = write_changes(
-        spark,
-        change_frame(rows, columns),
-        config,
-        base_path,
-        has_full_load=False,
-        catalog_sync=target.catalog_sync,
-        profile=target.profile,
-        input_rows=count,
-        file_ids=shard_positions(rows),
-        run_id=tag,
-        tombstone_path=tombstone_path(target.raw_root, config.database, config.target_table),
-        before_commit=lambda: hooks.before_commit(config.table_id),
-    )
-    commit = commit_of_run(completed_commits(spark, base_path), tag)
-    if commit is None:
-        raise CommitNotFoundError(f"{config.table_id}: the Hudi write returned but no completed commit of {tag}")
-    if not target.catalog_sync:
-        register_in_session_catalog(spark, config, base_path)
-    hooks.after_commit(config.table_id, commit.instant)
     return TableBatchResult(
         config.table_id,
         RunStatus.COMPLETED,
@@ -237,7 +219,7 @@ def _write_table(
         updates=commit.updates,
         deletes=commit.deletes,
         commit_instant=commit.instant,
-        stale_dropped=written.stale_dropped,
+        stale_dropped=commit.written.stale_dropped if commit.written is not None else 0,
     )
 
 
@@ -246,8 +228,6 @@ def process_micro_batch(
     records: DataFrame,
     tag: str,
     target: StreamTarget,
-    *,
-    hooks: BatchHooks | None = None,
 ) -> BatchOutcome:
     """Apply one micro-batch (columns ``data``, ``sequence_number``, ``shard``) to every table it touches.
 
@@ -255,7 +235,6 @@ def process_micro_batch(
     records too (with the error), and the outcome lists both. Raises only when the error location
     itself cannot be written (then nothing is safe to checkpoint and the stream must stop).
     """
-    hooks = hooks or BatchHooks()
     started = time.monotonic()
     if records.isEmpty():  # a window without records (Glue calls the batch function anyway)
         return BatchOutcome(tag, 0, 0, 0, time.monotonic() - started)
@@ -281,19 +260,17 @@ def process_micro_batch(
             write_errors(bad, target.error_path("bad_records", batch_folder(tag)))
             logger.warning("%s: %d bad record(s) set aside in %s", tag, bad_count, target.error_path("bad_records"))
         bad.unpersist()
-        results = [_table_boundary(spark, changes, target, tag=tag, hooks=hooks) for changes in plans]
+        results = [_table_boundary(spark, changes, target, tag=tag) for changes in plans]
     finally:
         routed.unpersist()
     return BatchOutcome(tag, total, bad_count, total - kept, time.monotonic() - started, results)
 
 
-def _table_boundary(
-    spark: SparkSession, changes: TableChanges, target: StreamTarget, *, tag: str, hooks: BatchHooks
-) -> TableBatchResult:
+def _table_boundary(spark: SparkSession, changes: TableChanges, target: StreamTarget, *, tag: str) -> TableBatchResult:
     """One table's write in its own error boundary: a failure sets the table's records aside with the error."""
     config, rows = changes.config, changes.rows
     try:
-        return _write_table(spark, changes, target, tag=tag, hooks=hooks)
+        return _write_table(spark, changes, target, tag=tag)
     except Exception as error:  # noqa: BLE001 - the per-table error boundary: set aside, report, move on
         message = f"{type(error).__name__}: {error}"
         logger.error("%s: batch %s failed, its records are set aside: %s", config.table_id, tag, message)

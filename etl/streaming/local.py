@@ -10,7 +10,7 @@ import logging
 
 from pyspark.sql import DataFrame, SparkSession
 
-from etl.streaming.batch import BatchHooks, BatchOutcome, StreamTarget, batch_tag, process_micro_batch
+from etl.streaming.batch import BatchOutcome, StreamTarget, batch_tag, process_micro_batch
 from etl.streaming.sources import checkpoint_id, start_local_stream
 
 logger = logging.getLogger(__name__)
@@ -22,7 +22,6 @@ def run_local_stream(
     checkpoint_location: str,
     target: StreamTarget,
     *,
-    hooks: BatchHooks | None = None,
     files_per_batch: int = 1,
 ) -> list[BatchOutcome]:
     """Process every file now in ``source_dir`` (``files_per_batch`` per micro-batch) and stop.
@@ -37,7 +36,7 @@ def run_local_stream(
 
     def on_batch(frame: DataFrame, batch_id: int) -> None:
         tag = batch_tag(target.stream, checkpoint_id(spark, checkpoint_location), batch_id)
-        outcome = process_micro_batch(spark, frame, tag, target, hooks=hooks)
+        outcome = process_micro_batch(spark, frame, tag, target)
         logger.info("%s: %s", tag, outcome)
         outcomes.append(outcome)
 

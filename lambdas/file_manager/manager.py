@@ -9,7 +9,6 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit
 
 from lambdas.file_manager.events import ObjectCreated
-from odp.config.models import SourceFormat
 from odp.config.store import TableConfigStore, TableInfo
 from odp.contracts.metrics import (
     DUPLICATE_FILE_EVENTS_METRIC,

@@ -49,7 +49,7 @@ class DatasetJobArgs(JobContract):
     ] = ()
     full_refresh: Annotated[bool, Glue("odp_full_refresh", "recompute every selected dataset from its sources")] = False
     catalog_sync: CatalogSync = False
-    hudi_profile: str = "glue"  # not a job argument: etl.hudi_options.HudiProfile, local in the sandbox
+    hudi_profile: str = "glue"  # not a job argument: etl.hudi.options.HudiProfile, local in the sandbox
     history_table: Annotated[
         str, Glue("odp_dataset_history_table", "DynamoDB run history table; empty = not recorded")
     ] = ""

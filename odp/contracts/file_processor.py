@@ -40,7 +40,7 @@ class FileProcessorJobArgs(JobContract):
         int, Glue("odp_table_concurrency", "tables of the batch written at once (the cadence's setting)")
     ] = DEFAULT_TABLE_CONCURRENCY
     hudi_profile: Annotated[
-        Literal["glue", "local"], Glue("odp_hudi_profile", "the Hudi write profile (etl.hudi_options)")
+        Literal["glue", "local"], Glue("odp_hudi_profile", "the Hudi write profile (etl.hudi.options)")
     ] = "glue"
     job_dpus: Annotated[
         float, Glue("odp_job_dpus", "the job's DPUs, to share its DPU-seconds among the tables; 0 = unknown")

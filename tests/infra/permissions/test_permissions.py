@@ -23,7 +23,7 @@ import pytest
 import yaml
 from moto import mock_aws
 
-from etl.datasets.refresh import latest_instant
+from etl.hudi.timeline import latest_instant
 from infrastructure.smoke import check_environment
 from odp.config.loader import OdpConfig
 from odp.dataset_history import dataset_history_table_name

@@ -18,7 +18,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from etl.hudi_options import HudiProfile, WriteProfile
+from etl.hudi.options import HudiProfile, WriteProfile
 from etl.jobs.streaming_job import publish_batch_metrics, stream_target
 from etl.streaming.batch import BatchOutcome
 from etl.streaming.local import run_local_stream

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from etl.processor import JobOutcome, NoHooks, ProcessorHooks, run_file_processor
+from etl.processor import JobOutcome, run_file_processor
 from etl.write_budget import RowBudget
 from odp.config.items import table_config_item
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
@@ -140,7 +140,6 @@ class Lake:
         self,
         spark: Any,
         *table_ids: str,
-        hooks: ProcessorHooks | None = None,
         table_concurrency: int = 4,
         job_dpus: float = 0.0,
         row_budget: RowBudget | None = None,
@@ -150,7 +149,6 @@ class Lake:
             self.args(*table_ids, table_concurrency=table_concurrency, job_dpus=job_dpus),
             dynamodb=self.dynamodb,
             resolve_uri=self.resolve,
-            hooks=hooks,
             row_budget=row_budget,
         )
 
@@ -188,25 +186,31 @@ def hudi_rs_rows(base_path: str, columns: list[str]) -> list[tuple]:
 Hook = Callable[[str, str], None]
 
 
-class CrashAfterCommit(NoHooks):
-    """Fails the run between the Hudi commit and the tracker update, once."""
+class CrashAfterCommit:
+    """The action at the fault point ``etl.after_commit`` (odp.faults.on_fault): fails the run between the Hudi
+    commit and the tracker update, once."""
+
+    POINT = "etl.after_commit"
 
     def __init__(self) -> None:
         self.fired = 0
 
-    def after_commit(self, table_id: str, commit_instant: str) -> None:
+    def __call__(self, *, table_id: str, instant: str) -> None:
         if self.fired == 0:
             self.fired += 1
-            raise RuntimeError(f"simulated crash after commit {commit_instant} of {table_id}")
+            raise RuntimeError(f"simulated crash after commit {instant} of {table_id}")
 
 
-class CrashBeforeCommit(NoHooks):
-    """Fails the run between the tombstone write and the table's Hudi commit, once."""
+class CrashBeforeCommit:
+    """The action at the fault point ``etl.before_commit``: fails the run between the tombstone write and the
+    table's Hudi commit, once."""
+
+    POINT = "etl.before_commit"
 
     def __init__(self) -> None:
         self.fired = 0
 
-    def before_commit(self, table_id: str) -> None:
+    def __call__(self, *, table_id: str) -> None:
         if self.fired == 0:
             self.fired += 1
             raise RuntimeError(f"simulated crash before the commit of {table_id}")

@@ -13,6 +13,7 @@ from etl.concurrency import POOL_PROPERTY, effective_concurrency, run_tables, sc
 from etl.cost import dpu_seconds_share
 from etl.write_budget import RowBudget
 from odp.contracts.metrics import NAMESPACE, TABLE_DPU_SECONDS_METRIC
+from odp.faults import on_fault
 from odp.tracker import ProcessingTracker, RunStatus, TableRun
 from tests.unit.etl.conftest import Lake, rows_of, table_config
 
@@ -27,13 +28,10 @@ class MeetBeforeCommit:
         self.barrier = threading.Barrier(parties, timeout=240)
         self.seen: dict[str, tuple[str, str | None]] = {}
 
-    def before_commit(self, table_id: str) -> None:
+    def __call__(self, *, table_id: str) -> None:  # at etl.before_commit
         pool = self.spark.sparkContext.getLocalProperty(POOL_PROPERTY)
         self.seen[table_id] = (threading.current_thread().name, pool)
         self.barrier.wait()  # raises BrokenBarrierError (the table fails) if the other table never comes
-
-    def after_commit(self, table_id: str, commit_instant: str) -> None:
-        return None
 
 
 @pytest.mark.spark
@@ -49,10 +47,8 @@ def test_one_of_several_concurrent_tables_fails_and_the_others_commit(
     lake.land_text(broken, "20260101-1.parquet", "PAR1 not really parquet")
     hooks = MeetBeforeCommit(spark, parties=2)
 
-    with caplog.at_level(logging.ERROR, logger="etl.processor"):
-        outcome = lake.run(
-            spark, broken.table_id, first.table_id, second.table_id, hooks=hooks, table_concurrency=3, job_dpus=10
-        )
+    with caplog.at_level(logging.ERROR, logger="etl.processor"), on_fault("etl.before_commit", hooks):
+        outcome = lake.run(spark, broken.table_id, first.table_id, second.table_id, table_concurrency=3, job_dpus=10)
 
     by_id = {result.table_id: result for result in outcome.tables}
     assert [result.table_id for result in outcome.tables] == [broken.table_id, first.table_id, second.table_id]
@@ -110,16 +106,13 @@ class WritesAtOnce:
         self.inside = 0
         self.peak = 0
 
-    def before_commit(self, table_id: str) -> None:
+    def __call__(self, *, table_id: str) -> None:  # at etl.before_commit
         with self.changed:
             self.inside += 1
             self.peak = max(self.peak, self.inside)
             self.changed.notify_all()
             self.changed.wait_for(lambda: self.inside > 1, timeout=self.linger)
             self.inside -= 1
-
-    def after_commit(self, table_id: str, commit_instant: str) -> None:
-        return None
 
 
 @pytest.mark.spark
@@ -131,7 +124,8 @@ def test_concurrent_tables_write_one_at_a_time_when_their_rows_exceed_the_write_
     hooks = WritesAtOnce(linger=3.0)
 
     # two rows per table, three rows of budget: left and right each wait for the other's write to end
-    outcome = lake.run(spark, *(c.table_id for c in configs), hooks=hooks, table_concurrency=3, row_budget=RowBudget(3))
+    with on_fault("etl.before_commit", hooks):
+        outcome = lake.run(spark, *(c.table_id for c in configs), table_concurrency=3, row_budget=RowBudget(3))
 
     assert [(r.table_id, r.status) for r in outcome.tables] == [(c.table_id, RunStatus.COMPLETED) for c in configs]
     assert hooks.peak == 1

@@ -6,6 +6,7 @@ import pyarrow as pa
 import pytest
 
 from odp.config.models import TableMode, TableType
+from odp.faults import on_fault
 from odp.tracker import ProcessingTracker, RunStatus
 from tests.unit.etl.conftest import CrashAfterCommit, Lake, hudi_rs_rows, rows_of, table_config
 
@@ -149,8 +150,8 @@ def test_historical_mor_crash_between_commit_and_tracker_update(spark, lake: Lak
         ],
         CDC,
     )
-    crash = CrashAfterCommit()
-    crashed = lake.run(spark, table_id, hooks=crash).tables[0]
+    with on_fault(CrashAfterCommit.POINT, CrashAfterCommit()) as crash:
+        crashed = lake.run(spark, table_id).tables[0]
     assert crash.fired == 1
     assert crashed.status is RunStatus.REFRESH_ERROR
     assert "simulated crash" in crashed.error

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from etl.processor import split_duplicate_content
+from etl.table_plan import split_duplicate_content
 from odp.config.models import TableMode
 from odp.tracker import FileKind, RunStatus, TrackedFile
 from tests.unit.etl.conftest import Lake, rows_of, table_config

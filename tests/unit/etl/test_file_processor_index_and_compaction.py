@@ -8,8 +8,8 @@ import pyarrow as pa
 import pytest
 
 import etl.writer
-from etl.hudi_options import DEFAULT_COMPACTION_DELTA_COMMITS, hudi_write_options
-from etl.timeline import completed_commits
+from etl.hudi.options import DEFAULT_COMPACTION_DELTA_COMMITS, hudi_write_options
+from etl.hudi.timeline import completed_commits
 from odp.config.models import TableType
 from odp.tracker import RunStatus
 from tests.unit.etl.conftest import Lake, rows_of, table_config

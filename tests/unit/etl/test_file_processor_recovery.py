@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 from odp.config.models import TableConfig
+from odp.faults import on_fault
 from odp.tracker import RunStatus
 from tests.unit.etl.conftest import CrashAfterCommit, Lake, rows_of, table_config
 
@@ -47,13 +48,14 @@ def test_a_new_table_whose_first_commit_never_completed_is_recreated(
     other = lake.configure(table_config("first_commit_neighbour"))
     lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann"), _c("I", "00002", 2, "bob")], CDC)
     lake.land_parquet(other, "20260101-000001.parquet", [_c("I", "00001", 7, "eve")], CDC)
-    crashed = lake.run(spark, config.table_id, hooks=CrashAfterCommit()).tables[0]
+    with on_fault(CrashAfterCommit.POINT, CrashAfterCommit()):
+        crashed = lake.run(spark, config.table_id).tables[0]
     assert crashed.status is RunStatus.REFRESH_ERROR
     table_dir = lake.root / "raw" / "lake_db" / "first_commit_killed"
     uncomplete_first_commit(table_dir)
     assert len(lake.landed(config.table_id)) == 1
 
-    with caplog.at_level(logging.WARNING, logger="etl.timeline"):
+    with caplog.at_level(logging.WARNING, logger="etl.hudi.timeline"):
         outcome = lake.run(spark, config.table_id, other.table_id)
     recovered, neighbour = outcome.tables
     assert recovered.status is RunStatus.COMPLETED, recovered.error

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+from odp.faults import on_fault
 from odp.tracker import RunStatus
 from tests.unit.etl.conftest import CrashBeforeCommit, Lake, rows_of, table_config
 
@@ -75,8 +76,8 @@ def test_a_crash_between_the_tombstones_and_the_commit_reruns_to_the_right_table
     lake.land_parquet(
         config, "20260101-000002.parquet", [_c("D", "00005", 1, "ann"), _c("U", "00006", 2, "bob-2")], CDC
     )
-    crash = CrashBeforeCommit()
-    crashed = lake.run(spark, table_id, hooks=crash).tables[0]
+    with on_fault(CrashBeforeCommit.POINT, CrashBeforeCommit()) as crash:
+        crashed = lake.run(spark, table_id).tables[0]
     assert crash.fired == 1
     assert crashed.status is RunStatus.REFRESH_ERROR
     assert "simulated crash before the commit" in crashed.error

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from etl.errors import TableConfigError
-from etl.hudi_options import (
+from etl.hudi.commit import CommitTag
+from etl.hudi.options import (
     INDEX_METADATA,
     PARALLELISM_OPTIONS,
     HudiProfile,
@@ -18,8 +20,10 @@ from etl.hudi_options import (
     record_index_file_groups,
     shuffle_parallelism,
 )
-from etl.processor import check_index_unchanged
-from etl.timeline import CommitSummary, stored_index
+from etl.hudi.target import HudiTarget, Ordering
+from etl.hudi.timeline import CommitSummary, stored_index
+from etl.table_plan import check_index_unchanged
+from odp.config.datasets import DatasetConfig, DatasetSource, Refresh, Zone
 from odp.config.models import TableMode, TableType
 from odp.naming import tombstone_path
 from tests.unit.etl.conftest import table_config
@@ -40,12 +44,11 @@ def test_key_generator_choice() -> None:
 def test_current_cow_partitioned_options() -> None:
     config = table_config("orders", partition_by=("region",))
     options = hudi_write_options(
-        config,
+        HudiTarget.from_table(config),
         operation=WriteOperation.UPSERT,
         profile=LOCAL,
         catalog_sync=False,
-        file_ids=["b", "a"],
-        run_id="r1",
+        metadata=CommitTag("r1", ("b", "a")).metadata(),
     )
     assert options["hoodie.table.name"] == "orders"
     assert options["hoodie.datasource.write.table.type"] == "COPY_ON_WRITE"
@@ -77,7 +80,9 @@ def test_every_table_has_the_metadata_table_and_the_record_index_in_both_profile
         table_config("history", partition_by=("region",), mode=TableMode.HISTORICAL),
         table_config("mor", table_type=TableType.MERGE_ON_READ),
     ):
-        options = hudi_write_options(config, operation=WriteOperation.UPSERT, profile=profile, catalog_sync=False)
+        options = hudi_write_options(
+            HudiTarget.from_table(config), operation=WriteOperation.UPSERT, profile=profile, catalog_sync=False
+        )
         assert options["hoodie.metadata.enable"] == "true", config.table
         assert options["hoodie.index.type"] == "RECORD_INDEX", config.table
         assert options["hoodie.metadata.record.index.enable"] == "true", config.table
@@ -89,7 +94,11 @@ def test_every_table_has_the_metadata_table_and_the_record_index_in_both_profile
 def test_glue_profile_leaves_parallelism_to_hudi_and_local_derives_it_from_input_and_cores() -> None:
     config = table_config("orders")
     glue = hudi_write_options(
-        config, operation=WriteOperation.UPSERT, profile=GLUE, catalog_sync=True, input_rows=5_000_000
+        HudiTarget.from_table(config),
+        operation=WriteOperation.UPSERT,
+        profile=GLUE,
+        catalog_sync=True,
+        input_rows=5_000_000,
     )
     assert not any(name in glue for name in PARALLELISM_OPTIONS)  # no laptop constant on the Glue path
     assert "hoodie.metadata.record.index.min.filegroup.count" not in glue
@@ -102,7 +111,11 @@ def test_glue_profile_leaves_parallelism_to_hudi_and_local_derives_it_from_input
     assert shuffle_parallelism(WriteProfile(HudiProfile.LOCAL, cores=8), 450_000) == 5
     assert shuffle_parallelism(WriteProfile(HudiProfile.LOCAL, cores=8), 5_000_000) == 8
     local = hudi_write_options(
-        config, operation=WriteOperation.UPSERT, profile=LOCAL, catalog_sync=False, input_rows=150_000
+        HudiTarget.from_table(config),
+        operation=WriteOperation.UPSERT,
+        profile=LOCAL,
+        catalog_sync=False,
+        input_rows=150_000,
     )
     assert {name: local[name] for name in PARALLELISM_OPTIONS} == dict.fromkeys(PARALLELISM_OPTIONS, "2")
     assert local["hoodie.metadata.record.index.min.filegroup.count"] == "1"
@@ -116,7 +129,7 @@ def test_historical_mor_with_glue_sync() -> None:
         "events", mode=TableMode.HISTORICAL, table_type=TableType.MERGE_ON_READ, primary_key=("a", "b")
     )
     options = hudi_write_options(
-        config,
+        HudiTarget.from_table(config),
         operation=WriteOperation.BULK_INSERT,
         profile=WriteProfile(compaction_delta_commits=7),
         catalog_sync=True,
@@ -142,7 +155,9 @@ def test_tombstone_path() -> None:
 
 def test_index_buckets_choose_the_bucket_index_and_every_commit_records_its_index() -> None:
     bucketed = table_config("orders", partition_by=("region",), index_buckets=16)
-    options = hudi_write_options(bucketed, operation=WriteOperation.UPSERT, profile=GLUE, catalog_sync=False)
+    options = hudi_write_options(
+        HudiTarget.from_table(bucketed), operation=WriteOperation.UPSERT, profile=GLUE, catalog_sync=False
+    )
     assert options["hoodie.index.type"] == "BUCKET"
     assert options["hoodie.index.bucket.engine"] == "SIMPLE"
     assert options["hoodie.bucket.index.num.buckets"] == "16"
@@ -151,7 +166,7 @@ def test_index_buckets_choose_the_bucket_index_and_every_commit_records_its_inde
     assert "hoodie.record.index.update.partition.path" not in options
     assert options[INDEX_METADATA] == "bucket:16"
     plain = hudi_write_options(
-        table_config("orders"), operation=WriteOperation.UPSERT, profile=GLUE, catalog_sync=False
+        HudiTarget.from_table(table_config("orders")), operation=WriteOperation.UPSERT, profile=GLUE, catalog_sync=False
     )
     assert plain[INDEX_METADATA] == "record"
 
@@ -171,3 +186,70 @@ def test_the_stored_index_is_the_last_odp_commits_and_another_one_is_refused() -
         check_index_unchanged(bucketed, "record")
     with pytest.raises(TableConfigError, match=r"asks for the record index .* written with the bucket:4 index"):
         check_index_unchanged(table_config("orders"), "bucket:4")
+
+
+def dataset(**settings: Any) -> DatasetConfig:
+    fields = {
+        "name": "orders_by_region",
+        "zone": Zone.CONFORMED,
+        "database": "conformed_db",
+        "sources": (DatasetSource(name="orders", table="src.app.orders"),),
+        "sql": "SELECT * FROM orders",
+        "key": ("id",),
+        "partition_by": ("region",),
+        "table_type": TableType.COPY_ON_WRITE,
+        "refresh": Refresh.FULL,
+        "quality": (),
+        "file": "datasets/orders_by_region.yaml",
+    }
+    return DatasetConfig(**{**fields, **settings})
+
+
+def test_a_dataset_is_written_with_the_same_builder_the_raw_tables_index_and_the_profiles_compaction() -> None:
+    tag = CommitTag("run-1", ("src.app.orders@20260101",), extra={"_odp_consumed": '{"src.app.orders": "20260101"}'})
+    options = hudi_write_options(
+        HudiTarget.from_dataset(dataset(table_type=TableType.MERGE_ON_READ)),
+        operation=WriteOperation.UPSERT,
+        profile=WriteProfile(compaction_delta_commits=3),
+        catalog_sync=True,
+        metadata=tag.metadata(),
+    )
+    assert options["hoodie.table.name"] == "orders_by_region"
+    assert options["hoodie.datasource.write.recordkey.field"] == "id"
+    assert options["hoodie.datasource.write.precombine.field"] == ""
+    assert options["hoodie.record.merge.mode"] == "COMMIT_TIME_ORDERING"  # each run recomputes its rows
+    assert options["hoodie.datasource.write.keygenerator.class"] == "org.apache.hudi.keygen.SimpleKeyGenerator"
+    # the raw tables' record level index (global, a key changing partition moves), not GLOBAL_SIMPLE
+    assert options["hoodie.index.type"] == "RECORD_INDEX"
+    assert options["hoodie.record.index.update.partition.path"] == "true"
+    assert options[INDEX_METADATA] == "record"
+    # the profile's compaction, not a constant of the dataset job
+    assert options["hoodie.compact.inline.max.delta.commits"] == "3"
+    # the dataset's own catalog names, no disguise as a raw table
+    assert options["hoodie.datasource.hive_sync.database"] == "conformed_db"
+    assert options["hoodie.datasource.hive_sync.table"] == "orders_by_region"
+    assert options["hoodie.datasource.hive_sync.partition_fields"] == "region"
+    assert json.loads(options["_odp_consumed"]) == {"src.app.orders": "20260101"}
+    assert json.loads(options["_odp_file_ids"]) == ["src.app.orders@20260101"]
+    assert options["_odp_run_id"] == "run-1"
+    # a dataset's SQL may produce a key twice: Hudi's pre-combine stays on
+    assert "hoodie.combine.before.upsert" not in options
+
+
+def test_a_raw_tables_target() -> None:
+    target = HudiTarget.from_table(
+        table_config("events", mode=TableMode.HISTORICAL, partition_by=("day",), index_buckets=8)
+    )
+    assert target == HudiTarget(
+        label="src.app.events",
+        name="events",
+        database="lake_db",
+        record_keys=("id", "_odp_seq"),
+        partitions=("day",),
+        table_type=TableType.COPY_ON_WRITE,
+        ordering=Ordering.EVENT_TIME,
+        ordering_field="_odp_seq",
+        index_buckets=8,
+        one_row_per_key=True,
+    )
+    assert target.index == "bucket:8"

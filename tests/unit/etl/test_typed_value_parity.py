@@ -18,10 +18,11 @@ import pytest
 from pyspark.sql import functions as F
 
 from etl.errors import ChangeFileError
-from etl.hudi_options import HudiProfile, WriteProfile
+from etl.hudi.options import HudiProfile, WriteProfile
 from etl.readers import SourceFile, first_error, read_changes
-from etl.streaming.batch import StreamTarget, TableStatus, process_micro_batch
+from etl.streaming.batch import StreamTarget, process_micro_batch
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
+from odp.tracker import RunStatus
 from tests.unit.etl.streaming.records_factory import change
 
 STREAM = "parity"
@@ -159,7 +160,7 @@ def test_a_file_and_a_stream_refuse_the_same_values_with_the_same_message(spark,
     stream_errors = {json.loads(r["data"])["dynamodb"]["NewImage"]["id"]["S"]: r["reason"] for r in bad_records}
 
     assert (outcome.records, outcome.bad_records) == (1 + len(BAD), len(BAD))
-    assert [t.status for t in outcome.tables] == [TableStatus.COMMITTED]
+    assert [t.status for t in outcome.tables] == [RunStatus.COMPLETED]
     rows = {key: index + 1 for index, key in enumerate(item["id"] for item in _items())}
     for key, (_, _, core) in BAD.items():
         assert _core(json_errors[key], f"row {rows[key]}") == core

@@ -14,13 +14,15 @@ from typing import Any
 import pytest
 
 from etl.datasets.job import run_datasets
-from etl.datasets.refresh import DatasetRefresher, consumed_instants, latest_instant
-from etl.hudi_options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
-from etl.timeline import completed_commits
+from etl.datasets.refresh import AFTER_COMMIT_FAULT, DatasetRefresher, consumed_instants
+from etl.hudi.options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
+from etl.hudi.target import HudiTarget
+from etl.hudi.timeline import completed_commits, latest_instant
 from odp.config import load_config
 from odp.config.datasets import ExpressionRule, RowCountRule
 from odp.config.loader import OdpConfig
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
+from odp.faults import on_fault
 from odp.tracker.statuses import RunStatus
 from tests.unit.odp.test_config_errors import valid_files, write_config
 
@@ -103,7 +105,10 @@ def write_raw(spark, config: OdpConfig, roots: LakeRoots, before: dict, after: d
         rows, "id bigint, seq string, region string, amount decimal(10,2), _odp_seq string, _hoodie_is_deleted boolean"
     )
     options = hudi_write_options(
-        table, operation=WriteOperation.UPSERT, catalog_sync=False, profile=WriteProfile(HudiProfile.LOCAL)
+        HudiTarget.from_table(table),
+        operation=WriteOperation.UPSERT,
+        catalog_sync=False,
+        profile=WriteProfile(HudiProfile.LOCAL),
     )
     frame.write.format("hudi").options(**options).mode("append").save(roots.table_path(table))
 
@@ -188,10 +193,11 @@ def test_crash_after_commit_reruns_as_up_to_date(spark, lake) -> None:
     write_raw(spark, config, roots, raw_now, after, seq=len(ROUNDS) + 1)
     ROUNDS.append(after)
 
-    def crash(dataset) -> None:
-        raise RuntimeError(f"killed after the commit of {dataset.name}")
+    def crash(*, table_id: str, instant: str) -> None:  # at datasets.after_commit: table_id is the dataset
+        raise RuntimeError(f"killed after the commit of {table_id}")
 
-    crashed = run_datasets(spark, config, DatasetJobArgs(roots, datasets=("clean",)), after_commit=crash)
+    with on_fault(AFTER_COMMIT_FAULT, crash):
+        crashed = run_datasets(spark, config, DatasetJobArgs(roots, datasets=("clean",)))
     assert crashed.runs[0].status is RunStatus.FAILED
     assert crashed.runs[0].error == "RuntimeError: killed after the commit of clean"
     path = roots.dataset_path(config.datasets[0])

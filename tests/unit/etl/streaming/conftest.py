@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from etl.hudi_options import HudiProfile, WriteProfile
+from etl.hudi.options import HudiProfile, WriteProfile
 from etl.streaming.batch import StreamTarget
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
 from tests.unit.etl.streaming.records_factory import StreamFolder

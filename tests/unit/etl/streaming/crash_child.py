@@ -11,26 +11,30 @@ import argparse
 import json
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
 
-from etl.hudi_options import HudiProfile, WriteProfile
+from etl.hudi.options import HudiProfile, WriteProfile
 from etl.spark_session import local_spark_session
-from etl.streaming.batch import BatchHooks, StreamTarget
+from etl.streaming.batch import StreamTarget
 from etl.streaming.local import run_local_stream
 from odp.config.models import TableConfig
+from odp.faults import on_fault
 
 
-class PauseAfterCommit(BatchHooks):
+class PauseAfterCommit:
+    """The action at ``streaming.after_commit``: after the n-th commit of one table, mark it and wait."""
+
     def __init__(self, table_id: str, nth: int, marker: Path) -> None:
         self.table_id, self.nth, self.marker, self.seen = table_id, nth, marker, 0
 
-    def after_commit(self, table_id: str, commit_instant: str) -> None:
+    def __call__(self, *, table_id: str, instant: str) -> None:
         if table_id != self.table_id:
             return
         self.seen += 1
         if self.seen == self.nth:
-            self.marker.write_text(commit_instant)
+            self.marker.write_text(instant)
             time.sleep(600)  # the parent kills this process with SIGKILL here
 
 
@@ -47,14 +51,13 @@ def main() -> int:
         error_root=job["error_root"],
         profile=WriteProfile(HudiProfile.LOCAL),
     )
-    hooks = (
-        PauseAfterCommit(args.pause_after[0], int(args.pause_after[1]), Path(job["marker"]))
-        if args.pause_after
-        else None
-    )
     spark = local_spark_session("odp-stream-crash-test")
     spark.sparkContext.setLogLevel("ERROR")
-    outcomes = run_local_stream(spark, job["source"], job["checkpoint"], target, hooks=hooks)
+    with ExitStack() as stack:
+        if args.pause_after:
+            pause = PauseAfterCommit(args.pause_after[0], int(args.pause_after[1]), Path(job["marker"]))
+            stack.enter_context(on_fault("streaming.after_commit", pause))
+        outcomes = run_local_stream(spark, job["source"], job["checkpoint"], target)
     Path(job["outcomes"]).write_text(json.dumps([asdict(outcome) for outcome in outcomes]))
     return 0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from etl.hudi_options import HudiProfile, WriteProfile
+from etl.hudi.options import HudiProfile, WriteProfile
 from etl.streaming.batch import StreamTarget, process_micro_batch
 from etl.streaming.local import run_local_stream
 from odp.config.models import TableMode, TableType

@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from etl.hudi.timeline import completed_commits
 from etl.streaming.batch import StreamTarget
-from etl.timeline import completed_commits
 from odp.tracker import RunStatus
 from sandbox.validation import read_table
 from tests.conftest import REPO_ROOT

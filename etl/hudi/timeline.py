@@ -1,7 +1,9 @@
-"""Reads of a Hudi table's timeline through the JVM (the same calls work on Glue and locally).
+"""Reads of a Hudi table's timeline through the JVM (the same calls work on Glue and locally): the one
+public wrapper; nothing outside this module builds a meta client.
 
 Used for exactly-once: which landed files a completed commit already consumed, and the instant and
-write statistics of the commit a run just made; and for recovery: a table whose first commit never
+write statistics of the commit a run just made; by the dataset job: a table's latest instant and what its
+latest commit recorded; and for recovery: a table whose first commit never
 completed (the run was killed) is discarded, so the next run creates it afresh.
 """
 
@@ -14,7 +16,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from etl.hudi_options import FILE_IDS_METADATA, INDEX_METADATA, RECORD_INDEX, RUN_ID_METADATA
+from etl.hudi.options import FILE_IDS_METADATA, INDEX_METADATA, RUN_ID_METADATA
+from etl.hudi.target import RECORD_INDEX
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +33,7 @@ class CommitSummary:
     inserts: int
     updates: int
     deletes: int
-    index: str | None = None  # ``_odp_index`` (etl.hudi_options.index_label); None before it was recorded
+    index: str | None = None  # ``_odp_index`` (HudiTarget.index); None before it was recorded
 
 
 def table_exists(spark: SparkSession, base_path: str) -> bool:
@@ -91,6 +94,31 @@ def _meta_client(spark: SparkSession, base_path: str) -> Any:
     return jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(conf).setBasePath(base_path).build()
 
 
+def _completed_timeline(spark: SparkSession, base_path: str) -> Any:
+    return _meta_client(spark, base_path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+
+
+def latest_instant(spark: SparkSession, base_path: str) -> str | None:
+    """The latest completed commit (commit, deltacommit, replacecommit) of a Hudi table; None when it has none."""
+    if not table_exists(spark, base_path):
+        return None
+    last = _completed_timeline(spark, base_path).lastInstant()
+    return str(last.get().requestedTime()) if last.isPresent() else None
+
+
+def latest_commit_metadata(spark: SparkSession, base_path: str) -> dict[str, str] | None:
+    """The extra metadata (``_odp_*`` keys) of the table's latest completed commit; None when it has none."""
+    if not table_exists(spark, base_path):
+        return None
+    timeline = _completed_timeline(spark, base_path)
+    last = timeline.lastInstant()
+    if not last.isPresent():
+        return None
+    jvm = spark.sparkContext._jvm
+    metadata = jvm.org.apache.hudi.common.table.timeline.TimelineUtils.getCommitMetadata(last.get(), timeline)
+    return {str(key): str(value) for key, value in dict(metadata.getExtraMetadata()).items()}
+
+
 def completed_commits(spark: SparkSession, base_path: str, *, after: str | None = None) -> list[CommitSummary]:
     """Completed commits of the active timeline (commit, deltacommit, replacecommit), oldest first.
 
@@ -100,7 +128,7 @@ def completed_commits(spark: SparkSession, base_path: str, *, after: str | None 
     if not table_exists(spark, base_path):
         return []
     jvm = spark.sparkContext._jvm
-    timeline = _meta_client(spark, base_path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+    timeline = _completed_timeline(spark, base_path)
     if after is not None:
         timeline = timeline.findInstantsAfter(after)
     summaries = []

@@ -1,20 +1,20 @@
-"""Hudi write options: one function of the typed table config, nothing copied per job."""
+"""Hudi write options: one function of the target table (etl.hudi.target), the job's write profile and the
+commit's metadata; the File Processor, the streaming micro-batch and the dataset job all call it."""
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from etl.change_frame import SEQ
-from odp.config.models import TableConfig, TableMode, TableType
+from etl.hudi.target import HudiTarget
+from odp.config.models import TableType
 
 COMMIT_METADATA_PREFIX = "_odp_"
 FILE_IDS_METADATA = "_odp_file_ids"
 RUN_ID_METADATA = "_odp_run_id"
-INDEX_METADATA = "_odp_index"  # the index the commit was written with (index_label)
+INDEX_METADATA = "_odp_index"  # the index the commit was written with (HudiTarget.index)
 SIMPLE_KEYGEN = "org.apache.hudi.keygen.SimpleKeyGenerator"
 COMPLEX_KEYGEN = "org.apache.hudi.keygen.ComplexKeyGenerator"
 CUSTOM_KEYGEN = "org.apache.hudi.keygen.CustomKeyGenerator"
@@ -25,13 +25,6 @@ class WriteOperation(StrEnum):
     UPSERT = "upsert"
     BULK_INSERT = "bulk_insert"
     INSERT_OVERWRITE_TABLE = "insert_overwrite_table"
-
-
-def record_key_fields(config: TableConfig) -> tuple[str, ...]:
-    """Current tables: the primary key. Historical tables: the key plus ``_odp_seq``, so every change stays."""
-    if config.mode is TableMode.HISTORICAL:
-        return (*config.primary_key, SEQ)
-    return tuple(config.primary_key)
 
 
 def key_generator(record_keys: Sequence[str], partitions: Sequence[str]) -> tuple[str, str]:
@@ -145,9 +138,6 @@ def record_index_options() -> dict[str, str]:
     }
 
 
-RECORD_INDEX = "record"
-
-
 def bucket_index_options(buckets: int) -> dict[str, str]:
     """Hudi's simple bucket index: a key's file group is a hash of its record key, ``buckets`` per partition.
 
@@ -162,62 +152,54 @@ def bucket_index_options(buckets: int) -> dict[str, str]:
     }
 
 
-def index_label(config: TableConfig) -> str:
-    """Pure: the index a table's commits are written with, as recorded in each commit: ``record`` or ``bucket:N``."""
-    return RECORD_INDEX if config.index_buckets is None else f"bucket:{config.index_buckets}"
-
-
-def index_options(config: TableConfig) -> dict[str, str]:
+def index_options(target: HudiTarget) -> dict[str, str]:
     """The table's index: the record level index, or the bucket index when ``index_buckets`` is set."""
-    return record_index_options() if config.index_buckets is None else bucket_index_options(config.index_buckets)
+    return record_index_options() if target.index_buckets is None else bucket_index_options(target.index_buckets)
 
 
 def hudi_write_options(
-    config: TableConfig,
+    target: HudiTarget,
     *,
     operation: WriteOperation,
     profile: WriteProfile,
     catalog_sync: bool,
     input_rows: int = 0,
-    file_ids: Sequence[str] = (),
-    run_id: str = "",
+    metadata: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """Every option of one Hudi write of a table.
+    """Every option of one Hudi write of a target table.
 
-    ``_odp_seq`` is the ordering (precombine) field with EVENT_TIME_ORDERING, so a change older than
-    the stored row never replaces it. The consumed file ids and the run id travel in the commit's
-    extra metadata (keys with the ``_odp_`` prefix): exactly-once reconciliation reads them back.
-    Every table uses the record level index (see ``record_index_options``) unless it sets ``index_buckets``
-    (``bucket_index_options``); the index travels in the commit's extra metadata (``_odp_index``), so a run
-    can refuse to write a table with another one. MERGE_ON_READ tables compact inline every
-    ``profile.compaction_delta_commits`` delta commits.
+    Raw tables order by ``_odp_seq`` with EVENT_TIME_ORDERING, so a change older than the stored row never
+    replaces it; datasets with COMMIT_TIME_ORDERING (the latest run wins). ``metadata``: the commit's extra
+    metadata (``_odp_`` keys, etl.hudi.commit.CommitTag: the consumed ids and the run id, read back for
+    exactly-once). Every table uses the record level index (see ``record_index_options``) unless it sets
+    ``index_buckets`` (``bucket_index_options``); the index travels in the commit's extra metadata
+    (``_odp_index``), so a run can refuse to write a table with another one. MERGE_ON_READ tables compact
+    inline every ``profile.compaction_delta_commits`` delta commits.
     """
-    record_keys = record_key_fields(config)
-    partitions = tuple(config.partition_by)
-    keygen, partition_field = key_generator(record_keys, partitions)
+    keygen, partition_field = key_generator(target.record_keys, target.partitions)
     options = {
-        "hoodie.table.name": config.target_table,
-        "hoodie.datasource.write.table.name": config.target_table,
-        "hoodie.datasource.write.table.type": config.table_type.value,
+        "hoodie.table.name": target.name,
+        "hoodie.datasource.write.table.name": target.name,
+        "hoodie.datasource.write.table.type": target.table_type.value,
         "hoodie.datasource.write.operation": operation.value,
-        "hoodie.datasource.write.recordkey.field": ",".join(record_keys),
-        "hoodie.datasource.write.precombine.field": SEQ,
-        "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+        "hoodie.datasource.write.recordkey.field": ",".join(target.record_keys),
+        "hoodie.datasource.write.precombine.field": target.ordering_field or "",
+        "hoodie.record.merge.mode": target.ordering.value,
         "hoodie.datasource.write.keygenerator.class": keygen,
         "hoodie.datasource.write.partitionpath.field": partition_field,
         "hoodie.datasource.write.hive_style_partitioning": "true",
         "hoodie.write.set.null.for.missing.columns": "true",
         "hoodie.datasource.write.commitmeta.key.prefix": COMMIT_METADATA_PREFIX,
-        FILE_IDS_METADATA: json.dumps(sorted(file_ids)),
-        RUN_ID_METADATA: run_id,
-        INDEX_METADATA: index_label(config),
+        **dict(metadata or {}),
+        INDEX_METADATA: target.index,
         **profile_options(profile, input_rows),
-        **index_options(config),
+        **index_options(target),
+    }
+    if target.one_row_per_key:
         # The rows come one per record key already (current: the last change per key; historical: the key
         # plus ``_odp_seq``, unique per change): Hudi's own pre-combine would shuffle them again for nothing.
-        "hoodie.combine.before.upsert": "false",
-    }
-    if config.table_type is TableType.MERGE_ON_READ:
+        options["hoodie.combine.before.upsert"] = "false"
+    if target.table_type is TableType.MERGE_ON_READ:
         # Inline, every N delta commits: N - 1 runs of N only append log files (fast ingestion), the
         # N-th also merges them into base files, so snapshot reads never merge more than N logs.
         options.update(
@@ -228,24 +210,23 @@ def hudi_write_options(
             }
         )
     if catalog_sync:
-        options.update(glue_sync_options(config))
+        options.update(glue_sync_options(target))
     return options
 
 
-def glue_sync_options(config: TableConfig) -> dict[str, str]:
+def glue_sync_options(target: HudiTarget) -> dict[str, str]:
     """Hudi meta sync to the Glue Data Catalog (Glue's Hive metastore client), hive-style partitions."""
-    partitions = tuple(config.partition_by)
     return {
         "hoodie.datasource.meta.sync.enable": "true",
         "hoodie.datasource.hive_sync.enable": "true",
         "hoodie.datasource.hive_sync.mode": "hms",
         "hoodie.datasource.hive_sync.use_jdbc": "false",
-        "hoodie.datasource.hive_sync.database": config.database,
-        "hoodie.datasource.hive_sync.table": config.target_table,
-        "hoodie.datasource.hive_sync.partition_fields": ",".join(partitions),
+        "hoodie.datasource.hive_sync.database": target.database,
+        "hoodie.datasource.hive_sync.table": target.name,
+        "hoodie.datasource.hive_sync.partition_fields": ",".join(target.partitions),
         "hoodie.datasource.hive_sync.partition_extractor_class": (
             "org.apache.hudi.hive.MultiPartKeysValueExtractor"
-            if partitions
+            if target.partitions
             else "org.apache.hudi.hive.NonPartitionedExtractor"
         ),
         "hoodie.datasource.hive_sync.support_timestamp": "true",

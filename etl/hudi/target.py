@@ -1,0 +1,83 @@
+"""One frozen description of a Hudi table a job writes: built from a raw table's config or a dataset's.
+
+Everything the options builder needs and nothing job-specific: the name and catalog database, the
+record key, partitions, table type, how two versions of a key are ordered, and the index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from etl.change_frame import SEQ
+from odp.config.datasets import DatasetConfig
+from odp.config.models import TableConfig, TableMode, TableType
+
+RECORD_INDEX = "record"
+
+
+class Ordering(StrEnum):
+    """Hudi's merge mode: which of two versions of a key wins."""
+
+    EVENT_TIME = "EVENT_TIME_ORDERING"  # the larger ordering field (``_odp_seq``): a late change never wins
+    COMMIT_TIME = "COMMIT_TIME_ORDERING"  # the latest write wins (datasets: each run recomputes its rows)
+
+
+@dataclass(frozen=True)
+class HudiTarget:
+    """A target Hudi table.
+
+    ``label``: how messages name it (a raw table's id, a dataset's name). ``ordering_field``: the event-time
+    field with EVENT_TIME ordering, None with COMMIT_TIME. ``index_buckets``: None for the record level index
+    (global; a key changing partition moves), N for the bucket index with N buckets per partition.
+    ``one_row_per_key``: the writer already reduced the rows to one per record key (Hudi's pre-combine is
+    skipped). The catalog (Glue) table is ``database``.``name``.
+    """
+
+    label: str
+    name: str
+    database: str
+    record_keys: tuple[str, ...]
+    partitions: tuple[str, ...]
+    table_type: TableType
+    ordering: Ordering
+    ordering_field: str | None
+    index_buckets: int | None = None
+    one_row_per_key: bool = False
+
+    @property
+    def index(self) -> str:
+        """The index as recorded in each commit (``_odp_index``): ``record`` or ``bucket:N``."""
+        return RECORD_INDEX if self.index_buckets is None else f"bucket:{self.index_buckets}"
+
+    @classmethod
+    def from_table(cls, config: TableConfig) -> HudiTarget:
+        """A raw table: event-time ordering on ``_odp_seq``; a historical table keys each change
+        (primary key plus ``_odp_seq``) so every change stays."""
+        keys = tuple(config.primary_key)
+        return cls(
+            label=config.table_id,
+            name=config.target_table,
+            database=config.database,
+            record_keys=(*keys, SEQ) if config.mode is TableMode.HISTORICAL else keys,
+            partitions=tuple(config.partition_by),
+            table_type=config.table_type,
+            ordering=Ordering.EVENT_TIME,
+            ordering_field=SEQ,
+            index_buckets=config.index_buckets,
+            one_row_per_key=True,
+        )
+
+    @classmethod
+    def from_dataset(cls, dataset: DatasetConfig) -> HudiTarget:
+        """A dataset: keyed by its ``key``, the latest run's row wins, the raw tables' record level index."""
+        return cls(
+            label=dataset.name,
+            name=dataset.name,
+            database=dataset.database,
+            record_keys=tuple(dataset.key),
+            partitions=tuple(dataset.partition_by),
+            table_type=dataset.table_type,
+            ordering=Ordering.COMMIT_TIME,
+            ordering_field=None,
+        )
