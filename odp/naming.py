@@ -167,6 +167,37 @@ class PhysicalName:
         return NAME_RULES[self.kind].problem(self.name)
 
 
+# The environment's single resources: (kind, name after "<prefix>-"; "" is the prefix itself).
+ENVIRONMENT_RESOURCES = (
+    ("sqs_queue", "file-manager"),
+    ("sqs_queue", "file-manager-dlq"),
+    ("events_rule", "staging-object-created"),
+    ("events_rule", "glue-job-failed"),
+    ("sns_topic", "alerts"),
+    ("dashboard", "overview"),
+    ("athena_workgroup", ""),
+    ("glue_connection", "vpc"),
+    ("glue_connection", "vpc-2"),
+    ("glue_security_configuration", "file-processor"),
+    ("iam_role", "config-loader"),
+    ("iam_role", "post-deploy"),
+    ("pipeline", "pipeline"),
+    # The datasets (infrastructure/datasets.py, odp.tracker.dataset_history): created when config/datasets/ has any.
+    ("glue_job", "dataset-job"),
+    ("glue_security_configuration", "datasets"),
+    ("state_machine", "datasets"),
+    ("events_rule", "datasets-after-file-processor"),
+    ("cloudwatch_alarm", "datasets-failed"),
+)
+# The alarms of each cadence: names after "<prefix>-".
+CADENCE_ALARMS = (
+    "file-processor-{cadence}-failed",
+    "file-processor-{cadence}-timed-out",
+    "freshness-{cadence}",
+    "quarantined-{cadence}",
+)
+
+
 def physical_names(environment: str, account: str, region: str, cadences: list[str]) -> list[PhysicalName]:
     """Every physical name an environment's stage and pipeline create from its name and its cadences."""
     prefix = resource_prefix(environment)
@@ -176,28 +207,8 @@ def physical_names(environment: str, account: str, region: str, cadences: list[s
     names += [PhysicalName("lambda_function", f"{prefix}-{function}") for function in FUNCTIONS]
     names += [PhysicalName("log_group", f"/aws/lambda/{prefix}-{function}") for function in FUNCTIONS]
     names += [PhysicalName("cloudwatch_alarm", f"{prefix}-{alarm}") for alarm in ENVIRONMENT_ALARMS]
-    names += [
-        PhysicalName("sqs_queue", f"{prefix}-file-manager"),
-        PhysicalName("sqs_queue", f"{prefix}-file-manager-dlq"),
-        PhysicalName("events_rule", f"{prefix}-staging-object-created"),
-        PhysicalName("events_rule", f"{prefix}-glue-job-failed"),
-        PhysicalName("sns_topic", f"{prefix}-alerts"),
-        PhysicalName("dashboard", f"{prefix}-overview"),
-        PhysicalName("athena_workgroup", prefix),
-        PhysicalName("glue_connection", f"{prefix}-vpc"),
-        PhysicalName("glue_connection", f"{prefix}-vpc-2"),
-        PhysicalName("glue_security_configuration", f"{prefix}-file-processor"),
-        PhysicalName("iam_role", f"{prefix}-config-loader"),
-        PhysicalName("iam_role", f"{prefix}-post-deploy"),
-        PhysicalName("pipeline", f"{prefix}-pipeline"),
-        # The datasets (infrastructure/datasets.py, odp.dataset_history): created when config/datasets/ has any.
-        PhysicalName("glue_job", f"{prefix}-dataset-job"),
-        PhysicalName("glue_security_configuration", f"{prefix}-datasets"),
-        PhysicalName("state_machine", f"{prefix}-datasets"),
-        PhysicalName("log_group", f"/aws/vendedlogs/states/{prefix}-datasets"),
-        PhysicalName("events_rule", f"{prefix}-datasets-after-file-processor"),
-        PhysicalName("cloudwatch_alarm", f"{prefix}-datasets-failed"),
-    ]
+    names += [PhysicalName(kind, f"{prefix}-{suffix}" if suffix else prefix) for kind, suffix in ENVIRONMENT_RESOURCES]
+    names.append(PhysicalName("log_group", f"/aws/vendedlogs/states/{prefix}-datasets"))
     for cadence in cadences:
         machine = state_machine_name(environment, cadence)
         names += [
@@ -205,9 +216,9 @@ def physical_names(environment: str, account: str, region: str, cadences: list[s
             PhysicalName("log_group", f"/aws/vendedlogs/states/{machine}", cadence),
             PhysicalName("schedule", schedule_name(environment, cadence), cadence),
             PhysicalName("glue_job", file_processor_job_name(environment, cadence), cadence),
-            PhysicalName("cloudwatch_alarm", f"{prefix}-file-processor-{cadence}-failed", cadence),
-            PhysicalName("cloudwatch_alarm", f"{prefix}-file-processor-{cadence}-timed-out", cadence),
-            PhysicalName("cloudwatch_alarm", f"{prefix}-freshness-{cadence}", cadence),
-            PhysicalName("cloudwatch_alarm", f"{prefix}-quarantined-{cadence}", cadence),
+        ]
+        names += [
+            PhysicalName("cloudwatch_alarm", f"{prefix}-{alarm.format(cadence=cadence)}", cadence)
+            for alarm in CADENCE_ALARMS
         ]
     return names
