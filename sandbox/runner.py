@@ -23,9 +23,9 @@ from boto3.dynamodb.conditions import Attr
 from odp.config.loader import OdpConfig
 from odp.contracts.arguments import JobArgumentError
 from odp.contracts.file_processor import FileProcessorJobArgs
+from odp.contracts.lambda_env import lambda_environment
 from odp.dynamodb import table_items
 from odp.faults import fault_point
-from odp.lambda_env import lambda_environment
 from odp.naming import file_processor_job_name
 from odp.tracker import JobRunRef, TableRun, TableState, Trackers, classify_staging_object
 from odp.tracker.statuses import FileStatus, RunStatus
@@ -50,7 +50,7 @@ FILE_EVENTS_QUEUE = "odp-sandbox-file-events"
 # Where the real code lives (imported when a run starts, so the sandbox imports without Spark).
 FILE_MANAGER = "lambdas.file_manager.handler"
 BATCH_MANAGER = "lambdas.batch_manager.handler"
-FILE_PROCESSOR = "etl.processor"
+FILE_PROCESSOR = "etl.file_processor.processor"
 
 # Environment of the process while the account is up: a region, and Powertools quiet and offline
 # (no X-Ray daemon; metrics would print EMF documents on stdout).
@@ -80,8 +80,8 @@ def _handler(module: str) -> Callable[[dict[str, Any], Any], Any]:
     built against other table names or another moto account) is dropped, as a new Lambda
     execution environment would start without it."""
     loaded = importlib.import_module(module)
-    if hasattr(loaded, "_default"):
-        loaded._default = None  # the handler's lazily built instance; None = cold start
+    if hasattr(loaded, "default_manager"):
+        loaded.default_manager.cache_clear()  # the handler's lazily built instance: a cold start
     return loaded.handler
 
 

@@ -7,36 +7,24 @@ Both requests are models in :mod:`lambdas.batch_manager.events`.
 
 from __future__ import annotations
 
-import os
+import functools
 from typing import Any
 
 from aws_lambda_powertools import Logger, Tracer
 
 from lambdas.batch_manager.events import PlanRequest, parse_request
 from lambdas.batch_manager.manager import BatchManager
-from lambdas.runtime import dynamodb_tables, new_metrics, publish_metrics
-from odp.tracker import GlueJobRuns, Trackers
+from lambdas.runtime import publish_metrics
 
 logger = Logger()
 tracer = Tracer()
-_default: BatchManager | None = None
 
 
+@functools.cache
 def default_manager() -> BatchManager:
-    """The process-wide Batch Manager, built at the first invocation from the environment."""
-    global _default  # noqa: PLW0603 - one lazily built instance per Lambda process
-    if _default is None:
-        dynamodb, names = dynamodb_tables()
-        trackers = Trackers.build(dynamodb, names, job_runs=GlueJobRuns())  # a lease of an ended job run is not held
-        _default = BatchManager(
-            batch_config=dynamodb.Table(names.batch_config),
-            table_config=dynamodb.Table(names.table_config),
-            file_tracker=trackers.files,
-            processing_tracker=trackers.processing,
-            # Only the cadence dimension: the freshness alarm names exactly {cadence}.
-            metrics=new_metrics(os.environ, service=""),
-        )
-    return _default
+    """The process-wide Batch Manager, built at the first invocation from the environment
+    (``default_manager.cache_clear()`` is a cold start)."""
+    return BatchManager.from_environment()
 
 
 def handle(event: dict[str, Any], context: Any, manager: BatchManager) -> dict[str, Any]:

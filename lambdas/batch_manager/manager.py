@@ -9,8 +9,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from lambdas.batch_manager.planner import fit_payload, make_batches, order_tables, pending_totals
 from lambdas.batch_manager.summary import summarise
-from odp.batches import parse_batch_results
+from lambdas.runtime import dynamodb_tables, new_metrics
 from odp.config.store import BatchConfigStore, TableConfigStore
+from odp.contracts.batches import parse_batch_results
 from odp.contracts.metrics import (
     BATCHES_METRIC,
     CADENCE_DIMENSION,
@@ -23,7 +24,7 @@ from odp.contracts.metrics import (
     QUARANTINED_METRIC,
     TABLES_WITH_PENDING_FILES_METRIC,
 )
-from odp.tracker import FileTracker, ProcessingTracker, RunStatus, utc_now
+from odp.tracker import FileTracker, GlueJobRuns, ProcessingTracker, RunStatus, Trackers, utc_now
 from odp.tracker.repository import Clock
 
 logger = Logger(child=True)
@@ -60,6 +61,19 @@ class BatchManager:
         self._processing = processing_tracker
         self.metrics = metrics
         self._clock = clock
+
+    @classmethod
+    def from_environment(cls) -> BatchManager:
+        """The Batch Manager of a Lambda process: the tables named by its environment, its metrics."""
+        dynamodb, names = dynamodb_tables()
+        trackers = Trackers.build(dynamodb, names, job_runs=GlueJobRuns())  # a lease of an ended job run is not held
+        return cls(
+            batch_config=dynamodb.Table(names.batch_config),
+            table_config=dynamodb.Table(names.table_config),
+            file_tracker=trackers.files,
+            processing_tracker=trackers.processing,
+            metrics=new_metrics(service=""),  # only the cadence dimension: the freshness alarm names exactly {cadence}
+        )
 
     def batch_size(self, cadence: str) -> int | None:
         """The cadence's batch size; ``None`` when the cadence is switched off (``is_active`` false).

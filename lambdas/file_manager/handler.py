@@ -7,7 +7,7 @@ after the queue's maxReceiveCount, moves it to the dead-letter queue.
 
 from __future__ import annotations
 
-import os
+import functools
 from typing import Any
 
 from aws_lambda_powertools import Logger, Tracer
@@ -21,26 +21,18 @@ from pydantic import ValidationError
 
 from lambdas.file_manager.events import MalformedEventError, ObjectCreatedSqsRecord
 from lambdas.file_manager.manager import FileManager
-from lambdas.runtime import dynamodb_tables, new_metrics, publish_metrics
+from lambdas.runtime import publish_metrics
 from odp.contracts.metrics import FAILED_MESSAGES_METRIC
-from odp.tracker import Trackers
 
 logger = Logger()
 tracer = Tracer()
-_default: FileManager | None = None
 
 
+@functools.cache
 def default_manager() -> FileManager:
-    """The process-wide File Manager, built at the first invocation from the environment."""
-    global _default  # noqa: PLW0603 - one lazily built instance per Lambda process
-    if _default is None:
-        dynamodb, names = dynamodb_tables()
-        _default = FileManager(
-            Trackers.build(dynamodb, names).files,
-            dynamodb.Table(names.table_config),
-            metrics=new_metrics(os.environ),
-        )
-    return _default
+    """The process-wide File Manager, built at the first invocation from the environment
+    (``default_manager.cache_clear()`` is a cold start)."""
+    return FileManager.from_environment()
 
 
 class ObjectCreatedBatch(BatchProcessor):

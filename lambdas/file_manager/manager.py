@@ -9,6 +9,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit
 
 from lambdas.file_manager.events import ObjectCreated
+from lambdas.runtime import dynamodb_tables, new_metrics
 from odp.config.store import TableConfigStore, TableInfo
 from odp.contracts.metrics import (
     DUPLICATE_FILE_EVENTS_METRIC,
@@ -21,6 +22,7 @@ from odp.tracker import (
     FileStatus,
     FileTracker,
     TrackedFile,
+    Trackers,
     classify_staging_object,
     file_kind,
     iso,
@@ -63,6 +65,12 @@ class FileManager:
         self.metrics = metrics
         self._clock = clock
         self._tables: dict[str, TableInfo] = {}
+
+    @classmethod
+    def from_environment(cls) -> FileManager:
+        """The File Manager of a Lambda process: the tables named by its environment, its metrics."""
+        dynamodb, names = dynamodb_tables()
+        return cls(Trackers.build(dynamodb, names).files, dynamodb.Table(names.table_config), metrics=new_metrics())
 
     def start_invocation(self) -> None:
         """Forget cached table configuration: a config change applies from the next invocation."""

@@ -14,12 +14,13 @@ from lambdas.batch_manager import handler as batch_manager_handler
 from lambdas.batch_manager.events import InvalidRequestError
 from lambdas.batch_manager.manager import BatchManager, UnknownCadenceError
 from lambdas.runtime import new_metrics
-from odp.batches import InvalidBatchResultError
 from odp.config.loader import OdpConfig
+from odp.contracts.batches import InvalidBatchResultError
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.tracker import ProcessingTracker, RunStatus, TableRun
-from tests.unit.lambdas.batch_manager.conftest import pending_file, put_all
-from tests.unit.lambdas.conftest import Clock, LambdaContext, emf_blobs
+from tests.support.aws import Clock
+from tests.support.batch_manager import pending_file, put_all
+from tests.support.lambdas import LambdaContext, emf_blobs
 
 CADENCE = "every_10_minutes"
 T = "taxi_trips_dms.taxi_trips.table_{}".format
@@ -312,7 +313,7 @@ def test_importing_the_handler_creates_no_client(monkeypatch: pytest.MonkeyPatch
 def test_the_handler_plans_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(batch_manager_handler, "_default", None)
+    batch_manager_handler.default_manager.cache_clear()
     result = batch_manager_handler.handler(
         {"action": "plan", "cadence": CADENCE, "execution_name": "exec-9"}, LambdaContext()
     )
@@ -336,7 +337,7 @@ def test_the_handler_plans_from_the_environment(
 def test_the_handlers_log_lines_carry_the_invocation_and_the_execution_as_correlation_id(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(batch_manager_handler, "_default", None)
+    batch_manager_handler.default_manager.cache_clear()
     stream = io.StringIO()
     log_handler = batch_manager_handler.logger.registered_handler
     previous = log_handler.setStream(stream)

@@ -14,10 +14,12 @@ from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingErro
 
 from lambdas.file_manager import handler as file_manager_handler
 from lambdas.file_manager.manager import FileManager
+from lambdas.runtime import new_metrics
 from odp.config.items import table_config_item
 from odp.config.loader import load_config
 from odp.tracker import FileStatus, FileTracker, make_file_id
-from tests.unit.lambdas.conftest import CallCounter, Clock, LambdaContext, emf_blobs, object_created, sqs_batch
+from tests.support.aws import CallCounter, Clock
+from tests.support.lambdas import LambdaContext, emf_blobs, object_created, sqs_batch
 
 DMS_TABLE = "taxi_trips_dms.taxi_trips.table_1"
 DMS_PREFIX = "taxi_trips_dms/taxi_trips/table_1"
@@ -212,7 +214,7 @@ def test_the_published_event_as_it_is_is_skipped(
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    manager.metrics = file_manager_handler.new_metrics({})
+    manager.metrics = new_metrics({})
     response = run(manager, sqs_event, [s3_event])
     assert response == {"batchItemFailures": []}
     assert items(manager._files._tracker) == []
@@ -280,7 +282,7 @@ def test_table_config_is_read_once_per_table_per_invocation(
 def test_outcomes_are_counted_as_metrics(
     manager: FileManager, s3_event: dict[str, Any], sqs_event: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    manager.metrics = file_manager_handler.new_metrics({})
+    manager.metrics = new_metrics({})
     new = object_created(s3_event, f"{DMS_PREFIX}/a.parquet")
     bodies = [
         new,
@@ -324,11 +326,11 @@ def test_the_handler_builds_its_manager_from_the_environment_at_first_call(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     s3_event, sqs_event = events
-    monkeypatch.setattr(file_manager_handler, "_default", None)
+    file_manager_handler.default_manager.cache_clear()
     event = sqs_batch(sqs_event, [object_created(s3_event, f"{DMS_PREFIX}/a.parquet")])
     assert file_manager_handler.handler(event, LambdaContext()) == {"batchItemFailures": []}
     assert file_manager_handler.handler(event, LambdaContext()) == {"batchItemFailures": []}
-    assert file_manager_handler.default_manager() is file_manager_handler._default
+    assert file_manager_handler.default_manager() is file_manager_handler.default_manager()  # built once per process
     [item] = items(tracker_tables["file_tracker"])
     assert item["table_id"] == DMS_TABLE
     blobs = emf_blobs(capsys.readouterr().out)
@@ -340,7 +342,7 @@ def test_the_handler_builds_its_manager_from_the_environment_at_first_call(
 def test_a_missing_table_variable_names_itself(
     monkeypatch: pytest.MonkeyPatch, aws: None, sqs_event: dict[str, Any]
 ) -> None:
-    monkeypatch.setattr(file_manager_handler, "_default", None)
+    file_manager_handler.default_manager.cache_clear()
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     for name in ("ODP_TABLE_FILE_TRACKER", "ODP_TABLE_TABLE_CONFIG"):
         monkeypatch.delenv(name, raising=False)
