@@ -63,7 +63,7 @@ def local_spark_session(app_name: str = "odp", warehouse_dir: str | None = None)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
-        # The tables of a batch run in threads (etl.concurrency), each in its own FAIR pool.
+        # The tables of a batch run in threads (etl.file_processor.concurrency), each in its own FAIR pool.
         .config("spark.scheduler.mode", "FAIR")
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={warehouse}")
         .getOrCreate()

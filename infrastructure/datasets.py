@@ -41,8 +41,8 @@ from infrastructure.nag import acknowledge
 from odp.config.datasets import DatasetConfig
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.contracts.state_machines import DatasetsSubstitutions
-from odp.dataset_history import dataset_job_name
 from odp.naming import resource_prefix
+from odp.tracker.dataset_history import dataset_job_name
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CODE_PREFIX = "glue/datasets/"

@@ -39,7 +39,7 @@ HUDI_SPARK_CONF = " --conf ".join(
         "spark.sql.extensions=org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
         "spark.sql.catalog.spark_catalog=org.apache.spark.sql.hudi.catalog.HoodieCatalog",
         "spark.kryo.registrator=org.apache.spark.HoodieSparkKryoRegistrar",
-        # the tables of a batch run concurrently, each in its own FAIR pool (etl/concurrency.py)
+        # the tables of a batch run concurrently, each in its own FAIR pool (etl/file_processor/concurrency.py)
         "spark.scheduler.mode=FAIR",
     )
 )
@@ -255,7 +255,7 @@ class GlueJobs(Construct):
                 sid="GlueMetrics",
                 actions=["cloudwatch:PutMetricData"],
                 resources=["*"],
-                # Glue: the job's own metrics; ODP: each table run's seconds and DPU-seconds (etl/cost.py)
+                # Glue: the job's metrics; ODP: each table run's seconds and DPU-seconds (etl/file_processor/cost.py)
                 conditions={"StringEquals": {"cloudwatch:namespace": [GLUE_NAMESPACE, NAMESPACE]}},
             )
         )

@@ -1,5 +1,5 @@
 """One ODP Lambda function: locally bundled code, Powertools from its public layer, X-Ray, an
-encrypted log group, and the environment variables of odp/lambda_env.py."""
+encrypted log group, and the environment variables of odp/contracts/lambda_env.py."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from infrastructure.nag import acknowledge
-from odp.lambda_env import lambda_environment
+from odp.contracts.lambda_env import lambda_environment
 from odp.naming import TrackerTableNames, resource_prefix
 
 # AWS publishes the Powertools layer ARN per region under this public SSM parameter; CloudFormation

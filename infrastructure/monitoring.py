@@ -180,7 +180,7 @@ class Monitoring(Construct):
         self.dashboard.add_widgets(cloudwatch.GraphWidget(title="Glue job failures", left=[metric]))
 
     def watch_table_costs(self, top: int = 10) -> None:
-        """Dashboard only: the tables that cost the most DPU-seconds over the last day (etl/cost.py)."""
+        """Dashboard only: the tables that cost the most DPU-seconds over the last day (etl/file_processor/cost.py)."""
         schema = f"{{{NAMESPACE},{CADENCE_DIMENSION},{TABLE_DIMENSION}}}"
         search = f"SEARCH('{schema} MetricName=\"{TABLE_DPU_SECONDS_METRIC}\"', 'Sum', 86400)"
         costliest = cloudwatch.MathExpression(

@@ -1,6 +1,6 @@
 """What both functions build once per process, lazily: DynamoDB tables and Powertools Metrics.
 
-Environment variables are read at the first invocation (names in :mod:`odp.lambda_env`), never at
+Environment variables are read at the first invocation (names in :mod:`odp.contracts.lambda_env`), never at
 import, so tests and the local sandbox can set them first and run the handlers under moto.
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 import boto3
 from aws_lambda_powertools import Metrics
 
+from odp.contracts.lambda_env import METRICS_NAMESPACE, tracker_names_from_env
 from odp.contracts.metrics import NAMESPACE
-from odp.lambda_env import METRICS_NAMESPACE, tracker_names_from_env
 from odp.naming import TrackerTableNames
 
 
@@ -22,7 +22,7 @@ def dynamodb_tables(environ: Mapping[str, str] | None = None) -> tuple[Any, Trac
     """A boto3 DynamoDB resource and the tracker table names from the table-name variables.
 
     Raises:
-        odp.lambda_env.LambdaConfigurationError: a table variable is missing.
+        odp.contracts.lambda_env.LambdaConfigurationError: a table variable is missing.
     """
     names = tracker_names_from_env(os.environ if environ is None else environ)
     return boto3.resource("dynamodb"), names

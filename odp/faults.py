@@ -4,14 +4,14 @@ A state-changing step calls ``fault_point("<area>.<step>", **context)``. When th
 ``ODP_FAULT_POINT`` names that point (or lists it, comma-separated), the process kills itself with
 SIGKILL on the spot: its whole process group when it leads one (the local Spark JVM dies with it, as
 a Glue worker or a laptop would), else itself. No cleanup, no ``finally``, no atexit runs: exactly a
-``kill -9``. Unset, a fault point costs one dictionary lookup. tests/e2e/kill_harness.py runs a
+``kill -9``. Unset, a fault point costs one dictionary lookup. tests/support/kill_harness.py runs a
 command as a child with the variable set (or kills it from outside when a condition appears).
 
 In-process tests install an action at a point instead (:func:`on_fault`): it runs with the point's
 context (``table_id``, ``instant``, ...) and may raise (a simulated crash), wait or record.
 
 The write path's points (the README's "Crash safety" table lists the others): ``<job>.before_tombstones`` and
-``<job>.before_commit`` (etl.writer), ``<job>.after_commit`` (etl.hudi.commit) with ``<job>`` ``etl`` (the File
+``<job>.before_commit`` (etl.hudi.writer), ``<job>.after_commit`` (etl.hudi.commit) with ``<job>`` ``etl`` (the File
 Processor), ``streaming`` (a micro-batch's table) or ``datasets`` (after commit only); ``etl.after_mark_processed``.
 """
 

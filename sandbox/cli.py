@@ -48,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _progress_filter(record: logging.LogRecord) -> bool:
     """Console lines: the sandbox's, the job's per-table results in short form, and errors."""
-    if record.name == "etl.processor" and isinstance(record.args, tuple) and len(record.args) == 2:
+    if record.name == "etl.file_processor.processor" and isinstance(record.args, tuple) and len(record.args) == 2:
         result = record.args[1]
         if hasattr(result, "table_id") and hasattr(result, "status"):
             from sandbox.runner import describe_outcome

@@ -20,7 +20,7 @@ from etl.hudi.timeline import latest_instant
 from odp.config.datasets import ExpressionRule
 from odp.config.loader import OdpConfig
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
-from odp.dataset_run import DatasetRun
+from odp.tracker.dataset_run import DatasetRun
 from odp.tracker.statuses import RunStatus
 from sandbox.account import SandboxLayout
 from sandbox.staging import hadoop_file_uri

@@ -23,8 +23,8 @@ from odp.config.loader import OdpConfig, load_config
 from odp.contracts.arguments import JobArgumentError
 from odp.contracts.datasets import DatasetJobArgs
 from odp.contracts.state_machines import DatasetsSubstitutions
-from odp.dataset_history import dataset_history_table_name, dataset_job_name
 from odp.naming import DATASET_RUN_HISTORY, resource_prefix
+from odp.tracker.dataset_history import dataset_history_table_name, dataset_job_name
 from odp.tracker.schema import create_tables
 from sandbox import aws_calls
 from sandbox.account import ENVIRONMENT, RAW_BUCKET, REGION, ExecutionResult, LocalAccount

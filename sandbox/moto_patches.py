@@ -301,7 +301,8 @@ _DYNAMODB_LOCK = threading.RLock()
 def _serialised_dynamodb_call_action(self: DynamoHandler) -> Any:
     """moto's DynamoDB backend is not thread safe: a Scan iterating an item while another thread updates it
     raises "dictionary changed size during iteration". DynamoDB serves each request atomically, and the
-    job writes the tables of a batch concurrently (etl.concurrency), so the sandbox serves one request at a time."""
+    job writes the tables of a batch concurrently (etl.file_processor.concurrency), so the sandbox serves one
+    request at a time."""
     with _DYNAMODB_LOCK:
         return _DYNAMODB_CALL_ACTION(self)
 

@@ -75,7 +75,7 @@ class SandboxBackend:
         return count
 
     def start_run(self, cadence: str, table_ids: list[str], batch_id: str) -> str:
-        from etl.processor import run_file_processor
+        from etl.file_processor.processor import run_file_processor
         from sandbox.cli import _spark
 
         layout = self._layout()

@@ -6,7 +6,6 @@ builds it with the Hudi bundle the Makefile fetched).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,10 +15,7 @@ from moto import mock_aws
 
 from odp.naming import TrackerTableNames
 from odp.tracker.schema import create_tables
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SAMPLES_DIR = Path(os.environ.get("ODP_SAMPLES_DIR", REPO_ROOT / "tests" / "samples"))
-AWS_REGION = "eu-west-1"
+from tests.support.paths import AWS_REGION, REPO_ROOT, SAMPLES_DIR
 
 
 @pytest.fixture(scope="session")

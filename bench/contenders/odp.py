@@ -22,9 +22,9 @@ class OdpFileProcessor(Contender):
 
     def unavailable_reason(self) -> str | None:
         try:
-            import etl.processor  # noqa: F401
+            import etl.file_processor.processor  # noqa: F401
         except ImportError as error:
-            return f"etl.processor is not importable: {error}"
+            return f"etl.file_processor.processor is not importable: {error}"
         return None
 
     def table_path(self, table: str) -> Path:

@@ -2,7 +2,7 @@
 
 The trackers live in moto (``mock_aws``), fresh for each run: the table configs are loaded, the
 wave's files are registered as the File Manager would register them, then
-``etl.processor.run_file_processor`` processes every table in one call. Run as
+``etl.file_processor.processor.run_file_processor`` processes every table in one call. Run as
 ``python -m bench.contenders.odp_job SPEC.json``; it writes the job outcome to ``SPEC.outcome.json``
 and exits non-zero if any table failed.
 """
@@ -89,7 +89,7 @@ def resolver(staging_root: Path):
 
 def run(spec: dict) -> dict:
     """Register the wave's files and run the File Processor once over every table."""
-    from etl.processor import run_file_processor
+    from etl.file_processor.processor import run_file_processor
     from etl.spark_session import local_spark_session
 
     staging_root = Path(spec["staging_root"])

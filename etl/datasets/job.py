@@ -19,7 +19,7 @@ from etl.hudi.options import HudiProfile, WriteProfile
 from odp.config.datasets import DatasetConfig, dependency_order, downstream_of
 from odp.config.loader import OdpConfig
 from odp.contracts.datasets import DatasetJobArgs
-from odp.dataset_run import DatasetRun
+from odp.tracker.dataset_run import DatasetRun
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from odp.config.datasets import (
     UniqueRule,
     rule_name,
 )
-from odp.dataset_run import RuleOutcome
+from odp.tracker.dataset_run import RuleOutcome
 
 EXAMPLES = 5
 

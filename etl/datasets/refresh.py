@@ -34,8 +34,8 @@ from etl.hudi.timeline import latest_commit_metadata, latest_instant
 from odp.config.datasets import DatasetConfig, Refresh
 from odp.config.models import TableConfig
 from odp.contracts.datasets import LakeRoots
-from odp.dataset_run import DatasetRun
 from odp.naming import table_base_path
+from odp.tracker.dataset_run import DatasetRun
 from odp.tracker.statuses import RunStatus
 
 CONSUMED_METADATA = "_odp_consumed"

@@ -17,7 +17,7 @@ from typing import Any
 
 from etl.jobs.arguments import parse_job_arguments
 from odp.contracts.datasets import DatasetJobArgs
-from odp.dataset_run import DatasetRun
+from odp.tracker.dataset_run import DatasetRun
 
 logger = logging.getLogger("etl.jobs.dataset_job")
 
@@ -85,7 +85,7 @@ def recorder(args: DatasetJobArgs, *, dynamodb: Any = None, sns: Any = None) -> 
     """What happens to each run: a run history item and an SNS notification, when the job is given them."""
     import boto3  # noqa: PLC0415 - only when the job records
 
-    from odp.dataset_history import DatasetRunHistory, notification, should_notify  # noqa: PLC0415
+    from odp.tracker.dataset_history import DatasetRunHistory, notification, should_notify  # noqa: PLC0415
 
     history = (
         DatasetRunHistory((dynamodb or boto3.resource("dynamodb")).Table(args.history_table))

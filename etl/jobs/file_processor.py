@@ -22,7 +22,7 @@ from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.tracker import JobRunRef
 
 logger = logging.getLogger("etl.jobs.file_processor")
-# threadName: etl.concurrency names each worker thread after the table it runs, so every line says which table.
+# threadName: etl.file_processor.concurrency names each worker thread after its table: every line names it.
 LOG_FORMAT = "%(asctime)s %(levelname)s [%(threadName)s] %(name)s %(message)s"
 
 
@@ -66,7 +66,7 @@ def canary_checks(args: FileProcessorJobArgs, dynamodb: Any) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one batch; 0 when every table completed or was skipped, 1 when any failed."""
-    from etl.processor import run_file_processor  # noqa: PLC0415 - keep import time free of Spark
+    from etl.file_processor.processor import run_file_processor  # noqa: PLC0415 - keep import time free of Spark
 
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     argv = list(sys.argv if argv is None else argv)

@@ -15,7 +15,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from etl.schema import is_widening
+from etl.hudi.schema import is_widening
 from odp.config.models import TableConfig
 
 # The parsed text values of a record (column -> text) and the types inferred from them (column -> type).

@@ -8,7 +8,7 @@
    type) are written to ``<error_root>/<stream>/bad_records/checkpoint=<id>/batch=<n>/`` with the reason, and counted;
 3. per table, in its own error boundary, committed once by :func:`etl.hudi.commit.commit_once`: if a
    completed Hudi commit already carries this batch's tag (a crash between that commit and the
-   checkpoint), the table is skipped; otherwise its changes are written by :func:`etl.writer.write_changes`
+   checkpoint), the table is skipped; otherwise its changes are written by :func:`etl.hudi.writer.write_changes`
    (last change per key, deletes, late records, COW / MOR, current / historical) with the batch tag as the
    commit's run id and the shard positions it covers as the commit's consumed ids (``_odp_run_id`` /
    ``_odp_file_ids`` in the commit's extra metadata); fault points ``streaming.before_commit`` and
@@ -34,10 +34,10 @@ from pyspark.sql import types as T
 from etl.change_frame import OP, ORDERING
 from etl.hudi.commit import CommitTag, commit_once
 from etl.hudi.options import WriteProfile
+from etl.hudi.writer import ChangeBatch, WriteResult, WriteSettings, write_changes
 from etl.readers.typed_values import TYPES, VALUES, column_types
 from etl.streaming.records import DATA, SEQUENCE_NUMBER, SHARD, Route, StreamRecord, route_records
 from etl.streaming.typed_rows import cast_error, change_frame
-from etl.writer import ChangeBatch, WriteResult, WriteSettings, write_changes
 from odp.config.models import TableConfig
 from odp.naming import table_base_path
 from odp.tracker.statuses import RunStatus

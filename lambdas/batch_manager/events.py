@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from lambdas.batch_manager.manager import BatchManagerError
-from odp.batches import BatchResult, InvalidBatchResultError, batch_results_problem
+from odp.contracts.batches import BatchResult, InvalidBatchResultError, batch_results_problem
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from odp.batches import Batch
+from odp.contracts.batches import Batch
 from odp.tracker import PendingSummary
 from odp.tracker.items import parse_iso
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from odp.batches import FAILED, MAX_ERROR_CHARS, BatchResult
 from odp.compat import named_after_batch
+from odp.contracts.batches import FAILED, MAX_ERROR_CHARS, BatchResult
 from odp.tracker import RunStatus, TableRun, TableState
 from odp.tracker.items import run_fields
 

@@ -1,6 +1,6 @@
 """Every CloudWatch metric ODP publishes or alarms on: namespaces, dimensions and metric names.
 
-The publishers (the Lambdas through Powertools, etl/cost.py, etl/streaming/metrics.py) and the CDK
+The publishers (the Lambdas through Powertools, etl/file_processor/cost.py, etl/streaming/metrics.py) and the CDK
 alarms, dashboards and PutMetricData grants (infrastructure/) import these; nothing else spells them.
 """
 
@@ -18,7 +18,7 @@ TABLE_DIMENSION = "table_id"  # the table runs'
 STREAM_DIMENSION = "stream"  # the streaming job's
 RULE_NAME_DIMENSION = "RuleName"  # EventBridge's
 
-# The File Processor, per table run (etl/cost.py; the costliest-tables dashboard)
+# The File Processor, per table run (etl/file_processor/cost.py; the costliest-tables dashboard)
 TABLE_SECONDS_METRIC = "TableRunSeconds"
 TABLE_DPU_SECONDS_METRIC = "TableDpuSeconds"
 

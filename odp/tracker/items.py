@@ -163,7 +163,9 @@ class TableRun(StoredRecord):
     batch_id: str | None = None  # the Batch Manager's batch (job argument odp_batch_id) this run belonged to
     duplicate_files: int = 0  # historical tables: files not applied, their content was applied already
     quarantined_files: tuple[str, ...] = ()  # keys of the files this run quarantined (they failed it too often)
-    dpu_seconds: float | None = None  # the run's share of the Glue job's DPU-seconds (etl.cost); None = unknown
+    dpu_seconds: float | None = (
+        None  # the run's share of the job's DPU-seconds (etl.file_processor.cost); None = unknown
+    )
     # Not stored: what the job did besides applying the files.
     base_path: str | None = Field(default=None, exclude=True)  # the Hudi table the run wrote
     reconciled: int = Field(default=0, exclude=True)  # landed files found already committed, moved without re-applying

@@ -60,7 +60,7 @@ TABLE_DEFINITIONS: dict[str, dict[str, Any]] = {
         "Indexes": {TABLE_CONFIG_CADENCE_INDEX: _key(ACTIVE_CADENCE_ATTRIBUTE, "table_id")},
         "TimeToLive": None,
     },
-    # The dataset job's run history (odp/dataset_history.py): one item per dataset run.
+    # The dataset job's run history (odp/tracker/dataset_history.py): one item per dataset run.
     DATASET_RUN_HISTORY: {
         "KeySchema": _key("dataset", "run_at"),
         "Attributes": {"dataset": "S", "run_at": "S"},

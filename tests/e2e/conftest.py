@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from moto import mock_aws
 
-from tests.conftest import AWS_REGION
+from tests.support.paths import AWS_REGION
 
 
 @pytest.fixture

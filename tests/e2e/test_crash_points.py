@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.kill_harness import completed_instants
-from tests.e2e.test_kill_recovery import ALPHA, Sandbox
+from tests.support.kill_harness import completed_instants
+from tests.support.kill_sandbox import ALPHA, Sandbox
 
 pytestmark = pytest.mark.slow  # two sandbox runs (two Spark JVMs) per point
 

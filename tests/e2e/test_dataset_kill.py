@@ -13,9 +13,9 @@ import pytest
 from etl.datasets.refresh import AFTER_COMMIT_FAULT
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from sandbox.staging import hadoop_file_uri
-from tests.e2e.kill_harness import completed_instants, run_child
-from tests.e2e.test_kill_recovery import Sandbox
-from tests.unit.etl.conftest import hudi_rs_rows
+from tests.support.kill_harness import completed_instants, run_child
+from tests.support.kill_sandbox import Sandbox
+from tests.support.lake import hudi_rs_rows
 
 pytestmark = pytest.mark.slow  # three child processes start Spark
 

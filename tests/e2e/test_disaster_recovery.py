@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.kill_harness import completed_instants
-from tests.e2e.test_kill_recovery import ALPHA, BETA, Sandbox, statuses
+from tests.support.kill_harness import completed_instants
+from tests.support.kill_sandbox import ALPHA, BETA, Sandbox, statuses
 
 pytestmark = pytest.mark.slow  # three sandbox runs
 

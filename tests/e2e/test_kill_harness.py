@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.e2e.kill_harness import run_child
+from tests.support.kill_harness import run_child
 
 PROGRAM = (
     "from odp.faults import fault_point\n"

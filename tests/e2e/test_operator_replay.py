@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from odp.__main__ import main
-from tests.e2e.kill_harness import completed_instants
-from tests.e2e.test_kill_recovery import ALPHA, Sandbox, land_first_round
+from tests.support.kill_harness import completed_instants
+from tests.support.kill_sandbox import ALPHA, Sandbox, land_first_round
 
 pytestmark = pytest.mark.slow  # one sandbox run, then the job in this process
 

@@ -13,7 +13,7 @@ from odp.tracker import FileTracker, TrackedFile
 from odp.tracker.schema import create_tables
 from odp.tracker.statuses import FileKind
 from sandbox import state_store
-from tests.conftest import AWS_REGION
+from tests.support.paths import AWS_REGION
 
 
 def test_written_tables_name_the_tables_a_call_writes_in_the_order_it_writes_them() -> None:

@@ -5,45 +5,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.synth import SynthesizedApp
+
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-
-
-@dataclass(frozen=True)
-class SynthesizedApp:
-    """The cloud assembly on disk: every template by stack path, and the environment stacks by name."""
-
-    outdir: Path
-    templates: dict[str, dict[str, Any]]  # stack path (e.g. odp-dev-pipeline/Dev/DataLake) -> template
-    data_lakes: dict[str, dict[str, Any]]  # environment name -> its DataLake template
-    pipelines: dict[str, dict[str, Any]]  # environment name -> its pipeline template
-    regions: dict[str, str]  # stack path -> region
-    files: dict[str, Path]  # stack path -> template file
-    nag_runs: int  # how often cdk-nag's plugin validated the app during the synth
-
-    def asset_text(self, file_name: str) -> str:
-        """A file asset of the assembly (e.g. a state machine definition), by its staged file name."""
-        matches = list(self.outdir.rglob(f"asset.{file_name}"))
-        if not matches:
-            raise FileNotFoundError(f"asset {file_name} not in {self.outdir}")
-        return matches[0].read_text(encoding="utf-8")
-
-    def resources(self, template: dict[str, Any], resource_type: str) -> dict[str, dict[str, Any]]:
-        return {k: v for k, v in template["Resources"].items() if v["Type"] == resource_type}
-
-    def role_statements(self, template: dict[str, Any], role_logical: str) -> list[dict[str, Any]]:
-        """Every statement of the policies attached to one role (by its logical id)."""
-        return [
-            statement
-            for policy in self.resources(template, "AWS::IAM::Policy").values()
-            if {"Ref": role_logical} in policy["Properties"]["Roles"]
-            for statement in policy["Properties"]["PolicyDocument"]["Statement"]
-        ]
 
 
 def _stacks(assembly: Any) -> Iterator[Any]:
@@ -95,8 +64,8 @@ def config(repo_root: Path):
 
 @pytest.fixture(scope="session")
 def streaming_stage(tmp_path_factory: pytest.TempPathFactory):
-    """A stage with two streams (tests/infra/streaming_stage.py), synthesized once per session."""
-    from tests.infra.streaming_stage import build_streaming_stage
+    """A stage with two streams (tests/support/streaming_stage.py), synthesized once per session."""
+    from tests.support.streaming_stage import build_streaming_stage
 
     return build_streaming_stage(
         tmp_path_factory.mktemp("streaming-config"), tmp_path_factory.mktemp("streaming-cdk.out")

@@ -11,14 +11,9 @@ import pytest
 
 from infrastructure.application import selected_environments
 from odp.contracts.state_machines import PLACEHOLDERS, placeholders_in
+from tests.support.synth import CFN_LINT_IGNORED
 
 DATA_SERVICES = ("s3:", "kms:", "dynamodb:")
-# cfn-lint rules ignored, and why:
-#   W3005 (DependsOn already enforced by a reference): CDK adds explicit DependsOn on roles and
-#   policies it also references; harmless, and not ours to change. (Only warnings are ignored:
-#   every error and informational finding fails the test.) W3010 (hard-coded AZ) no longer occurs:
-#   each Glue connection takes its subnet's AZ by GetAtt.
-CFN_LINT_IGNORED = ("W3005",)
 
 
 def test_every_environment_has_a_data_lake_and_a_pipeline(synthesized, config) -> None:

@@ -12,7 +12,7 @@ from infrastructure.file_manager import (
     key_prefixes,
     object_created_pattern,
 )
-from odp.lambda_env import lambda_environment
+from odp.contracts.lambda_env import lambda_environment
 from odp.naming import TrackerTableNames
 
 

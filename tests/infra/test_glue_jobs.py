@@ -8,8 +8,8 @@ import pytest
 
 from infrastructure.glue_jobs import GLUE_VERSION
 from odp.contracts.file_processor import FileProcessorJobArgs
-from odp.dataset_history import dataset_job_name
 from odp.naming import TrackerTableNames, file_processor_job_name
+from odp.tracker.dataset_history import dataset_job_name
 
 
 def _jobs(synthesized, env: str) -> dict[str, dict]:

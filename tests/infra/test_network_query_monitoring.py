@@ -135,8 +135,8 @@ def test_freshness_alarm_dimensions_match_what_the_batch_manager_emits(synthesiz
     from aws_lambda_powertools.metrics import MetricUnit
 
     from lambdas.runtime import new_metrics
+    from odp.contracts.lambda_env import lambda_environment
     from odp.contracts.metrics import CADENCE_DIMENSION
-    from odp.lambda_env import lambda_environment
     from odp.naming import TrackerTableNames
 
     environ = lambda_environment("dev", TrackerTableNames.for_environment("dev"), service="batch_manager")

@@ -1,4 +1,4 @@
-"""The streaming construct in a synthesized stage with two streams (tests/infra/streaming_stage.py): stream,
+"""The streaming construct in a synthesized stage with two streams (tests/support/streaming_stage.py): stream,
 job, destination, alarms, grants."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from odp.contracts.streaming import StreamingJobArgs
-from tests.infra.streaming_stage import StreamingStage
+from tests.support.streaming_stage import StreamingStage
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +126,7 @@ def test_the_streaming_role_reads_its_streams_and_writes_only_raw_and_its_prefix
 
 
 def test_cfn_lint_finds_no_error_in_the_streaming_stage(template: Template, tmp_path: Path, repo_root: Path) -> None:
-    from tests.infra.test_app import CFN_LINT_IGNORED
+    from tests.support.synth import CFN_LINT_IGNORED
 
     file = tmp_path / "DataLake.template.json"
     file.write_text(json.dumps(template.to_json()))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from odp.dataset_history import dataset_history_table_name
 from odp.naming import DATASET_RUN_HISTORY, TrackerTableNames, tracker_table_names
+from odp.tracker.dataset_history import dataset_history_table_name
 from odp.tracker.schema import TABLE_DEFINITIONS
 
 

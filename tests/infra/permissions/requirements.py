@@ -24,7 +24,7 @@ from typing import Any
 from odp.config.datasets import DatasetConfig
 from odp.config.models import TableConfig
 from odp.contracts.streaming import StreamingJobArgs
-from odp.dataset_history import dataset_job_name
+from odp.tracker.dataset_history import dataset_job_name
 from sandbox.aws_calls import BATCH_MANAGER, DATASET_JOB, FILE_MANAGER, FILE_PROCESSOR_JOB, STREAMING_JOB, AwsCall
 from tests.infra.permissions.template import (
     Resolver,

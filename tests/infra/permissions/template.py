@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from odp.dataset_history import dataset_job_name
 from odp.naming import resource_prefix
+from odp.tracker.dataset_history import dataset_job_name
 from sandbox.aws_calls import (
     BATCH_MANAGER,
     CONFIG_LOADER,

@@ -26,8 +26,8 @@ from moto import mock_aws
 from etl.hudi.timeline import latest_instant
 from infrastructure.smoke import check_environment
 from odp.config.loader import OdpConfig
-from odp.dataset_history import dataset_history_table_name
 from odp.naming import TrackerTableNames
+from odp.tracker.dataset_history import dataset_history_table_name
 from odp.tracker.schema import create_tables
 from sandbox import aws_calls
 from sandbox.account import (
@@ -48,7 +48,6 @@ from sandbox.datasets_flow import (
 )
 from sandbox.demo_data import DemoGenerator
 from sandbox.runner import PROCESS_ENVIRONMENT, run_sandbox
-from tests.infra.conftest import SynthesizedApp
 from tests.infra.permissions.check import check_template, without_action
 from tests.infra.permissions.requirements import Translation
 from tests.infra.permissions.template import (
@@ -58,6 +57,7 @@ from tests.infra.permissions.template import (
     find_bucket,
     find_by_name,
 )
+from tests.support.synth import SynthesizedApp
 
 PRODUCTS = "inventory_debezium.inventory.products"
 TRIPS_CADENCE = "every_10_minutes"

@@ -3,7 +3,7 @@ does for it (the Kinesis read, its metrics, the catalog sync), against the strea
 
 The repository's configuration streams no table, so the dev/test/prod stages have no streaming job;
 the role checked is the one of the stage with two streams that tests/infra/test_streaming.py also reads
-(tests/infra/streaming_stage.py, synthesized once per session). The job's arguments are that stage's
+(tests/support/streaming_stage.py, synthesized once per session). The job's arguments are that stage's
 Glue job DefaultArguments; the entry point's own functions load its tables from table_config (moto)
 and publish its metrics; Spark writes the raw table, the bad records and the checkpoint to folders
 named after the deployed buckets, reported as the S3 calls S3A would make.
@@ -34,7 +34,7 @@ from sandbox.streaming_demo import BASE_MS, POISON_LINE, KinesisFolder, change_r
 from tests.infra.permissions.check import check_template, without_action
 from tests.infra.permissions.requirements import Translation
 from tests.infra.permissions.template import Deployment, Resolver
-from tests.infra.streaming_stage import StreamingStage
+from tests.support.streaming_stage import StreamingStage
 
 ENVIRONMENT = "dev"
 STREAM = "shop_changes"

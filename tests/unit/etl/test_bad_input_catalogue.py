@@ -25,7 +25,7 @@ import pytest
 from etl.readers.records import MAX_RECORD_CHARS
 from odp.config.models import SourceFormat
 from odp.tracker import FileTracker, ProcessingTracker, RunStatus, classify_staging_object
-from tests.unit.etl.conftest import Lake, rows_of, table_config
+from tests.support.lake import Lake, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("name", pa.string())])
 DEBEZIUM = {"source_format": SourceFormat.DEBEZIUM, "ordering_column": None}

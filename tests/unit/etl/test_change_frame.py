@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from etl.change_frame import for_current_table, latest_per_key, with_sequence
-from etl.tombstones import mark_stale, tombstone_rows
+from etl.hudi.tombstones import mark_stale, tombstone_rows
 
 SCHEMA = "_odp_op string, _odp_ordering string, _odp_file string, _odp_file_order int, _odp_row long, id int, v string"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import boto3
 from botocore.exceptions import ClientError
 
-from etl.cost import cost_metric_data, dpu_seconds_share, publish_costs
+from etl.file_processor.cost import cost_metric_data, dpu_seconds_share, publish_costs
 from odp.config.models import Cadence, GlueWorkerType
 
 

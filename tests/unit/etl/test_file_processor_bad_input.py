@@ -14,7 +14,7 @@ import pytest
 
 from odp.config.models import SourceFormat
 from odp.tracker import RunStatus
-from tests.unit.etl.conftest import Lake, rows_of, table_config
+from tests.support.lake import Lake, rows_of, table_config
 
 CSV_COLUMNS = {"id": "bigint", "name": "string", "amount": "decimal(10,2)", "seq": "string"}
 DEBEZIUM = {"source_format": SourceFormat.DEBEZIUM, "ordering_column": None}

@@ -9,13 +9,13 @@ import boto3
 import pyarrow as pa
 import pytest
 
-from etl.concurrency import POOL_PROPERTY, effective_concurrency, run_tables, scheduler_pool
-from etl.cost import dpu_seconds_share
-from etl.write_budget import RowBudget
+from etl.file_processor.concurrency import POOL_PROPERTY, effective_concurrency, run_tables, scheduler_pool
+from etl.file_processor.cost import dpu_seconds_share
+from etl.file_processor.write_budget import RowBudget
 from odp.contracts.metrics import NAMESPACE, TABLE_DPU_SECONDS_METRIC
 from odp.faults import on_fault
 from odp.tracker import ProcessingTracker, RunStatus, TableRun
-from tests.unit.etl.conftest import Lake, rows_of, table_config
+from tests.support.lake import Lake, rows_of, table_config
 
 SCHEMA = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.int32())])
 
@@ -47,7 +47,7 @@ def test_one_of_several_concurrent_tables_fails_and_the_others_commit(
     lake.land_text(broken, "20260101-1.parquet", "PAR1 not really parquet")
     hooks = MeetBeforeCommit(spark, parties=2)
 
-    with caplog.at_level(logging.ERROR, logger="etl.processor"), on_fault("etl.before_commit", hooks):
+    with caplog.at_level(logging.ERROR, logger="etl.file_processor.processor"), on_fault("etl.before_commit", hooks):
         outcome = lake.run(spark, broken.table_id, first.table_id, second.table_id, table_concurrency=3, job_dpus=10)
 
     by_id = {result.table_id: result for result in outcome.tables}

@@ -8,7 +8,7 @@ import pytest
 from odp.config.models import TableMode, TableType
 from odp.faults import on_fault
 from odp.tracker import ProcessingTracker, RunStatus
-from tests.unit.etl.conftest import CrashAfterCommit, Lake, hudi_rs_rows, rows_of, table_config
+from tests.support.lake import CrashAfterCommit, Lake, hudi_rs_rows, rows_of, table_config
 
 CDC = pa.schema(
     [("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string()), ("REGION", pa.string())]

@@ -7,12 +7,12 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-import etl.writer
+import etl.hudi.writer
 from etl.hudi.options import DEFAULT_COMPACTION_DELTA_COMMITS, hudi_write_options
 from etl.hudi.timeline import completed_commits
 from odp.config.models import TableType
 from odp.tracker import RunStatus
-from tests.unit.etl.conftest import Lake, rows_of, table_config
+from tests.support.lake import Lake, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("region", pa.string())])
 
@@ -34,7 +34,9 @@ def test_a_table_written_with_the_old_global_simple_index_moves_to_the_record_in
     lake.land_parquet(config, "20260101-1.parquet", rows, CDC)
     with monkeypatch.context() as patch:
         patch.setattr(
-            etl.writer, "hudi_write_options", lambda *a, **k: {**hudi_write_options(*a, **k), **BEFORE_RECORD_INDEX}
+            etl.hudi.writer,
+            "hudi_write_options",
+            lambda *a, **k: {**hudi_write_options(*a, **k), **BEFORE_RECORD_INDEX},
         )
         old = lake.run(spark, config.table_id).tables[0]
     assert old.status is RunStatus.COMPLETED, old.error

@@ -8,7 +8,7 @@ import pytest
 from etl.jobs.file_processor import main
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.tracker import ProcessingTracker, RunStatus
-from tests.unit.etl.conftest import Lake, hudi_rs_rows, rows_of, table_config
+from tests.support.lake import Lake, hudi_rs_rows, rows_of, table_config
 
 V1 = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.int32())])
 V2 = pa.schema(

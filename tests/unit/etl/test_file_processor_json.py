@@ -10,7 +10,7 @@ import pytest
 
 from odp.config.models import SourceFormat, TableType
 from odp.tracker import RunStatus
-from tests.unit.etl.conftest import Lake, hudi_rs_rows, rows_of, table_config
+from tests.support.lake import Lake, hudi_rs_rows, rows_of, table_config
 
 PRODUCTS = [
     (101, "Small 2-wheel scooter", 3.14),

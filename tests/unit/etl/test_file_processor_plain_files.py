@@ -8,7 +8,7 @@ import pytest
 
 from odp.config.models import SourceFormat, TableMode
 from odp.tracker import RunStatus
-from tests.unit.etl.conftest import Lake, rows_of, table_config
+from tests.support.lake import Lake, rows_of, table_config
 
 COLUMNS = {"id": "bigint", "city": "string", "amount": "decimal(10,2)"}
 

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from odp.tracker import FileStatus, FileTracker, ProcessingTracker, RunStatus
-from tests.unit.etl.conftest import Lake, hudi_rs_rows, rows_of, table_config
+from tests.support.lake import Lake, hudi_rs_rows, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("name", pa.string())])
 

@@ -18,7 +18,7 @@ import pytest
 from odp.config.models import TableConfig
 from odp.faults import on_fault
 from odp.tracker import RunStatus
-from tests.unit.etl.conftest import CrashAfterCommit, Lake, rows_of, table_config
+from tests.support.lake import CrashAfterCommit, Lake, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string())])
 

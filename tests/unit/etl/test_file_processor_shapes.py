@@ -16,7 +16,7 @@ from odp.config import load_config
 from odp.config.manager import load_into_dynamodb
 from odp.config.models import SourceFormat
 from odp.tracker import RunStatus
-from tests.unit.etl.conftest import Lake, rows_of, table_config
+from tests.support.lake import Lake, rows_of, table_config
 
 # Not in alphabetical order: a store that sorts the columns would shift every value.
 CSV_COLUMNS = {"id": "bigint", "name": "string", "amount": "decimal(10,2)", "seq": "string"}

@@ -7,7 +7,7 @@ import pytest
 
 from odp.faults import on_fault
 from odp.tracker import RunStatus
-from tests.unit.etl.conftest import CrashBeforeCommit, Lake, rows_of, table_config
+from tests.support.lake import CrashBeforeCommit, Lake, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string())])
 LOAD = pa.schema([("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string())])
@@ -104,7 +104,7 @@ def test_a_crash_between_the_tombstones_and_the_commit_reruns_to_the_right_table
 def test_a_long_tombstone_log_is_folded_into_one_folder_and_still_holds(
     spark, lake: Lake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("etl.tombstones.MAX_LOG_FOLDERS", 2)
+    monkeypatch.setattr("etl.hudi.tombstones.MAX_LOG_FOLDERS", 2)
     config = lake.configure(table_config("folded"))
     table_id = config.table_id
     log = lake.root / "raw" / "lake_db" / "_odp_tombstones" / "folded" / "log"

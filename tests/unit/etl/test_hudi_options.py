@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from etl.errors import TableConfigError
+from etl.file_processor.table_plan import check_index_unchanged
 from etl.hudi.commit import CommitTag
 from etl.hudi.options import (
     INDEX_METADATA,
@@ -22,11 +23,10 @@ from etl.hudi.options import (
 )
 from etl.hudi.target import HudiTarget, Ordering
 from etl.hudi.timeline import CommitSummary, stored_index
-from etl.table_plan import check_index_unchanged
 from odp.config.datasets import DatasetConfig, DatasetSource, Refresh, Zone
 from odp.config.models import TableMode, TableType
 from odp.naming import tombstone_path
-from tests.unit.etl.conftest import table_config
+from tests.support.lake import table_config
 
 GLUE = WriteProfile(HudiProfile.GLUE)
 LOCAL = WriteProfile(HudiProfile.LOCAL, cores=2)

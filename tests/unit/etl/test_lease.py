@@ -11,11 +11,11 @@ import pyarrow as pa
 import pytest
 from moto.glue.models import glue_backends
 
-from etl.lease import LeaseKeeper
-from etl.processor import run_file_processor
+from etl.file_processor.lease import LeaseKeeper
+from etl.file_processor.processor import run_file_processor
 from odp.tracker import GlueJobRuns, JobRunRef, LeaseLostError, ProcessingTracker, RunStatus, iso
-from tests.conftest import AWS_REGION
-from tests.unit.etl.conftest import Lake, table_config
+from tests.support.lake import Lake, table_config
+from tests.support.paths import AWS_REGION
 
 CDC = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32())])
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from etl.errors import ChangeFileError, SchemaEvolutionError
-from etl.poison import files_named_by
-from tests.unit.odp.test_tracker_repository import tracked
+from etl.file_processor.poison import files_named_by
+from tests.support.trackers import tracked
 
 ONE = tracked("src/app/t/1.csv", etag="a")
 ELEVEN = tracked("src/app/t/11.csv", etag="b")

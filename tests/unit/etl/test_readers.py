@@ -13,7 +13,7 @@ import pytest
 from etl.errors import ChangeFileError
 from etl.readers import SourceFile, first_error, read_changes
 from odp.config.models import SourceFormat
-from tests.unit.etl.conftest import table_config
+from tests.support.lake import table_config
 
 DMS = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string())])
 

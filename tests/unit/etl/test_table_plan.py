@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from etl.errors import TableConfigError
+from etl.file_processor.table_plan import TablePlan, plan_table_run, source_files
 from etl.hudi.timeline import CommitSummary
-from etl.table_plan import TablePlan, plan_table_run, source_files
 from odp.config.models import TableMode
 from odp.tracker import FileKind, TrackedFile
-from tests.unit.etl.conftest import table_config
+from tests.support.lake import table_config
 
 CURRENT = table_config("orders")
 HISTORICAL = table_config("events", mode=TableMode.HISTORICAL)

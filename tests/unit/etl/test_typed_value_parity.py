@@ -23,7 +23,7 @@ from etl.readers import SourceFile, first_error, read_changes
 from etl.streaming.batch import StreamTarget, process_micro_batch
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
 from odp.tracker import RunStatus
-from tests.unit.etl.streaming.records_factory import change
+from tests.support.stream_records import change
 
 STREAM = "parity"
 SHARD = "shardId-000000000000"

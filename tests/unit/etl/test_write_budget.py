@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from etl.write_budget import GIB, RowBudget, budget_rows, job_row_budget, memory_bytes, task_heap_bytes
+from etl.file_processor.write_budget import GIB, RowBudget, budget_rows, job_row_budget, memory_bytes, task_heap_bytes
 
 
 def test_memory_settings_read_as_spark_reads_them() -> None:

@@ -9,8 +9,8 @@ from boto3.dynamodb.conditions import Attr, Key
 
 from odp.dynamodb import table_items
 from odp.naming import TrackerTableNames
-from tests.conftest import AWS_REGION
-from tests.unit.lambdas.moto_reads import partition_reads, seed_items
+from tests.support.moto_reads import partition_reads, seed_items
+from tests.support.paths import AWS_REGION
 
 
 def queries(table: Any) -> list[list[dict[str, Any]]]:

@@ -10,52 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
 
 from odp.config import ConfigError, load_config
-
-VALID = {
-    "environments.yaml": {
-        "deployment": {"account": "000000000000", "region": "eu-west-1"},
-        "source": {
-            "repository": "org/odp",
-            "connection_arn": "arn:aws:codeconnections:eu-west-1:000000000000:connection/abc-123",
-        },
-        "environments": {
-            "dev": {"account": "111111111111", "region": "eu-west-1", "branch": "main"},
-            "prod": {"account": "333333333333", "region": "eu-west-1", "branch": "prod", "manual_approval": True},
-        },
-    },
-    "cadences.yaml": {"cadences": {"fast": {"schedule": "rate(10 minutes)", "batch_size": 5}}},
-    "tables/shop.yaml": {
-        "source": "shop",
-        "format": "dms",
-        "defaults": {"cadence": "fast", "database": "shop_raw", "ordering_column": "seq"},
-        "tables": [
-            {
-                "schema": "public",
-                "table": "orders",
-                "primary_key": ["id"],
-                "partition_by": ["region"],
-                "columns": {"id": "bigint", "seq": "string", "region": "string", "amount": "decimal(10,2)"},
-            },
-            {"schema": "public", "table": "customers", "primary_key": ["id"]},
-        ],
-    },
-}
-
-
-def write_config(root: Path, files: dict[str, object]) -> Path:
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content if isinstance(content, str) else yaml.safe_dump(content, sort_keys=False))
-    return root
-
-
-def valid_files() -> dict[str, object]:
-    # A deep copy through YAML keeps every case independent.
-    return {name: yaml.safe_load(yaml.safe_dump(content)) for name, content in VALID.items()}
+from tests.support.config_files import valid_files, write_config
 
 
 def errors_of(tmp_path: Path, change: Callable[[dict], None]) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 from odp.config import ConfigError, load_config
 from odp.config.items import ACTIVE_CADENCE_ATTRIBUTE, table_config_from_item, table_config_item
 from odp.config.streams import streamed_tables
-from tests.unit.odp.test_config_errors import valid_files, write_config
+from tests.support.config_files import valid_files, write_config
 
 
 def with_stream(files: dict) -> dict:

@@ -9,7 +9,7 @@ import pytest
 from etl.jobs.dataset_job import parse_arguments
 from odp.contracts.arguments import JobArgumentError
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
-from odp.dataset_run import DatasetRun, RuleOutcome
+from odp.tracker.dataset_run import DatasetRun, RuleOutcome
 from odp.tracker.statuses import RunStatus
 
 ROOTS = LakeRoots("s3://raw", "s3://conformed", "s3://purpose-built")
@@ -59,8 +59,8 @@ def test_recorder_writes_history_and_notifies_runs_that_wrote_or_failed(dynamodb
     import boto3
 
     from etl.jobs.dataset_job import recorder
-    from odp.dataset_history import DatasetRunHistory, dataset_history_table_name
     from odp.naming import DATASET_RUN_HISTORY
+    from odp.tracker.dataset_history import DatasetRunHistory, dataset_history_table_name
     from odp.tracker.schema import create_tables
 
     name = dataset_history_table_name("test")

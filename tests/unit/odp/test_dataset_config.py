@@ -8,7 +8,7 @@ import pytest
 
 from odp.config import ConfigError, load_config
 from odp.config.datasets import downstream_of
-from tests.unit.odp.test_config_errors import valid_files, write_config
+from tests.support.config_files import valid_files, write_config
 
 ORDERS = "shop.public.orders"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from odp.contracts.datasets import DatasetJobArgs
 from odp.contracts.state_machines import placeholders_in, render_definition
-from tests.conftest import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 DEFINITION = REPO_ROOT / "stepfunctions" / "datasets.asl.json"
 VALUES = {"DatasetJobName": "odp-dev-dataset-job", "AlertsTopicArn": "arn:aws:sns:eu-west-1:111111111111:alerts"}

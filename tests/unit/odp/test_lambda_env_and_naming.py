@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from odp.config.models import schedule_interval_minutes
-from odp.lambda_env import LambdaConfigurationError, lambda_environment, tracker_names_from_env
+from odp.contracts.lambda_env import LambdaConfigurationError, lambda_environment, tracker_names_from_env
 from odp.naming import TrackerTableNames, file_processor_job_name
 
 

@@ -22,7 +22,7 @@ from odp.operations.backend import AwsBackend
 from odp.tracker import FileStatus, FileTracker, JobRunRef, ProcessingTracker, TrackedFile, file_kind, make_file_id
 from sandbox import state_store
 from sandbox.operator import sandbox_backend
-from tests.unit.etl.conftest import table_config
+from tests.support.lake import table_config
 
 PEOPLE = table_config("people")
 PETS = table_config("pets")

@@ -6,8 +6,8 @@ import pytest
 
 from etl.datasets.job import DatasetJobOutcome
 from lambdas.batch_manager.summary import TableOutcome
-from odp.dataset_run import DatasetRun
 from odp.tracker import RunStatus, TableRun
+from odp.tracker.dataset_run import DatasetRun
 from sandbox.report import TableReport, left_undone
 
 FAILED = {RunStatus.REFRESH_ERROR, RunStatus.BATCH_FAILED, RunStatus.QUALITY_FAILED, RunStatus.FAILED}

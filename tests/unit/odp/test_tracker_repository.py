@@ -18,61 +18,16 @@ from odp.tracker import (
     RunStatus,
     TableRun,
     TrackedFile,
-    make_file_id,
 )
+from tests.support.aws import CallCounter, Clock
+from tests.support.trackers import tracked
 
 START = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 
 
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self, now: datetime = START) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
-def tracked(
-    key: str,
-    *,
-    etag: str = "etag-1",
-    size: int = 100,
-    landed_at: str = "2024-05-01T11:00:00.000Z",
-    status: FileStatus = FileStatus.LANDED,
-    table_id: str = "dms.public.trips",
-) -> TrackedFile:
-    return TrackedFile(
-        table_id=table_id,
-        file_id=make_file_id("staging", key, etag),
-        bucket="staging",
-        key=key,
-        size=size,
-        etag=etag,
-        landed_at=landed_at,
-        file_kind=FileKind.CDC,
-        status=status,
-    )
-
-
-class CallCounter:
-    """Counts DynamoDB operations made through a client (botocore ``before-call`` hook)."""
-
-    def __init__(self, client: Any) -> None:
-        self.calls: Counter[str] = Counter()
-        client.meta.events.register("before-call.dynamodb", self._count)
-
-    def _count(self, model: Any, **_: Any) -> None:
-        self.calls[model.name] += 1
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(START)
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from odp.config.loader import OdpConfig
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.faults import on_fault
 from odp.tracker.statuses import RunStatus
-from tests.unit.odp.test_config_errors import valid_files, write_config
+from tests.support.config_files import valid_files, write_config
 
 ORDERS = "shop.public.orders"
 CLEAN_SQL = """

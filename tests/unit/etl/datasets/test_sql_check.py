@@ -10,7 +10,7 @@ from etl.datasets.sql_check import check_all_sql, check_dataset_sql, declared_sc
 from odp.config import load_config
 from odp.config.datasets import DatasetConfig, ExpressionRule, NotNullRule, Refresh
 from odp.config.loader import OdpConfig
-from tests.conftest import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 
 @pytest.fixture(scope="module")

@@ -8,48 +8,8 @@ import pytest
 
 from etl.hudi.options import HudiProfile, WriteProfile
 from etl.streaming.batch import StreamTarget
-from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
-from tests.unit.etl.streaming.records_factory import StreamFolder
-
-STREAM = "shop_changes"
-
-
-def streamed_table(
-    table: str, *, table_type: TableType, mode: TableMode, columns: dict[str, str] | None
-) -> TableConfig:
-    return TableConfig(
-        source="shop_dynamodb",
-        schema_name="app",
-        table=table,
-        format=SourceFormat.DYNAMODB,
-        primary_key=("id",),
-        partition_by=(),
-        table_type=table_type,
-        mode=mode,
-        cadence=None,
-        stream=STREAM,
-        database="shop_raw",
-        target_table=table,
-        is_active=True,
-        columns=columns,
-    )
-
-
-CUSTOMERS = streamed_table(
-    "customers", table_type=TableType.COPY_ON_WRITE, mode=TableMode.CURRENT, columns={"id": "string", "name": "string"}
-)
-ORDERS = streamed_table(
-    "orders",
-    table_type=TableType.MERGE_ON_READ,
-    mode=TableMode.CURRENT,
-    columns={"id": "string", "amount": "decimal(12,2)", "status": "string"},
-)
-EVENTS = streamed_table(
-    "order_events",
-    table_type=TableType.COPY_ON_WRITE,
-    mode=TableMode.HISTORICAL,
-    columns={"id": "string", "kind": "string"},
-)
+from tests.support.stream_records import StreamFolder
+from tests.support.streams import CUSTOMERS, EVENTS, ORDERS, STREAM
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from etl.streaming.local import run_local_stream
 from odp.config.models import TableMode, TableType
 from odp.tracker import RunStatus
 from sandbox.validation import read_table
-from tests.unit.etl.streaming.conftest import CUSTOMERS, EVENTS, ORDERS, STREAM, streamed_table
-from tests.unit.etl.streaming.records_factory import StreamFolder, change
+from tests.support.stream_records import StreamFolder, change
+from tests.support.streams import CUSTOMERS, EVENTS, ORDERS, STREAM, streamed_table
 
 
 def rows(spark, target: StreamTarget, config) -> list[tuple]:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from etl.streaming.records import Route, StreamRecord, route_record
-from tests.unit.etl.streaming.records_factory import change
+from tests.support.stream_records import change
 
 ROUTES = {"orders": Route("shop.app.orders", ("id",)), "customers": Route("shop.app.customers", ("id",))}
 SEQ = "49657828409187701520019995242508390119953358325192589314"

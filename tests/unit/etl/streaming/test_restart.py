@@ -19,9 +19,9 @@ from etl.hudi.timeline import completed_commits
 from etl.streaming.batch import StreamTarget
 from odp.tracker import RunStatus
 from sandbox.validation import read_table
-from tests.conftest import REPO_ROOT
-from tests.unit.etl.streaming.conftest import CUSTOMERS, EVENTS, ORDERS
-from tests.unit.etl.streaming.records_factory import StreamFolder, change
+from tests.support.paths import REPO_ROOT
+from tests.support.stream_records import StreamFolder, change
+from tests.support.streams import CUSTOMERS, EVENTS, ORDERS
 
 CHILD = "tests.unit.etl.streaming.crash_child"
 

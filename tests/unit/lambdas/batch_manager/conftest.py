@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +10,8 @@ import pytest
 from lambdas.batch_manager.manager import BatchManager
 from odp.config.items import batch_config_item, table_config_item
 from odp.config.loader import OdpConfig, load_config
-from odp.tracker import FileKind, FileTracker, ProcessingTracker, TrackedFile, make_file_id
-from tests.unit.lambdas.conftest import Clock
+from odp.tracker import FileTracker, ProcessingTracker
+from tests.support.aws import Clock
 
 
 @pytest.fixture(scope="session")
@@ -48,24 +47,3 @@ def manager(tracker_tables: dict[str, Any], processing: ProcessingTracker, clock
         processing_tracker=processing,
         clock=clock,
     )
-
-
-def pending_file(table_id: str, name: str, landed_at: str, size: int = 100) -> dict[str, Any]:
-    """A landed file's item, as FileTracker.register writes it."""
-    key = "/".join(table_id.split(".")) + "/" + name
-    return TrackedFile(
-        table_id=table_id,
-        file_id=make_file_id("odp-test-staging", key, "etag"),
-        bucket="odp-test-staging",
-        key=key,
-        size=size,
-        etag="etag",
-        landed_at=landed_at,
-        file_kind=FileKind.CDC,
-    ).to_item()
-
-
-def put_all(table: Any, items: Iterable[dict[str, Any]]) -> None:
-    with table.batch_writer() as writer:
-        for item in items:
-            writer.put_item(Item=item)

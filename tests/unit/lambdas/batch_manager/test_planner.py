@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from lambdas.batch_manager.planner import fit_payload, make_batches, order_tables, pending_totals
-from odp.batches import Batch, InvalidBatchResultError, parse_batch_results
+from odp.contracts.batches import Batch, InvalidBatchResultError, parse_batch_results
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.tracker import PendingSummary
 

@@ -24,10 +24,10 @@ from odp.config.loader import OdpConfig
 from odp.naming import TrackerTableNames
 from odp.tracker import make_file_id
 from odp.tracker.items import iso
-from tests.conftest import AWS_REGION
-from tests.unit.lambdas.batch_manager.conftest import pending_file
-from tests.unit.lambdas.conftest import CallCounter, Clock
-from tests.unit.lambdas.moto_reads import partition_reads, seed_items
+from tests.support.aws import CallCounter, Clock
+from tests.support.batch_manager import pending_file
+from tests.support.moto_reads import partition_reads, seed_items
+from tests.support.paths import AWS_REGION
 
 CONFIGURED = 3_000
 FILES = 50_000

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from lambdas.file_manager.events import MalformedEventError, ObjectCreated, ObjectCreatedSqsRecord
 from sandbox.staging import StagedObject, object_created_event, sqs_batches
-from tests.unit.lambdas.conftest import object_created, sqs_batch
+from tests.support.lambdas import object_created, sqs_batch
 
 
 @pytest.fixture

@@ -25,17 +25,17 @@ from botocore.exceptions import ClientError
 from pyspark.sql import SparkSession
 
 from etl.change_counts import count_changes
-from etl.concurrency import effective_concurrency, run_tables
-from etl.cost import dpu_seconds_share, publish_costs
+from etl.file_processor.concurrency import effective_concurrency, run_tables
+from etl.file_processor.cost import dpu_seconds_share, publish_costs
+from etl.file_processor.lease import LeaseKeeper
+from etl.file_processor.poison import files_named_by
+from etl.file_processor.table_plan import TablePlan, plan_table_run, source_files
+from etl.file_processor.transform import transform_changes
+from etl.file_processor.write_budget import RowBudget, job_row_budget
 from etl.hudi.commit import CommitResult, CommitTag, commit_once
 from etl.hudi.timeline import CommitSummary, completed_commits, discard_uncommitted_table
-from etl.lease import LeaseKeeper
-from etl.poison import files_named_by
+from etl.hudi.writer import ChangeBatch, WriteResult, WriteSettings, job_write_profile, write_changes
 from etl.readers import read_changes
-from etl.table_plan import TablePlan, plan_table_run, source_files
-from etl.transform import transform_changes
-from etl.write_budget import RowBudget, job_row_budget
-from etl.writer import ChangeBatch, WriteResult, WriteSettings, job_write_profile, write_changes
 from odp.config.models import TableConfig, TableMode
 from odp.config.store import TableConfigStore
 from odp.contracts.file_processor import FileProcessorJobArgs
@@ -208,7 +208,7 @@ class _TableRunner:
         *,
         started_at: str,
     ) -> TableRun:
-        """Plan the table's run from its landed files and timeline (etl.table_plan), then apply the plan."""
+        """Plan the table's run from its landed files and timeline (table_plan), then apply the plan."""
         discarded = self._discard_uncommitted(config, base_path)
         landed = self.files.landed_files(table_id)
         commits = completed_commits(self.spark, base_path)
@@ -394,15 +394,15 @@ def run_file_processor(
     cloudwatch: Any = None,
     row_budget: RowBudget | None = None,
 ) -> JobOutcome:
-    """Process every table of ``args.table_ids``, ``args.table_concurrency`` at once (etl.concurrency), each
+    """Process every table of ``args.table_ids``, ``args.table_concurrency`` at once (concurrency.py), each
     in its own error boundary. Never raises for a table.
 
     ``dynamodb`` is a boto3 DynamoDB resource; ``resolve_uri`` maps ``s3://bucket/key`` to what Spark
     reads (identity on Glue; the sandbox maps buckets to folders). ``job_run`` (the Glue job run this
     is) is recorded with each lease; ``job_runs`` answers whether another lease holder's job run has
     ended (default: glue:GetJobRun); ``cloudwatch`` (a boto3 client) receives each table run's seconds
-    and DPU-seconds (etl.cost); ``row_budget`` bounds the input rows of the tables' writes at once
-    (default: sized from the Spark configuration, etl.write_budget).
+    and DPU-seconds (etl.file_processor.cost); ``row_budget`` bounds the input rows of the tables' writes at once
+    (default: sized from the Spark configuration, etl.file_processor.write_budget).
     """
     run_id = f"{args.batch_id}-{uuid.uuid4().hex[:12]}"
     dynamodb = dynamodb if dynamodb is not None else boto3.resource("dynamodb")

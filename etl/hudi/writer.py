@@ -12,10 +12,10 @@ from pyspark.sql import functions as F
 from etl.change_frame import for_current_table, for_historical_table, latest_per_key, surviving_rows
 from etl.hudi.commit import CommitTag
 from etl.hudi.options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
+from etl.hudi.schema import align_to_table, table_schema
 from etl.hudi.target import HudiTarget
 from etl.hudi.timeline import table_exists
-from etl.schema import align_to_table, table_schema
-from etl.tombstones import (
+from etl.hudi.tombstones import (
     STALE,
     clear_tombstones,
     consolidate_tombstones,

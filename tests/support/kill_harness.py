@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from odp.faults import FAULT_POINT_VARIABLE
+from tests.support.paths import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 COMPLETED_ACTIONS = (".commit", ".deltacommit", ".replacecommit")
 
 

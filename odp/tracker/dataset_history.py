@@ -13,9 +13,9 @@ import json
 import time
 from typing import Any
 
-from odp.dataset_run import DatasetRun
 from odp.dynamodb import table_items
 from odp.naming import DATASET_RUN_HISTORY, resource_prefix, tracker_table_names
+from odp.tracker.dataset_run import DatasetRun
 from odp.tracker.statuses import RunStatus
 
 DAY_SECONDS = 86_400

@@ -1,0 +1,1 @@
+"""Helpers the tests share (importable modules; fixtures stay in conftest.py files)."""
