@@ -10,7 +10,7 @@ duplicates of content the table holds. ``etl.file_processor.processor`` applies 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from etl.errors import TableConfigError
 from etl.hudi.target import HudiTarget
@@ -62,7 +62,11 @@ def plan_table_run(
     todo = [f for f in landed if f.file_id not in consumed]
     duplicates: list[tuple[TrackedFile, TrackedFile]] = []
     if config.mode is TableMode.HISTORICAL and todo:
-        held = {f.content_tag: replace(f, commit_instant=i) for i, files in reversed(reconcile) for f in files[::-1]}
+        held = {
+            f.content_tag: f.model_copy(update={"commit_instant": i})
+            for i, files in reversed(reconcile)
+            for f in files[::-1]
+        }
         todo, duplicates = split_duplicate_content(todo, {**held, **applied})
     return TablePlan(reconcile, tuple(sorted(todo, key=_order)), tuple(duplicates))
 
