@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 import zlib
 from collections.abc import Callable, Iterator
@@ -26,6 +27,9 @@ POSITION_DIGITS = 20
 SEQUENCE_DIGITS = 40
 DEBEZIUM_OPS = {"c": INSERT, "r": INSERT, "u": UPDATE, "d": DELETE}
 DYNAMODB_OPS = {"INSERT": INSERT, "MODIFY": UPDATE, "REMOVE": DELETE}
+# DynamoDB's Kinesis streaming destination declares the unit of ApproximateCreationDateTime per record.
+PRECISION_FIELD = "ApproximateCreationDateTimePrecision"
+UNITS_PER_MILLI = {"MILLISECOND": 1, "MICROSECOND": 1000}
 # Debezium (Kafka Connect) schema types -> Spark SQL types.
 CONNECT_TYPES = {
     "int8": "tinyint",
@@ -355,12 +359,44 @@ def flat_attribute(attribute: dict[str, Any]) -> tuple[str | None, str | None]:
     return as_text(plain), ("boolean" if kind == "BOOL" else None if kind == "NULL" else "string")
 
 
-def approximate_millis(value: Any) -> int:
-    """ApproximateCreationDateTime in milliseconds: streams give seconds, Kinesis gives milliseconds.
+def approximate_millis(value: Any, precision: Any = None) -> int:
+    """ApproximateCreationDateTime in whole milliseconds, read in the precision the record declares.
+
+    ``precision`` is the record's ``ApproximateCreationDateTimePrecision``: ``MILLISECOND``, or
+    ``MICROSECOND`` (the default of DynamoDB's Kinesis streaming destination; floored to the millisecond).
+    Without it (the Lambda streams form, older Kinesis records) the magnitude decides, as before: seconds
+    (possibly fractional) below 10^11, else milliseconds.
 
     Raises:
-        RecordError: not a non-negative number (an ISO text, a word, a boolean).
+        RecordError: not a non-negative number (an ISO text, a word, a boolean); a precision that is not
+            MILLISECOND or MICROSECOND (names it); a time outside 15 digits of milliseconds.
     """
+    if precision is not None and (not isinstance(precision, str) or precision not in UNITS_PER_MILLI):
+        raise RecordError(
+            f"{PRECISION_FIELD} {precision!r} is not one of {', '.join(UNITS_PER_MILLI)}: "
+            "the record's time cannot be read"
+        )
+    number = _time_number(value)
+    if precision is not None:
+        millis = int(number // UNITS_PER_MILLI[precision])  # floored: a later microsecond never sorts earlier
+        if not 0 <= millis < 10**TS_DIGITS:
+            raise RecordError(f"ApproximateCreationDateTime {value!r} ({precision}) is out of range")
+        return millis
+    if not 0 <= number < 10**TS_DIGITS:
+        raise RecordError(f"ApproximateCreationDateTime {value!r} is out of range")
+    return round(number * 1000) if number < 100_000_000_000 else int(number)
+
+
+def _time_number(value: Any) -> int | float:
+    """A JSON number or number text; whole numbers stay exact ints (microseconds exceed a float's 2^53).
+
+    Raises:
+        RecordError: not a number (an ISO text, a word, a boolean, a list), or not finite.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _DIGITS.match(value):
+        return int(value)
     try:
         if isinstance(value, bool):
             raise ValueError(value)
@@ -368,9 +404,15 @@ def approximate_millis(value: Any) -> int:
     except (TypeError, ValueError) as error:
         why = f"ApproximateCreationDateTime {value!r} is not a number of seconds or milliseconds"
         raise RecordError(why) from error
-    if not 0 <= number < 10**TS_DIGITS:
+    if not math.isfinite(number):
         raise RecordError(f"ApproximateCreationDateTime {value!r} is out of range")
-    return round(number * 1000) if number < 100_000_000_000 else int(number)
+    return number
+
+
+def record_precision(document: dict[str, Any], body: dict[str, Any]) -> Any:
+    """The record's declared ``ApproximateCreationDateTimePrecision``: in its ``dynamodb`` object, else at the
+    top level; None when it declares none."""
+    return body[PRECISION_FIELD] if body.get(PRECISION_FIELD) is not None else document.get(PRECISION_FIELD)
 
 
 def dynamodb_change(
@@ -382,7 +424,9 @@ def dynamodb_change(
     the streaming path puts the longer Kinesis sequence number there and passes its own width).
 
     Raises:
-        RecordError: no eventName or an unknown one, no image, a missing or null key, a bad attribute.
+        RecordError: no eventName or an unknown one, no image, a missing or null key, a bad attribute, a
+            creation time that is not a number or out of range, an unknown declared precision
+            (:func:`approximate_millis`), a SequenceNumber that is not a whole number.
     """
     if document is None:
         return None
@@ -407,7 +451,8 @@ def dynamodb_change(
             types[column] = kind
     _check_keys(values, keys)
     created = body.get("ApproximateCreationDateTime")
-    millis = _pad(approximate_millis(created), TS_DIGITS) if created is not None else ""
+    precision = record_precision(document, body)
+    millis = _pad(approximate_millis(created, precision), TS_DIGITS) if created is not None else ""
     sequence = body.get("SequenceNumber")
     position = (
         _pad(None, sequence_digits) if sequence is None else whole_number(sequence, "SequenceNumber", sequence_digits)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from etl.streaming.records import Route, StreamRecord, route_record
-from tests.support.stream_records import change
+from tests.support.stream_records import change, kinesis_sample, with_precision
 
 ROUTES = {"orders": Route("shop.app.orders", ("id",)), "customers": Route("shop.app.customers", ("id",))}
 SEQ = "49657828409187701520019995242508390119953358325192589314"
@@ -73,3 +73,18 @@ def test_the_published_kinesis_sample_routes(samples_dir: Path) -> None:
     ]
     # Same millisecond: the Kinesis sequence number orders them.
     assert outcomes[0].ordering < outcomes[1].ordering
+
+
+def test_a_microsecond_record_is_ordered_by_its_millisecond_then_the_kinesis_sequence(samples_dir: Path) -> None:
+    """DynamoDB's default precision on the stream: the batch path's conversion, the Kinesis sequence after it."""
+    sample = kinesis_sample(samples_dir)[0]
+    routes = {sample["tableName"]: Route("app.events.items", ("id",))}
+    micros = with_precision(sample, "MICROSECOND", 1772352000000999)
+    routed = route_record(record(micros), routes)
+    assert (routed.error, routed.ordering) == (None, "001772352000000|" + "0" * 8 + SEQ)
+    unknown = route_record(record(with_precision(sample, "NANOSECOND", 1)), routes)
+    assert (unknown.table_id, unknown.error) == (
+        "app.events.items",
+        "ApproximateCreationDateTimePrecision 'NANOSECOND' is not one of MILLISECOND, MICROSECOND: "
+        "the record's time cannot be read",
+    )
