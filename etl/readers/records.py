@@ -7,6 +7,8 @@ the row (1-based) and why.
 
 Event times are validated and encoded as fixed-width digits, so they compare as numbers; the
 encoding of a valid value is unchanged from earlier releases (stored ``_odp_seq`` values stay comparable).
+DynamoDB records declared MICROSECOND, refused before, carry their sub-millisecond digits at the head of
+the position, in the same width.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ DYNAMODB_OPS = {"INSERT": INSERT, "MODIFY": UPDATE, "REMOVE": DELETE}
 # DynamoDB's Kinesis streaming destination declares the unit of ApproximateCreationDateTime per record.
 PRECISION_FIELD = "ApproximateCreationDateTimePrecision"
 UNITS_PER_MILLI = {"MILLISECOND": 1, "MICROSECOND": 1000}
+MICROS_DIGITS = 3  # a MICROSECOND record's microseconds past the millisecond, first in its position
 # Debezium (Kafka Connect) schema types -> Spark SQL types.
 CONNECT_TYPES = {
     "int8": "tinyint",
@@ -371,6 +374,16 @@ def approximate_millis(value: Any, precision: Any = None) -> int:
         RecordError: not a non-negative number (an ISO text, a word, a boolean); a precision that is not
             MILLISECOND or MICROSECOND (names it); a time outside 15 digits of milliseconds.
     """
+    return approximate_time(value, precision)[0]
+
+
+def approximate_time(value: Any, precision: Any = None) -> tuple[int, int | None]:
+    """ApproximateCreationDateTime as (whole milliseconds, the microseconds past them); the second is None
+    unless the record declares ``MICROSECOND`` (see :func:`approximate_millis` for the milliseconds).
+
+    Raises:
+        RecordError: as :func:`approximate_millis`.
+    """
     if precision is not None and (not isinstance(precision, str) or precision not in UNITS_PER_MILLI):
         raise RecordError(
             f"{PRECISION_FIELD} {precision!r} is not one of {', '.join(UNITS_PER_MILLI)}: "
@@ -378,13 +391,15 @@ def approximate_millis(value: Any, precision: Any = None) -> int:
         )
     number = _time_number(value)
     if precision is not None:
-        millis = int(number // UNITS_PER_MILLI[precision])  # floored: a later microsecond never sorts earlier
+        units = UNITS_PER_MILLI[precision]
+        whole, rest = divmod(number, units)  # floored: a later microsecond never sorts earlier
+        millis = int(whole)
         if not 0 <= millis < 10**TS_DIGITS:
             raise RecordError(f"ApproximateCreationDateTime {value!r} ({precision}) is out of range")
-        return millis
+        return millis, (int(rest) if units > 1 else None)
     if not 0 <= number < 10**TS_DIGITS:
         raise RecordError(f"ApproximateCreationDateTime {value!r} is out of range")
-    return round(number * 1000) if number < 100_000_000_000 else int(number)
+    return (round(number * 1000) if number < 100_000_000_000 else int(number)), None
 
 
 def _time_number(value: Any) -> int | float:
@@ -415,18 +430,45 @@ def record_precision(document: dict[str, Any], body: dict[str, Any]) -> Any:
     return body[PRECISION_FIELD] if body.get(PRECISION_FIELD) is not None else document.get(PRECISION_FIELD)
 
 
+def dynamodb_position(sequence: Any, micros: int | None, digits: int) -> str:
+    """The position part of a DynamoDB ordering (after the ``|``), ``digits`` wide.
+
+    Without sub-millisecond time (``micros`` None: every record not declared ``MICROSECOND``) it is the
+    SequenceNumber padded to ``digits`` (zeros when there is none), exactly as before. A ``MICROSECOND``
+    record puts its 3-digit remainder first, then the SequenceNumber padded to ``digits - 3``: changes of one
+    millisecond sort by event time, then by sequence number, and the ordering keeps its width.
+
+    Raises:
+        RecordError: a SequenceNumber that is not a whole number of at most its width (names it; for a
+            MICROSECOND record the width is ``digits - 3``).
+    """
+    if micros is None:
+        return _pad(None, digits) if sequence is None else whole_number(sequence, "SequenceNumber", digits)
+    width = digits - MICROS_DIGITS
+    if sequence is None:
+        return f"{micros:0{MICROS_DIGITS}d}" + _pad(None, width)
+    try:
+        return f"{micros:0{MICROS_DIGITS}d}" + whole_number(sequence, "SequenceNumber", width)
+    except RecordError as error:
+        raise RecordError(
+            f"{error} (a MICROSECOND record's position starts with its {MICROS_DIGITS} sub-millisecond digits)"
+        ) from None
+
+
 def dynamodb_change(
     document: Any, row: int, keys: tuple[str, ...], *, sequence_digits: int = SEQUENCE_DIGITS
 ) -> ParsedChange | None:
     """One DynamoDB stream record (Kinesis / Firehose form or the Lambda streams form).
 
-    ``sequence_digits``: the width the SequenceNumber is padded to in the ordering (DynamoDB Streams: 40;
-    the streaming path puts the longer Kinesis sequence number there and passes its own width).
+    ``sequence_digits``: the width of the ordering's position, the SequenceNumber padded (DynamoDB Streams: 40;
+    the streaming path puts the longer Kinesis sequence number there and passes its own width). A MICROSECOND
+    record's position is its sub-millisecond remainder, then the SequenceNumber (:func:`dynamodb_position`).
 
     Raises:
         RecordError: no eventName or an unknown one, no image, a missing or null key, a bad attribute, a
             creation time that is not a number or out of range, an unknown declared precision
-            (:func:`approximate_millis`), a SequenceNumber that is not a whole number.
+            (:func:`approximate_millis`), a SequenceNumber that is not a whole number of at most its width
+            (:func:`dynamodb_position`).
     """
     if document is None:
         return None
@@ -451,13 +493,9 @@ def dynamodb_change(
             types[column] = kind
     _check_keys(values, keys)
     created = body.get("ApproximateCreationDateTime")
-    precision = record_precision(document, body)
-    millis = _pad(approximate_millis(created, precision), TS_DIGITS) if created is not None else ""
-    sequence = body.get("SequenceNumber")
-    position = (
-        _pad(None, sequence_digits) if sequence is None else whole_number(sequence, "SequenceNumber", sequence_digits)
-    )
-    ordering = f"{millis}|{position}"
+    millis, micros = (None, None) if created is None else approximate_time(created, record_precision(document, body))
+    position = dynamodb_position(body.get("SequenceNumber"), micros, sequence_digits)
+    ordering = f"{_pad(millis, TS_DIGITS) if millis is not None else ''}|{position}"
     return ParsedChange(row=row, op=op, ordering=ordering, values=values, types=types)
 
 

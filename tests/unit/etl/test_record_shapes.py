@@ -247,7 +247,7 @@ def test_each_record_form_is_timed_as_it_declares(samples_dir: Path) -> None:
         "streams (seconds)": "001693997155000|" + "111".rjust(SEQUENCE_DIGITS, "0"),
         "kinesis, no precision (milliseconds)": "001731924555370|" + no_sequence,
         "kinesis, MILLISECOND": "001731924555370|" + no_sequence,
-        "kinesis, MICROSECOND": "001731924555370|" + no_sequence,
+        "kinesis, MICROSECOND": "001731924555370|123" + "0" * 37,  # the microseconds head the position
     }
 
 
@@ -305,12 +305,62 @@ def test_a_precision_at_the_top_level_of_the_record_is_honoured_too(samples_dir:
     assert dynamodb_change(top_level, 0, ("id",)).ordering.startswith("001731924555370|")
 
 
-def test_microseconds_of_one_millisecond_share_an_ordering(samples_dir: Path) -> None:
-    """The ordering keeps milliseconds (its stored unit): two changes in one millisecond get the same ordering,
-    and on the file path (the Kinesis form has no SequenceNumber) the file key, then the row, decide."""
+def test_microseconds_of_one_millisecond_order_its_changes_by_event_time(samples_dir: Path) -> None:
+    """Two changes of one item in one millisecond, delivered in reverse order (the later one first in the file):
+    the position starts with the microseconds past the millisecond, so the orderings sort in event order, not
+    by file key and row. The Kinesis form has no SequenceNumber: 37 zeros follow."""
     kinesis = kinesis_sample(samples_dir)[0]
     early, late = (with_precision(kinesis, "MICROSECOND", 1731924555370000 + micros) for micros in (100, 900))
-    assert dynamodb_change(early, 0, ("id",)).ordering == dynamodb_change(late, 1, ("id",)).ordering
+    text = "".join(json.dumps(record) for record in (late, early))  # Firehose: back to back, out of order
+    delivered = [change.ordering for change in parse_content(text.encode(), "dynamodb", ("id",))]
+    assert delivered == [
+        "001731924555370|900" + "0" * 37,
+        "001731924555370|100" + "0" * 37,
+    ]
+    assert sorted(delivered) == delivered[::-1]  # event order: the early change sorts first
+    assert len(delivered[0]) == len(dynamodb_change(kinesis, 0, ("id",)).ordering)  # the stored width is kept
+
+
+def test_orderings_of_records_not_microsecond_are_byte_for_byte_as_before(samples_dir: Path) -> None:
+    """A MILLISECOND record, one without a precision and a Lambda streams record with a SequenceNumber: the
+    strings stored before the microsecond remainder existed."""
+    kinesis = kinesis_sample(samples_dir)[0]
+    streams = json.loads((samples_dir / "lambda-events" / "dynamoStreamEvent.json").read_text())["Records"][0]
+    orderings = [
+        dynamodb_change(with_precision(kinesis, "MILLISECOND", 1731924555370), 0, ("id",)).ordering,
+        dynamodb_change(kinesis, 0, ("id",)).ordering,
+        dynamodb_change(streams, 0, ("Id",)).ordering,
+    ]
+    assert orderings == [
+        "001731924555370|0000000000000000000000000000000000000000",
+        "001731924555370|0000000000000000000000000000000000000000",
+        "001693997155000|0000000000000000000000000000000000000111",
+    ]
+
+
+def test_a_microsecond_record_whose_sequence_number_leaves_no_room_for_the_remainder_is_refused(
+    samples_dir: Path,
+) -> None:
+    """40 digits fit a MILLISECOND record's position; a MICROSECOND record keeps 3 of them for its microseconds."""
+    kinesis = kinesis_sample(samples_dir)[0]
+    forty = "1" * 40
+    millis = with_precision(kinesis, "MILLISECOND", 1731924555370)
+    millis["dynamodb"]["SequenceNumber"] = forty
+    assert dynamodb_change(millis, 0, ("id",)).ordering == "001731924555370|" + forty
+    micros = with_precision(kinesis, "MICROSECOND", 1731924555370123)
+    micros["dynamodb"]["SequenceNumber"] = "1" * 37
+    assert dynamodb_change(micros, 0, ("id",)).ordering == "001731924555370|123" + "1" * 37
+    good = json.dumps(micros)
+    micros["dynamodb"]["SequenceNumber"] = forty
+    refused = (
+        f"SequenceNumber '{forty}' is not a whole number of at most 37 digits "
+        "(a MICROSECOND record's position starts with its 3 sub-millisecond digits)"
+    )
+    with pytest.raises(RecordError) as error:
+        dynamodb_change(micros, 0, ("id",))
+    assert str(error.value) == refused
+    changes = list(parse_content((good + json.dumps(micros)).encode(), "dynamodb", ("id",)))
+    assert [change.error for change in changes] == [None, f"row 2: {refused}"]
 
 
 def test_unwrapped_sample_has_no_op_nor_time(samples_dir: Path) -> None:
