@@ -134,6 +134,8 @@ def test_firehose_file_of_microsecond_records_applies_in_event_order(spark, lake
     """DynamoDB's default Kinesis precision (MICROSECOND), as a Firehose delivery stream lands it: records back
     to back in an extension-less object, not in event order. No published record declares a precision: these
     are the published Kinesis sample's records with ``ApproximateCreationDateTimePrecision`` set, in microseconds.
+    Two changes of the first item fall in one millisecond, the later one first in the file: the microseconds,
+    not the row, decide.
     """
     config = dynamodb_table(lake, "items", {"id": "string", "data": "string"})
     first, second = kinesis_sample(samples_dir)
@@ -152,6 +154,7 @@ def test_firehose_file_of_microsecond_records_applies_in_event_order(spark, lake
         at(first, 2_000_500, "MODIFY", "latest"),  # the last change of the first item, first in the file
         at(first, 250),
         at(first, 1_000_750, "MODIFY", "older"),
+        at(first, 2_000_100, "MODIFY", "same millisecond, earlier"),  # 400 µs before "latest", after it in the file
         at(second, 5_000_000, "REMOVE"),  # the second item's delete comes before its insert in the file
         at(second, 100),
     ]
