@@ -7,12 +7,15 @@ the row (1-based) and why.
 
 Event times are validated and encoded as fixed-width digits, so they compare as numbers; the
 encoding of a valid value is unchanged from earlier releases (stored ``_odp_seq`` values stay comparable).
+DynamoDB records declared MICROSECOND, refused before, carry their sub-millisecond digits at the head of
+the position, in the same width.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 import zlib
 from collections.abc import Callable, Iterator
@@ -26,6 +29,10 @@ POSITION_DIGITS = 20
 SEQUENCE_DIGITS = 40
 DEBEZIUM_OPS = {"c": INSERT, "r": INSERT, "u": UPDATE, "d": DELETE}
 DYNAMODB_OPS = {"INSERT": INSERT, "MODIFY": UPDATE, "REMOVE": DELETE}
+# DynamoDB's Kinesis streaming destination declares the unit of ApproximateCreationDateTime per record.
+PRECISION_FIELD = "ApproximateCreationDateTimePrecision"
+UNITS_PER_MILLI = {"MILLISECOND": 1, "MICROSECOND": 1000}
+MICROS_DIGITS = 3  # a MICROSECOND record's microseconds past the millisecond, first in its position
 # Debezium (Kafka Connect) schema types -> Spark SQL types.
 CONNECT_TYPES = {
     "int8": "tinyint",
@@ -355,12 +362,56 @@ def flat_attribute(attribute: dict[str, Any]) -> tuple[str | None, str | None]:
     return as_text(plain), ("boolean" if kind == "BOOL" else None if kind == "NULL" else "string")
 
 
-def approximate_millis(value: Any) -> int:
-    """ApproximateCreationDateTime in milliseconds: streams give seconds, Kinesis gives milliseconds.
+def approximate_millis(value: Any, precision: Any = None) -> int:
+    """ApproximateCreationDateTime in whole milliseconds, read in the precision the record declares.
+
+    ``precision`` is the record's ``ApproximateCreationDateTimePrecision``: ``MILLISECOND``, or
+    ``MICROSECOND`` (the default of DynamoDB's Kinesis streaming destination; floored to the millisecond).
+    Without it (the Lambda streams form, older Kinesis records) the magnitude decides, as before: seconds
+    (possibly fractional) below 10^11, else milliseconds.
 
     Raises:
-        RecordError: not a non-negative number (an ISO text, a word, a boolean).
+        RecordError: not a non-negative number (an ISO text, a word, a boolean); a precision that is not
+            MILLISECOND or MICROSECOND (names it); a time outside 15 digits of milliseconds.
     """
+    return approximate_time(value, precision)[0]
+
+
+def approximate_time(value: Any, precision: Any = None) -> tuple[int, int | None]:
+    """ApproximateCreationDateTime as (whole milliseconds, the microseconds past them); the second is None
+    unless the record declares ``MICROSECOND`` (see :func:`approximate_millis` for the milliseconds).
+
+    Raises:
+        RecordError: as :func:`approximate_millis`.
+    """
+    if precision is not None and (not isinstance(precision, str) or precision not in UNITS_PER_MILLI):
+        raise RecordError(
+            f"{PRECISION_FIELD} {precision!r} is not one of {', '.join(UNITS_PER_MILLI)}: "
+            "the record's time cannot be read"
+        )
+    number = _time_number(value)
+    if precision is not None:
+        units = UNITS_PER_MILLI[precision]
+        whole, rest = divmod(number, units)  # floored: a later microsecond never sorts earlier
+        millis = int(whole)
+        if not 0 <= millis < 10**TS_DIGITS:
+            raise RecordError(f"ApproximateCreationDateTime {value!r} ({precision}) is out of range")
+        return millis, (int(rest) if units > 1 else None)
+    if not 0 <= number < 10**TS_DIGITS:
+        raise RecordError(f"ApproximateCreationDateTime {value!r} is out of range")
+    return (round(number * 1000) if number < 100_000_000_000 else int(number)), None
+
+
+def _time_number(value: Any) -> int | float:
+    """A JSON number or number text; whole numbers stay exact ints (microseconds exceed a float's 2^53).
+
+    Raises:
+        RecordError: not a number (an ISO text, a word, a boolean, a list), or not finite.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _DIGITS.match(value):
+        return int(value)
     try:
         if isinstance(value, bool):
             raise ValueError(value)
@@ -368,9 +419,40 @@ def approximate_millis(value: Any) -> int:
     except (TypeError, ValueError) as error:
         why = f"ApproximateCreationDateTime {value!r} is not a number of seconds or milliseconds"
         raise RecordError(why) from error
-    if not 0 <= number < 10**TS_DIGITS:
+    if not math.isfinite(number):
         raise RecordError(f"ApproximateCreationDateTime {value!r} is out of range")
-    return round(number * 1000) if number < 100_000_000_000 else int(number)
+    return number
+
+
+def record_precision(document: dict[str, Any], body: dict[str, Any]) -> Any:
+    """The record's declared ``ApproximateCreationDateTimePrecision``: in its ``dynamodb`` object, else at the
+    top level; None when it declares none."""
+    return body[PRECISION_FIELD] if body.get(PRECISION_FIELD) is not None else document.get(PRECISION_FIELD)
+
+
+def dynamodb_position(sequence: Any, micros: int | None, digits: int) -> str:
+    """The position part of a DynamoDB ordering (after the ``|``), ``digits`` wide.
+
+    Without sub-millisecond time (``micros`` None: every record not declared ``MICROSECOND``) it is the
+    SequenceNumber padded to ``digits`` (zeros when there is none), exactly as before. A ``MICROSECOND``
+    record puts its 3-digit remainder first, then the SequenceNumber padded to ``digits - 3``: changes of one
+    millisecond sort by event time, then by sequence number, and the ordering keeps its width.
+
+    Raises:
+        RecordError: a SequenceNumber that is not a whole number of at most its width (names it; for a
+            MICROSECOND record the width is ``digits - 3``).
+    """
+    if micros is None:
+        return _pad(None, digits) if sequence is None else whole_number(sequence, "SequenceNumber", digits)
+    width = digits - MICROS_DIGITS
+    if sequence is None:
+        return f"{micros:0{MICROS_DIGITS}d}" + _pad(None, width)
+    try:
+        return f"{micros:0{MICROS_DIGITS}d}" + whole_number(sequence, "SequenceNumber", width)
+    except RecordError as error:
+        raise RecordError(
+            f"{error} (a MICROSECOND record's position starts with its {MICROS_DIGITS} sub-millisecond digits)"
+        ) from None
 
 
 def dynamodb_change(
@@ -378,11 +460,15 @@ def dynamodb_change(
 ) -> ParsedChange | None:
     """One DynamoDB stream record (Kinesis / Firehose form or the Lambda streams form).
 
-    ``sequence_digits``: the width the SequenceNumber is padded to in the ordering (DynamoDB Streams: 40;
-    the streaming path puts the longer Kinesis sequence number there and passes its own width).
+    ``sequence_digits``: the width of the ordering's position, the SequenceNumber padded (DynamoDB Streams: 40;
+    the streaming path puts the longer Kinesis sequence number there and passes its own width). A MICROSECOND
+    record's position is its sub-millisecond remainder, then the SequenceNumber (:func:`dynamodb_position`).
 
     Raises:
-        RecordError: no eventName or an unknown one, no image, a missing or null key, a bad attribute.
+        RecordError: no eventName or an unknown one, no image, a missing or null key, a bad attribute, a
+            creation time that is not a number or out of range, an unknown declared precision
+            (:func:`approximate_millis`), a SequenceNumber that is not a whole number of at most its width
+            (:func:`dynamodb_position`).
     """
     if document is None:
         return None
@@ -407,12 +493,9 @@ def dynamodb_change(
             types[column] = kind
     _check_keys(values, keys)
     created = body.get("ApproximateCreationDateTime")
-    millis = _pad(approximate_millis(created), TS_DIGITS) if created is not None else ""
-    sequence = body.get("SequenceNumber")
-    position = (
-        _pad(None, sequence_digits) if sequence is None else whole_number(sequence, "SequenceNumber", sequence_digits)
-    )
-    ordering = f"{millis}|{position}"
+    millis, micros = (None, None) if created is None else approximate_time(created, record_precision(document, body))
+    position = dynamodb_position(body.get("SequenceNumber"), micros, sequence_digits)
+    ordering = f"{_pad(millis, TS_DIGITS) if millis is not None else ''}|{position}"
     return ParsedChange(row=row, op=op, ordering=ordering, values=values, types=types)
 
 

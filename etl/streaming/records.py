@@ -20,6 +20,7 @@ from etl.readers.records import RecordError, dynamodb_change
 DATA, SEQUENCE_NUMBER, SHARD = "data", "sequence_number", "shard"
 # Kinesis sequence numbers are decimal strings of up to 128 digits (56 in practice). Padded to one width
 # they sort as numbers inside the change's ordering text (the tie-breaker for changes in the same millisecond).
+# A MICROSECOND record's position starts with its 3 sub-millisecond digits: its sequence number gets 61.
 KINESIS_SEQUENCE_DIGITS = 64
 
 

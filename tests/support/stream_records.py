@@ -1,10 +1,14 @@
 """DynamoDB change records in the Kinesis form, and files of Kinesis event records for the local source.
 
-The builders are the streaming demo's (sandbox/streaming_demo.py); here with a fixed base time.
+The builders are the streaming demo's (sandbox/streaming_demo.py); here with a fixed base time. The published
+Kinesis sample (tests/samples/dynamodb-kinesis/dynamodb-stream.json) decodes with :func:`kinesis_sample`.
 """
 
 from __future__ import annotations
 
+import base64
+import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -26,3 +30,19 @@ class StreamFolder(KinesisFolder):
 
     def write_documents(self, documents: list[dict[str, Any]], *, raw_lines: tuple[str, ...] = ()) -> Path:
         return self.write([self.record(document) for document in documents] + list(raw_lines))
+
+
+def kinesis_sample(samples_dir: Path) -> list[dict[str, Any]]:
+    """The DynamoDB change records inside the published Lambda Kinesis event, decoded (two INSERTs, milliseconds,
+    no precision field)."""
+    event = json.loads((samples_dir / "dynamodb-kinesis" / "dynamodb-stream.json").read_text())
+    return [json.loads(base64.b64decode(record["kinesis"]["data"])) for record in event["Records"]]
+
+
+def with_precision(record: dict[str, Any], precision: str, created: int) -> dict[str, Any]:
+    """A copy of a Kinesis-form record that declares ``ApproximateCreationDateTimePrecision`` (in its
+    ``dynamodb`` object) with ``created`` in that precision."""
+    document = copy.deepcopy(record)
+    document["dynamodb"]["ApproximateCreationDateTime"] = created
+    document["dynamodb"]["ApproximateCreationDateTimePrecision"] = precision
+    return document

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from odp.config.models import SourceFormat, TableType
+from odp.config.models import SourceFormat, TableConfig, TableType
 from odp.tracker import RunStatus
 from tests.support.lake import Lake, hudi_rs_rows, rows_of, table_config
+from tests.support.stream_records import kinesis_sample, with_precision
 
 PRODUCTS = [
     (101, "Small 2-wheel scooter", 3.14),
@@ -51,23 +52,28 @@ def test_debezium_merge_on_read_with_late_file(spark, lake: Lake, samples_dir: P
     assert rows_of(spark, second.base_path, ["id", "description", "weight"]) == PRODUCTS  # snapshot of MOR: merged
 
 
+def dynamodb_table(lake: Lake, name: str, columns: dict[str, str]) -> TableConfig:
+    """A configured DynamoDB table keyed by ``id``."""
+    return lake.configure(
+        table_config(
+            name, source_format=SourceFormat.DYNAMODB, ordering_column=None, primary_key=("id",), columns=columns
+        )
+    )
+
+
 @pytest.mark.spark
 def test_dynamodb_stream_records_copy_on_write(spark, lake: Lake, samples_dir: Path) -> None:
-    config = lake.configure(
-        table_config(
-            "orders",
-            source_format=SourceFormat.DYNAMODB,
-            ordering_column=None,
-            primary_key=("id",),
-            columns={
-                "id": "string",
-                "data": "string",
-                "amount": "decimal(12,2)",
-                "qty": "bigint",
-                "gift": "boolean",
-                "tags": "string",
-            },
-        )
+    config = dynamodb_table(
+        lake,
+        "orders",
+        {
+            "id": "string",
+            "data": "string",
+            "amount": "decimal(12,2)",
+            "qty": "bigint",
+            "gift": "boolean",
+            "tags": "string",
+        },
     )
     event = json.loads((samples_dir / "dynamodb-kinesis" / "dynamodb-stream.json").read_text())
     lines = [base64.b64decode(r["kinesis"]["data"]).decode() for r in event["Records"]]
@@ -121,3 +127,38 @@ def test_dynamodb_stream_records_copy_on_write(spark, lake: Lake, samples_dir: P
         ("new", None, 1),
         ("record-1qit2y819gi", "changed", 3),
     ]
+
+
+@pytest.mark.spark
+def test_firehose_file_of_microsecond_records_applies_in_event_order(spark, lake: Lake, samples_dir: Path) -> None:
+    """DynamoDB's default Kinesis precision (MICROSECOND), as a Firehose delivery stream lands it: records back
+    to back in an extension-less object, not in event order. No published record declares a precision: these
+    are the published Kinesis sample's records with ``ApproximateCreationDateTimePrecision`` set, in microseconds.
+    Two changes of the first item fall in one millisecond, the later one first in the file: the microseconds,
+    not the row, decide.
+    """
+    config = dynamodb_table(lake, "items", {"id": "string", "data": "string"})
+    first, second = kinesis_sample(samples_dir)
+    base = 1772352000000000  # 2026-03-01T00:00:00Z in microseconds
+
+    def at(record: dict, micros: int, event: str = "INSERT", data: str | None = None) -> dict:
+        changed = with_precision(record, "MICROSECOND", base + micros)
+        changed["eventName"] = event
+        if data is not None:
+            changed["dynamodb"]["NewImage"]["data"] = {"S": data}
+        if event == "REMOVE":
+            changed["dynamodb"]["OldImage"] = changed["dynamodb"].pop("NewImage")
+        return changed
+
+    file_order = [
+        at(first, 2_000_500, "MODIFY", "latest"),  # the last change of the first item, first in the file
+        at(first, 250),
+        at(first, 1_000_750, "MODIFY", "older"),
+        at(first, 2_000_100, "MODIFY", "same millisecond, earlier"),  # 400 µs before "latest", after it in the file
+        at(second, 5_000_000, "REMOVE"),  # the second item's delete comes before its insert in the file
+        at(second, 100),
+    ]
+    lake.land_text(config, "2026/03/01/00/items-1-2026-03-01-00-00-05-7f3c", "".join(map(json.dumps, file_order)))
+    result = lake.run(spark, config.table_id).tables[0]
+    assert result.status is RunStatus.COMPLETED, result.error
+    assert rows_of(spark, result.base_path, ["id", "data"]) == [("record-1qit2y819gi", "latest")]

@@ -11,6 +11,7 @@ import pytest
 from etl.readers.csv_records import parse_csv, parse_csv_content
 from etl.readers.records import (
     MAX_RECORD_CHARS,
+    SEQUENCE_DIGITS,
     RecordError,
     approximate_millis,
     debezium_change,
@@ -18,6 +19,7 @@ from etl.readers.records import (
     dynamodb_change,
     parse_content,
 )
+from tests.support.stream_records import kinesis_sample, with_precision
 
 NAMES = ["id", "name", "seq"]
 
@@ -216,6 +218,149 @@ def test_bad_dynamodb_record_time_fails_its_file_with_the_row() -> None:
         dynamodb_change(
             {"eventName": "INSERT", "dynamodb": {"Keys": {"id": {"S": "a"}}, "SequenceNumber": "abc"}}, 0, ("id",)
         )
+
+
+UNKNOWN_PRECISION = (
+    "ApproximateCreationDateTimePrecision 'NANOSECOND' is not one of MILLISECOND, MICROSECOND: "
+    "the record's time cannot be read"
+)
+
+
+def test_each_record_form_is_timed_as_it_declares(samples_dir: Path) -> None:
+    """Golden: one record of each form, ordered by its time in milliseconds.
+
+    The Lambda streams form (seconds) and the Kinesis form without a precision field (milliseconds) are the
+    published samples as they are. No published record declares ``ApproximateCreationDateTimePrecision``:
+    the MILLISECOND and MICROSECOND records are the published Kinesis sample's first record with the field
+    set in its ``dynamodb`` object and the time written in that precision.
+    """
+    streams = json.loads((samples_dir / "lambda-events" / "dynamoStreamEvent.json").read_text())["Records"][0]
+    kinesis = kinesis_sample(samples_dir)[0]
+    no_sequence = "0" * SEQUENCE_DIGITS
+    forms = {
+        "streams (seconds)": (streams, ("Id",)),
+        "kinesis, no precision (milliseconds)": (kinesis, ("id",)),
+        "kinesis, MILLISECOND": (with_precision(kinesis, "MILLISECOND", 1731924555370), ("id",)),
+        "kinesis, MICROSECOND": (with_precision(kinesis, "MICROSECOND", 1731924555370123), ("id",)),
+    }
+    assert {form: dynamodb_change(record, 0, keys).ordering for form, (record, keys) in forms.items()} == {
+        "streams (seconds)": "001693997155000|" + "111".rjust(SEQUENCE_DIGITS, "0"),
+        "kinesis, no precision (milliseconds)": "001731924555370|" + no_sequence,
+        "kinesis, MILLISECOND": "001731924555370|" + no_sequence,
+        "kinesis, MICROSECOND": "001731924555370|123" + "0" * 37,  # the microseconds head the position
+    }
+
+
+@pytest.mark.parametrize(
+    ("value", "precision", "millis"),
+    [
+        (1693997155.0, None, 1693997155000),  # seconds by magnitude, as before
+        (1731924555370, None, 1731924555370),  # milliseconds by magnitude, as before
+        (1731924555370, "MILLISECOND", 1731924555370),
+        (1700000000, "MILLISECOND", 1700000000),  # declared: not taken for seconds
+        (1772352000000000, "MICROSECOND", 1772352000000),  # the issue's value: DynamoDB's default precision
+        ("1772352000999999", "MICROSECOND", 1772352000999),  # floored, never into the next millisecond
+        (999_999_999_999_999_999, "MICROSECOND", 999_999_999_999_999),  # exact beyond a float's 2^53
+    ],
+)
+def test_approximate_creation_time_in_its_declared_precision(value, precision, millis) -> None:
+    assert approximate_millis(value, precision) == millis
+
+
+@pytest.mark.parametrize(
+    ("value", "precision", "message"),
+    [
+        (1772352000000000, None, "ApproximateCreationDateTime 1772352000000000 is out of range"),
+        (1772352000000000, "MILLISECOND", "ApproximateCreationDateTime 1772352000000000 (MILLISECOND) is out of range"),
+        (10**18, "MICROSECOND", "ApproximateCreationDateTime 1000000000000000000 (MICROSECOND) is out of range"),
+        (-1, "MICROSECOND", "ApproximateCreationDateTime -1 (MICROSECOND) is out of range"),
+        (1731924555370, "NANOSECOND", UNKNOWN_PRECISION),
+        (1731924555370, "millisecond", UNKNOWN_PRECISION.replace("'NANOSECOND'", "'millisecond'")),
+        (1731924555370, ["MICROSECOND"], UNKNOWN_PRECISION.replace("'NANOSECOND'", "['MICROSECOND']")),
+        ("noon", "MICROSECOND", "ApproximateCreationDateTime 'noon' is not a number of seconds or milliseconds"),
+    ],
+)
+def test_a_time_no_precision_explains_is_a_record_error(value, precision, message) -> None:
+    with pytest.raises(RecordError) as error:
+        approximate_millis(value, precision)
+    assert str(error.value) == message
+
+
+def test_an_unknown_precision_fails_its_file_with_the_row(samples_dir: Path) -> None:
+    kinesis = kinesis_sample(samples_dir)[0]
+    good = with_precision(kinesis, "MICROSECOND", 1731924555370123)
+    unknown = with_precision(kinesis, "NANOSECOND", 1731924555370123456)
+    text = "".join(json.dumps(record) for record in (good, unknown))  # Firehose: records back to back
+    changes = list(parse_content(text.encode(), "dynamodb", ("id",)))
+    assert [(change.ordering[:15], change.error) for change in changes] == [
+        ("001731924555370", None),
+        ("", f"row 2: {UNKNOWN_PRECISION}"),
+    ]
+
+
+def test_a_precision_at_the_top_level_of_the_record_is_honoured_too(samples_dir: Path) -> None:
+    kinesis = kinesis_sample(samples_dir)[0]
+    kinesis["dynamodb"]["ApproximateCreationDateTime"] = 1731924555370123
+    top_level = {**kinesis, "ApproximateCreationDateTimePrecision": "MICROSECOND"}
+    assert dynamodb_change(top_level, 0, ("id",)).ordering.startswith("001731924555370|")
+
+
+def test_microseconds_of_one_millisecond_order_its_changes_by_event_time(samples_dir: Path) -> None:
+    """Two changes of one item in one millisecond, delivered in reverse order (the later one first in the file):
+    the position starts with the microseconds past the millisecond, so the orderings sort in event order, not
+    by file key and row. The Kinesis form has no SequenceNumber: 37 zeros follow."""
+    kinesis = kinesis_sample(samples_dir)[0]
+    early, late = (with_precision(kinesis, "MICROSECOND", 1731924555370000 + micros) for micros in (100, 900))
+    text = "".join(json.dumps(record) for record in (late, early))  # Firehose: back to back, out of order
+    delivered = [change.ordering for change in parse_content(text.encode(), "dynamodb", ("id",))]
+    assert delivered == [
+        "001731924555370|900" + "0" * 37,
+        "001731924555370|100" + "0" * 37,
+    ]
+    assert sorted(delivered) == delivered[::-1]  # event order: the early change sorts first
+    assert len(delivered[0]) == len(dynamodb_change(kinesis, 0, ("id",)).ordering)  # the stored width is kept
+
+
+def test_orderings_of_records_not_microsecond_are_byte_for_byte_as_before(samples_dir: Path) -> None:
+    """A MILLISECOND record, one without a precision and a Lambda streams record with a SequenceNumber: the
+    strings stored before the microsecond remainder existed."""
+    kinesis = kinesis_sample(samples_dir)[0]
+    streams = json.loads((samples_dir / "lambda-events" / "dynamoStreamEvent.json").read_text())["Records"][0]
+    orderings = [
+        dynamodb_change(with_precision(kinesis, "MILLISECOND", 1731924555370), 0, ("id",)).ordering,
+        dynamodb_change(kinesis, 0, ("id",)).ordering,
+        dynamodb_change(streams, 0, ("Id",)).ordering,
+    ]
+    assert orderings == [
+        "001731924555370|0000000000000000000000000000000000000000",
+        "001731924555370|0000000000000000000000000000000000000000",
+        "001693997155000|0000000000000000000000000000000000000111",
+    ]
+
+
+def test_a_microsecond_record_whose_sequence_number_leaves_no_room_for_the_remainder_is_refused(
+    samples_dir: Path,
+) -> None:
+    """40 digits fit a MILLISECOND record's position; a MICROSECOND record keeps 3 of them for its microseconds."""
+    kinesis = kinesis_sample(samples_dir)[0]
+    forty = "1" * 40
+    millis = with_precision(kinesis, "MILLISECOND", 1731924555370)
+    millis["dynamodb"]["SequenceNumber"] = forty
+    assert dynamodb_change(millis, 0, ("id",)).ordering == "001731924555370|" + forty
+    micros = with_precision(kinesis, "MICROSECOND", 1731924555370123)
+    micros["dynamodb"]["SequenceNumber"] = "1" * 37
+    assert dynamodb_change(micros, 0, ("id",)).ordering == "001731924555370|123" + "1" * 37
+    good = json.dumps(micros)
+    micros["dynamodb"]["SequenceNumber"] = forty
+    refused = (
+        f"SequenceNumber '{forty}' is not a whole number of at most 37 digits "
+        "(a MICROSECOND record's position starts with its 3 sub-millisecond digits)"
+    )
+    with pytest.raises(RecordError) as error:
+        dynamodb_change(micros, 0, ("id",))
+    assert str(error.value) == refused
+    changes = list(parse_content((good + json.dumps(micros)).encode(), "dynamodb", ("id",)))
+    assert [change.error for change in changes] == [None, f"row 2: {refused}"]
 
 
 def test_unwrapped_sample_has_no_op_nor_time(samples_dir: Path) -> None:

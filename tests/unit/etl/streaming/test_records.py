@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from etl.streaming.records import Route, StreamRecord, route_record
-from tests.support.stream_records import change
+from tests.support.stream_records import change, kinesis_sample, with_precision
 
 ROUTES = {"orders": Route("shop.app.orders", ("id",)), "customers": Route("shop.app.customers", ("id",))}
 SEQ = "49657828409187701520019995242508390119953358325192589314"
@@ -15,6 +15,11 @@ SEQ = "49657828409187701520019995242508390119953358325192589314"
 
 def record(document: object) -> StreamRecord:
     return StreamRecord(json.dumps(document), SEQ, "shardId-000000000000")
+
+
+def items_route(sample: dict) -> dict[str, Route]:
+    """The published Kinesis sample's DynamoDB table, streamed to app.events.items."""
+    return {sample["tableName"]: Route("app.events.items", ("id",))}
 
 
 def test_an_insert_is_routed_by_table_name_and_ordered_by_time_then_kinesis_sequence() -> None:
@@ -73,3 +78,58 @@ def test_the_published_kinesis_sample_routes(samples_dir: Path) -> None:
     ]
     # Same millisecond: the Kinesis sequence number orders them.
     assert outcomes[0].ordering < outcomes[1].ordering
+
+
+def test_a_microsecond_record_is_ordered_by_its_microseconds_then_the_kinesis_sequence(samples_dir: Path) -> None:
+    """DynamoDB's default precision on the stream: the batch path's conversion; the 3 sub-millisecond digits
+    head the position, then the Kinesis sequence in 64 - 3 = 61 digits (the ordering keeps its width)."""
+    sample = kinesis_sample(samples_dir)[0]
+    routes = items_route(sample)
+    micros = with_precision(sample, "MICROSECOND", 1772352000000999)
+    routed = route_record(record(micros), routes)
+    assert (routed.error, routed.ordering) == (None, "001772352000000|999" + "0" * 5 + SEQ)
+    unknown = route_record(record(with_precision(sample, "NANOSECOND", 1)), routes)
+    assert (unknown.table_id, unknown.error) == (
+        "app.events.items",
+        "ApproximateCreationDateTimePrecision 'NANOSECOND' is not one of MILLISECOND, MICROSECOND: "
+        "the record's time cannot be read",
+    )
+
+
+def test_two_changes_in_one_millisecond_sort_by_event_time_not_by_kinesis_sequence(samples_dir: Path) -> None:
+    """Kinesis Data Streams for DynamoDB may deliver one item's changes out of order: the later change (900
+    microseconds) carries the smaller Kinesis sequence number, and still sorts after the earlier one."""
+    sample = kinesis_sample(samples_dir)[0]
+    routes = items_route(sample)
+    late = StreamRecord(json.dumps(with_precision(sample, "MICROSECOND", 1772352000000900)), SEQ, "shard-0")
+    later_sequence = str(int(SEQ) + 1)
+    early = StreamRecord(json.dumps(with_precision(sample, "MICROSECOND", 1772352000000100)), later_sequence, "shard-0")
+    delivered = [route_record(one, routes).ordering for one in (late, early)]
+    assert delivered == [
+        "001772352000000|900" + "0" * 5 + SEQ,
+        "001772352000000|100" + "0" * 5 + later_sequence,
+    ]
+    assert sorted(delivered) == delivered[::-1]
+
+
+def test_a_millisecond_record_on_the_stream_is_ordered_byte_for_byte_as_before(samples_dir: Path) -> None:
+    sample = kinesis_sample(samples_dir)[0]
+    routes = items_route(sample)
+    routed = route_record(record(with_precision(sample, "MILLISECOND", 1772352000000)), routes)
+    assert routed.ordering == "001772352000000|00000000" + "49657828409187701520019995242508390119953358325192589314"
+
+
+def test_a_kinesis_sequence_too_long_for_a_microsecond_position_is_a_bad_record(samples_dir: Path) -> None:
+    """62 digits fit the 64-digit position of a MILLISECOND record, not the 61 a MICROSECOND record leaves."""
+    sample = kinesis_sample(samples_dir)[0]
+    routes = items_route(sample)
+    long_sequence = "9" * 62
+    millis = route_record(StreamRecord(json.dumps(sample), long_sequence, "shard-0"), routes)
+    assert (millis.error, millis.ordering) == (None, "001731924555370|00" + long_sequence)
+    micros = with_precision(sample, "MICROSECOND", 1772352000000999)
+    refused = route_record(StreamRecord(json.dumps(micros), long_sequence, "shard-0"), routes)
+    assert (refused.table_id, refused.error) == (
+        "app.events.items",
+        f"SequenceNumber '{long_sequence}' is not a whole number of at most 61 digits "
+        "(a MICROSECOND record's position starts with its 3 sub-millisecond digits)",
+    )
