@@ -33,8 +33,44 @@ def hudi_bundle_jar() -> Path:
     return jar
 
 
-def local_spark_session(app_name: str = "odp", warehouse_dir: str | None = None) -> SparkSession:
-    """A small local[2] session configured for Hudi; reuses the active session if there is one.
+def local_spark_conf(jar: Path, warehouse: str) -> dict[str, str]:
+    """Pure: the settings of the local session, the Hudi bundle on the driver's class path included.
+
+    ``spark.driver.extraClassPath``: Hudi's Avro classes (``HoodieDeleteRecord`` of a delete block in the
+    record index's log files) must be visible to the JVM's system class loader. With the bundle only on
+    ``spark.jars`` it sits in a child class loader that a thread of Java's common fork-join pool cannot
+    see; a record index lookup over several file groups fans out on those threads, Avro falls back to a
+    generic record and Hudi fails with ``ClassCastException: GenericData$Record cannot be cast to
+    HoodieDeleteRecord`` (Apache Hudi #10609, #11697, #13410). Class path settings are read when the JVM
+    starts: pyspark passes the builder's settings to spark-submit as ``--conf``, which puts them on the
+    driver JVM's class path. ``spark.jars`` stays: it is how Spark ships the bundle to executors.
+    """
+    return {
+        "spark.jars": str(jar),
+        "spark.driver.extraClassPath": str(jar),
+        "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+        "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+        "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+        "spark.sql.warehouse.dir": warehouse,
+        "spark.sql.shuffle.partitions": "2",
+        "spark.default.parallelism": "2",
+        "spark.driver.memory": "2g",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        # The tables of a batch run in threads (etl.file_processor.concurrency), each in its own FAIR pool.
+        "spark.scheduler.mode": "FAIR",
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse}",
+    }
+
+
+def local_spark_session(
+    app_name: str = "odp", warehouse_dir: str | None = None, *, without: tuple[str, ...] = ()
+) -> SparkSession:
+    """A small local[2] session configured for Hudi (``local_spark_conf``); reuses the active session if there
+    is one (then its JVM keeps the settings it started with). ``without``: settings of ``local_spark_conf`` to
+    leave out (tests that show what one of them prevents).
 
     Raises:
         HudiBundleMissingError: no session is active and the Hudi bundle jar is missing.
@@ -48,23 +84,8 @@ def local_spark_session(app_name: str = "odp", warehouse_dir: str | None = None)
     if str(REPO_ROOT) not in paths:
         os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *paths])
     warehouse = warehouse_dir or tempfile.mkdtemp(prefix="odp-warehouse-")
-    return (
-        SparkSession.builder.appName(app_name)
-        .master("local[2]")
-        .config("spark.jars", str(jar))
-        .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
-        .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")
-        .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
-        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
-        .config("spark.sql.warehouse.dir", warehouse)
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.driver.memory", "2g")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        # The tables of a batch run in threads (etl.file_processor.concurrency), each in its own FAIR pool.
-        .config("spark.scheduler.mode", "FAIR")
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={warehouse}")
-        .getOrCreate()
-    )
+    builder = SparkSession.builder.appName(app_name).master("local[2]")
+    for key, value in local_spark_conf(jar, warehouse).items():
+        if key not in without:
+            builder = builder.config(key, value)
+    return builder.getOrCreate()
