@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from etl.readers.event_horizon import EventTimeHorizon, event_time_problem, horizon_of, millis_problem
+from etl.readers.event_horizon import event_time_problem, horizon_of, millis_problem
 from etl.readers.records import RecordError, debezium_change, dynamodb_change, parse_content
 from etl.streaming.records import Route, StreamRecord, route_record
 from tests.support.stream_records import change
@@ -23,7 +23,7 @@ YEAR_9999_MS = 253402300799000  # 9999-12-31 23:59:59 UTC
 
 
 def test_the_horizon_is_the_run_start_plus_the_tolerance_and_the_floor_is_optional() -> None:
-    assert HORIZON == EventTimeHorizon(latest=datetime(2026, 11, 26, 15, 0, tzinfo=UTC), tolerance="1d")
+    assert (HORIZON.latest, HORIZON.tolerance, HORIZON.floor) == (datetime(2026, 11, 26, 15, 0, tzinfo=UTC), "1d", None)
     six_hours = horizon_of(datetime(2026, 11, 25, 15, 0), "6h", "2020-01-01T00:00:00+01:00")  # naive = UTC
     assert six_hours.latest == datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
     assert six_hours.floor == datetime(2019, 12, 31, 23, 0, tzinfo=UTC)
