@@ -127,6 +127,7 @@ class _TableRunner:
         self.table_configs = TableConfigStore(dynamodb.Table(names.table_config))
         self.resolve_uri = resolve_uri
         self.clock = clock
+        self.run_start = clock()  # the event-time horizon of every table of the run starts here
         self.run_id = run_id
         self.job_run = job_run
         self.job_runs = job_runs
@@ -245,7 +246,7 @@ class _TableRunner:
     ) -> AppliedCommit:
         """Read the plan's files and commit their changes once (etl.hudi.commit), within the job's row budget."""
         sources = source_files(plan.apply, self.resolve_uri)
-        changes = read_changes(self.spark, sources, config).persist()
+        changes = read_changes(self.spark, sources, config, run_start=self.run_start).persist()
         try:
             counts = count_changes(changes, tuple(config.primary_key), sources)
             batch = ChangeBatch(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from pyspark.sql import DataFrame, SparkSession
 
 from etl.errors import TableConfigError
 from etl.readers.common import SourceFile, first_error
 from etl.readers.dms import read_dms
+from etl.readers.event_horizon import table_horizon
 from etl.readers.json_sources import read_debezium, read_dynamodb
 from etl.readers.plain_files import read_plain_files
 from odp.config.models import SourceFormat, TableConfig
@@ -16,8 +18,11 @@ from odp.config.models import SourceFormat, TableConfig
 __all__ = ["SourceFile", "first_error", "read_changes", "read_debezium", "read_dms", "read_dynamodb"]
 
 
-def read_changes(spark: SparkSession, files: Sequence[SourceFile], config: TableConfig) -> DataFrame:
-    """Read a table's files with the reader of its source format.
+def read_changes(
+    spark: SparkSession, files: Sequence[SourceFile], config: TableConfig, *, run_start: datetime | None = None
+) -> DataFrame:
+    """Read a table's files with the reader of its source format; event times are checked against the
+    table's horizon from ``run_start`` (None: now) (:mod:`etl.readers.event_horizon`).
 
     Raises:
         ChangeFileError: a file cannot be read or holds an invalid change (names the file and why).
@@ -31,4 +36,4 @@ def read_changes(spark: SparkSession, files: Sequence[SourceFile], config: Table
         SourceFormat.DYNAMODB: read_dynamodb,
         SourceFormat.FILES: read_plain_files,
     }
-    return readers[config.format](spark, files, config)
+    return readers[config.format](spark, files, config, table_horizon(config, run_start or datetime.now(UTC)))

@@ -25,6 +25,7 @@ from etl.change_frame import FILE, FILE_ORDER, INSERT, OP, ORDERING, ROW, with_s
 from etl.errors import ChangeFileError, TableConfigError
 from etl.readers.common import ERROR, SourceFile, java_cause, row_error
 from etl.readers.csv_records import parse_csv_content
+from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.json_sources import parsed_changes
 from etl.readers.typed_values import spark_type, strict_cast, typed_values
 from odp.config.models import TableConfig
@@ -38,12 +39,31 @@ SEQUENCE_TEXT_DIGITS = 35
 _TIMESTAMP_TEXT = "yyyy-MM-dd HH:mm:ss.SSSSSS"
 
 
-def ordering_of(column: Column, kind: T.DataType, name: str, *, required: Column) -> tuple[Column, Column]:
+def horizon_error(column: Column, name: str, horizon: EventTimeHorizon | None) -> Column:
+    """``ordering column <name>: event time <t> is later than the horizon ...`` (or earlier than the floor),
+    else NULL, for a timestamp or date ordering ``column`` (read in the session time zone: UTC)."""
+    if horizon is None:
+        return F.lit(None).cast("string")
+    moment = column.cast("timestamp")
+    shown = F.concat(F.lit(f"ordering column {name}: event time "), F.date_format(moment, "yyyy-MM-dd HH:mm:ss"))
+    latest = F.lit(horizon.latest.strftime("%Y-%m-%d %H:%M:%S.%f")).cast("timestamp")
+    later = F.when(moment > latest, F.concat(shown, F.lit(horizon.later_text)))
+    if horizon.floor is None:
+        return later
+    floor = F.lit(horizon.floor.strftime("%Y-%m-%d %H:%M:%S.%f")).cast("timestamp")
+    return F.coalesce(later, F.when(moment < floor, F.concat(shown, F.lit(horizon.earlier_text))))
+
+
+def ordering_of(
+    column: Column, kind: T.DataType, name: str, *, required: Column, horizon: EventTimeHorizon | None = None
+) -> tuple[Column, Column]:
     """(sortable text, error or NULL) of a DMS ordering value; one encoding per type, so values compare as
     numbers or times, never as free text.
 
     - integers: zero-padded to 20 digits (negative values are errors);
-    - timestamps / dates: ``yyyy-MM-dd HH:mm:ss.SSSSSS`` (what DMS's TimestampColumnName writes);
+    - timestamps / dates: ``yyyy-MM-dd HH:mm:ss.SSSSSS`` (what DMS's TimestampColumnName writes); outside
+      ``horizon`` (None: any time) an error (:func:`horizon_error`). Integers and digit text are sequences,
+      not times: no horizon;
     - text: must be digits (the DMS change sequence), padded to at least 35; anything else is an error
       (declare a time column ``timestamp`` in ``columns``);
     - other types are errors. A NULL ordering is an error where ``required`` (CDC rows), empty otherwise.
@@ -54,7 +74,7 @@ def ordering_of(column: Column, kind: T.DataType, name: str, *, required: Column
         text = F.lpad(column.cast("string"), ORDERING_DIGITS, "0")
         error = F.when(column < 0, F.concat(F.lit(prefix), shown, F.lit("' is negative")))
     elif isinstance(kind, T.TimestampType | T.TimestampNTZType | T.DateType):
-        text, error = F.date_format(column, _TIMESTAMP_TEXT), F.lit(None).cast("string")
+        text, error = F.date_format(column, _TIMESTAMP_TEXT), horizon_error(column, name, horizon)
     elif isinstance(kind, T.StringType):
         text = F.when(F.length(column) < SEQUENCE_TEXT_DIGITS, F.lpad(column, SEQUENCE_TEXT_DIGITS, "0")).otherwise(
             column
@@ -141,7 +161,9 @@ def _op_of(present: set[str], source: SourceFile | None, where: str) -> Column:
     raise ChangeFileError(where, "missing Op column in a CDC file")
 
 
-def _changes_of(frame: DataFrame, source: SourceFile | None, config: TableConfig) -> DataFrame:
+def _changes_of(
+    frame: DataFrame, source: SourceFile | None, config: TableConfig, horizon: EventTimeHorizon | None
+) -> DataFrame:
     """The change frame of one Parquet file (``source``), or of every CSV file (``source`` None: already
     typed, ``op`` set for full-load rows, :data:`FULL_LOAD` per row).
 
@@ -170,7 +192,9 @@ def _changes_of(frame: DataFrame, source: SourceFile | None, config: TableConfig
     if ordering_name and ordering_name in present:
         kind = frame.schema[ordering_name].dataType
         kind = spark_type(declared[ordering_name]) if ordering_name in declared else kind
-        ordering, ordering_error = ordering_of(typed[ordering_name], kind, config.ordering_column, required=~full_load)
+        ordering, ordering_error = ordering_of(
+            typed[ordering_name], kind, config.ordering_column, required=~full_load, horizon=horizon
+        )
         errors.append(ordering_error)
     elif ordering_name and (source is None or not source.is_full_load):
         raise ChangeFileError(where, f"missing ordering column {config.ordering_column}")
@@ -190,18 +214,23 @@ def _changes_of(frame: DataFrame, source: SourceFile | None, config: TableConfig
     )
 
 
-def read_dms(spark: SparkSession, files: Sequence[SourceFile], config: TableConfig) -> DataFrame:
-    """Every file's changes in one frame (columns unioned by name; new columns null elsewhere).
+def read_dms(
+    spark: SparkSession, files: Sequence[SourceFile], config: TableConfig, horizon: EventTimeHorizon | None = None
+) -> DataFrame:
+    """Every file's changes in one frame (columns unioned by name; new columns null elsewhere). ``horizon``:
+    the event times a timestamp / date ordering column may hold (None: any).
 
     Raises:
         ChangeFileError: unreadable Parquet, missing key / ordering / Op column.
         TableConfigError: CSV without configured columns.
     """
     ordered = sorted(files, key=lambda f: f.order)
-    frames = [_changes_of(_load_parquet(spark, source), source, config) for source in ordered if not _is_csv(source)]
+    frames = [
+        _changes_of(_load_parquet(spark, source), source, config, horizon) for source in ordered if not _is_csv(source)
+    ]
     csv_files = [source for source in ordered if _is_csv(source)]
     if csv_files:
-        frames.append(_changes_of(_csv_frame(spark, csv_files, config), None, config))
+        frames.append(_changes_of(_csv_frame(spark, csv_files, config), None, config, horizon))
     frame = reduce(lambda left, right: left.unionByName(right, allowMissingColumns=True), frames)
     return with_sequence(frame.toDF(*[_configured_name(name, config) for name in frame.columns]))
 

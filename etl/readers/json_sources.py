@@ -20,6 +20,7 @@ from pyspark.sql import types as T
 
 from etl.change_frame import FILE, FILE_ORDER, OP, ORDERING, ROW, with_sequence
 from etl.readers.common import ERROR, SourceFile, row_error
+from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.records import ParsedChange, parse_content
 from etl.readers.typed_values import TYPES, VALUES, column_types, typed_values
 from odp.config.models import TableConfig
@@ -61,13 +62,15 @@ def parsed_changes(
     return spark.createDataFrame(context.union(rdds), PARSED_SCHEMA)
 
 
-def _read(spark: SparkSession, files: Sequence[SourceFile], config: TableConfig) -> DataFrame:
+def _read(
+    spark: SparkSession, files: Sequence[SourceFile], config: TableConfig, horizon: EventTimeHorizon | None
+) -> DataFrame:
     keys = tuple(config.primary_key)
     source_format, encoding = config.format.value, config.encoding
     shape = config.debezium_shape.value if config.debezium_shape else None
 
     def parser_of(_: SourceFile) -> ContentParser:
-        return lambda data: parse_content(data, source_format, keys, encoding=encoding, shape=shape)
+        return lambda data: parse_content(data, source_format, keys, encoding=encoding, shape=shape, horizon=horizon)
 
     parsed = parsed_changes(spark, files, parser_of)
     data, errors = typed_values(column_types(parsed, config))
@@ -83,11 +86,17 @@ def _read(spark: SparkSession, files: Sequence[SourceFile], config: TableConfig)
     return with_sequence(frame)
 
 
-def read_debezium(spark: SparkSession, files: Sequence[SourceFile], config: TableConfig) -> DataFrame:
-    """Debezium JSON (Kafka Connect S3 sink): envelopes or flattened records, with or without the schema."""
-    return _read(spark, files, config)
+def read_debezium(
+    spark: SparkSession, files: Sequence[SourceFile], config: TableConfig, horizon: EventTimeHorizon | None = None
+) -> DataFrame:
+    """Debezium JSON (Kafka Connect S3 sink): envelopes or flattened records, with or without the schema.
+    ``horizon``: the event times (``source.ts_ms``) accepted; None: any."""
+    return _read(spark, files, config, horizon)
 
 
-def read_dynamodb(spark: SparkSession, files: Sequence[SourceFile], config: TableConfig) -> DataFrame:
-    """DynamoDB stream records, one JSON record per line (Kinesis Data Streams / Firehose delivery)."""
-    return _read(spark, files, config)
+def read_dynamodb(
+    spark: SparkSession, files: Sequence[SourceFile], config: TableConfig, horizon: EventTimeHorizon | None = None
+) -> DataFrame:
+    """DynamoDB stream records, one JSON record per line (Kinesis Data Streams / Firehose delivery).
+    ``horizon``: the event times (``ApproximateCreationDateTime``) accepted; None: any."""
+    return _read(spark, files, config, horizon)

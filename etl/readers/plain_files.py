@@ -23,6 +23,7 @@ from etl.change_frame import FILE, FILE_ORDER, INSERT, OP, ORDERING, ROW, with_s
 from etl.errors import ChangeFileError
 from etl.readers.common import ERROR, SourceFile, row_error
 from etl.readers.dms import _configured_name, ordering_of
+from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.typed_values import strict_cast
 from odp.config.models import TableConfig
 
@@ -69,7 +70,9 @@ def _typed(frame: DataFrame, source: SourceFile, config: TableConfig) -> DataFra
     return frame.select(*[cast[n][0].alias(n) if n in cast else F.col(n) for n in frame.columns])
 
 
-def _changes_of(spark: SparkSession, source: SourceFile, config: TableConfig) -> DataFrame:
+def _changes_of(
+    spark: SparkSession, source: SourceFile, config: TableConfig, horizon: EventTimeHorizon | None
+) -> DataFrame:
     loaded = _load(spark, source)
     present = set(loaded.columns)
     for key in config.primary_key:
@@ -82,7 +85,13 @@ def _changes_of(spark: SparkSession, source: SourceFile, config: TableConfig) ->
     # The DMS encoding of ordering values (numbers and times compare as such, never as free text); a value
     # that cannot be ordered fails the file with its row (etl.change_counts raises the first _odp_error).
     ordering, ordering_error = (
-        ordering_of(F.col(ordering_name), frame.schema[ordering_name].dataType, ordering_name, required=F.lit(True))
+        ordering_of(
+            F.col(ordering_name),
+            frame.schema[ordering_name].dataType,
+            ordering_name,
+            required=F.lit(True),
+            horizon=horizon,
+        )
         if ordering_name
         else (F.lit(""), None)
     )
@@ -97,12 +106,15 @@ def _changes_of(spark: SparkSession, source: SourceFile, config: TableConfig) ->
     )
 
 
-def read_plain_files(spark: SparkSession, files: Sequence[SourceFile], config: TableConfig) -> DataFrame:
+def read_plain_files(
+    spark: SparkSession, files: Sequence[SourceFile], config: TableConfig, horizon: EventTimeHorizon | None = None
+) -> DataFrame:
     """Every file's rows as upserts in one frame (columns unioned by name; new columns null elsewhere).
+    ``horizon``: the event times a timestamp / date ordering column may hold (None: any).
 
     Raises:
         ChangeFileError: an unreadable file, a missing key or ordering column, a value its type cannot hold.
     """
-    frames = [_changes_of(spark, source, config) for source in sorted(files, key=lambda f: f.order)]
+    frames = [_changes_of(spark, source, config, horizon) for source in sorted(files, key=lambda f: f.order)]
     frame = reduce(lambda left, right: left.unionByName(right, allowMissingColumns=True), frames)
     return with_sequence(frame.toDF(*[_configured_name(name, config) for name in frame.columns]))

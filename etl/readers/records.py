@@ -8,7 +8,8 @@ the row (1-based) and why.
 Event times are validated and encoded as fixed-width digits, so they compare as numbers; the
 encoding of a valid value is unchanged from earlier releases (stored ``_odp_seq`` values stay comparable).
 DynamoDB records declared MICROSECOND, refused before, carry their sub-millisecond digits at the head of
-the position, in the same width.
+the position, in the same width. An event time outside the table's horizon (``horizon``:
+:mod:`etl.readers.event_horizon`) is an error naming the field and its value.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from etl.change_frame import DELETE, INSERT, UPDATE
+from etl.readers.event_horizon import EventTimeHorizon, millis_problem
 
 TS_DIGITS = 15
 POSITION_DIGITS = 20
@@ -215,15 +217,28 @@ def debezium_position(source: dict[str, Any], prefix: str = "") -> str:
     return ""
 
 
-def debezium_ordering(ts_ms: Any, position: str, what: str) -> str:
+def within_horizon(millis: int, horizon: EventTimeHorizon | None, what: str, value: Any) -> None:
+    """Nothing when ``horizon`` is None or the event time ``millis`` (the field ``what`` = ``value``) is inside it.
+
+    Raises:
+        RecordError: ``<what> <value>: event time ... is later than the horizon ...`` (or earlier than the floor).
+    """
+    problem = millis_problem(millis, horizon) if horizon is not None else None
+    if problem:
+        raise RecordError(f"{what} {value}: {problem}")
+
+
+def debezium_ordering(ts_ms: Any, position: str, what: str, horizon: EventTimeHorizon | None = None) -> str:
     """``ts_ms`` (15 digits) then the log position: sorts by time, then position.
 
     Raises:
-        RecordError: no time, or a time that is not whole milliseconds.
+        RecordError: no time, a time that is not whole milliseconds, or one outside ``horizon``.
     """
     if ts_ms is None:
         raise RecordError(f"missing {what}: the change cannot be ordered")
-    return f"{whole_number(ts_ms, what, TS_DIGITS)}|{position}"
+    digits = whole_number(ts_ms, what, TS_DIGITS)
+    within_horizon(int(digits), horizon, what, ts_ms)
+    return f"{digits}|{position}"
 
 
 def debezium_shape_of(document: dict[str, Any]) -> str:
@@ -238,7 +253,9 @@ def debezium_shape_of(document: dict[str, Any]) -> str:
     )
 
 
-def _flattened_change(record: dict[str, Any], schema: Any, row: int, keys: tuple[str, ...]) -> ParsedChange:
+def _flattened_change(
+    record: dict[str, Any], schema: Any, row: int, keys: tuple[str, ...], horizon: EventTimeHorizon | None
+) -> ParsedChange:
     """An ExtractNewRecordState record: the row, plus ``__op``, ``__source_ts_ms``, ``__deleted``, positions."""
     deleted = str(record.get(FLATTENED_DELETED, "false")).lower()
     if deleted not in ("true", "false"):
@@ -252,7 +269,7 @@ def _flattened_change(record: dict[str, Any], schema: Any, row: int, keys: tuple
     image = {name: value for name, value in record.items() if not name.startswith("__")}
     _check_keys(image, keys)
     ts = record.get("__source_ts_ms", record.get("__ts_ms"))
-    ordering = debezium_ordering(ts, debezium_position(record, "__"), "__source_ts_ms")
+    ordering = debezium_ordering(ts, debezium_position(record, "__"), "__source_ts_ms", horizon)
     types = {}
     if isinstance(schema, dict):
         types = {
@@ -266,14 +283,16 @@ def _flattened_change(record: dict[str, Any], schema: Any, row: int, keys: tuple
     )
 
 
-def debezium_change(document: Any, row: int, keys: tuple[str, ...], shape: str | None = None) -> ParsedChange | None:
+def debezium_change(
+    document: Any, row: int, keys: tuple[str, ...], shape: str | None = None, horizon: EventTimeHorizon | None = None
+) -> ParsedChange | None:
     """One Debezium record (with or without the schema envelope); None for a tombstone.
 
     ``shape`` is ``envelope``, ``flattened`` (ExtractNewRecordState) or None (detected per record).
 
     Raises:
         RecordError: no op, an unknown op, no row image, a missing or null key, a time or position that is
-            not a whole number.
+            not a whole number, a time outside ``horizon``.
     """
     if document is None:
         return None
@@ -288,7 +307,7 @@ def debezium_change(document: Any, row: int, keys: tuple[str, ...], shape: str |
     if not isinstance(envelope, dict):
         raise RecordError(f"expected a JSON object, got {type(envelope).__name__}")
     if (shape or debezium_shape_of(envelope)) == "flattened":
-        return _flattened_change(envelope, schema, row, keys)
+        return _flattened_change(envelope, schema, row, keys, horizon)
     if "op" not in envelope:
         raise RecordError("missing op: not a Debezium change envelope (is the table's debezium_shape right?)")
     op = DEBEZIUM_OPS.get(str(envelope["op"]))
@@ -301,7 +320,7 @@ def debezium_change(document: Any, row: int, keys: tuple[str, ...], shape: str |
     _check_keys(image, keys)
     source = envelope.get("source") or {}
     ts = source.get("ts_ms") if source.get("ts_ms") is not None else envelope.get("ts_ms")
-    ordering = debezium_ordering(ts, debezium_position(source), "source.ts_ms")
+    ordering = debezium_ordering(ts, debezium_position(source), "source.ts_ms", horizon)
     types = _connect_types(schema, image_field) or {
         name: kind for name, value in image.items() if (kind := python_type(value))
     }
@@ -456,7 +475,12 @@ def dynamodb_position(sequence: Any, micros: int | None, digits: int) -> str:
 
 
 def dynamodb_change(
-    document: Any, row: int, keys: tuple[str, ...], *, sequence_digits: int = SEQUENCE_DIGITS
+    document: Any,
+    row: int,
+    keys: tuple[str, ...],
+    *,
+    sequence_digits: int = SEQUENCE_DIGITS,
+    horizon: EventTimeHorizon | None = None,
 ) -> ParsedChange | None:
     """One DynamoDB stream record (Kinesis / Firehose form or the Lambda streams form).
 
@@ -468,7 +492,7 @@ def dynamodb_change(
         RecordError: no eventName or an unknown one, no image, a missing or null key, a bad attribute, a
             creation time that is not a number or out of range, an unknown declared precision
             (:func:`approximate_millis`), a SequenceNumber that is not a whole number of at most its width
-            (:func:`dynamodb_position`).
+            (:func:`dynamodb_position`), a creation time outside ``horizon`` (:func:`within_horizon`).
     """
     if document is None:
         return None
@@ -494,22 +518,30 @@ def dynamodb_change(
     _check_keys(values, keys)
     created = body.get("ApproximateCreationDateTime")
     millis, micros = (None, None) if created is None else approximate_time(created, record_precision(document, body))
+    if millis is not None:
+        within_horizon(millis, horizon, "ApproximateCreationDateTime", created)
     position = dynamodb_position(body.get("SequenceNumber"), micros, sequence_digits)
     ordering = f"{_pad(millis, TS_DIGITS) if millis is not None else ''}|{position}"
     return ParsedChange(row=row, op=op, ordering=ordering, values=values, types=types)
 
 
 def parse_file(
-    text: str, source_format: str, keys: tuple[str, ...], *, shape: str | None = None
+    text: str,
+    source_format: str,
+    keys: tuple[str, ...],
+    *,
+    shape: str | None = None,
+    horizon: EventTimeHorizon | None = None,
 ) -> Iterator[ParsedChange]:
-    """Every change of one file; ends with one error change at the first bad record (``row N: reason``)."""
+    """Every change of one file; ends with one error change at the first bad record (``row N: reason``).
+    ``horizon``: the event times accepted (None: any)."""
     row = -1
     try:
         for row, document in enumerate(json_documents(text)):
             if source_format == "debezium":
-                change = debezium_change(document, row, keys, shape)
+                change = debezium_change(document, row, keys, shape, horizon)
             else:
-                change = dynamodb_change(document, row, keys)
+                change = dynamodb_change(document, row, keys, horizon=horizon)
             if change is not None:
                 yield change
     except RecordError as error:
@@ -531,7 +563,15 @@ def decoded_changes(
 
 
 def parse_content(
-    data: bytes, source_format: str, keys: tuple[str, ...], *, encoding: str = "utf-8", shape: str | None = None
+    data: bytes,
+    source_format: str,
+    keys: tuple[str, ...],
+    *,
+    encoding: str = "utf-8",
+    shape: str | None = None,
+    horizon: EventTimeHorizon | None = None,
 ) -> Iterator[ParsedChange]:
     """Every change of one file's bytes (gzip or not); one error change when the bytes are not readable text."""
-    return decoded_changes(data, encoding, lambda text: parse_file(text, source_format, keys, shape=shape))
+    return decoded_changes(
+        data, encoding, lambda text: parse_file(text, source_format, keys, shape=shape, horizon=horizon)
+    )

@@ -25,6 +25,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
@@ -35,6 +36,7 @@ from etl.change_frame import OP, ORDERING
 from etl.hudi.commit import CommitTag, commit_once
 from etl.hudi.options import WriteProfile
 from etl.hudi.writer import ChangeBatch, WriteResult, WriteSettings, write_changes
+from etl.readers.event_horizon import table_horizon
 from etl.readers.typed_values import TYPES, VALUES, column_types
 from etl.streaming.records import DATA, SEQUENCE_NUMBER, SHARD, Route, StreamRecord, route_records
 from etl.streaming.typed_rows import cast_error, change_frame
@@ -75,9 +77,13 @@ class StreamTarget:
     # Hudi write settings: production (glue) unless a local run says otherwise (etl.hudi.options.WriteProfile).
     profile: WriteProfile = field(default_factory=WriteProfile)
 
-    def routes(self) -> dict[str, Route]:
-        """DynamoDB table name (the config's ``table``) -> route."""
-        return {table.table: Route(table.table_id, tuple(table.primary_key)) for table in self.tables}
+    def routes(self, processed_at: datetime) -> dict[str, Route]:
+        """DynamoDB table name (the config's ``table``) -> route; event times checked against each table's
+        horizon from the batch's processing time ``processed_at``."""
+        return {
+            table.table: Route(table.table_id, tuple(table.primary_key), table_horizon(table, processed_at))
+            for table in self.tables
+        }
 
     def base_path(self, table: TableConfig) -> str:
         return table_base_path(self.raw_root, table.database, table.target_table)
@@ -154,14 +160,16 @@ def _route(routes: dict[str, Route]) -> Callable[[Iterable[Any]], Iterator[tuple
     return parse
 
 
-def route_batch(spark: SparkSession, records: DataFrame, target: StreamTarget) -> DataFrame:
+def route_batch(spark: SparkSession, records: DataFrame, target: StreamTarget, processed_at: datetime) -> DataFrame:
     """Every record routed and parsed (one row each, ``_odp_error`` set on bad ones), duplicates removed.
+    ``processed_at``: the batch's processing time, where the event-time horizon starts.
 
     A duplicate is a second record of the same table with the same DynamoDB ``eventID`` in this batch
     (Kinesis delivers at least once); the one with the lowest sequence number stays.
     """
     routed = spark.createDataFrame(
-        records.select(DATA, SEQUENCE_NUMBER, SHARD).rdd.mapPartitions(_route(target.routes())), ROUTED_SCHEMA
+        records.select(DATA, SEQUENCE_NUMBER, SHARD).rdd.mapPartitions(_route(target.routes(processed_at))),
+        ROUTED_SCHEMA,
     )
     first = Window.partitionBy(TABLE_ID, EVENT_ID).orderBy(
         F.lpad(F.col(SEQUENCE_NUMBER), 128, "0"), F.col(SHARD), F.col(DATA)
@@ -228,17 +236,20 @@ def process_micro_batch(
     records: DataFrame,
     tag: str,
     target: StreamTarget,
+    processed_at: datetime | None = None,
 ) -> BatchOutcome:
     """Apply one micro-batch (columns ``data``, ``sequence_number``, ``shard``) to every table it touches.
 
     Never raises for a record or a table: bad records go to the error location, a failed table's
     records too (with the error), and the outcome lists both. Raises only when the error location
     itself cannot be written (then nothing is safe to checkpoint and the stream must stop).
+    ``processed_at``: the batch's processing time (None: now); an event time past it plus a table's
+    ``event_time_tolerance`` (or before its ``event_time_floor``) makes its record a bad record.
     """
     started = time.monotonic()
     if records.isEmpty():  # a window without records (Glue calls the batch function anyway)
         return BatchOutcome(tag, 0, 0, 0, time.monotonic() - started)
-    routed = route_batch(spark, records, target).persist()
+    routed = route_batch(spark, records, target, processed_at or datetime.now(UTC)).persist()
     try:
         total = records.count()
         kept = routed.count()

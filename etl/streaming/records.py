@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.records import RecordError, dynamodb_change
 
 # The columns every stream source is normalised to before a micro-batch (see etl.streaming.sources).
@@ -26,10 +27,12 @@ KINESIS_SEQUENCE_DIGITS = 64
 
 @dataclass(frozen=True)
 class Route:
-    """Where the records of one DynamoDB table go: the configured table and its key columns."""
+    """Where the records of one DynamoDB table go: the configured table, its key columns, and the event
+    times it accepts (None: any; see :mod:`etl.readers.event_horizon`)."""
 
     table_id: str
     keys: tuple[str, ...]
+    horizon: EventTimeHorizon | None = None
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,8 @@ def route_record(record: StreamRecord, routes: Mapping[str, Route]) -> RoutedCha
     """Route and parse one record; every problem becomes an error outcome naming the reason, never an exception.
 
     Errors: no data, data that is not JSON, a record without a table name, a table no route knows, and
-    every :class:`RecordError` of the DynamoDB parser (unknown eventName, no image, a missing or null key).
+    every :class:`RecordError` of the DynamoDB parser (unknown eventName, no image, a missing or null key, a
+    creation time outside the route's horizon).
     """
     where = {"sequence_number": record.sequence_number, "shard": record.shard}
     table_id = event_id = None
@@ -129,6 +133,7 @@ def route_record(record: StreamRecord, routes: Mapping[str, Route]) -> RoutedCha
             0,
             route.keys,
             sequence_digits=KINESIS_SEQUENCE_DIGITS,
+            horizon=route.horizon,
         )
         if change is None:
             raise RecordError("empty record")

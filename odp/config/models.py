@@ -16,6 +16,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from odp.config.event_time import DEFAULT_EVENT_TIME_TOLERANCE, parse_floor, parse_tolerance
+
 ACCOUNT_ID = r"^\d{12}$"
 REGION = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$"
 # Names that end up in resource names (state machines, Glue jobs, DynamoDB keys): lower case,
@@ -361,6 +363,22 @@ class TableSettings(_Strict):
             "add.fields=op,source.ts_ms,...); omitted = detected per record."
         ),
     )
+    event_time_tolerance: str | None = Field(
+        default=None,
+        description=(
+            "How far past the run's start (the micro-batch's processing time on a stream) an event time may be: "
+            "a whole number and a unit d, h, m or s (1d, 6h, 30m, 90s); default 1d. A later event time fails its "
+            "file (a bad record on a stream). Applies to event-time orderings only (dms/files: a timestamp or date "
+            "ordering column; debezium: source.ts_ms; dynamodb: ApproximateCreationDateTime)."
+        ),
+    )
+    event_time_floor: str | None = Field(
+        default=None,
+        description=(
+            "The earliest event time accepted: an ISO date or date-time (no offset = UTC); default none. An "
+            "earlier event time fails its file (a bad record on a stream). Same orderings as event_time_tolerance."
+        ),
+    )
     transform: str | None = Field(
         default=None,
         description=(
@@ -380,6 +398,20 @@ class TableSettings(_Strict):
         except LookupError as error:
             raise ValueError(f"unknown encoding {value!r} (use a Python codec name: utf-8, latin-1, cp1252)") from error
 
+    @field_validator("event_time_tolerance")
+    @classmethod
+    def _tolerance_is_a_duration(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_tolerance(value)
+        return value
+
+    @field_validator("event_time_floor")
+    @classmethod
+    def _floor_is_a_time(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_floor(value)
+        return value
+
     @field_validator("columns")
     @classmethod
     def _types_are_spark_types(cls, value: dict[str, str] | None) -> dict[str, str] | None:
@@ -392,7 +424,16 @@ class TableSettings(_Strict):
 
 
 # Reader settings a table resolves from its entry or the file's defaults (None = the reader's default).
-SOURCE_SETTINGS = ("csv_header", "csv_delimiter", "csv_null_value", "encoding", "debezium_shape", "transform")
+SOURCE_SETTINGS = (
+    "csv_header",
+    "csv_delimiter",
+    "csv_null_value",
+    "encoding",
+    "debezium_shape",
+    "transform",
+    "event_time_tolerance",
+    "event_time_floor",
+)
 _SETTINGS_OF_FORMAT = {
     "csv_header": "dms",
     "csv_delimiter": "dms",
@@ -471,6 +512,8 @@ class TableConfig(_Strict):
     encoding: str = "utf-8"
     debezium_shape: DebeziumShape | None = None
     transform: str | None = None
+    event_time_tolerance: str = DEFAULT_EVENT_TIME_TOLERANCE  # see odp.config.event_time
+    event_time_floor: str | None = None
     max_file_attempts: int = DEFAULT_MAX_FILE_ATTEMPTS
     index_buckets: int | None = None  # None: the record level index; N: the bucket index, N per partition
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
@@ -31,6 +32,10 @@ CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), 
 DEBEZIUM = {"source_format": SourceFormat.DEBEZIUM, "ordering_column": None}
 DYNAMODB = {"source_format": SourceFormat.DYNAMODB, "ordering_column": None}
 GOOD_PARQUET_ROW = {"Op": "I", "seq": "1", "id": 1, "name": "ok"}
+# A DMS TimestampColumnName ordering, and the sentinel some sources write in it (also as milliseconds).
+TIMED = pa.schema([("Op", pa.string()), ("seq", pa.timestamp("us", tz="UTC")), ("id", pa.int32())])
+YEAR_9999 = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+YEAR_9999_MS = 253402300799000
 
 
 def parquet(rows: list[dict[str, Any]], schema: pa.Schema = CDC) -> bytes:
@@ -173,6 +178,38 @@ CATALOGUE = [
         "ddb_missing_event_name",
         (("stream", lines({"dynamodb": {"ApproximateCreationDateTime": 1767225600, "Keys": {"id": {"N": "1"}}}})),),
         "src/app/ddb_missing_event_name/stream: row 1: missing eventName",
+        DYNAMODB,
+    ),
+    # The event-time horizon: the run's start + event_time_tolerance (1d) follows "the horizon" (the run's clock).
+    BadInput(
+        "dms_future_ordering",
+        (
+            (
+                "20260101-1.parquet",
+                parquet(
+                    [
+                        {"Op": "I", "seq": datetime(2026, 1, 1, tzinfo=UTC), "id": 1},
+                        {"Op": "U", "seq": YEAR_9999, "id": 1},
+                    ],
+                    TIMED,
+                ),
+            ),
+        ),
+        "src/app/dms_future_ordering/20260101-1.parquet: row 2, ordering column seq: event time 9999-12-31 "
+        "23:59:59 is later than the horizon …",
+    ),
+    BadInput(
+        "dbz_future_ts_ms",
+        (("a.json", lines(debezium(after={"id": 1}), debezium(op="u", after={"id": 1}, ts=YEAR_9999_MS))),),
+        "src/app/dbz_future_ts_ms/a.json: row 2: source.ts_ms 253402300799000: event time 9999-12-31 23:59:59 is "
+        "later than the horizon …",
+        DEBEZIUM,
+    ),
+    BadInput(
+        "ddb_future_creation_time",
+        (("stream", lines(ddb(Keys={"id": {"N": "1"}}, ApproximateCreationDateTime=YEAR_9999_MS))),),
+        "src/app/ddb_future_creation_time/stream: row 1: ApproximateCreationDateTime 253402300799000: event time "
+        "9999-12-31 23:59:59 is later than the horizon …",
         DYNAMODB,
     ),
 ]

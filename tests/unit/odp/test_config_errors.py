@@ -140,6 +140,18 @@ CASES: list[tuple[str, Callable[[dict], None], str]] = [
         "tables/shop.yaml: tables[0].columns: unknown Spark SQL type for amount: 'varchar(10)'",
     ),
     (
+        "event time tolerance that is not a duration",
+        lambda f: table(f).update(event_time_tolerance="1 day"),
+        "tables/shop.yaml: tables[0].event_time_tolerance: '1 day' is not a duration: use a whole number and a "
+        "unit d, h, m or s (1d, 6h, 30m, 90s)",
+    ),
+    (
+        "event time floor that is not a time",
+        lambda f: f["tables/shop.yaml"]["defaults"].update(event_time_floor="last year"),
+        "tables/shop.yaml: defaults.event_time_floor: 'last year' is not an ISO date or date-time (2020-01-01, "
+        "2020-01-01T00:00:00Z)",
+    ),
+    (
         "two tables writing one target",
         lambda f: table(f, 1).update(target_table="orders"),
         "tables/shop.yaml: tables[1].target_table: target shop_raw.orders is already written by tables/shop.yaml tables[0]",

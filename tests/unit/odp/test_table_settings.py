@@ -1,5 +1,5 @@
-"""Reader settings of a table (column order, CSV layout, Debezium shape, encoding, transform) and their
-DynamoDB form: column order survives the store, an old map-form item asks for a redeploy."""
+"""Reader settings of a table (column order, CSV layout, Debezium shape, encoding, transform, event-time horizon)
+and their DynamoDB form: column order survives the store, an old map-form item asks for a redeploy."""
 
 from __future__ import annotations
 
@@ -126,3 +126,21 @@ def test_the_bucket_index_setting_survives_dynamodb_and_is_bounded(tmp_path: Pat
     assert "index_buckets" not in table_config_item(default)
     with pytest.raises(ConfigError, match=r"tables\[0\]\.index_buckets: Input should be greater than or equal to 1"):
         load_config(_config_dir(tmp_path / "zero", {"index_buckets": 0}))
+
+
+def test_the_event_time_horizon_settings_default_resolve_and_survive_dynamodb(
+    tmp_path: Path, tracker_tables: dict
+) -> None:
+    default = load_config(_config_dir(tmp_path / "default", {})).table("shop.public.t")
+    assert (default.event_time_tolerance, default.event_time_floor) == ("1d", None)
+    item = table_config_item(default)
+    assert "event_time_tolerance" not in item
+    assert "event_time_floor" not in item
+    settings = {"event_time_tolerance": "6h", "event_time_floor": "2020-01-01"}
+    config = load_config(_config_dir(tmp_path / "set", settings))
+    load_into_dynamodb(config, "test", tracker_tables["table_config"], tracker_tables["batch_config"])
+    item = tracker_tables["table_config"].get_item(Key={"table_id": "shop.public.t"}, ConsistentRead=True)["Item"]
+    assert (item["event_time_tolerance"], item["event_time_floor"]) == ("6h", "2020-01-01")
+    back = table_config_from_item(item)
+    assert (back.event_time_tolerance, back.event_time_floor) == ("6h", "2020-01-01")
+    assert back == config.table("shop.public.t")
