@@ -190,6 +190,37 @@ def _view_files(root: Path) -> list[Path]:
     return sorted(folder.glob("*.sql")) if folder.is_dir() else []
 
 
+def _row_filter_issues(config: OdpConfig, catalog: Catalog) -> list[ConfigIssue]:
+    """Each access.yaml row filter parses as a condition and names only its table's columns (where they are known)."""
+    by_table = {t.table_id: t for t in config.tables}
+    by_dataset = {d.name: d for d in config.datasets}
+    issues = []
+    for name, consumer in config.access.consumers.items():
+        for index, grant in enumerate(consumer.read):
+            if grant.row_filter is None:
+                continue
+            if grant.table is not None:
+                target = raw_catalog_table(by_table[grant.table])
+            else:
+                target = dataset_catalog_table(by_dataset[grant.dataset or ""])
+            columns = catalog.get(target.database, {}).get(target.names[0])
+            if columns is None:
+                continue  # columns unknown: the filter is checked by Lake Formation at deploy
+            where = f"consumers.{name}.read[{index}].row_filter"
+            try:
+                condition = sqlglot.condition(grant.row_filter, dialect=ATHENA_DIALECT)
+                query = exp.select(exp.alias_(exp.Literal.number(1), "one")).from_("t").where(condition)
+                _output_columns(query, {"t": columns}, ATHENA_DIALECT)
+            except ParseError as error:
+                detail = error.errors[0]["description"] if error.errors else str(error)
+                issues.append(
+                    ConfigIssue(ACCESS_FILE, where, f"consumer {name!r}: {grant.item}: not a condition: {detail}")
+                )
+            except ViewError as error:
+                issues.append(ConfigIssue(ACCESS_FILE, where, f"consumer {name!r}: {grant.item}: {error}"))
+    return issues
+
+
 def load_views(root: Path, config: OdpConfig, issues: list[ConfigIssue]) -> list[View]:
     """Every ``views/<database>.<view>.sql``, checked; problems go to ``issues`` (one bad view does not stop the rest).
 
@@ -203,6 +234,7 @@ def load_views(root: Path, config: OdpConfig, issues: list[ConfigIssue]) -> list
     environments = config.environments.environments
     for where, reason in access_issues(config.access, config.tables, config.datasets, environments, known_columns):
         issues.append(ConfigIssue(ACCESS_FILE, where, reason))
+    issues.extend(_row_filter_issues(config, catalog))
     zones = database_zones(config.tables, config.datasets)
     views = []
     for path in _view_files(root):

@@ -130,3 +130,28 @@ def test_the_shipped_views_are_valid() -> None:
         "taxi_trips_dms_purpose_built.vendor_daily_summary",
         "taxi_trips_dms_conformed.trips_without_tips",
     }
+
+
+def test_a_row_filter_naming_an_unknown_column_is_reported(tmp_path: Path) -> None:
+    access = {
+        "consumers": {
+            "c": {
+                "role_name": "c",
+                "read": [
+                    {"table": "shop.public.orders", "row_filter": "regoin = 'emea'"},
+                    {"table": "shop.public.orders", "row_filter": "region = 'emea' AND amount > 10"},
+                    {"dataset": "order_totals", "row_filter": "total >"},
+                ],
+            }
+        }
+    }
+    _, issues = _check(tmp_path, {}, access=access)
+    messages = [str(i) for i in issues]
+    assert messages[0] == (
+        "access.yaml: consumers.c.read[0].row_filter: consumer 'c': table shop.public.orders: "
+        "Column 'regoin' could not be resolved"
+    )
+    assert messages[1].startswith(
+        "access.yaml: consumers.c.read[2].row_filter: consumer 'c': dataset order_totals: not a condition: "
+    )
+    assert len(messages) == 2
