@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from odp.config.access import (
 )
 from odp.config.loader import ConfigError, load_config
 from tests.support.config_files import valid_files, with_order_totals, write_config
+from tests.support.paths import REPO_ROOT
 
 ANALYST_ROLE = "arn:aws:iam::111111111111:role/analyst"
 GROUP = "arn:aws:identitystore:::group/1234abcd-5678"
@@ -196,3 +199,15 @@ def test_no_access_file_means_no_grants(tmp_path: Path) -> None:
     plan = plan_grants(config.access, config.tables, config.datasets, environment="dev", account="111111111111")
     assert plan.grants == ()
     assert plan.database_tags == {"shop_raw": {"zone": "raw"}}
+
+
+def test_the_example_of_config_readme_is_valid(tmp_path: Path) -> None:
+    example = re.search(r"```yaml\n(.*?)```", (REPO_ROOT / "config" / "README.md").read_text(), re.S)
+    assert example is not None
+    root = tmp_path / "config"
+    shutil.copytree(REPO_ROOT / "config", root)
+    (root / "access.yaml").write_text(example.group(1))
+    config = load_config(root)
+    plan = plan_grants(config.access, config.tables, config.datasets, environment="dev", account="111111111111")
+    assert sorted(config.access.consumers) == ["analysts", "bi", "ops"]
+    assert {g.consumer for g in plan.grants} == {"analysts"}  # bi and ops are prod only
