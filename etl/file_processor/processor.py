@@ -43,9 +43,9 @@ from odp.faults import fault_point
 from odp.naming import table_base_path, tombstone_path
 from odp.tracker import (
     FileStatus,
-    GlueJobRuns,
     JobRunRef,
     JobRuns,
+    JobRunsByEngine,
     LeaseLostError,
     RunStatus,
     TableRun,
@@ -399,15 +399,16 @@ def run_file_processor(
     in its own error boundary. Never raises for a table.
 
     ``dynamodb`` is a boto3 DynamoDB resource; ``resolve_uri`` maps ``s3://bucket/key`` to what Spark
-    reads (identity on Glue; the sandbox maps buckets to folders). ``job_run`` (the Glue job run this
-    is) is recorded with each lease; ``job_runs`` answers whether another lease holder's job run has
-    ended (default: glue:GetJobRun); ``cloudwatch`` (a boto3 client) receives each table run's seconds
-    and DPU-seconds (etl.file_processor.cost); ``row_budget`` bounds the input rows of the tables' writes at once
+    reads (identity on Glue; the sandbox maps buckets to folders). ``job_run`` (the job run this is,
+    etl.engine) is recorded with each lease; ``job_runs`` answers whether another lease holder's job run
+    has ended (default: odp.tracker.JobRunsByEngine, GetJobRun of Glue or of EMR Serverless);
+    ``cloudwatch`` (a boto3 client) receives each table run's seconds and DPU-seconds
+    (etl.file_processor.cost); ``row_budget`` bounds the input rows of the tables' writes at once
     (default: sized from the Spark configuration, etl.file_processor.write_budget).
     """
     run_id = f"{args.batch_id}-{uuid.uuid4().hex[:12]}"
     dynamodb = dynamodb if dynamodb is not None else boto3.resource("dynamodb")
-    job_runs = job_runs if job_runs is not None else GlueJobRuns(region_name=dynamodb.meta.client.meta.region_name)
+    job_runs = job_runs if job_runs is not None else JobRunsByEngine(region_name=dynamodb.meta.client.meta.region_name)
     if row_budget is None:
         row_budget = job_row_budget(dict(spark.sparkContext.getConf().getAll()))
 
