@@ -12,9 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from etl.hudi.timeline import completed_commits
+from odp.faults import on_fault
 from odp.operations.status import render_table, table_view
 from odp.tracker import FileStatus, FileTracker, ProcessingTracker, RunStatus
-from tests.support.lake import Lake, hudi_rs_rows, rows_of, table_config
+from tests.support.lake import CrashAfterCommit, Lake, hudi_rs_rows, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("name", pa.string())])
 
@@ -153,3 +154,33 @@ def test_a_quarantined_file_released_after_a_fix_is_applied_in_its_event_time_or
     assert files.files(config.table_id) == []
     applied = {item["key"]: item["status"] for item in lake.processed(config.table_id)}
     assert applied[poison.key] == "raw_file_processed"
+
+
+@pytest.mark.spark
+def test_a_crash_after_the_commit_of_a_run_that_set_a_file_aside_reconciles_only_the_files_applied(
+    spark, lake: Lake
+) -> None:
+    config = lake.configure(table_config("people"))
+    one = lake.land_parquet(config, "20260101-1.parquet", rows(("I", "1", 1, "ann")), CDC)
+    bad = lake.land_parquet(config, "20260101-2.parquet", rows(("I", "2", None, "nobody")), CDC)
+    three = lake.land_parquet(config, "20260101-3.parquet", rows(("I", "3", 3, "cy")), CDC)
+
+    with on_fault(CrashAfterCommit.POINT, CrashAfterCommit()):
+        crashed = lake.run(spark, config.table_id).tables[0]
+
+    # the run failed after its commit: it still names the file it set aside, which stays quarantined
+    assert crashed.status is RunStatus.REFRESH_ERROR
+    assert crashed.quarantined_files == (bad.key,)
+    assert crashed.error.endswith(f"[quarantined earlier in this run: {bad.key}]"), crashed.error
+    assert [f.key for f in lake.quarantined(config.table_id)] == [bad.key]
+    assert "row 1: null key column id" in lake.quarantined(config.table_id)[0].last_error
+    assert [f.key for f in lake.landed(config.table_id)] == [one.key, three.key]  # committed, not yet marked
+
+    rerun = lake.run(spark, config.table_id).tables[0]
+    assert rerun.status is RunStatus.COMPLETED, rerun.error
+    assert (rerun.reconciled, rerun.files, rerun.quarantined_files) == (2, 0, ())
+    (commit,) = completed_commits(spark, rerun.base_path)
+    assert sorted(commit.file_ids) == sorted([one.file_id, three.file_id])
+    assert rows_of(spark, rerun.base_path, ["id", "name"]) == [(1, "ann"), (3, "cy")]
+    assert lake.landed(config.table_id) == []
+    assert [f.key for f in lake.quarantined(config.table_id)] == [bad.key]
