@@ -16,6 +16,7 @@ from odp.tracker import RunStatus
 from sandbox.account import SandboxLayout
 from sandbox.demo import run_demo
 from sandbox.demo_data import DemoGenerator, DemoScenarios
+from sandbox.report import render_report
 from sandbox.runner import RunHooks, run_sandbox
 from sandbox.validation import check_table
 
@@ -81,6 +82,8 @@ def test_a_corrupt_file_is_quarantined_its_table_goes_on_and_the_alert_names_it(
     table_2_run = first.table(TABLE_2)
     assert table_2_run.status is RunStatus.COMPLETED, table_2_run.error
     assert (table_2_run.files, table_2_run.run.quarantined_files) == (1, (key,))
+    assert table_2_run.row()["quarantined_files"] == [key]  # the report's JSON, and its text:
+    assert f"quarantined by this run ({TABLE_2}; python -m odp status names why): {key}" in render_report(first)
     execution = first.cadences[0]
     assert execution.status == "SUCCEEDED"
     assert [alert["subject"] for alert in execution.alerts] == [
