@@ -51,7 +51,8 @@ class TableReport:
         if self.run is None:
             counts["rows"] = None
         line = {"table_id": self.table_id, "cadence": self.cadence, "status": self.status.value}
-        return line | counts | {"base_path": self.base_path, "error": self.error}
+        quarantined = list(self.run.quarantined_files) if self.run is not None else []
+        return line | counts | {"base_path": self.base_path, "error": self.error, "quarantined_files": quarantined}
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,10 @@ def render_report(report: RunReport) -> str:
         detail = f" ({execution.error}: {_short(execution.cause, 160)})" if execution.error else ""
         lines.append(f"datasets after {execution.cadence}: {execution.status}{detail}")
     lines.extend(f"dataset {run.summary()}" for run in report.datasets)
+    for table in report.tables:
+        if table.run is not None and table.run.quarantined_files:
+            keys = ", ".join(table.run.quarantined_files)
+            lines.append(f"quarantined by this run ({table.table_id}; python -m odp status names why): {keys}")
     if report.withdrawn_files:
         lines.append(f"withdrawn (deleted from staging before processing): {', '.join(report.withdrawn_files)}")
     for key, reason in report.skipped_files.items():

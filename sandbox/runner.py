@@ -231,14 +231,15 @@ def _count_items(account: LocalAccount, table_name: str) -> int:
 
 
 def withdraw_deleted_files(account: LocalAccount, layout: SandboxLayout) -> list[str]:
-    """Drop landed files whose object was deleted from staging before it was processed.
+    """Drop landed or quarantined files whose object was deleted from staging before it was processed.
 
     ODP has no handler for S3 "Object Deleted": on AWS an operator removes such an item by hand.
     The sandbox does it for them, so deleting a bad file from --staging and running again works.
     """
     table = account.dynamodb().Table(account.names.file_tracker)
     withdrawn: list[str] = []
-    for item in list(_tracked_files(account, FileStatus.LANDED)):
+    items = [*_tracked_files(account, FileStatus.LANDED), *_tracked_files(account, FileStatus.QUARANTINED)]
+    for item in items:
         if item.get("bucket") == STAGING_BUCKET and not (layout.staging / item["key"]).is_file():
             table.delete_item(Key={"table_id": item["table_id"], "file_id": item["file_id"]})
             withdrawn.append(item["key"])

@@ -42,7 +42,9 @@ GlueName = Annotated[str, StringConstraints(pattern=GLUE_NAME)]
 ColumnName = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 
 
-# A file that fails its table this many runs in a row is quarantined (see odp/tracker).
+# A file named by a failure that may pass on a later try (a throttled or timed-out read) is quarantined after
+# this many failed runs; a failure that would repeat (bad content) quarantines it at once
+# (etl/file_processor/poison.py).
 DEFAULT_MAX_FILE_ATTEMPTS = 3
 
 
@@ -311,7 +313,9 @@ class TableSettings(_Strict):
         default=None,
         description=(
             "Failed runs a file may cause before it is quarantined (status quarantined in file_tracker, its error "
-            f"kept) and the table goes on without it; default {DEFAULT_MAX_FILE_ATTEMPTS}."
+            "kept) and the table goes on without it, for failures that may pass on a later try (a throttled or "
+            "timed-out read of the file); a file whose content fails (parse, type, event time, unknown op) is "
+            f"quarantined at its first failure. Default {DEFAULT_MAX_FILE_ATTEMPTS}."
         ),
     )
     index_buckets: Annotated[int, Field(ge=1, le=4096)] | None = Field(
