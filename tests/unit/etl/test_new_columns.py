@@ -155,3 +155,24 @@ def test_plain_json_field_outside_columns_refuses_the_file(spark, lake: Lake) ->
     run = lake.run(spark, refused.table_id).tables[0]
     assert run.status is RunStatus.REFRESH_ERROR
     assert f"{refused.staging_prefix}drop-1.json: column extra is not in the table's columns" in run.error
+
+
+@pytest.mark.spark
+def test_debezium_field_outside_columns_is_added_by_default(spark, lake: Lake) -> None:
+    config = lake.configure(
+        table_config(
+            "people",
+            source_format=SourceFormat.DEBEZIUM,
+            ordering_column=None,
+            columns={"id": "int", "name": "string"},
+        )
+    )
+    events = [
+        {"op": "c", "after": {"id": 1, "name": "Ann"}, "source": {"ts_ms": MS, "lsn": 1}},
+        {"op": "u", "after": {"id": 1, "name": "Ann", "city": "Ghent"}, "source": {"ts_ms": MS + 1, "lsn": 2}},
+    ]
+    lake.land_json_lines(config, "dbz.people+0+0000000000.json", events)
+    run = lake.run(spark, config.table_id).tables[0]
+    assert run.status is RunStatus.COMPLETED, run.error
+    assert rows_of(spark, run.base_path, ["id", "name", "city"]) == [(1, "Ann", "Ghent")]
+    assert hudi_rs_rows(run.base_path, ["id", "name", "city"]) == [(1, "Ann", "Ghent")]
