@@ -89,6 +89,8 @@ class AppliedCommit:
     files: int = 0
     rows: int = 0
     commit: CommitResult[WriteResult] | None = None
+    ignored_columns: tuple[str, ...] = ()  # new_columns: ignore: what the read dropped
+    ignored_values: int = 0
 
     @property
     def instant(self) -> str | None:
@@ -107,7 +109,23 @@ class AppliedCommit:
             "deletes": self.commit.deletes,
             "commit_instant": self.commit.instant,
             "stale_dropped": written.stale_dropped if written is not None else 0,
+            "ignored_columns": self.ignored_columns,
+            "ignored_values": self.ignored_values,
         }
+
+
+def _log_dropped(table_id: str, dropped: Sequence[tuple[str, str]]) -> None:
+    """One WARNING per file whose columns ``new_columns: ignore`` dropped, naming them."""
+    by_file: dict[str, list[str]] = {}
+    for file, name in dropped:
+        by_file.setdefault(file, []).append(name)
+    for file, names in by_file.items():
+        logger.warning(
+            "%s: %s: dropped column(s) outside the table's columns (new_columns: ignore): %s",
+            table_id,
+            file,
+            ", ".join(names),
+        )
 
 
 def identity(uri: str) -> str:
@@ -323,6 +341,7 @@ class _TableRunner:
         """Commit the checked changes of the plan's files once (etl.hudi.commit), within the job's row budget."""
         sources, changes, counts = read.sources, read.changes, read.counts
         try:
+            _log_dropped(config.table_id, counts.dropped)
             batch = ChangeBatch(
                 transform_changes(self.spark, changes, config),
                 rows=counts.rows,
@@ -342,7 +361,7 @@ class _TableRunner:
                 )
         finally:
             changes.unpersist()
-        return AppliedCommit(len(sources), counts.rows, commit)
+        return AppliedCommit(len(sources), counts.rows, commit, counts.dropped_columns, counts.dropped_values)
 
     def _completed(self, table_id: str, started_at: str, **outcome: Any) -> TableRun:
         return self._run(table_id, started_at, RunStatus.COMPLETED, **outcome)
@@ -521,5 +540,6 @@ def run_file_processor(
     costs = [(r.table_id, r.seconds, r.dpu_seconds) for r in outcome.tables if r.status is not RunStatus.SKIPPED]
     if cloudwatch is None:  # the trackers' region: the job's own
         cloudwatch = boto3.client("cloudwatch", region_name=dynamodb.meta.client.meta.region_name)
-    publish_costs(cloudwatch, args.cadence, costs)
+    ignored = [(r.table_id, r.ignored_values) for r in outcome.tables if r.ignored_values]
+    publish_costs(cloudwatch, args.cadence, costs, ignored=ignored)
     return outcome
