@@ -76,13 +76,16 @@ def test_dynamodb_attribute_outside_columns_refuses_the_file(spark, lake: Lake) 
     config = _dynamodb(lake, NewColumns.REFUSE)
     lake.land_json_lines(config, FILE, RECORDS)
     run = lake.run(spark, config.table_id).tables[0]
-    assert run.status is RunStatus.REFRESH_ERROR
     key = f"{config.staging_prefix}{FILE}"
+    # a refusal is deterministic: the file is quarantined at its first failure, the table's run goes on
+    assert run.status is RunStatus.COMPLETED, run.error
+    assert run.quarantined_files == (key,)
+    [quarantined] = lake.quarantined(config.table_id)
     assert (
         f"{key}: row 2, attribute dims is not in the table's columns (new_columns: refuse): declare it in columns, "
         "or set new_columns to add or ignore"
-    ) in run.error
-    assert [f.key for f in lake.landed(config.table_id)] == [key]  # nothing applied, the file stays landed
+    ) in quarantined.last_error
+    assert lake.landed(config.table_id) == []  # nothing applied; the file waits in quarantine for a release
 
 
 @pytest.mark.spark
@@ -121,11 +124,11 @@ def test_parquet_column_outside_columns_refuses_the_file(spark, lake: Lake) -> N
     config = _dms(lake, NewColumns.REFUSE)
     lake.land_parquet(config, "20260101-000001.parquet", PARQUET_ROWS, PARQUET_SCHEMA)
     run = lake.run(spark, config.table_id).tables[0]
-    assert run.status is RunStatus.REFRESH_ERROR
-    assert (
-        f"{config.staging_prefix}20260101-000001.parquet: column color is not in the table's columns "
-        "(new_columns: refuse)"
-    ) in run.error
+    key = f"{config.staging_prefix}20260101-000001.parquet"
+    assert run.status is RunStatus.COMPLETED, run.error  # the file is quarantined at its first failure
+    assert run.quarantined_files == (key,)
+    [quarantined] = lake.quarantined(config.table_id)
+    assert f"{key}: column color is not in the table's columns (new_columns: refuse)" in quarantined.last_error
 
 
 @pytest.mark.spark
@@ -153,8 +156,11 @@ def test_plain_json_field_outside_columns_refuses_the_file(spark, lake: Lake) ->
     )
     lake.land_text(refused, "drop-1.json", json.dumps({"id": 1, "name": "x", "extra": True}) + "\n")
     run = lake.run(spark, refused.table_id).tables[0]
-    assert run.status is RunStatus.REFRESH_ERROR
-    assert f"{refused.staging_prefix}drop-1.json: column extra is not in the table's columns" in run.error
+    key = f"{refused.staging_prefix}drop-1.json"
+    assert run.status is RunStatus.COMPLETED, run.error  # the file is quarantined at its first failure
+    assert run.quarantined_files == (key,)
+    [quarantined] = lake.quarantined(refused.table_id)
+    assert f"{key}: column extra is not in the table's columns" in quarantined.last_error
 
 
 @pytest.mark.spark
