@@ -14,14 +14,14 @@ from constructs import Construct
 from infrastructure.assets import GlueArtifacts
 from infrastructure.batch_manager import BatchManager
 from infrastructure.catalog import Catalog
-from infrastructure.datasets import Datasets
+from infrastructure.datasets import DatasetJob, DatasetJobProps, Datasets, DatasetsProps
 from infrastructure.deploy_access import DeployAccess, DeployAccessProps
 from infrastructure.file_manager import FileManager, FileManagerProps
 from infrastructure.file_processor import FileProcessor
-from infrastructure.glue_jobs import GlueJobs
+from infrastructure.glue_jobs import GlueJobs, GlueJobsProps
 from infrastructure.monitoring import Monitoring
 from infrastructure.network import Network, NetworkProps
-from infrastructure.query import Query
+from infrastructure.query import Query, QueryProps
 from infrastructure.storage import RetentionSettings, Storage
 from infrastructure.streaming import Streaming, StreamingProps
 from infrastructure.tracking import Tracking
@@ -171,16 +171,18 @@ class DataLakeStack(Stack):
         glue_jobs = GlueJobs(
             self,
             "Glue",
-            environment=name,
-            cadences=cadences,
-            network=network,
-            tracking=tracking,
-            buckets=storage.buckets,
-            zone_keys=storage.keys,
-            state_key=key,
-            artifacts=assets.glue,
-            history_retention_days=environment.data_retention_days,
-            databases=[table.database for table in config.tables],
+            GlueJobsProps(
+                environment=name,
+                cadences=cadences,
+                network=network,
+                tracking=tracking,
+                buckets=storage.buckets,
+                zone_keys=storage.keys,
+                state_key=key,
+                artifacts=assets.glue,
+                history_retention_days=environment.data_retention_days,
+                databases=[table.database for table in config.tables],
+            ),
         )
         # Leases record the job run that holds them; both the planner and the job ask Glue whether it ended.
         glue_jobs.grant_read_job_runs(glue_jobs.role)
@@ -202,14 +204,16 @@ class DataLakeStack(Stack):
             )
             for cadence_name, cadence in cadences.items()
         }
-        Query(
+        query = Query(
             self,
             "Query",
-            environment=name,
-            results_bucket=storage.athena_results,
-            key=key,
-            tables=config.tables,
-            removal_policy=removal,
+            QueryProps(
+                environment=name,
+                results_bucket=storage.athena_results,
+                key=key,
+                tables=config.tables,
+                removal_policy=removal,
+            ),
         )
         # Streamed tables (config/streams.yaml): nothing is created while no stream is configured.
         self.streaming = Streaming(
@@ -231,24 +235,37 @@ class DataLakeStack(Stack):
             ),
         )
         if config.datasets:
+            dataset_job = DatasetJob(
+                self,
+                "DatasetJob",
+                DatasetJobProps(
+                    environment=name,
+                    datasets=config.datasets,
+                    network=network,
+                    buckets=storage.buckets,
+                    zone_keys=storage.keys,
+                    state_key=key,
+                    history_table=tracking.table(DATASET_RUN_HISTORY),
+                    alerts_topic=monitoring.topic,
+                    artifacts=assets.glue,
+                    library=glue_jobs.code,
+                ),
+            )
             Datasets(
                 self,
                 "Datasets",
-                environment=name,
-                datasets=config.datasets,
-                buckets=storage.buckets,
-                zone_keys=storage.keys,
-                state_key=key,
-                history_table=tracking.table(DATASET_RUN_HISTORY),
-                alerts_topic=monitoring.topic,
-                dashboard=monitoring.dashboard,
-                file_processors=[processor.state_machine for processor in processors.values()],
-                workgroup_name=resource_prefix(name),
-                library=assets.glue.library,
-                wheels_zip=assets.glue.wheels_zip,
-                connection_names=network.glue_connection_names,
-                removal_policy=removal,
-                log_retention=retention,
+                DatasetsProps(
+                    environment=name,
+                    datasets=config.datasets,
+                    job=dataset_job,
+                    state_key=key,
+                    alerts_topic=monitoring.topic,
+                    dashboard=monitoring.dashboard,
+                    file_processors=[processor.state_machine for processor in processors.values()],
+                    workgroup=query.workgroup,
+                    removal_policy=removal,
+                    log_retention=retention,
+                ),
             )
 
         monitoring.watch_queue("file-manager", file_manager.dead_letter_queue)
