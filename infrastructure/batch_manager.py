@@ -3,6 +3,7 @@ and to summarise their outcome; it publishes the freshness metric."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from aws_cdk import Duration, RemovalPolicy
@@ -11,7 +12,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infrastructure.grants import grant_key, grant_table
-from infrastructure.lambda_function import OdpFunction
+from infrastructure.lambda_function import OdpFunction, OdpFunctionProps
 from infrastructure.tracking import Tracking
 
 HANDLER = "lambdas.batch_manager.handler.handler"
@@ -19,35 +20,55 @@ SERVICE = "batch_manager"  # Powertools service name: the `service` dimension of
 FUNCTION_TIMEOUT = Duration.minutes(2)
 
 
+@dataclass(frozen=True)
+class BatchManagerProps:
+    """What the Batch Manager function needs.
+
+    Attributes:
+        environment: names every resource ``odp-<env>-...``.
+        tracking: the tracker tables.
+        key: the state key (encrypts logs, tables, topic).
+        code_dir: the Lambda asset folder (infrastructure.assets).
+        removal_policy: RETAIN (default) keeps data when the stack goes; DESTROY deletes it.
+        log_retention: of the log groups (default one year).
+    """
+
+    environment: str
+    tracking: Tracking
+    key: kms.IKey
+    code_dir: Path
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+
+
 class BatchManager(Construct):
     """One function shared by every cadence (the cadence travels in the payload)."""
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        environment: str,
-        tracking: Tracking,
-        key: kms.IKey,
-        code_dir: Path,
-        removal_policy: RemovalPolicy,
-        log_retention: logs.RetentionDays,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: BatchManagerProps) -> None:
         super().__init__(scope, construct_id)
+        environment, tracking, key, code_dir, removal_policy, log_retention = (
+            props.environment,
+            props.tracking,
+            props.key,
+            props.code_dir,
+            props.removal_policy,
+            props.log_retention,
+        )
         self.lambda_ = OdpFunction(
             self,
             "Function",
-            environment=environment,
-            names=tracking.names,
-            code_dir=code_dir,
-            handler=HANDLER,
-            service=SERVICE,
-            description="Plans batches of tables with landed files per cadence and summarises each run",
-            key=key,
-            timeout=FUNCTION_TIMEOUT,
-            removal_policy=removal_policy,
-            log_retention=log_retention,
+            OdpFunctionProps(
+                environment=environment,
+                names=tracking.names,
+                code_dir=code_dir,
+                handler=HANDLER,
+                service=SERVICE,
+                description="Plans batches of tables with landed files per cadence and summarises each run",
+                key=key,
+                timeout=FUNCTION_TIMEOUT,
+                removal_policy=removal_policy,
+                log_retention=log_retention,
+            ),
         )
         self.function = self.lambda_.function
         for logical in (

@@ -26,7 +26,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infrastructure.grants import grant_key, grant_table
-from infrastructure.lambda_function import OdpFunction
+from infrastructure.lambda_function import OdpFunction, OdpFunctionProps
 from infrastructure.tracking import Tracking
 from odp.naming import resource_prefix
 
@@ -144,16 +144,18 @@ class FileManager(Construct):
         self.lambda_ = OdpFunction(
             self,
             "Function",
-            environment=environment,
-            names=tracking.names,
-            code_dir=code_dir,
-            handler=HANDLER,
-            service=SERVICE,
-            description="Registers each landed CDC file in file_tracker (one item per object version)",
-            key=key,
-            timeout=FUNCTION_TIMEOUT,
-            removal_policy=removal_policy,
-            log_retention=log_retention,
+            OdpFunctionProps(
+                environment=environment,
+                names=tracking.names,
+                code_dir=code_dir,
+                handler=HANDLER,
+                service=SERVICE,
+                description="Registers each landed CDC file in file_tracker (one item per object version)",
+                key=key,
+                timeout=FUNCTION_TIMEOUT,
+                removal_policy=removal_policy,
+                log_retention=log_retention,
+            ),
         )
         self.function = self.lambda_.function
         grant_table(self.function, "file_tracker", tracking.table("file_tracker"), write=True)

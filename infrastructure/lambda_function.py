@@ -3,6 +3,7 @@ encrypted log group, and the environment variables of odp/contracts/lambda_env.p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from aws_cdk import Duration, RemovalPolicy
@@ -26,6 +27,37 @@ POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/x86_64/python3.11/
 RUNTIME = lambda_.Runtime.PYTHON_3_11
 
 
+@dataclass(frozen=True)
+class OdpFunctionProps:
+    """One ODP Lambda function.
+
+    Attributes:
+        environment: names every resource ``odp-<env>-...``.
+        names: physical names of the tracker tables (the function's environment).
+        code_dir: the Lambda asset folder (infrastructure.assets).
+        handler: dotted handler path, e.g. ``lambdas.file_manager.handler.handler``.
+        service: Powertools service name (also the ``service`` metric dimension).
+        description: the function's description.
+        key: the state key (encrypts logs, tables, topic).
+        timeout: the function's timeout.
+        removal_policy: RETAIN (default) keeps data when the stack goes; DESTROY deletes it.
+        log_retention: of the log groups (default one year).
+        memory_size: MB (default 512).
+    """
+
+    environment: str
+    names: TrackerTableNames
+    code_dir: Path
+    handler: str
+    service: str
+    description: str
+    key: kms.IKey
+    timeout: Duration
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+    memory_size: int = 512
+
+
 class OdpFunction(Construct):
     """A Python 3.11 function whose handler lives in the shared code asset.
 
@@ -36,24 +68,33 @@ class OdpFunction(Construct):
         key: the state key (log group encryption).
     """
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        environment: str,
-        names: TrackerTableNames,
-        code_dir: Path,
-        handler: str,
-        service: str,
-        description: str,
-        key: kms.IKey,
-        timeout: Duration,
-        removal_policy: RemovalPolicy,
-        log_retention: logs.RetentionDays,
-        memory_size: int = 512,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: OdpFunctionProps) -> None:
         super().__init__(scope, construct_id)
+        (
+            environment,
+            names,
+            code_dir,
+            handler,
+            service,
+            description,
+            key,
+            timeout,
+            removal_policy,
+            log_retention,
+            memory_size,
+        ) = (
+            props.environment,
+            props.names,
+            props.code_dir,
+            props.handler,
+            props.service,
+            props.description,
+            props.key,
+            props.timeout,
+            props.removal_policy,
+            props.log_retention,
+            props.memory_size,
+        )
         name = f"{resource_prefix(environment)}-{service.replace('_', '-')}"
         self.log_group = logs.LogGroup(
             self,

@@ -9,6 +9,8 @@ above 0: a file failed its table max_file_attempts runs and was set aside; relea
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
@@ -69,13 +71,27 @@ def freshness_period(cadence: Cadence) -> Duration:
     return Duration.seconds(min(freshness_threshold_seconds(cadence), MAX_ALARM_WINDOW_SECONDS))
 
 
+@dataclass(frozen=True)
+class MonitoringProps:
+    """The alerts topic and dashboard of one environment.
+
+    Attributes:
+        environment: names every resource ``odp-<env>-...``.
+        key: the state key (encrypts logs, tables, topic).
+        alarm_email: subscribed to the alerts topic when set; default None.
+    """
+
+    environment: str
+    key: kms.IKey
+    alarm_email: str | None = None
+
+
 class Monitoring(Construct):
     """The alerts topic and the ``watch_*`` methods that add an alarm (and a dashboard widget)."""
 
-    def __init__(
-        self, scope: Construct, construct_id: str, *, environment: str, key: kms.IKey, alarm_email: str | None
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: MonitoringProps) -> None:
         super().__init__(scope, construct_id)
+        environment, key, alarm_email = props.environment, props.key, props.alarm_email
         self._prefix = resource_prefix(environment)
         self.topic = sns.Topic(
             self,

@@ -12,19 +12,19 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infrastructure.assets import GlueArtifacts
-from infrastructure.batch_manager import BatchManager
-from infrastructure.catalog import Catalog
+from infrastructure.batch_manager import BatchManager, BatchManagerProps
+from infrastructure.catalog import Catalog, CatalogProps
 from infrastructure.datasets import DatasetJob, DatasetJobProps, Datasets, DatasetsProps
 from infrastructure.deploy_access import DeployAccess, DeployAccessProps
 from infrastructure.file_manager import FileManager, FileManagerProps
-from infrastructure.file_processor import FileProcessor
+from infrastructure.file_processor import FileProcessor, FileProcessorProps
 from infrastructure.glue_jobs import GlueJobs, GlueJobsProps
-from infrastructure.monitoring import Monitoring
+from infrastructure.monitoring import Monitoring, MonitoringProps
 from infrastructure.network import Network, NetworkProps
 from infrastructure.query import Query, QueryProps
-from infrastructure.storage import RetentionSettings, Storage
+from infrastructure.storage import RetentionSettings, Storage, StorageProps
 from infrastructure.streaming import Streaming, StreamingProps
-from infrastructure.tracking import Tracking
+from infrastructure.tracking import Tracking, TrackingProps
 from odp.config.loader import OdpConfig
 from odp.config.models import Environment as EnvironmentConfig
 from odp.config.models import RemovalPolicy as RemovalPolicyConfig
@@ -115,11 +115,13 @@ class DataLakeStack(Stack):
         storage = Storage(
             self,
             "Storage",
-            environment=name,
-            retention=RetentionSettings(
-                staging_days=environment.staging_retention_days, data_days=environment.data_retention_days
+            StorageProps(
+                environment=name,
+                retention=RetentionSettings(
+                    staging_days=environment.staging_retention_days, data_days=environment.data_retention_days
+                ),
+                removal_policy=removal,
             ),
-            removal_policy=removal,
         )
         key = storage.state_key
         network = Network(
@@ -136,14 +138,18 @@ class DataLakeStack(Stack):
         tracking = Tracking(
             self,
             "Tracking",
-            environment=name,
-            key=key,
-            removal_policy=removal,
-            dr_region=environment.dr_region,
-            replica_key_arn=replica_key_arn,
+            TrackingProps(
+                environment=name,
+                key=key,
+                removal_policy=removal,
+                dr_region=environment.dr_region,
+                replica_key_arn=replica_key_arn,
+            ),
         )
-        Catalog(self, "Catalog", tables=config.tables, zone_buckets=storage.buckets)
-        monitoring = Monitoring(self, "Monitoring", environment=name, key=key, alarm_email=environment.alarm_email)
+        Catalog(self, "Catalog", CatalogProps(tables=config.tables, zone_buckets=storage.buckets))
+        monitoring = Monitoring(
+            self, "Monitoring", MonitoringProps(environment=name, key=key, alarm_email=environment.alarm_email)
+        )
         file_manager = FileManager(
             self,
             "FileManager",
@@ -161,12 +167,14 @@ class DataLakeStack(Stack):
         batch_manager = BatchManager(
             self,
             "BatchManager",
-            environment=name,
-            tracking=tracking,
-            key=key,
-            code_dir=assets.lambda_code,
-            removal_policy=removal,
-            log_retention=retention,
+            BatchManagerProps(
+                environment=name,
+                tracking=tracking,
+                key=key,
+                code_dir=assets.lambda_code,
+                removal_policy=removal,
+                log_retention=retention,
+            ),
         )
         glue_jobs = GlueJobs(
             self,
@@ -191,16 +199,18 @@ class DataLakeStack(Stack):
             cadence_name: FileProcessor(
                 self,
                 f"FileProcessor-{cadence_name}",
-                environment=name,
-                cadence_name=cadence_name,
-                cadence=cadence,
-                batch_manager=batch_manager.function,
-                job_name=glue_jobs.job_names[cadence_name],
-                job_arn=glue_jobs.job_arn(cadence_name),
-                alerts_topic=monitoring.topic,
-                key=key,
-                removal_policy=removal,
-                log_retention=retention,
+                FileProcessorProps(
+                    environment=name,
+                    cadence_name=cadence_name,
+                    cadence=cadence,
+                    batch_manager=batch_manager.function,
+                    job_name=glue_jobs.job_names[cadence_name],
+                    job_arn=glue_jobs.job_arn(cadence_name),
+                    alerts_topic=monitoring.topic,
+                    key=key,
+                    removal_policy=removal,
+                    log_retention=retention,
+                ),
             )
             for cadence_name, cadence in cadences.items()
         }

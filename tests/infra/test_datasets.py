@@ -17,12 +17,12 @@ from cdk_nag import AwsSolutionsChecks
 from infrastructure.application import cdk_json_context, new_app
 from infrastructure.assets import GlueArtifacts
 from infrastructure.datasets import DatasetJob, DatasetJobProps, Datasets, DatasetsProps, dataset_query
-from infrastructure.monitoring import Monitoring
+from infrastructure.monitoring import Monitoring, MonitoringProps
 from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
 from infrastructure.network import Network, NetworkProps
 from infrastructure.query import Query, QueryProps
-from infrastructure.storage import RetentionSettings, Storage
-from infrastructure.tracking import Tracking
+from infrastructure.storage import RetentionSettings, Storage, StorageProps
+from infrastructure.tracking import Tracking, TrackingProps
 from odp.config.loader import load_config
 from odp.naming import DATASET_RUN_HISTORY
 
@@ -37,12 +37,16 @@ def _stack(repo_root: Path, *, audit: bool = False) -> tuple[App, Stack]:
         Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     stack = Stack(app, "DatasetsTest", env=Environment(account="111111111111", region="eu-west-1"))
     storage = Storage(
-        stack, "Storage", environment="dev", retention=RetentionSettings(30, 365), removal_policy=RemovalPolicy.RETAIN
+        stack,
+        "Storage",
+        StorageProps(environment="dev", retention=RetentionSettings(30, 365), removal_policy=RemovalPolicy.RETAIN),
     )
     network = Network(stack, "Network", NetworkProps(environment="dev", cidr="10.1.0.0/16", log_key=storage.state_key))
-    monitoring = Monitoring(stack, "Monitoring", environment="dev", key=storage.state_key, alarm_email=None)
+    monitoring = Monitoring(
+        stack, "Monitoring", MonitoringProps(environment="dev", key=storage.state_key, alarm_email=None)
+    )
     tracking = Tracking(
-        stack, "Tracking", environment="dev", key=storage.state_key, removal_policy=RemovalPolicy.RETAIN
+        stack, "Tracking", TrackingProps(environment="dev", key=storage.state_key, removal_policy=RemovalPolicy.RETAIN)
     )
     query = Query(
         stack,
