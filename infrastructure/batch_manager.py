@@ -46,28 +46,16 @@ class BatchManager(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: BatchManagerProps) -> None:
         super().__init__(scope, construct_id)
-        environment, tracking, key, code_dir, removal_policy, log_retention = (
-            props.environment,
-            props.tracking,
-            props.key,
-            props.code_dir,
-            props.removal_policy,
-            props.log_retention,
-        )
+        tracking, key = props.tracking, props.key
         self.lambda_ = OdpFunction(
             self,
             "Function",
-            OdpFunctionProps(
-                environment=environment,
-                names=tracking.names,
-                code_dir=code_dir,
+            OdpFunctionProps.of(
+                props,
                 handler=HANDLER,
                 service=SERVICE,
-                description="Plans batches of tables with landed files per cadence and summarises each run",
-                key=key,
                 timeout=FUNCTION_TIMEOUT,
-                removal_policy=removal_policy,
-                log_retention=log_retention,
+                description="Plans batches of tables with landed files per cadence and summarises each run",
             ),
         )
         self.function = self.lambda_.function

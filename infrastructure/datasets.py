@@ -11,7 +11,7 @@ where its family deploys config/ beside the job script.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,17 +25,15 @@ from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
-from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_deployment as s3deploy
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IDependable
 
-from infrastructure.assets import GlueArtifacts
-from infrastructure.glue_job import BucketKeys, GlueJobFamily, GlueJobFamilyProps, GlueJobSpec
+from infrastructure.glue_job import BucketKeys, GlueJobFamily, GlueJobFamilyProps, GlueJobSpec, GlueStage
 from infrastructure.grants import grant_key, grant_objects
+from infrastructure.lambda_function import encrypted_log_group
 from infrastructure.nag import acknowledge, acknowledge_many
-from infrastructure.network import Network
 from odp.config.datasets import DatasetConfig
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.contracts.state_machines import DatasetsSubstitutions
@@ -68,23 +66,18 @@ class DatasetJobProps:
     """The dataset job.
 
     Attributes:
+        stage: what the stage gives every job family (buckets: raw read; conformed and purpose_built
+            read/write; their zone keys).
         datasets: the configured datasets (their databases are the catalog scope).
-        buckets: Storage's buckets (raw read; conformed and purpose_built read/write; artifacts).
-        zone_keys: Storage's zone keys.
         history_table: Tracking's ``dataset_run_history`` table (the job writes one item per dataset run).
         alerts_topic: the job publishes one message per dataset.
         library: the deployment of the etl/odp zip and the wheels (the File Processor family's code).
     """
 
-    environment: str
+    stage: GlueStage
     datasets: Sequence[DatasetConfig]
-    network: Network
-    buckets: Mapping[str, s3.IBucket]
-    zone_keys: Mapping[str, kms.IKey]
-    state_key: kms.IKey
     history_table: dynamodb.ITableV2
     alerts_topic: sns.ITopic
-    artifacts: GlueArtifacts
     library: IDependable
 
 
@@ -96,22 +89,19 @@ class DatasetJob(GlueJobFamily):
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: DatasetJobProps) -> None:
-        artifacts = props.buckets["artifacts"]
+        stage = props.stage
+        buckets = stage.buckets
         super().__init__(
             scope,
             construct_id,
             GlueJobFamilyProps(
-                environment=props.environment,
+                stage=stage,
                 purpose="datasets",
-                network=props.network,
-                artifacts_bucket=artifacts,
-                artifacts=props.artifacts,
                 code_prefix=CODE_PREFIX,
                 code_sources=[
                     s3deploy.Source.asset(str(REPO_ROOT / "etl" / "jobs"), exclude=["__pycache__", "*.pyc"]),
                     s3deploy.Source.asset(str(REPO_ROOT / "config"), exclude=["schema/*"]),
                 ],
-                state_key=props.state_key,
                 data_key=BucketKeys(ZONE_KEYS_REASON),
                 databases=sorted({dataset.database for dataset in props.datasets}),
                 prune_code=False,
@@ -119,29 +109,29 @@ class DatasetJob(GlueJobFamily):
             ),
         )
         self.history_table = props.history_table
-        grant_objects(self.role, props.buckets["raw"], reason="Datasets read any raw table.")
+        grant_objects(self.role, buckets["raw"], reason="Datasets read any raw table.")
         for zone in ("conformed", "purpose_built"):
             grant_objects(
                 self.role,
-                props.buckets[zone],
+                buckets[zone],
                 write=True,
                 delete=True,
                 reason=f"The job owns every Hudi dataset of {zone}.",
             )
-            grant_key(self.role, props.zone_keys[zone], encrypt=True)
-        grant_key(self.role, props.zone_keys["raw"], encrypt=False)
+            grant_key(self.role, stage.zone_keys[zone], encrypt=True)
+        grant_key(self.role, stage.zone_keys["raw"], encrypt=False)
         props.history_table.grant_write_data(self.role)
         props.alerts_topic.grant_publish(self.role)
         acknowledge_many(self.role.node.find_child("DefaultPolicy"), _CDK_GRANT_FINDINGS)
-        self.job_name = dataset_job_name(props.environment)
+        self.job_name = dataset_job_name(stage.environment)
         self.job_arn = self.arn_of(self.job_name)
         contract = DatasetJobArgs(
             LakeRoots(
-                raw=f"s3://{props.buckets['raw'].bucket_name}",
-                conformed=f"s3://{props.buckets['conformed'].bucket_name}",
-                purpose_built=f"s3://{props.buckets['purpose_built'].bucket_name}",
+                raw=f"s3://{buckets['raw'].bucket_name}",
+                conformed=f"s3://{buckets['conformed'].bucket_name}",
+                purpose_built=f"s3://{buckets['purpose_built'].bucket_name}",
             ),
-            config_dir=f"s3://{artifacts.bucket_name}/{CODE_PREFIX}",
+            config_dir=f"s3://{stage.artifacts_bucket.bucket_name}/{CODE_PREFIX}",
             catalog_sync=True,
             history_table=props.history_table.table_name,
             topic_arn=props.alerts_topic.topic_arn,
@@ -194,11 +184,10 @@ class Datasets(Construct):
     def __init__(self, scope: Construct, construct_id: str, props: DatasetsProps) -> None:
         super().__init__(scope, construct_id)
         prefix = resource_prefix(props.environment)
-        log_group = logs.LogGroup(
+        log_group = encrypted_log_group(
             self,
-            "Logs",
-            log_group_name=f"/aws/vendedlogs/states/{prefix}-datasets",
-            encryption_key=props.state_key,
+            f"/aws/vendedlogs/states/{prefix}-datasets",
+            key=props.state_key,
             retention=props.log_retention,
             removal_policy=props.removal_policy,
         )

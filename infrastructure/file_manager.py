@@ -94,7 +94,7 @@ class FileManager(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: FileManagerProps) -> None:
         environment, staging, tracking, key = props.environment, props.staging, props.tracking, props.key
-        code_dir, removal_policy, log_retention = props.code_dir, props.removal_policy, props.log_retention
+        removal_policy = props.removal_policy
         sources_ = props.sources
         super().__init__(scope, construct_id)
         prefix = resource_prefix(environment)
@@ -144,17 +144,12 @@ class FileManager(Construct):
         self.lambda_ = OdpFunction(
             self,
             "Function",
-            OdpFunctionProps(
-                environment=environment,
-                names=tracking.names,
-                code_dir=code_dir,
+            OdpFunctionProps.of(
+                props,
                 handler=HANDLER,
                 service=SERVICE,
-                description="Registers each landed CDC file in file_tracker (one item per object version)",
-                key=key,
                 timeout=FUNCTION_TIMEOUT,
-                removal_policy=removal_policy,
-                log_retention=log_retention,
+                description="Registers each landed CDC file in file_tracker (one item per object version)",
             ),
         )
         self.function = self.lambda_.function

@@ -16,6 +16,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from infrastructure.lambda_function import encrypted_log_group
 from infrastructure.nag import acknowledge
 from odp.config.models import Cadence
 from odp.contracts.state_machines import DEFINITION_FILE, FileProcessorSubstitutions
@@ -97,13 +98,8 @@ class FileProcessor(Construct):
             props.log_retention,
         )
         name = state_machine_name(environment, cadence_name)
-        self.log_group = logs.LogGroup(
-            self,
-            "Logs",
-            log_group_name=f"/aws/vendedlogs/states/{name}",
-            encryption_key=key,
-            retention=log_retention,
-            removal_policy=removal_policy,
+        self.log_group = encrypted_log_group(
+            self, f"/aws/vendedlogs/states/{name}", key=key, retention=log_retention, removal_policy=removal_policy
         )
         self.state_machine = sfn.StateMachine(
             self,

@@ -155,19 +155,40 @@ class BucketKeys:
 
 
 @dataclass(frozen=True)
+class GlueStage:
+    """What every job family takes from the stage.
+
+    Attributes:
+        environment: names everything ``odp-<env>-...``.
+        network: the VPC connections every job lists (Glue moves to the second when the first's AZ fails).
+        buckets: Storage's buckets by purpose; ``artifacts`` holds the code, the library and ``--TempDir``.
+        zone_keys: Storage's zone keys.
+        state_key: CloudWatch logs (SSE-KMS) and job bookmarks (CSE-KMS).
+        artifacts: the library (``etl``/``odp`` zip) and the zip of wheels, both under ``LIBRARY_PREFIX``.
+    """
+
+    environment: str
+    network: Network
+    buckets: Mapping[str, s3.IBucket]
+    zone_keys: Mapping[str, kms.IKey]
+    state_key: kms.IKey
+    artifacts: GlueArtifacts
+
+    @property
+    def artifacts_bucket(self) -> s3.IBucket:
+        return self.buckets["artifacts"]
+
+
+@dataclass(frozen=True)
 class GlueJobFamilyProps:
     """What a family of Glue jobs shares.
 
     Attributes:
-        environment: names everything ``odp-<env>-...``.
+        stage: what the stage gives every family (:class:`GlueStage`).
         purpose: the family's short name (``file-processor``, ``streaming``, ``datasets``): the security
             configuration is ``odp-<env>-<purpose>``.
-        network: the VPC connections every job lists (Glue moves to the second when the first's AZ fails).
-        artifacts_bucket: where the code, the library and ``--TempDir`` live (under ``glue/``).
-        artifacts: the library (``etl``/``odp`` zip) and the zip of wheels, both under ``LIBRARY_PREFIX``.
         code_prefix: where this family's code is deployed in the artifacts bucket.
         code_sources: what the family deploys there.
-        state_key: CloudWatch logs (SSE-KMS) and job bookmarks (CSE-KMS).
         data_key: the SSE-KMS key of every object the jobs write, or :class:`BucketKeys` with the reason.
         databases: the catalog databases the jobs sync into (each named in the role; ``default`` added).
         metric_namespaces: CloudWatch namespaces besides ``Glue`` the jobs publish to (default: none).
@@ -176,14 +197,10 @@ class GlueJobFamilyProps:
             than the File Processor's, which ships it). Default: none.
     """
 
-    environment: str
+    stage: GlueStage
     purpose: str
-    network: Network
-    artifacts_bucket: s3.IBucket
-    artifacts: GlueArtifacts
     code_prefix: str
     code_sources: Sequence[s3deploy.ISource]
-    state_key: kms.IKey
     data_key: kms.IKey | BucketKeys
     databases: Sequence[str]
     metric_namespaces: Sequence[str] = ()
@@ -238,20 +255,20 @@ class GlueJobFamily(Construct):
             self,
             "Code",
             sources=list(props.code_sources),
-            destination_bucket=props.artifacts_bucket,
+            destination_bucket=props.stage.artifacts_bucket,
             destination_key_prefix=props.code_prefix,
             prune=props.prune_code,
             retain_on_delete=False,
         )
-        acknowledge_bucket_deployments(stack, props.artifacts_bucket)
+        acknowledge_bucket_deployments(stack, props.stage.artifacts_bucket)
         self.role = self._role(stack)
         self.security_configuration = glue.SecurityConfiguration(
             self,
             "SecurityConfiguration",
-            security_configuration_name=f"{resource_prefix(props.environment)}-{props.purpose}",
+            security_configuration_name=f"{resource_prefix(props.stage.environment)}-{props.purpose}",
             s3_encryption=None if isinstance(props.data_key, BucketKeys) else glue.S3Encryption.kms(props.data_key),
-            cloud_watch_encryption=glue.CloudWatchEncryption.kms(props.state_key),
-            job_bookmarks_encryption=glue.JobBookmarksEncryption.client_side_kms(props.state_key),
+            cloud_watch_encryption=glue.CloudWatchEncryption.kms(props.stage.state_key),
+            job_bookmarks_encryption=glue.JobBookmarksEncryption.client_side_kms(props.stage.state_key),
             # configuration, not data: a retained named configuration would block the next deployment
             removal_policy=RemovalPolicy.DESTROY,
         )
@@ -260,25 +277,26 @@ class GlueJobFamily(Construct):
             cfn.add_property_override("EncryptionConfiguration.S3Encryptions", [{"S3EncryptionMode": "DISABLED"}])
         self.connections = [
             glue.Connection.from_connection_name(self, f"Connection{index}", connection.ref)
-            for index, connection in enumerate(props.network.glue_connections)
+            for index, connection in enumerate(props.stage.network.glue_connections)
         ]
 
     def _role(self, stack: Stack) -> iam.Role:
         props = self.props
+        stage_ = props.stage
         role = iam.Role(
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("glue.amazonaws.com"),
-            description=f"ODP {props.environment} {props.purpose} Glue jobs",
+            description=f"ODP {stage_.environment} {props.purpose} Glue jobs",
         )
         grant_objects(
             role,
-            props.artifacts_bucket,
+            stage_.artifacts_bucket,
             prefix="glue/",
             write=True,
             reason="Job code, the etl/odp zip, the wheels and --TempDir live under glue/ in the artifacts bucket.",
         )
-        grant_key(role, props.state_key, encrypt=True)
+        grant_key(role, stage_.state_key, encrypt=True)
         if not isinstance(props.data_key, BucketKeys):
             grant_key(role, props.data_key, encrypt=True)
         catalog = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}"
@@ -289,7 +307,7 @@ class GlueJobFamily(Construct):
                 resources=[
                     f"{catalog}:catalog",
                     *catalog_database_arns(catalog, props.databases),
-                    *(f"{catalog}:connection/{name}" for name in props.network.glue_connection_names),
+                    *(f"{catalog}:connection/{name}" for name in stage_.network.glue_connection_names),
                 ],
             )
         )
@@ -357,7 +375,7 @@ class GlueJobFamily(Construct):
         """One job of the family: the L2 job with the shared role, security configuration, connections,
         library and runtime arguments, and the spec's script, contract arguments and size."""
         props = self.props
-        bucket = props.artifacts_bucket
+        bucket = props.stage.artifacts_bucket
         common = {
             "role": self.role,
             "script": ArtifactCode(bucket, f"{props.code_prefix}{spec.script}"),
@@ -372,12 +390,12 @@ class GlueJobFamily(Construct):
             "max_retries": 0,  # the caller retries (the state machine) or alarms (streaming): never a blind rerun
             "connections": self.connections,
             "security_configuration": self.security_configuration,
-            "extra_python_files": [ArtifactCode(bucket, f"{LIBRARY_PREFIX}{props.artifacts.library}")],
+            "extra_python_files": [ArtifactCode(bucket, f"{LIBRARY_PREFIX}{props.stage.artifacts.library}")],
             "enable_metrics": True,
             "enable_observability_metrics": True,
             "default_arguments": {
                 **spec.arguments,
-                **runtime_arguments(bucket.bucket_name, props.artifacts),
+                **runtime_arguments(bucket.bucket_name, props.stage.artifacts),
             },
         }
         if spec.kind is JobKind.STREAMING:

@@ -10,15 +10,11 @@ from dataclasses import dataclass
 
 from aws_cdk import Annotations
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
-from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct
 
-from infrastructure.assets import GlueArtifacts
-from infrastructure.glue_job import LIBRARY_PREFIX, GlueJobFamily, GlueJobFamilyProps, GlueJobSpec
+from infrastructure.glue_job import LIBRARY_PREFIX, GlueJobFamily, GlueJobFamilyProps, GlueJobSpec, GlueStage
 from infrastructure.grants import grant_key, grant_objects, grant_table
-from infrastructure.network import Network
 from infrastructure.tracking import Tracking
 from odp.config.models import Cadence
 from odp.contracts.file_processor import FileProcessorJobArgs
@@ -41,21 +37,16 @@ class GlueJobsProps:
     """The File Processor jobs.
 
     Attributes:
+        stage: what the stage gives every job family (buckets: staging read, raw read/write; zone keys:
+            staging decrypt, raw is the family's S3 key).
         cadences: one job per cadence, sized from it.
-        buckets: Storage's buckets by purpose (staging read, raw read/write, artifacts).
-        zone_keys: Storage's zone keys (staging decrypt; raw is the family's S3 key).
         databases: the raw databases of the configured tables (the catalog scope).
         history_retention_days: how long tracker history items live (the contract's argument).
     """
 
-    environment: str
+    stage: GlueStage
     cadences: Mapping[str, Cadence]
-    network: Network
     tracking: Tracking
-    buckets: Mapping[str, s3.IBucket]
-    zone_keys: Mapping[str, kms.IKey]
-    state_key: kms.IKey
-    artifacts: GlueArtifacts
     history_retention_days: int
     databases: Sequence[str]
 
@@ -64,9 +55,9 @@ def job_arguments(props: GlueJobsProps, cadence: str) -> dict[str, str]:
     """The job's ETL contract (the family adds Glue's own switches)."""
     config = props.cadences[cadence]
     return FileProcessorJobArgs.static_arguments(
-        environment=props.environment,
+        environment=props.stage.environment,
         cadence=cadence,
-        raw_root=f"s3://{props.buckets['raw'].bucket_name}",
+        raw_root=f"s3://{props.stage.buckets['raw'].bucket_name}",
         tracker_tables=props.tracking.names,
         catalog_sync=True,
         history_retention_days=props.history_retention_days,
@@ -84,20 +75,17 @@ class GlueJobs(GlueJobFamily):
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: GlueJobsProps) -> None:
-        artifacts = props.artifacts
+        stage = props.stage
+        artifacts = stage.artifacts
         super().__init__(
             scope,
             construct_id,
             GlueJobFamilyProps(
-                environment=props.environment,
+                stage=stage,
                 purpose="file-processor",
-                network=props.network,
-                artifacts_bucket=props.buckets["artifacts"],
-                artifacts=artifacts,
                 code_prefix=CODE_PREFIX,
                 code_sources=[s3deploy.Source.asset(str(artifacts.directory))],
-                state_key=props.state_key,
-                data_key=props.zone_keys["raw"],
+                data_key=stage.zone_keys["raw"],
                 databases=props.databases,
                 metric_namespaces=[NAMESPACE],  # each table run's seconds and DPU-seconds (etl/file_processor/cost.py)
             ),
@@ -106,10 +94,10 @@ class GlueJobs(GlueJobFamily):
             Annotations.of(self).add_warning_v2(
                 "odp:glue-script-missing", "etl/jobs/file_processor.py does not exist yet: the job has no script"
             )
-        grant_objects(self.role, props.buckets["staging"], reason="The job reads any landed file of its tables.")
+        grant_objects(self.role, stage.buckets["staging"], reason="The job reads any landed file of its tables.")
         grant_objects(
             self.role,
-            props.buckets["raw"],
+            stage.buckets["raw"],
             write=True,
             delete=True,  # Hudi cleans old file versions and rewrites file groups
             reason="The job owns the Hudi tables under s3://raw/<database>/<table>/, any of them.",
@@ -118,10 +106,10 @@ class GlueJobs(GlueJobFamily):
             grant_table(self.role, logical, props.tracking.table(logical), write=True)
         for logical in ("table_config", "batch_config"):
             grant_table(self.role, logical, props.tracking.table(logical), write=False)
-        grant_key(self.role, props.zone_keys["staging"], encrypt=False)
+        grant_key(self.role, stage.zone_keys["staging"], encrypt=False)
         self.job_names: dict[str, str] = {}
         for name, cadence in props.cadences.items():
-            job_name = file_processor_job_name(props.environment, name)
+            job_name = file_processor_job_name(stage.environment, name)
             self.add_job(
                 GlueJobSpec(
                     construct_id=f"Job-{name}",

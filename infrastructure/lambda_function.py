@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, Self
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam
@@ -18,6 +19,9 @@ from infrastructure.nag import acknowledge
 from odp.contracts.lambda_env import lambda_environment
 from odp.naming import TrackerTableNames, resource_prefix
 
+if TYPE_CHECKING:
+    from infrastructure.tracking import Tracking
+
 # AWS publishes the Powertools layer ARN per region under this public SSM parameter; CloudFormation
 # resolves it at deploy time, so no account id appears in the code.
 # The layer of the Powertools version the tests run (requirements.txt pins it; a test compares the two),
@@ -25,6 +29,20 @@ from odp.naming import TrackerTableNames, resource_prefix
 POWERTOOLS_VERSION = "3.37.0"
 POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/x86_64/python3.11/{POWERTOOLS_VERSION}"
 RUNTIME = lambda_.Runtime.PYTHON_3_11
+
+
+def encrypted_log_group(
+    scope: Construct,
+    name: str,
+    *,
+    key: kms.IKey,
+    retention: logs.RetentionDays,
+    removal_policy: RemovalPolicy,
+) -> logs.LogGroup:
+    """The ``Logs`` log group of a function or state machine: its own name, the state key, the retention."""
+    return logs.LogGroup(
+        scope, "Logs", log_group_name=name, encryption_key=key, retention=retention, removal_policy=removal_policy
+    )
 
 
 @dataclass(frozen=True)
@@ -56,6 +74,33 @@ class OdpFunctionProps:
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
     memory_size: int = 512
+
+    @classmethod
+    def of(cls, owner: FunctionOwner, *, handler: str, service: str, timeout: Duration, description: str) -> Self:
+        """The props of the function of ``owner`` (the File Manager's or the Batch Manager's props)."""
+        return cls(
+            environment=owner.environment,
+            names=owner.tracking.names,
+            code_dir=owner.code_dir,
+            handler=handler,
+            service=service,
+            description=description,
+            key=owner.key,
+            timeout=timeout,
+            removal_policy=owner.removal_policy,
+            log_retention=owner.log_retention,
+        )
+
+
+class FunctionOwner(Protocol):
+    """What a construct owning one ODP function gives it (FileManagerProps, BatchManagerProps)."""
+
+    environment: str
+    tracking: Tracking
+    key: kms.IKey
+    code_dir: Path
+    removal_policy: RemovalPolicy
+    log_retention: logs.RetentionDays
 
 
 class OdpFunction(Construct):
@@ -96,13 +141,8 @@ class OdpFunction(Construct):
             props.memory_size,
         )
         name = f"{resource_prefix(environment)}-{service.replace('_', '-')}"
-        self.log_group = logs.LogGroup(
-            self,
-            "Logs",
-            log_group_name=f"/aws/lambda/{name}",
-            encryption_key=key,
-            retention=log_retention,
-            removal_policy=removal_policy,
+        self.log_group = encrypted_log_group(
+            self, f"/aws/lambda/{name}", key=key, retention=log_retention, removal_policy=removal_policy
         )
         self.role = iam.Role(
             self,

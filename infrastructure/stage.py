@@ -18,6 +18,7 @@ from infrastructure.datasets import DatasetJob, DatasetJobProps, Datasets, Datas
 from infrastructure.deploy_access import DeployAccess, DeployAccessProps
 from infrastructure.file_manager import FileManager, FileManagerProps
 from infrastructure.file_processor import FileProcessor, FileProcessorProps
+from infrastructure.glue_job import GlueStage
 from infrastructure.glue_jobs import GlueJobs, GlueJobsProps
 from infrastructure.monitoring import Monitoring, MonitoringProps
 from infrastructure.network import Network, NetworkProps
@@ -150,44 +151,40 @@ class DataLakeStack(Stack):
         monitoring = Monitoring(
             self, "Monitoring", MonitoringProps(environment=name, key=key, alarm_email=environment.alarm_email)
         )
+        # What both functions share (FunctionOwner of infrastructure/lambda_function.py).
+        functions = {
+            "environment": name,
+            "tracking": tracking,
+            "key": key,
+            "code_dir": assets.lambda_code,
+            "removal_policy": removal,
+            "log_retention": retention,
+        }
         file_manager = FileManager(
             self,
             "FileManager",
-            FileManagerProps(
-                environment=name,
-                staging=storage.staging,
-                sources=[table.source for table in config.tables],
-                tracking=tracking,
-                key=key,
-                code_dir=assets.lambda_code,
-                removal_policy=removal,
-                log_retention=retention,
-            ),
+            FileManagerProps(staging=storage.staging, sources=[table.source for table in config.tables], **functions),
         )
         batch_manager = BatchManager(
             self,
             "BatchManager",
-            BatchManagerProps(
-                environment=name,
-                tracking=tracking,
-                key=key,
-                code_dir=assets.lambda_code,
-                removal_policy=removal,
-                log_retention=retention,
-            ),
+            BatchManagerProps(**functions),
+        )
+        glue_stage = GlueStage(
+            environment=name,
+            network=network,
+            buckets=storage.buckets,
+            zone_keys=storage.keys,
+            state_key=key,
+            artifacts=assets.glue,
         )
         glue_jobs = GlueJobs(
             self,
             "Glue",
             GlueJobsProps(
-                environment=name,
+                stage=glue_stage,
                 cadences=cadences,
-                network=network,
                 tracking=tracking,
-                buckets=storage.buckets,
-                zone_keys=storage.keys,
-                state_key=key,
-                artifacts=assets.glue,
                 history_retention_days=environment.data_retention_days,
                 databases=[table.database for table in config.tables],
             ),
@@ -230,17 +227,12 @@ class DataLakeStack(Stack):
             self,
             "Streaming",
             props=StreamingProps(
-                environment=name,
+                stage=glue_stage,
                 streams=config.streams.streams,
                 tables=config.tables,
                 glue_jobs=glue_jobs,
-                network=network,
                 tracking=tracking,
                 monitoring=monitoring,
-                buckets=storage.buckets,
-                zone_keys=storage.keys,
-                state_key=key,
-                artifacts=assets.glue,
                 removal_policy=removal,
             ),
         )
@@ -249,15 +241,10 @@ class DataLakeStack(Stack):
                 self,
                 "DatasetJob",
                 DatasetJobProps(
-                    environment=name,
+                    stage=glue_stage,
                     datasets=config.datasets,
-                    network=network,
-                    buckets=storage.buckets,
-                    zone_keys=storage.keys,
-                    state_key=key,
                     history_table=tracking.table(DATASET_RUN_HISTORY),
                     alerts_topic=monitoring.topic,
-                    artifacts=assets.glue,
                     library=glue_jobs.code,
                 ),
             )

@@ -20,18 +20,15 @@ from aws_cdk import aws_glue as glue
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kinesis as kinesis
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_deployment as s3deploy
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from infrastructure.assets import GlueArtifacts
-from infrastructure.glue_job import GlueJobFamily, GlueJobFamilyProps, GlueJobSpec, JobKind
+from infrastructure.glue_job import GlueJobFamily, GlueJobFamilyProps, GlueJobSpec, GlueStage, JobKind
 from infrastructure.glue_jobs import GlueJobs
 from infrastructure.grants import grant_key, grant_objects, grant_table
 from infrastructure.monitoring import Monitoring
 from infrastructure.nag import acknowledge, acknowledge_many
-from infrastructure.network import Network
 from infrastructure.tracking import Tracking
 from odp.config.models import TableConfig
 from odp.config.streams import Stream, streamed_tables
@@ -72,22 +69,19 @@ class StreamingProps:
     """What the streaming construct needs from the rest of the stage.
 
     Attributes:
+        stage: what the stage gives every job family (the raw bucket and key, artifacts, the network).
         streams: streams.yaml's streams by name (a construct with none creates nothing).
         tables: every configured table; each stream takes those that name it.
+        glue_jobs: the File Processor jobs, whose deployment ships the library the streaming jobs load.
         removal_policy: of the Kinesis streams and their key (RETAIN by default: records are data).
     """
 
-    environment: str
+    stage: GlueStage
     streams: Mapping[str, Stream]
     tables: Sequence[TableConfig]
     glue_jobs: GlueJobs
-    network: Network
     tracking: Tracking
     monitoring: Monitoring
-    buckets: Mapping[str, s3.IBucket]
-    zone_keys: Mapping[str, kms.IKey]
-    state_key: kms.IKey
-    artifacts: GlueArtifacts
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
 
 
@@ -106,11 +100,11 @@ class Streaming(Construct):
         if not props.streams:
             return
         stack = Stack.of(self)
-        artifacts_bucket = props.buckets["artifacts"]
+        stage = props.stage
         self.key = kms.Key(
             self,
             "StreamKey",
-            description=f"ODP {props.environment}: Kinesis data streams of DynamoDB changes",
+            description=f"ODP {stage.environment}: Kinesis data streams of DynamoDB changes",
             enable_key_rotation=True,
             removal_policy=props.removal_policy,
         )
@@ -119,15 +113,11 @@ class Streaming(Construct):
             self,
             "Jobs",
             GlueJobFamilyProps(
-                environment=props.environment,
+                stage=stage,
                 purpose="streaming",
-                network=props.network,
-                artifacts_bucket=artifacts_bucket,
-                artifacts=props.artifacts,
                 code_prefix=SCRIPT_PREFIX,
                 code_sources=[s3deploy.Source.data(SCRIPT.name, SCRIPT.read_text(encoding="utf-8"))],
-                state_key=props.state_key,
-                data_key=props.zone_keys["raw"],  # Hudi tables in raw; checkpoints and bad records in artifacts
+                data_key=stage.zone_keys["raw"],  # Hudi tables in raw; checkpoints and bad records in artifacts
                 databases=databases,
                 metric_namespaces=[STREAMING_NAMESPACE],
                 requires=[props.glue_jobs.code],  # the etl/odp zip and the wheels
@@ -140,7 +130,7 @@ class Streaming(Construct):
             kinesis_stream = kinesis.Stream(
                 self,
                 f"Stream-{name}",
-                stream_name=kinesis_stream_name(props.environment, name),
+                stream_name=kinesis_stream_name(props.stage.environment, name),
                 stream_mode=kinesis.StreamMode.ON_DEMAND,
                 encryption=kinesis.StreamEncryption.KMS,
                 encryption_key=self.key,
@@ -165,14 +155,14 @@ class Streaming(Construct):
         """What the streaming jobs need beyond the family's role: raw, their prefixes, table_config."""
         grant_objects(
             self.role,
-            props.buckets["raw"],
+            props.stage.buckets["raw"],
             write=True,
             delete=True,
             reason="The streaming job owns the Hudi tables of its streamed tables under s3://raw/<database>/<table>/.",
         )
         grant_objects(
             self.role,
-            props.buckets["artifacts"],
+            props.stage.buckets["artifacts"],
             prefix=STREAMING_PREFIX,
             write=True,
             delete=True,  # Spark rewrites and cleans its checkpoint files
@@ -188,13 +178,13 @@ class Streaming(Construct):
         kinesis_stream: kinesis.Stream,
         tables: list[TableConfig],
     ) -> glue.JobBase:
-        bucket = props.buckets["artifacts"].bucket_name
+        bucket = props.stage.buckets["artifacts"].bucket_name
         contract = StreamingJobArgs(
-            environment=props.environment,
+            environment=props.stage.environment,
             stream=name,
             stream_arn=kinesis_stream.stream_arn,
             table_ids=tuple(table.table_id for table in tables),
-            raw_root=f"s3://{props.buckets['raw'].bucket_name}",
+            raw_root=f"s3://{props.stage.buckets['raw'].bucket_name}",
             error_root=f"s3://{bucket}/{STREAMING_PREFIX}errors",
             checkpoint_location=f"s3://{bucket}/{stream.checkpoint_key_prefix(name)}",
             table_config_table=props.tracking.names.table_config,
@@ -204,7 +194,7 @@ class Streaming(Construct):
         return self.family.add_job(
             GlueJobSpec(
                 construct_id=f"Job-{name}",
-                name=stream_job_name(props.environment, name),
+                name=stream_job_name(props.stage.environment, name),
                 description=f"ODP stream {name}: DynamoDB changes on Kinesis -> Hudi every {stream.window_seconds} s",
                 script=SCRIPT.name,
                 arguments=contract.to_arguments(),
@@ -282,7 +272,7 @@ class Streaming(Construct):
 
     def _monitor(self, props: StreamingProps, name: str, stream: Stream, kinesis_stream: kinesis.Stream) -> None:
         action = actions.SnsAction(props.monitoring.topic)
-        prefix = f"{resource_prefix(props.environment)}-stream-{name}"
+        prefix = f"{resource_prefix(props.stage.environment)}-stream-{name}"
 
         def alarm(suffix: str, metric: cloudwatch.IMetric, threshold: float, description: str) -> None:
             created = metric.create_alarm(
@@ -328,7 +318,7 @@ class Streaming(Construct):
         alarm("bad-records", bad, 0, f"Stream {name}: bad records were set aside (streaming/errors/{name}/)")
         alarm("failed-tables", failed, 0, f"Stream {name}: a table's batch failed; its records were set aside")
         self.family.alert_when_stopped(
-            stream_job_name(props.environment, name),
+            stream_job_name(props.stage.environment, name),
             rule_name=f"{prefix}-job-stopped",
             topic=props.monitoring.topic,
             description=f"The streaming job of {name} stopped (failed, timed out, errored or was stopped)",

@@ -19,6 +19,7 @@ from infrastructure.assets import GlueArtifacts, lambda_code
 from infrastructure.batch_manager import BatchManager, BatchManagerProps
 from infrastructure.catalog import Catalog, CatalogProps
 from infrastructure.file_processor import FileProcessor, FileProcessorProps
+from infrastructure.glue_job import GlueStage
 from infrastructure.glue_jobs import GlueJobs, GlueJobsProps
 from infrastructure.lambda_function import OdpFunction, OdpFunctionProps
 from infrastructure.monitoring import Monitoring, MonitoringProps
@@ -219,20 +220,22 @@ def test_glue_jobs(tmp_path, config) -> None:
         stack,
         "Glue",
         GlueJobsProps(
-            environment="x",
-            cadences=config.cadences.cadences,
-            network=network,
-            tracking=tracking,
-            buckets=storage.buckets,
-            zone_keys=storage.keys,
-            state_key=storage.state_key,
-            artifacts=GlueArtifacts(
-                directory=folder,
-                script="file_processor.py",
-                library="odp_etl.zip",
-                wheels_zip="w.gluewheels.zip",
-                wheels=(),
+            stage=GlueStage(
+                environment="x",
+                network=network,
+                buckets=storage.buckets,
+                zone_keys=storage.keys,
+                state_key=storage.state_key,
+                artifacts=GlueArtifacts(
+                    directory=folder,
+                    script="file_processor.py",
+                    library="odp_etl.zip",
+                    wheels_zip="w.gluewheels.zip",
+                    wheels=(),
+                ),
             ),
+            cadences=config.cadences.cadences,
+            tracking=tracking,
             history_retention_days=30,
             databases=[table.database for table in config.tables],
         ),

@@ -17,6 +17,7 @@ from cdk_nag import AwsSolutionsChecks
 from infrastructure.application import cdk_json_context, new_app
 from infrastructure.assets import GlueArtifacts
 from infrastructure.datasets import DatasetJob, DatasetJobProps, Datasets, DatasetsProps, dataset_query
+from infrastructure.glue_job import GlueStage
 from infrastructure.monitoring import Monitoring, MonitoringProps
 from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
 from infrastructure.network import Network, NetworkProps
@@ -64,21 +65,23 @@ def _stack(repo_root: Path, *, audit: bool = False) -> tuple[App, Stack]:
         stack,
         "DatasetJob",
         DatasetJobProps(
-            environment="dev",
+            stage=GlueStage(
+                environment="dev",
+                network=network,
+                buckets=storage.buckets,
+                zone_keys=storage.keys,
+                state_key=storage.state_key,
+                artifacts=GlueArtifacts(
+                    directory=repo_root,
+                    script=None,
+                    library="odp_etl.zip",
+                    wheels_zip="odp_dependencies.gluewheels.zip",
+                    wheels=(),
+                ),
+            ),
             datasets=config.datasets,
-            network=network,
-            buckets=storage.buckets,
-            zone_keys=storage.keys,
-            state_key=storage.state_key,
             history_table=tracking.table(DATASET_RUN_HISTORY),
             alerts_topic=monitoring.topic,
-            artifacts=GlueArtifacts(
-                directory=repo_root,
-                script=None,
-                library="odp_etl.zip",
-                wheels_zip="odp_dependencies.gluewheels.zip",
-                wheels=(),
-            ),
             library=library,
         ),
     )

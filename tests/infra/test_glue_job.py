@@ -15,7 +15,7 @@ from aws_cdk.assertions import Match, Template
 
 from infrastructure.application import cdk_json_context
 from infrastructure.assets import GlueArtifacts
-from infrastructure.glue_job import BucketKeys, GlueJobFamily, GlueJobFamilyProps, GlueJobSpec, JobKind
+from infrastructure.glue_job import BucketKeys, GlueJobFamily, GlueJobFamilyProps, GlueJobSpec, GlueStage, JobKind
 from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
 from infrastructure.network import Network, NetworkProps
 from infrastructure.secure_bucket import SecureBucket, SecureBucketProps
@@ -39,14 +39,17 @@ def _synth(tmp_path, *, streaming: bool) -> tuple[App, Template]:
         stack,
         "Jobs",
         GlueJobFamilyProps(
-            environment="x",
+            stage=GlueStage(
+                environment="x",
+                network=network,
+                buckets={"artifacts": bucket},
+                zone_keys={},
+                state_key=key,
+                artifacts=ARTIFACTS,
+            ),
             purpose="streaming" if streaming else "batch",
-            network=network,
-            artifacts_bucket=bucket,
-            artifacts=ARTIFACTS,
             code_prefix="glue/x/",
             code_sources=[s3deploy.Source.data("job.py", "print(1)")],
-            state_key=key,
             data_key=BucketKeys("two zones") if streaming else key,
             databases=["b_raw", "a_raw", "b_raw"],
             metric_namespaces=["ODP/X"] if streaming else (),
