@@ -81,6 +81,24 @@ class DatasetJobProps:
     library: IDependable
 
 
+def _family(props: DatasetJobProps) -> GlueJobFamilyProps:
+    """The dataset job's family: etl/jobs/ and config/ (the job reads its datasets there) under CODE_PREFIX,
+    S3 left to the zone buckets' keys, the datasets' databases, the library deployed first."""
+    return GlueJobFamilyProps(
+        props.stage,
+        "datasets",
+        CODE_PREFIX,
+        [
+            s3deploy.Source.asset(str(REPO_ROOT / "etl" / "jobs"), exclude=["__pycache__", "*.pyc"]),
+            s3deploy.Source.asset(str(REPO_ROOT / "config"), exclude=["schema/*"]),
+        ],
+        data_key=BucketKeys(ZONE_KEYS_REASON),
+        databases=sorted({dataset.database for dataset in props.datasets}),
+        prune_code=False,  # config files are read by the job; a pruned file mid-run would fail it
+        requires=[props.library],
+    )
+
+
 class DatasetJob(GlueJobFamily):
     """``odp-<env>-dataset-job``: SQL over the raw tables -> conformed and purpose-built Hudi tables.
 
@@ -89,25 +107,9 @@ class DatasetJob(GlueJobFamily):
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: DatasetJobProps) -> None:
+        super().__init__(scope, construct_id, _family(props))
         stage = props.stage
         buckets = stage.buckets
-        super().__init__(
-            scope,
-            construct_id,
-            GlueJobFamilyProps(
-                stage=stage,
-                purpose="datasets",
-                code_prefix=CODE_PREFIX,
-                code_sources=[
-                    s3deploy.Source.asset(str(REPO_ROOT / "etl" / "jobs"), exclude=["__pycache__", "*.pyc"]),
-                    s3deploy.Source.asset(str(REPO_ROOT / "config"), exclude=["schema/*"]),
-                ],
-                data_key=BucketKeys(ZONE_KEYS_REASON),
-                databases=sorted({dataset.database for dataset in props.datasets}),
-                prune_code=False,
-                requires=[props.library],
-            ),
-        )
         self.history_table = props.history_table
         grant_objects(self.role, buckets["raw"], reason="Datasets read any raw table.")
         for zone in ("conformed", "purpose_built"):
@@ -219,19 +221,18 @@ class Datasets(Construct):
             "AwsSolutions-IAM5[Resource::*]",
             "Log delivery and X-Ray actions support no resource-level permissions; CDK adds them for logs and tracing.",
         )
+        # Every execution of the File Processors that SUCCEEDED; its output names the tables it processed.
+        succeeded = events.EventPattern(
+            source=["aws.states"],
+            detail_type=["Step Functions Execution Status Change"],
+            detail={"status": ["SUCCEEDED"], "stateMachineArn": [sm.state_machine_arn for sm in props.file_processors]},
+        )
         self.trigger = events.Rule(
             self,
             "AfterFileProcessor",
             rule_name=f"{prefix}-datasets-after-file-processor",
             description="A File Processor execution succeeded: refresh the datasets downstream of its tables",
-            event_pattern=events.EventPattern(
-                source=["aws.states"],
-                detail_type=["Step Functions Execution Status Change"],
-                detail={
-                    "status": ["SUCCEEDED"],
-                    "stateMachineArn": [sm.state_machine_arn for sm in props.file_processors],
-                },
-            ),
+            event_pattern=succeeded,
             targets=[targets.SfnStateMachine(self.state_machine)],
         )
         failed = self.state_machine.metric_failed(period=PERIOD)

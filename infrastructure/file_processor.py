@@ -70,7 +70,10 @@ class FileProcessorProps:
 
 
 class FileProcessor(Construct):
-    """The schedule and state machine of one cadence; ``state_machine`` is public."""
+    """The schedule and state machine of one cadence; ``state_machine`` is public.
+
+    The schedule starts an execution at every tick with input ``{}``; the definition's overlap guard ends
+    an execution that finds an older one still running."""
 
     def __init__(self, scope: Construct, construct_id: str, props: FileProcessorProps) -> None:
         super().__init__(scope, construct_id)

@@ -81,10 +81,10 @@ class GlueJobs(GlueJobFamily):
             scope,
             construct_id,
             GlueJobFamilyProps(
-                stage=stage,
-                purpose="file-processor",
-                code_prefix=CODE_PREFIX,
-                code_sources=[s3deploy.Source.asset(str(artifacts.directory))],
+                stage,
+                "file-processor",
+                CODE_PREFIX,
+                [s3deploy.Source.asset(str(artifacts.directory))],
                 data_key=stage.zone_keys["raw"],
                 databases=props.databases,
                 metric_namespaces=[NAMESPACE],  # each table run's seconds and DPU-seconds (etl/file_processor/cost.py)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Self
+from typing import TYPE_CHECKING
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam
@@ -17,7 +17,7 @@ from constructs import Construct
 
 from infrastructure.nag import acknowledge
 from odp.contracts.lambda_env import lambda_environment
-from odp.naming import TrackerTableNames, resource_prefix
+from odp.naming import resource_prefix
 
 if TYPE_CHECKING:
     from infrastructure.tracking import Tracking
@@ -46,100 +46,60 @@ def encrypted_log_group(
 
 
 @dataclass(frozen=True)
-class OdpFunctionProps:
-    """One ODP Lambda function.
+class FunctionSpec:
+    """What one function runs: handler, Powertools service name, timeout, description."""
+
+    handler: str  # dotted handler path, e.g. ``lambdas.file_manager.handler.handler``
+    service: str  # Powertools service name (also the ``service`` metric dimension)
+    timeout: Duration
+    description: str
+
+
+@dataclass(frozen=True)
+class FunctionOwnerProps:
+    """What a construct owning one ODP function gives it.
 
     Attributes:
         environment: names every resource ``odp-<env>-...``.
-        names: physical names of the tracker tables (the function's environment).
-        code_dir: the Lambda asset folder (infrastructure.assets).
-        handler: dotted handler path, e.g. ``lambdas.file_manager.handler.handler``.
-        service: Powertools service name (also the ``service`` metric dimension).
-        description: the function's description.
-        key: the state key (encrypts logs, tables, topic).
-        timeout: the function's timeout.
-        removal_policy: RETAIN (default) keeps data when the stack goes; DESTROY deletes it.
-        log_retention: of the log groups (default one year).
-        memory_size: MB (default 512).
+        tracking: the tracker tables (their names are the function's environment).
+        key: the state key (encrypts the log group).
+        code_dir: the Lambda asset folder (``infrastructure.assets.lambda_code``).
+        removal_policy: of the log group; RETAIN (default) keeps it when the stack goes.
+        log_retention: of the log group (default one year).
     """
-
-    environment: str
-    names: TrackerTableNames
-    code_dir: Path
-    handler: str
-    service: str
-    description: str
-    key: kms.IKey
-    timeout: Duration
-    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
-    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
-    memory_size: int = 512
-
-    @classmethod
-    def of(cls, owner: FunctionOwner, *, handler: str, service: str, timeout: Duration, description: str) -> Self:
-        """The props of the function of ``owner`` (the File Manager's or the Batch Manager's props)."""
-        return cls(
-            environment=owner.environment,
-            names=owner.tracking.names,
-            code_dir=owner.code_dir,
-            handler=handler,
-            service=service,
-            description=description,
-            key=owner.key,
-            timeout=timeout,
-            removal_policy=owner.removal_policy,
-            log_retention=owner.log_retention,
-        )
-
-
-class FunctionOwner(Protocol):
-    """What a construct owning one ODP function gives it (FileManagerProps, BatchManagerProps)."""
 
     environment: str
     tracking: Tracking
     key: kms.IKey
     code_dir: Path
-    removal_policy: RemovalPolicy
-    log_retention: logs.RetentionDays
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+
+
+@dataclass(frozen=True)
+class OdpFunctionProps:
+    """One ODP Lambda function: what its owner gives it, what it runs, its memory (default 512 MB)."""
+
+    owner: FunctionOwnerProps
+    function: FunctionSpec
+    memory_size: int = 512
 
 
 class OdpFunction(Construct):
     """A Python 3.11 function whose handler lives in the shared code asset.
 
-    Args:
-        code_dir: the asset folder from :func:`infrastructure.assets.lambda_code`.
-        handler: dotted handler path, e.g. ``lambdas.file_manager.handler.handler``.
-        service: Powertools service name (also the ``service`` metric dimension).
-        key: the state key (log group encryption).
+    Its log group, role and environment come from its owner (:class:`FunctionOwnerProps`), its handler,
+    service and timeout from :class:`FunctionSpec`.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: OdpFunctionProps) -> None:
         super().__init__(scope, construct_id)
-        (
-            environment,
-            names,
-            code_dir,
-            handler,
-            service,
-            description,
-            key,
-            timeout,
-            removal_policy,
-            log_retention,
-            memory_size,
-        ) = (
-            props.environment,
-            props.names,
-            props.code_dir,
-            props.handler,
-            props.service,
-            props.description,
-            props.key,
-            props.timeout,
-            props.removal_policy,
-            props.log_retention,
-            props.memory_size,
-        )
+        owner, function = props.owner, props.function
+        environment, key, code_dir = owner.environment, owner.key, owner.code_dir
+        names = owner.tracking.names
+        handler, service, description = function.handler, function.service, function.description
+        timeout, memory_size = function.timeout, props.memory_size
+        removal_policy, log_retention = owner.removal_policy, owner.log_retention
         name = f"{resource_prefix(environment)}-{service.replace('_', '-')}"
         self.log_group = encrypted_log_group(
             self, f"/aws/lambda/{name}", key=key, retention=log_retention, removal_policy=removal_policy

@@ -27,7 +27,7 @@ from constructs import Construct
 from infrastructure.glue_job import GlueJobFamily, GlueJobFamilyProps, GlueJobSpec, GlueStage, JobKind
 from infrastructure.glue_jobs import GlueJobs
 from infrastructure.grants import grant_key, grant_objects, grant_table
-from infrastructure.monitoring import Monitoring
+from infrastructure.monitoring import Monitoring, dimension_metric
 from infrastructure.nag import acknowledge, acknowledge_many
 from infrastructure.tracking import Tracking
 from odp.config.models import TableConfig
@@ -113,10 +113,10 @@ class Streaming(Construct):
             self,
             "Jobs",
             GlueJobFamilyProps(
-                stage=stage,
-                purpose="streaming",
-                code_prefix=SCRIPT_PREFIX,
-                code_sources=[s3deploy.Source.data(SCRIPT.name, SCRIPT.read_text(encoding="utf-8"))],
+                stage,
+                "streaming",
+                SCRIPT_PREFIX,
+                [s3deploy.Source.data(SCRIPT.name, SCRIPT.read_text(encoding="utf-8"))],
                 data_key=stage.zone_keys["raw"],  # Hudi tables in raw; checkpoints and bad records in artifacts
                 databases=databases,
                 metric_namespaces=[STREAMING_NAMESPACE],
@@ -288,12 +288,8 @@ class Streaming(Construct):
             created.add_alarm_action(action)
 
         def own(metric_name: str, statistic: str) -> cloudwatch.Metric:
-            return cloudwatch.Metric(
-                namespace=STREAMING_NAMESPACE,
-                metric_name=metric_name,
-                dimensions_map={STREAM_DIMENSION: name},
-                statistic=statistic,
-                period=PERIOD,
+            return dimension_metric(
+                STREAMING_NAMESPACE, metric_name, {STREAM_DIMENSION: name}, statistic, period=PERIOD
             )
 
         iterator_age = kinesis_stream.metric_get_records_iterator_age_milliseconds(period=PERIOD, statistic="Maximum")

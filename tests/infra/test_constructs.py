@@ -21,7 +21,7 @@ from infrastructure.catalog import Catalog, CatalogProps
 from infrastructure.file_processor import FileProcessor, FileProcessorProps
 from infrastructure.glue_job import GlueStage
 from infrastructure.glue_jobs import GlueJobs, GlueJobsProps
-from infrastructure.lambda_function import OdpFunction, OdpFunctionProps
+from infrastructure.lambda_function import FunctionOwnerProps, FunctionSpec, OdpFunction, OdpFunctionProps
 from infrastructure.monitoring import Monitoring, MonitoringProps
 from infrastructure.network import Network, NetworkProps
 from infrastructure.query import Query, QueryProps
@@ -29,7 +29,6 @@ from infrastructure.storage import RetentionSettings, Storage, StorageProps
 from infrastructure.tracking import Tracking, TrackingProps
 from odp.config.loader import load_config
 from odp.config.models import Cadence
-from odp.naming import TrackerTableNames
 from tests.support.bare_stack import assert_nag_clean, bare_stack
 
 REMOVAL = pytest.mark.parametrize(
@@ -104,18 +103,13 @@ def test_monitoring(tmp_path, email) -> None:
 def test_odp_function(tmp_path, code_dir) -> None:
     app, stack = bare_stack(tmp_path)
     key = kms.Key(stack, "Key", enable_key_rotation=True)
+    tracking = Tracking(stack, "Tracking", TrackingProps(environment="x", key=key))
     OdpFunction(
         stack,
         "Function",
         OdpFunctionProps(
-            environment="x",
-            names=TrackerTableNames.for_environment("x"),
-            code_dir=code_dir,
-            handler="lambdas.batch_manager.handler.handler",
-            service="batch_manager",
-            description="d",
-            key=key,
-            timeout=Duration.seconds(30),
+            FunctionOwnerProps(environment="x", tracking=tracking, key=key, code_dir=code_dir),
+            FunctionSpec("lambdas.batch_manager.handler.handler", "batch_manager", Duration.seconds(30), "d"),
             memory_size=256,
         ),
     )
