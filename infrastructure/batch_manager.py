@@ -3,52 +3,34 @@ and to summarise their outcome; it publishes the freshness metric."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass
 
-from aws_cdk import Duration, RemovalPolicy
-from aws_cdk import aws_kms as kms
-from aws_cdk import aws_logs as logs
+from aws_cdk import Duration
 from constructs import Construct
 
 from infrastructure.grants import grant_key, grant_table
-from infrastructure.lambda_function import OdpFunction
-from infrastructure.tracking import Tracking
+from infrastructure.lambda_function import FunctionOwnerProps, FunctionSpec, OdpFunction, OdpFunctionProps
 
 HANDLER = "lambdas.batch_manager.handler.handler"
 SERVICE = "batch_manager"  # Powertools service name: the `service` dimension of its metrics
 FUNCTION_TIMEOUT = Duration.minutes(2)
+FUNCTION = FunctionSpec(
+    HANDLER, SERVICE, FUNCTION_TIMEOUT, "Plans batches of tables with landed files per cadence and summarises each run"
+)
+
+
+@dataclass(frozen=True)
+class BatchManagerProps(FunctionOwnerProps):
+    """What the Batch Manager needs: what every function owner gives (``FunctionOwnerProps``)."""
 
 
 class BatchManager(Construct):
     """One function shared by every cadence (the cadence travels in the payload)."""
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        environment: str,
-        tracking: Tracking,
-        key: kms.IKey,
-        code_dir: Path,
-        removal_policy: RemovalPolicy,
-        log_retention: logs.RetentionDays,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: BatchManagerProps) -> None:
         super().__init__(scope, construct_id)
-        self.lambda_ = OdpFunction(
-            self,
-            "Function",
-            environment=environment,
-            names=tracking.names,
-            code_dir=code_dir,
-            handler=HANDLER,
-            service=SERVICE,
-            description="Plans batches of tables with landed files per cadence and summarises each run",
-            key=key,
-            timeout=FUNCTION_TIMEOUT,
-            removal_policy=removal_policy,
-            log_retention=log_retention,
-        )
+        tracking, key = props.tracking, props.key
+        self.lambda_ = OdpFunction(self, "Function", OdpFunctionProps(props, FUNCTION))
         self.function = self.lambda_.function
         for logical in (
             "file_tracker",

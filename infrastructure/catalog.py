@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from aws_cdk import Stack
 from aws_cdk import aws_glue as glue
@@ -24,18 +25,25 @@ def database_names(tables: Iterable[TableConfig]) -> dict[str, str]:
     return dict(sorted(names.items()))
 
 
+@dataclass(frozen=True)
+class CatalogProps:
+    """What Catalog needs: the databases of the configured tables.
+
+    Attributes:
+        tables: the configured tables.
+        zone_buckets: Storage's buckets by zone (each database's location).
+    """
+
+    tables: Iterable[TableConfig]
+    zone_buckets: Mapping[str, s3.IBucket]
+
+
 class Catalog(Construct):
     """Glue databases whose location is ``s3://<zone bucket>/<database>/``."""
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        tables: Iterable[TableConfig],
-        zone_buckets: Mapping[str, s3.IBucket],
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: CatalogProps) -> None:
         super().__init__(scope, construct_id)
+        tables, zone_buckets = props.tables, props.zone_buckets
         account = Stack.of(self).account
         self.databases: dict[str, glue.CfnDatabase] = {}
         for name, zone in database_names(tables).items():

@@ -1,43 +1,39 @@
-"""Datasets: the dataset Glue job and its role (writing the run history table, which Tracking
-declares with the other tracker tables), the datasets state machine
-started when a File Processor execution succeeds, an Athena named query per dataset, alarms and
-dashboard widgets. The conformed and purpose-built buckets, their zone keys and the ``<source>_<zone>``
-Glue databases are Storage's and Catalog's.
+"""Datasets: the dataset Glue job (:class:`DatasetJob`, a thin construct on
+:class:`~infrastructure.glue_job.GlueJobFamily`) and the flow that runs it (:class:`Datasets`): the
+datasets state machine started when a File Processor execution succeeds, its alarm and dashboard widget,
+and an Athena named query per dataset. The run history table is Tracking's (declared with the tracker
+tables); the conformed and purpose-built buckets, their zone keys and the ``<source>_<zone>`` Glue
+databases are Storage's and Catalog's.
 
 The job reads the configuration (tables/ and datasets/ with their SQL) from the artifacts bucket,
-where this construct deploys config/ beside the job script.
+where its family deploys config/ beside the job script.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_athena as athena
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
-from aws_cdk import aws_glue as glue
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
-from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_deployment as s3deploy
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
-from constructs import Construct
+from constructs import Construct, IDependable
 
-from infrastructure.glue_jobs import (
-    GLUE_VERSION,
-    HUDI_SPARK_CONF,
-    acknowledge_bucket_deployments,
-    catalog_database_arns,
-)
+from infrastructure.glue_job import BucketKeys, GlueJobFamily, GlueJobFamilyProps, GlueJobSpec, GlueStage
 from infrastructure.grants import grant_key, grant_objects
-from infrastructure.nag import acknowledge
+from infrastructure.lambda_function import encrypted_log_group
+from infrastructure.nag import acknowledge, acknowledge_many
 from odp.config.datasets import DatasetConfig
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.contracts.state_machines import DatasetsSubstitutions
@@ -46,7 +42,15 @@ from odp.tracker.dataset_history import dataset_job_name
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CODE_PREFIX = "glue/datasets/"
+SCRIPT = "dataset_job.py"
 PERIOD = Duration.minutes(5)
+# Why the dataset job's security configuration leaves S3 encryption to the buckets (README: Datasets).
+ZONE_KEYS_REASON = (
+    "The dataset job writes two zones with different keys (conformed, purpose-built). A Glue security "
+    "configuration holds one S3 key, which would encrypt purpose-built objects with the conformed key (or the "
+    "reverse); with S3 encryption DISABLED Glue sends no encryption header and S3 encrypts each object with "
+    "its bucket's default SSE-KMS zone key (Storage sets it on every zone bucket)."
+)
 
 
 def dataset_query(dataset: DatasetConfig) -> str:
@@ -57,207 +61,137 @@ def dataset_query(dataset: DatasetConfig) -> str:
     return f"SELECT COUNT(*) AS row_count, {keys} AS distinct_keys, COUNT(*) = {keys} AS valid FROM {target}"  # noqa: S608
 
 
-class Datasets(Construct):
-    """Everything that refreshes datasets; ``job_name``, ``state_machine`` and ``history_table`` (Tracking's
-    ``dataset_run_history`` table, passed in) are public."""
+@dataclass(frozen=True)
+class DatasetJobProps:
+    """The dataset job.
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        environment: str,
-        datasets: Sequence[DatasetConfig],
-        buckets: Mapping[str, s3.IBucket],
-        zone_keys: Mapping[str, kms.IKey],
-        state_key: kms.IKey,
-        history_table: dynamodb.ITableV2,
-        alerts_topic: sns.ITopic,
-        dashboard: cloudwatch.Dashboard,
-        file_processors: Sequence[sfn.IStateMachine],
-        workgroup_name: str,
-        library: str,
-        wheels_zip: str,
-        connection_names: Sequence[str],
-        removal_policy: RemovalPolicy,
-        log_retention: logs.RetentionDays,
-    ) -> None:
-        super().__init__(scope, construct_id)
-        stack = Stack.of(self)
-        prefix = resource_prefix(environment)
-        artifacts = buckets["artifacts"]
-        self.job_name = dataset_job_name(environment)
-        job_arn = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}:job/{self.job_name}"
+    Attributes:
+        stage: what the stage gives every job family (buckets: raw read; conformed and purpose_built
+            read/write; their zone keys).
+        datasets: the configured datasets (their databases are the catalog scope).
+        history_table: Tracking's ``dataset_run_history`` table (the job writes one item per dataset run).
+        alerts_topic: the job publishes one message per dataset.
+        library: the deployment of the etl/odp zip and the wheels (the File Processor family's code).
+    """
 
-        self.history_table = history_table
-        self.code = s3deploy.BucketDeployment(
-            self,
-            "Code",
-            sources=[
-                s3deploy.Source.asset(str(REPO_ROOT / "etl" / "jobs"), exclude=["__pycache__", "*.pyc"]),
-                s3deploy.Source.asset(str(REPO_ROOT / "config"), exclude=["schema/*"]),
-            ],
-            destination_bucket=artifacts,
-            destination_key_prefix=CODE_PREFIX,
-            prune=False,
-            retain_on_delete=False,
-        )
-        acknowledge_bucket_deployments(stack, artifacts)
+    stage: GlueStage
+    datasets: Sequence[DatasetConfig]
+    history_table: dynamodb.ITableV2
+    alerts_topic: sns.ITopic
+    library: IDependable
 
-        self.role = iam.Role(
-            self,
-            "Role",
-            assumed_by=iam.ServicePrincipal("glue.amazonaws.com"),
-            description=f"ODP {environment} datasets",
-        )
+
+def _family(props: DatasetJobProps) -> GlueJobFamilyProps:
+    """The dataset job's family: etl/jobs/ and config/ (the job reads its datasets there) under CODE_PREFIX,
+    S3 left to the zone buckets' keys, the datasets' databases, the library deployed first."""
+    return GlueJobFamilyProps(
+        props.stage,
+        "datasets",
+        CODE_PREFIX,
+        [
+            s3deploy.Source.asset(str(REPO_ROOT / "etl" / "jobs"), exclude=["__pycache__", "*.pyc"]),
+            s3deploy.Source.asset(str(REPO_ROOT / "config"), exclude=["schema/*"]),
+        ],
+        data_key=BucketKeys(ZONE_KEYS_REASON),
+        databases=sorted({dataset.database for dataset in props.datasets}),
+        prune_code=False,  # config files are read by the job; a pruned file mid-run would fail it
+        requires=[props.library],
+    )
+
+
+class DatasetJob(GlueJobFamily):
+    """``odp-<env>-dataset-job``: SQL over the raw tables -> conformed and purpose-built Hudi tables.
+
+    Attributes:
+        job_name, job_arn, job: the job; ``history_table``: the run history table it writes.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: DatasetJobProps) -> None:
+        super().__init__(scope, construct_id, _family(props))
+        stage = props.stage
+        buckets = stage.buckets
+        self.history_table = props.history_table
         grant_objects(self.role, buckets["raw"], reason="Datasets read any raw table.")
         for zone in ("conformed", "purpose_built"):
             grant_objects(
-                self.role, buckets[zone], write=True, delete=True, reason=f"The job owns every Hudi dataset of {zone}."
+                self.role,
+                buckets[zone],
+                write=True,
+                delete=True,
+                reason=f"The job owns every Hudi dataset of {zone}.",
             )
-            grant_key(self.role, zone_keys[zone], encrypt=True)
-        grant_objects(
-            self.role, artifacts, prefix="glue/", write=True, reason="Code, config and --TempDir under glue/."
-        )
-        grant_key(self.role, zone_keys["raw"], encrypt=False)
-        grant_key(self.role, state_key, encrypt=True)  # history table, alerts topic, logs
-        self.history_table.grant_write_data(self.role)
-        alerts_topic.grant_publish(self.role)
-        catalog = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}"
-        databases = sorted({dataset.database for dataset in datasets})  # the zones' databases it syncs into
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                sid="GlueCatalogSync",
-                actions=[
-                    "glue:GetDatabase",
-                    "glue:GetTable",
-                    "glue:GetTables",
-                    "glue:CreateTable",
-                    "glue:UpdateTable",
-                    "glue:GetPartitions",
-                    "glue:BatchCreatePartition",
-                    "glue:BatchUpdatePartition",
-                    "glue:BatchDeletePartition",
-                    "glue:GetConnection",
-                    "glue:GetSecurityConfiguration",
-                ],
-                resources=[
-                    f"{catalog}:catalog",
-                    *catalog_database_arns(catalog, databases),
-                    *(f"{catalog}:connection/{name}" for name in connection_names),
-                ],
-            )
-        )
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                sid="GlueLogs",
-                actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:AssociateKmsKey"],
-                resources=[f"arn:{stack.partition}:logs:{stack.region}:{stack.account}:log-group:/aws-glue/*"],
-            )
-        )
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                sid="GlueMetricsAndVpc",
-                actions=[
-                    "cloudwatch:PutMetricData",
-                    "ec2:CreateNetworkInterface",
-                    "ec2:DeleteNetworkInterface",
-                    "ec2:DescribeNetworkInterfaces",
-                    "ec2:DescribeVpcEndpoints",
-                    "ec2:DescribeRouteTables",
-                    "ec2:DescribeSubnets",
-                    "ec2:DescribeSecurityGroups",
-                    "ec2:DescribeVpcAttribute",
-                    "ec2:CreateTags",
-                    "ec2:DeleteTags",
-                ],
-                resources=["*"],
-            )
-        )
-        policy = self.role.node.find_child("DefaultPolicy")
-        for finding, reason in _ROLE_FINDINGS.items():
-            acknowledge(policy, finding.format(region=stack.region, account=stack.account), reason)
-        for database in databases:
-            acknowledge(
-                policy,
-                f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{stack.region}:{stack.account}:table/{database}/*]",
-                f"Hudi's catalog sync creates and updates the dataset tables of {database}, which change with config.",
-            )
-
-        security_name = f"{prefix}-datasets"
-        security = glue.CfnSecurityConfiguration(
-            self,
-            "SecurityConfiguration",
-            name=security_name,
-            encryption_configuration=glue.CfnSecurityConfiguration.EncryptionConfigurationProperty(
-                # Objects take their bucket's zone key (SSE-KMS by default): one job writes two zones.
-                s3_encryptions=[glue.CfnSecurityConfiguration.S3EncryptionProperty(s3_encryption_mode="DISABLED")],
-                cloud_watch_encryption=glue.CfnSecurityConfiguration.CloudWatchEncryptionProperty(
-                    cloud_watch_encryption_mode="SSE-KMS", kms_key_arn=state_key.key_arn
-                ),
-                job_bookmarks_encryption=glue.CfnSecurityConfiguration.JobBookmarksEncryptionProperty(
-                    job_bookmarks_encryption_mode="CSE-KMS", kms_key_arn=state_key.key_arn
-                ),
-            ),
-        )
-        code = f"s3://{artifacts.bucket_name}/"
+            grant_key(self.role, stage.zone_keys[zone], encrypt=True)
+        grant_key(self.role, stage.zone_keys["raw"], encrypt=False)
+        props.history_table.grant_write_data(self.role)
+        props.alerts_topic.grant_publish(self.role)
+        acknowledge_many(self.role.node.find_child("DefaultPolicy"), _CDK_GRANT_FINDINGS)
+        self.job_name = dataset_job_name(stage.environment)
+        self.job_arn = self.arn_of(self.job_name)
         contract = DatasetJobArgs(
             LakeRoots(
                 raw=f"s3://{buckets['raw'].bucket_name}",
                 conformed=f"s3://{buckets['conformed'].bucket_name}",
                 purpose_built=f"s3://{buckets['purpose_built'].bucket_name}",
             ),
-            config_dir=f"{code}{CODE_PREFIX}",
+            config_dir=f"s3://{stage.artifacts_bucket.bucket_name}/{CODE_PREFIX}",
             catalog_sync=True,
-            history_table=self.history_table.table_name,
-            topic_arn=alerts_topic.topic_arn,
+            history_table=props.history_table.table_name,
+            topic_arn=props.alerts_topic.topic_arn,
         )
-        arguments = {
-            **contract.to_arguments(),
-            "--job-language": "python",
-            "--datalake-formats": "hudi",
-            "--enable-glue-datacatalog": "true",
-            "--conf": HUDI_SPARK_CONF,
-            "--extra-py-files": f"{code}glue/file_processor/{library}",
-            # The zip of wheels GlueJobs ships (wheels/requirements.txt + wheels/*.whl): one offline pip install.
-            "--additional-python-modules": f"{code}glue/file_processor/{wheels_zip}",
-            "--python-modules-installer-option": "--no-index",
-            "--job-bookmark-option": "job-bookmark-disable",
-            "--enable-metrics": "true",
-            "--enable-continuous-cloudwatch-log": "true",
-            "--TempDir": f"{code}glue/temp/",
-        }
-        self.job = glue.CfnJob(
-            self,
-            "Job",
-            name=self.job_name,
-            description="ODP datasets: SQL over the raw tables -> conformed and purpose-built Hudi tables",
-            role=self.role.role_arn,
-            command=glue.CfnJob.JobCommandProperty(
-                name="glueetl", python_version="3", script_location=f"{code}{CODE_PREFIX}dataset_job.py"
-            ),
-            glue_version=GLUE_VERSION,
-            worker_type="G.1X",
-            number_of_workers=2,
-            timeout=120,
-            max_retries=0,
-            # Two runs writing one Hudi dataset would conflict: the state machine waits by retrying.
-            execution_property=glue.CfnJob.ExecutionPropertyProperty(max_concurrent_runs=1),
-            connections=(
-                glue.CfnJob.ConnectionsListProperty(connections=list(connection_names)) if connection_names else None
-            ),
-            security_configuration=security_name,
-            default_arguments=arguments,
+        self.job = self.add_job(
+            GlueJobSpec(
+                construct_id="Job",
+                name=self.job_name,
+                description="ODP datasets: SQL over the raw tables -> conformed and purpose-built Hudi tables",
+                script=SCRIPT,
+                arguments=contract.to_arguments(),
+                timeout_minutes=120,
+                # Two runs writing one Hudi dataset would conflict: the state machine waits by retrying.
+                max_concurrent_runs=1,
+            )
         )
-        self.job.node.add_dependency(security, self.code)
 
-        log_group = logs.LogGroup(
+
+@dataclass(frozen=True)
+class DatasetsProps:
+    """The flow that refreshes datasets after the File Processor.
+
+    Attributes:
+        job: the dataset job the state machine runs.
+        file_processors: the File Processor state machines whose SUCCEEDED executions start it.
+        workgroup: the Athena workgroup of the named queries (referenced, so it exists first).
+        removal_policy: of the state machine's log group (RETAIN by default).
+        log_retention: of the state machine's log group (one year by default).
+    """
+
+    environment: str
+    datasets: Sequence[DatasetConfig]
+    job: DatasetJob
+    state_key: kms.IKey
+    alerts_topic: sns.ITopic
+    dashboard: cloudwatch.Dashboard
+    file_processors: Sequence[sfn.IStateMachine]
+    workgroup: athena.CfnWorkGroup
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+
+
+class Datasets(Construct):
+    """The datasets state machine, its EventBridge trigger, alarm, dashboard widget and named queries.
+
+    Attributes:
+        state_machine, trigger, alarm, queries (dataset name -> named query).
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: DatasetsProps) -> None:
+        super().__init__(scope, construct_id)
+        prefix = resource_prefix(props.environment)
+        log_group = encrypted_log_group(
             self,
-            "Logs",
-            log_group_name=f"/aws/vendedlogs/states/{prefix}-datasets",
-            encryption_key=state_key,
-            retention=log_retention,
-            removal_policy=removal_policy,
+            f"/aws/vendedlogs/states/{prefix}-datasets",
+            key=props.state_key,
+            retention=props.log_retention,
+            removal_policy=props.removal_policy,
         )
         self.state_machine = sfn.StateMachine(
             self,
@@ -265,7 +199,7 @@ class Datasets(Construct):
             state_machine_name=f"{prefix}-datasets",
             definition_body=sfn.DefinitionBody.from_file(str(DatasetsSubstitutions.DEFINITION)),
             definition_substitutions=DatasetsSubstitutions(
-                dataset_job_name=self.job_name, alerts_topic_arn=alerts_topic.topic_arn
+                dataset_job_name=props.job.job_name, alerts_topic_arn=props.alerts_topic.topic_arn
             ).values(),
             logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
             tracing_enabled=True,
@@ -275,31 +209,32 @@ class Datasets(Construct):
             iam.PolicyStatement(
                 sid="RunDatasetJob",
                 actions=["glue:StartJobRun", "glue:GetJobRun", "glue:GetJobRuns", "glue:BatchStopJobRun"],
-                resources=[job_arn],
+                resources=[props.job.job_arn],
             )
         )
         sm_role.add_to_principal_policy(
-            iam.PolicyStatement(sid="PublishAlerts", actions=["sns:Publish"], resources=[alerts_topic.topic_arn])
+            iam.PolicyStatement(sid="PublishAlerts", actions=["sns:Publish"], resources=[props.alerts_topic.topic_arn])
         )
-        state_key.grant(sm_role, "kms:Decrypt", "kms:GenerateDataKey")
+        props.state_key.grant(sm_role, "kms:Decrypt", "kms:GenerateDataKey")
         acknowledge(
             sm_role.node.find_child("DefaultPolicy"),
             "AwsSolutions-IAM5[Resource::*]",
             "Log delivery and X-Ray actions support no resource-level permissions; CDK adds them for logs and tracing.",
+        )
+        # Every execution of the File Processors that SUCCEEDED; its output names the tables it processed.
+        succeeded = events.EventPattern(
+            source=["aws.states"],
+            detail_type=["Step Functions Execution Status Change"],
+            detail={"status": ["SUCCEEDED"], "stateMachineArn": [sm.state_machine_arn for sm in props.file_processors]},
         )
         self.trigger = events.Rule(
             self,
             "AfterFileProcessor",
             rule_name=f"{prefix}-datasets-after-file-processor",
             description="A File Processor execution succeeded: refresh the datasets downstream of its tables",
-            event_pattern=events.EventPattern(
-                source=["aws.states"],
-                detail_type=["Step Functions Execution Status Change"],
-                detail={"status": ["SUCCEEDED"], "stateMachineArn": [sm.state_machine_arn for sm in file_processors]},
-            ),
+            event_pattern=succeeded,
             targets=[targets.SfnStateMachine(self.state_machine)],
         )
-
         failed = self.state_machine.metric_failed(period=PERIOD)
         self.alarm = failed.create_alarm(
             self,
@@ -311,8 +246,8 @@ class Datasets(Construct):
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
-        self.alarm.add_alarm_action(actions.SnsAction(alerts_topic))
-        dashboard.add_widgets(
+        self.alarm.add_alarm_action(actions.SnsAction(props.alerts_topic))
+        props.dashboard.add_widgets(
             cloudwatch.GraphWidget(title="Datasets", left=[self.state_machine.metric_succeeded(period=PERIOD), failed])
         )
         self.queries = {
@@ -322,21 +257,14 @@ class Datasets(Construct):
                 name=f"dataset {dataset.name}",
                 description=f"Rows and distinct keys of {dataset.zone.value} dataset {dataset.database}.{dataset.name}",
                 database=dataset.database,
-                work_group=workgroup_name,
+                work_group=props.workgroup.ref,  # a Ref: CloudFormation creates the workgroup first
                 query_string=dataset_query(dataset),
             )
-            for dataset in datasets
+            for dataset in props.datasets
         }
 
 
-_ROLE_FINDINGS = {
+_CDK_GRANT_FINDINGS = {
     "AwsSolutions-IAM5[Action::kms:GenerateDataKey*]": "CDK's grants on the history table and topic (state key).",
     "AwsSolutions-IAM5[Action::kms:ReEncrypt*]": "CDK's grants on the history table and topic (state key).",
-    "AwsSolutions-IAM5[Resource::*]": (
-        "EC2 network-interface actions Glue needs in the VPC and cloudwatch:PutMetricData support no "
-        "resource-level permissions."
-    ),
-    "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws-glue/*]": (
-        "Glue writes job logs to its own /aws-glue/* log groups."
-    ),
 }

@@ -13,12 +13,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from aws_cdk import Annotations, Duration, RemovalPolicy
+from aws_cdk import Annotations, Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
@@ -26,13 +24,15 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infrastructure.grants import grant_key, grant_table
-from infrastructure.lambda_function import OdpFunction
-from infrastructure.tracking import Tracking
+from infrastructure.lambda_function import FunctionOwnerProps, FunctionSpec, OdpFunction, OdpFunctionProps
 from odp.naming import resource_prefix
 
 HANDLER = "lambdas.file_manager.handler.handler"
 SERVICE = "file_manager"
 FUNCTION_TIMEOUT = Duration.seconds(60)
+FUNCTION = FunctionSpec(
+    HANDLER, SERVICE, FUNCTION_TIMEOUT, "Registers each landed CDC file in file_tracker (one item per object version)"
+)
 # AWS recommends a queue visibility timeout of six times the function timeout for SQS sources.
 VISIBILITY_TIMEOUT = Duration.seconds(6 * 60)
 MAX_RECEIVE_COUNT = 5
@@ -64,8 +64,8 @@ def fits_event_pattern_quota(prefixes: list[str]) -> bool:
     return len(json.dumps(pattern, separators=(",", ":"))) <= EVENT_PATTERN_MAX_LENGTH
 
 
-@dataclass(frozen=True)
-class FileManagerProps:
+@dataclass(frozen=True, kw_only=True)
+class FileManagerProps(FunctionOwnerProps):
     """What the landing path of one environment is built from.
 
     Attributes:
@@ -79,13 +79,8 @@ class FileManagerProps:
         log_retention: the function's log retention; default one month.
     """
 
-    environment: str
     staging: s3.IBucket
     sources: Sequence[str]
-    tracking: Tracking
-    key: kms.IKey
-    code_dir: Path
-    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
 
 
@@ -94,32 +89,32 @@ class FileManager(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, props: FileManagerProps) -> None:
         environment, staging, tracking, key = props.environment, props.staging, props.tracking, props.key
-        code_dir, removal_policy, log_retention = props.code_dir, props.removal_policy, props.log_retention
+        removal_policy = props.removal_policy
         sources_ = props.sources
         super().__init__(scope, construct_id)
         prefix = resource_prefix(environment)
+        queue = {  # both queues: the state key, TLS only, kept or removed with the stack
+            "encryption": sqs.QueueEncryption.KMS,
+            "encryption_master_key": key,
+            "enforce_ssl": True,
+            "removal_policy": removal_policy,
+        }
         self.dead_letter_queue = sqs.Queue(
             self,
             "DeadLetterQueue",
             queue_name=f"{prefix}-file-manager-dlq",
-            encryption=sqs.QueueEncryption.KMS,
-            encryption_master_key=key,
-            enforce_ssl=True,
             retention_period=Duration.days(14),
-            removal_policy=removal_policy,
+            **queue,
         )
         # No SQS3 acknowledgment: cdk-nag recognises a queue that another queue uses as its DLQ.
         self.queue = sqs.Queue(
             self,
             "Queue",
             queue_name=f"{prefix}-file-manager",
-            encryption=sqs.QueueEncryption.KMS,
-            encryption_master_key=key,
-            enforce_ssl=True,
             visibility_timeout=VISIBILITY_TIMEOUT,
             retention_period=Duration.days(4),
             dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=MAX_RECEIVE_COUNT, queue=self.dead_letter_queue),
-            removal_policy=removal_policy,
+            **queue,
         )
         prefixes: list[str] | None = key_prefixes(sources_)
         if not fits_event_pattern_quota(prefixes):
@@ -141,20 +136,7 @@ class FileManager(Construct):
         )
         self.rule.add_target(targets.SqsQueue(self.queue))
 
-        self.lambda_ = OdpFunction(
-            self,
-            "Function",
-            environment=environment,
-            names=tracking.names,
-            code_dir=code_dir,
-            handler=HANDLER,
-            service=SERVICE,
-            description="Registers each landed CDC file in file_tracker (one item per object version)",
-            key=key,
-            timeout=FUNCTION_TIMEOUT,
-            removal_policy=removal_policy,
-            log_retention=log_retention,
-        )
+        self.lambda_ = OdpFunction(self, "Function", OdpFunctionProps(props, FUNCTION))
         self.function = self.lambda_.function
         grant_table(self.function, "file_tracker", tracking.table("file_tracker"), write=True)
         # register() is one transaction: a condition check on file_tracker_history, a put on file_tracker.

@@ -3,6 +3,8 @@ definition is stepfunctions/file_processor.asl.json, filled through definition s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -14,6 +16,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from infrastructure.lambda_function import encrypted_log_group
 from infrastructure.nag import acknowledge
 from odp.config.models import Cadence
 from odp.contracts.state_machines import DEFINITION_FILE, FileProcessorSubstitutions
@@ -37,34 +40,69 @@ def substitutions(
     ).values()
 
 
-class FileProcessor(Construct):
-    """The schedule and state machine of one cadence; ``state_machine`` is public."""
+@dataclass(frozen=True)
+class FileProcessorProps:
+    """The schedule and state machine of one cadence.
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        environment: str,
-        cadence_name: str,
-        cadence: Cadence,
-        batch_manager: lambda_.IFunction,
-        job_name: str,
-        job_arn: str,
-        alerts_topic: sns.ITopic,
-        key: kms.IKey,
-        removal_policy: RemovalPolicy,
-        log_retention: logs.RetentionDays,
-    ) -> None:
+    Attributes:
+        environment: names every resource ``odp-<env>-...``.
+        cadence_name: the cadence's name in cadences.yaml.
+        cadence: its configuration (schedule, Map concurrency).
+        batch_manager: the Batch Manager function the state machine invokes.
+        job_name: the cadence's File Processor job.
+        job_arn: its ARN.
+        alerts_topic: where failures are published.
+        key: the state key (encrypts logs, tables, topic).
+        removal_policy: RETAIN (default) keeps data when the stack goes; DESTROY deletes it.
+        log_retention: of the log groups (default one year).
+    """
+
+    environment: str
+    cadence_name: str
+    cadence: Cadence
+    batch_manager: lambda_.IFunction
+    job_name: str
+    job_arn: str
+    alerts_topic: sns.ITopic
+    key: kms.IKey
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+
+
+class FileProcessor(Construct):
+    """The schedule and state machine of one cadence; ``state_machine`` is public.
+
+    The schedule starts an execution at every tick with input ``{}``; the definition's overlap guard ends
+    an execution that finds an older one still running."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: FileProcessorProps) -> None:
         super().__init__(scope, construct_id)
+        (
+            environment,
+            cadence_name,
+            cadence,
+            batch_manager,
+            job_name,
+            job_arn,
+            alerts_topic,
+            key,
+            removal_policy,
+            log_retention,
+        ) = (
+            props.environment,
+            props.cadence_name,
+            props.cadence,
+            props.batch_manager,
+            props.job_name,
+            props.job_arn,
+            props.alerts_topic,
+            props.key,
+            props.removal_policy,
+            props.log_retention,
+        )
         name = state_machine_name(environment, cadence_name)
-        self.log_group = logs.LogGroup(
-            self,
-            "Logs",
-            log_group_name=f"/aws/vendedlogs/states/{name}",
-            encryption_key=key,
-            retention=log_retention,
-            removal_policy=removal_policy,
+        self.log_group = encrypted_log_group(
+            self, f"/aws/vendedlogs/states/{name}", key=key, retention=log_retention, removal_policy=removal_policy
         )
         self.state_machine = sfn.StateMachine(
             self,

@@ -3,7 +3,9 @@ encrypted log group, and the environment variables of odp/contracts/lambda_env.p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam
@@ -15,7 +17,10 @@ from constructs import Construct
 
 from infrastructure.nag import acknowledge
 from odp.contracts.lambda_env import lambda_environment
-from odp.naming import TrackerTableNames, resource_prefix
+from odp.naming import resource_prefix
+
+if TYPE_CHECKING:
+    from infrastructure.tracking import Tracking
 
 # AWS publishes the Powertools layer ARN per region under this public SSM parameter; CloudFormation
 # resolves it at deploy time, so no account id appears in the code.
@@ -26,42 +31,78 @@ POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/x86_64/python3.11/
 RUNTIME = lambda_.Runtime.PYTHON_3_11
 
 
+def encrypted_log_group(
+    scope: Construct,
+    name: str,
+    *,
+    key: kms.IKey,
+    retention: logs.RetentionDays,
+    removal_policy: RemovalPolicy,
+) -> logs.LogGroup:
+    """The ``Logs`` log group of a function or state machine: its own name, the state key, the retention."""
+    return logs.LogGroup(
+        scope, "Logs", log_group_name=name, encryption_key=key, retention=retention, removal_policy=removal_policy
+    )
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """What one function runs: handler, Powertools service name, timeout, description."""
+
+    handler: str  # dotted handler path, e.g. ``lambdas.file_manager.handler.handler``
+    service: str  # Powertools service name (also the ``service`` metric dimension)
+    timeout: Duration
+    description: str
+
+
+@dataclass(frozen=True)
+class FunctionOwnerProps:
+    """What a construct owning one ODP function gives it.
+
+    Attributes:
+        environment: names every resource ``odp-<env>-...``.
+        tracking: the tracker tables (their names are the function's environment).
+        key: the state key (encrypts the log group).
+        code_dir: the Lambda asset folder (``infrastructure.assets.lambda_code``).
+        removal_policy: of the log group; RETAIN (default) keeps it when the stack goes.
+        log_retention: of the log group (default one year).
+    """
+
+    environment: str
+    tracking: Tracking
+    key: kms.IKey
+    code_dir: Path
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+
+
+@dataclass(frozen=True)
+class OdpFunctionProps:
+    """One ODP Lambda function: what its owner gives it, what it runs, its memory (default 512 MB)."""
+
+    owner: FunctionOwnerProps
+    function: FunctionSpec
+    memory_size: int = 512
+
+
 class OdpFunction(Construct):
     """A Python 3.11 function whose handler lives in the shared code asset.
 
-    Args:
-        code_dir: the asset folder from :func:`infrastructure.assets.lambda_code`.
-        handler: dotted handler path, e.g. ``lambdas.file_manager.handler.handler``.
-        service: Powertools service name (also the ``service`` metric dimension).
-        key: the state key (log group encryption).
+    Its log group, role and environment come from its owner (:class:`FunctionOwnerProps`), its handler,
+    service and timeout from :class:`FunctionSpec`.
     """
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        environment: str,
-        names: TrackerTableNames,
-        code_dir: Path,
-        handler: str,
-        service: str,
-        description: str,
-        key: kms.IKey,
-        timeout: Duration,
-        removal_policy: RemovalPolicy,
-        log_retention: logs.RetentionDays,
-        memory_size: int = 512,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: OdpFunctionProps) -> None:
         super().__init__(scope, construct_id)
+        owner, function = props.owner, props.function
+        environment, key, code_dir = owner.environment, owner.key, owner.code_dir
+        names = owner.tracking.names
+        handler, service, description = function.handler, function.service, function.description
+        timeout, memory_size = function.timeout, props.memory_size
+        removal_policy, log_retention = owner.removal_policy, owner.log_retention
         name = f"{resource_prefix(environment)}-{service.replace('_', '-')}"
-        self.log_group = logs.LogGroup(
-            self,
-            "Logs",
-            log_group_name=f"/aws/lambda/{name}",
-            encryption_key=key,
-            retention=log_retention,
-            removal_policy=removal_policy,
+        self.log_group = encrypted_log_group(
+            self, f"/aws/lambda/{name}", key=key, retention=log_retention, removal_policy=removal_policy
         )
         self.role = iam.Role(
             self,

@@ -9,6 +9,8 @@ above 0: a file failed its table max_file_attempts runs and was set aside; relea
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
@@ -50,12 +52,15 @@ def freshness_threshold_seconds(cadence: Cadence) -> int:
 def _cadence_metric(name: str, cadence_name: str, statistic: str, *, period: Duration = PERIOD) -> cloudwatch.Metric:
     """A Batch Manager metric of one cadence. It emits them with Metrics(service=""): Powertools then adds
     no `service` dimension, and `cadence` is the metric's only dimension."""
+    return dimension_metric(NAMESPACE, name, {CADENCE_DIMENSION: cadence_name}, statistic, period=period)
+
+
+def dimension_metric(
+    namespace: str, name: str, dimensions: dict[str, str], statistic: str, *, period: Duration = PERIOD
+) -> cloudwatch.Metric:
+    """One of ODP's own metrics (Batch Manager, File Processor, streaming job) by namespace and dimensions."""
     return cloudwatch.Metric(
-        namespace=NAMESPACE,
-        metric_name=name,
-        dimensions_map={CADENCE_DIMENSION: cadence_name},
-        statistic=statistic,
-        period=period,
+        namespace=namespace, metric_name=name, dimensions_map=dimensions, statistic=statistic, period=period
     )
 
 
@@ -69,13 +74,27 @@ def freshness_period(cadence: Cadence) -> Duration:
     return Duration.seconds(min(freshness_threshold_seconds(cadence), MAX_ALARM_WINDOW_SECONDS))
 
 
+@dataclass(frozen=True)
+class MonitoringProps:
+    """The alerts topic and dashboard of one environment.
+
+    Attributes:
+        environment: names every resource ``odp-<env>-...``.
+        key: the state key (encrypts logs, tables, topic).
+        alarm_email: subscribed to the alerts topic when set; default None.
+    """
+
+    environment: str
+    key: kms.IKey
+    alarm_email: str | None = None
+
+
 class Monitoring(Construct):
     """The alerts topic and the ``watch_*`` methods that add an alarm (and a dashboard widget)."""
 
-    def __init__(
-        self, scope: Construct, construct_id: str, *, environment: str, key: kms.IKey, alarm_email: str | None
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: MonitoringProps) -> None:
         super().__init__(scope, construct_id)
+        environment, key, alarm_email = props.environment, props.key, props.alarm_email
         self._prefix = resource_prefix(environment)
         self.topic = sns.Topic(
             self,
@@ -136,25 +155,45 @@ class Monitoring(Construct):
         self.dashboard.add_widgets(cloudwatch.GraphWidget(title=f"{name} DLQ depth", left=[metric]))
 
     def watch_function(self, name: str, function: lambda_.IFunction) -> None:
-        errors = function.metric_errors(period=PERIOD)
-        throttles = function.metric_throttles(period=PERIOD)
-        self._alarm(f"{name}-errors", errors, 0, f"The {name} function failed")
-        self._alarm(f"{name}-throttles", throttles, 0, f"The {name} function was throttled")
-        self.dashboard.add_widgets(
-            cloudwatch.GraphWidget(title=f"{name} errors and throttles", left=[errors, throttles])
+        self._alarms_and_widget(
+            f"{name} errors and throttles",
+            [
+                (f"{name}-errors", function.metric_errors(period=PERIOD), f"The {name} function failed"),
+                (f"{name}-throttles", function.metric_throttles(period=PERIOD), f"The {name} function was throttled"),
+            ],
         )
 
     def watch_state_machine(self, cadence: str, state_machine: sfn.IStateMachine) -> None:
-        failed = state_machine.metric_failed(period=PERIOD)
-        timed_out = state_machine.metric_timed_out(period=PERIOD)
-        self._alarm(f"file-processor-{cadence}-failed", failed, 0, f"The {cadence} File Processor run failed")
-        self._alarm(f"file-processor-{cadence}-timed-out", timed_out, 0, f"The {cadence} File Processor timed out")
-        self.dashboard.add_widgets(
-            cloudwatch.GraphWidget(
-                title=f"File Processor {cadence}",
-                left=[state_machine.metric_succeeded(period=PERIOD), failed, timed_out],
-            )
+        name = f"file-processor-{cadence}"
+        self._alarms_and_widget(
+            f"File Processor {cadence}",
+            [
+                (
+                    f"{name}-failed",
+                    state_machine.metric_failed(period=PERIOD),
+                    f"The {cadence} File Processor run failed",
+                ),
+                (
+                    f"{name}-timed-out",
+                    state_machine.metric_timed_out(period=PERIOD),
+                    f"The {cadence} File Processor timed out",
+                ),
+            ],
+            shown=[state_machine.metric_succeeded(period=PERIOD)],
         )
+
+    def _alarms_and_widget(
+        self,
+        title: str,
+        alarms: list[tuple[str, cloudwatch.IMetric, str]],
+        *,
+        shown: list[cloudwatch.IMetric] | None = None,
+    ) -> None:
+        """An alarm above 0 per (id, metric, description), and one widget with ``shown`` and the alarmed metrics."""
+        for construct_id, metric, description in alarms:
+            self._alarm(construct_id, metric, 0, description)
+        metrics = [*(shown or []), *(metric for _, metric, _ in alarms)]
+        self.dashboard.add_widgets(cloudwatch.GraphWidget(title=title, left=metrics))
 
     def watch_glue_jobs(self, job_names: list[str]) -> None:
         rule = events.Rule(

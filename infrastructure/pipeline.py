@@ -48,6 +48,16 @@ def post_deploy_commands(name: str, role_arn: str) -> list[str]:
     ]
 
 
+# What every ODP pipeline sets: KMS keys for the cross-account targets (rotated), self-mutation, and no
+# Docker during synth (assets are built locally, infrastructure/assets.py).
+PIPELINE_SETTINGS = {
+    "cross_account_keys": True,
+    "enable_key_rotation": True,
+    "self_mutation": True,
+    "docker_enabled_for_synth": False,
+}
+
+
 class PipelineStack(Stack):
     """The pipeline of one environment's branch."""
 
@@ -74,10 +84,7 @@ class PipelineStack(Stack):
             self,
             "Pipeline",
             pipeline_name=f"{resource_prefix(name)}-pipeline",
-            cross_account_keys=True,
-            enable_key_rotation=True,
-            self_mutation=True,
-            docker_enabled_for_synth=False,
+            **PIPELINE_SETTINGS,
             cli_version=CDK_CLI_VERSION,
             cdk_assets_cli_version=CDK_ASSETS_VERSION,
             code_build_defaults=pipelines.CodeBuildOptions(

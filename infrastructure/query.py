@@ -3,7 +3,8 @@ table that validates its row count."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_athena as athena
@@ -25,21 +26,30 @@ def row_count_query(table: TableConfig) -> str:
     return f"SELECT COUNT(*) AS row_count, COUNT(*) > 0 AS valid FROM {target}"  # noqa: S608
 
 
-class Query(Construct):
-    """The workgroup ``odp-<env>`` and one named query per table."""
+@dataclass(frozen=True)
+class QueryProps:
+    """The Athena side of an environment.
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        environment: str,
-        results_bucket: s3.IBucket,
-        key: kms.IKey,
-        tables: Iterable[TableConfig],
-        removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
-    ) -> None:
+    Attributes:
+        results_bucket: where query results go (``results/``), encrypted with ``key`` (SSE-KMS, enforced).
+        tables: one named query per table.
+        removal_policy: DESTROY also deletes the workgroup's saved queries with it; RETAIN (default) keeps them.
+    """
+
+    environment: str
+    results_bucket: s3.IBucket
+    key: kms.IKey
+    tables: Sequence[TableConfig]
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+
+
+class Query(Construct):
+    """The workgroup ``odp-<env>`` and one named query per table (each refers to the workgroup by Ref)."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: QueryProps) -> None:
         super().__init__(scope, construct_id)
+        environment, results_bucket, key = props.environment, props.results_bucket, props.key
+        removal_policy, tables = props.removal_policy, props.tables
         self.workgroup_name = resource_prefix(environment)
         self.workgroup = athena.CfnWorkGroup(
             self,

@@ -83,9 +83,14 @@ def main(argv: list[str] | None = None) -> int:
         session.client("stepfunctions"),
         environment.account,
     )
+    return report(f"smoke check of {args.env}", failures)
+
+
+def report(check: str, failures: list[str]) -> int:
+    """Print each failure (``FAIL ...`` on stderr) and the summary line; the exit status (1 on any failure)."""
     for failure in failures:
         print(f"FAIL {failure}", file=sys.stderr)
-    print(f"smoke check of {args.env}: {'ok' if not failures else f'{len(failures)} failure(s)'}")
+    print(f"{check}: {'ok' if not failures else f'{len(failures)} failure(s)'}")
     return 1 if failures else 0
 
 

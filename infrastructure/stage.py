@@ -12,19 +12,20 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infrastructure.assets import GlueArtifacts
-from infrastructure.batch_manager import BatchManager
-from infrastructure.catalog import Catalog
-from infrastructure.datasets import Datasets
+from infrastructure.batch_manager import BatchManager, BatchManagerProps
+from infrastructure.catalog import Catalog, CatalogProps
+from infrastructure.datasets import DatasetJob, DatasetJobProps, Datasets, DatasetsProps
 from infrastructure.deploy_access import DeployAccess, DeployAccessProps
 from infrastructure.file_manager import FileManager, FileManagerProps
-from infrastructure.file_processor import FileProcessor
-from infrastructure.glue_jobs import GlueJobs
-from infrastructure.monitoring import Monitoring
+from infrastructure.file_processor import FileProcessor, FileProcessorProps
+from infrastructure.glue_job import GlueStage
+from infrastructure.glue_jobs import GlueJobs, GlueJobsProps
+from infrastructure.monitoring import Monitoring, MonitoringProps
 from infrastructure.network import Network, NetworkProps
-from infrastructure.query import Query
-from infrastructure.storage import RetentionSettings, Storage
+from infrastructure.query import Query, QueryProps
+from infrastructure.storage import RetentionSettings, Storage, StorageProps
 from infrastructure.streaming import Streaming, StreamingProps
-from infrastructure.tracking import Tracking
+from infrastructure.tracking import Tracking, TrackingProps
 from odp.config.loader import OdpConfig
 from odp.config.models import Environment as EnvironmentConfig
 from odp.config.models import RemovalPolicy as RemovalPolicyConfig
@@ -115,11 +116,13 @@ class DataLakeStack(Stack):
         storage = Storage(
             self,
             "Storage",
-            environment=name,
-            retention=RetentionSettings(
-                staging_days=environment.staging_retention_days, data_days=environment.data_retention_days
+            StorageProps(
+                environment=name,
+                retention=RetentionSettings(
+                    staging_days=environment.staging_retention_days, data_days=environment.data_retention_days
+                ),
+                removal_policy=removal,
             ),
-            removal_policy=removal,
         )
         key = storage.state_key
         network = Network(
@@ -136,51 +139,55 @@ class DataLakeStack(Stack):
         tracking = Tracking(
             self,
             "Tracking",
-            environment=name,
-            key=key,
-            removal_policy=removal,
-            dr_region=environment.dr_region,
-            replica_key_arn=replica_key_arn,
+            TrackingProps(
+                environment=name,
+                key=key,
+                removal_policy=removal,
+                dr_region=environment.dr_region,
+                replica_key_arn=replica_key_arn,
+            ),
         )
-        Catalog(self, "Catalog", tables=config.tables, zone_buckets=storage.buckets)
-        monitoring = Monitoring(self, "Monitoring", environment=name, key=key, alarm_email=environment.alarm_email)
+        Catalog(self, "Catalog", CatalogProps(tables=config.tables, zone_buckets=storage.buckets))
+        monitoring = Monitoring(
+            self, "Monitoring", MonitoringProps(environment=name, key=key, alarm_email=environment.alarm_email)
+        )
+        # What both functions share (FunctionOwner of infrastructure/lambda_function.py).
+        functions = {
+            "environment": name,
+            "tracking": tracking,
+            "key": key,
+            "code_dir": assets.lambda_code,
+            "removal_policy": removal,
+            "log_retention": retention,
+        }
         file_manager = FileManager(
             self,
             "FileManager",
-            FileManagerProps(
-                environment=name,
-                staging=storage.staging,
-                sources=[table.source for table in config.tables],
-                tracking=tracking,
-                key=key,
-                code_dir=assets.lambda_code,
-                removal_policy=removal,
-                log_retention=retention,
-            ),
+            FileManagerProps(staging=storage.staging, sources=[table.source for table in config.tables], **functions),
         )
         batch_manager = BatchManager(
             self,
             "BatchManager",
-            environment=name,
-            tracking=tracking,
-            key=key,
-            code_dir=assets.lambda_code,
-            removal_policy=removal,
-            log_retention=retention,
+            BatchManagerProps(**functions),
         )
-        glue_jobs = GlueJobs(
-            self,
-            "Glue",
+        glue_stage = GlueStage(
             environment=name,
-            cadences=cadences,
             network=network,
-            tracking=tracking,
             buckets=storage.buckets,
             zone_keys=storage.keys,
             state_key=key,
             artifacts=assets.glue,
-            history_retention_days=environment.data_retention_days,
-            databases=[table.database for table in config.tables],
+        )
+        glue_jobs = GlueJobs(
+            self,
+            "Glue",
+            GlueJobsProps(
+                stage=glue_stage,
+                cadences=cadences,
+                tracking=tracking,
+                history_retention_days=environment.data_retention_days,
+                databases=[table.database for table in config.tables],
+            ),
         )
         # Leases record the job run that holds them; both the planner and the job ask Glue whether it ended.
         glue_jobs.grant_read_job_runs(glue_jobs.role)
@@ -189,66 +196,73 @@ class DataLakeStack(Stack):
             cadence_name: FileProcessor(
                 self,
                 f"FileProcessor-{cadence_name}",
-                environment=name,
-                cadence_name=cadence_name,
-                cadence=cadence,
-                batch_manager=batch_manager.function,
-                job_name=glue_jobs.job_names[cadence_name],
-                job_arn=glue_jobs.job_arn(cadence_name),
-                alerts_topic=monitoring.topic,
-                key=key,
-                removal_policy=removal,
-                log_retention=retention,
+                FileProcessorProps(
+                    environment=name,
+                    cadence_name=cadence_name,
+                    cadence=cadence,
+                    batch_manager=batch_manager.function,
+                    job_name=glue_jobs.job_names[cadence_name],
+                    job_arn=glue_jobs.job_arn(cadence_name),
+                    alerts_topic=monitoring.topic,
+                    key=key,
+                    removal_policy=removal,
+                    log_retention=retention,
+                ),
             )
             for cadence_name, cadence in cadences.items()
         }
-        Query(
+        query = Query(
             self,
             "Query",
-            environment=name,
-            results_bucket=storage.athena_results,
-            key=key,
-            tables=config.tables,
-            removal_policy=removal,
+            QueryProps(
+                environment=name,
+                results_bucket=storage.athena_results,
+                key=key,
+                tables=config.tables,
+                removal_policy=removal,
+            ),
         )
         # Streamed tables (config/streams.yaml): nothing is created while no stream is configured.
         self.streaming = Streaming(
             self,
             "Streaming",
             props=StreamingProps(
-                environment=name,
+                stage=glue_stage,
                 streams=config.streams.streams,
                 tables=config.tables,
                 glue_jobs=glue_jobs,
-                network=network,
                 tracking=tracking,
                 monitoring=monitoring,
-                buckets=storage.buckets,
-                zone_keys=storage.keys,
-                state_key=key,
-                artifacts=assets.glue,
                 removal_policy=removal,
             ),
         )
         if config.datasets:
+            dataset_job = DatasetJob(
+                self,
+                "DatasetJob",
+                DatasetJobProps(
+                    stage=glue_stage,
+                    datasets=config.datasets,
+                    history_table=tracking.table(DATASET_RUN_HISTORY),
+                    alerts_topic=monitoring.topic,
+                    library=glue_jobs.code,
+                ),
+            )
             Datasets(
                 self,
                 "Datasets",
-                environment=name,
-                datasets=config.datasets,
-                buckets=storage.buckets,
-                zone_keys=storage.keys,
-                state_key=key,
-                history_table=tracking.table(DATASET_RUN_HISTORY),
-                alerts_topic=monitoring.topic,
-                dashboard=monitoring.dashboard,
-                file_processors=[processor.state_machine for processor in processors.values()],
-                workgroup_name=resource_prefix(name),
-                library=assets.glue.library,
-                wheels_zip=assets.glue.wheels_zip,
-                connection_names=network.glue_connection_names,
-                removal_policy=removal,
-                log_retention=retention,
+                DatasetsProps(
+                    environment=name,
+                    datasets=config.datasets,
+                    job=dataset_job,
+                    state_key=key,
+                    alerts_topic=monitoring.topic,
+                    dashboard=monitoring.dashboard,
+                    file_processors=[processor.state_machine for processor in processors.values()],
+                    workgroup=query.workgroup,
+                    removal_policy=removal,
+                    log_retention=retention,
+                ),
             )
 
         monitoring.watch_queue("file-manager", file_manager.dead_letter_queue)

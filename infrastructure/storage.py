@@ -26,6 +26,21 @@ class RetentionSettings:
     data_days: int  # noncurrent versions (and access logs) expire after this many days
 
 
+@dataclass(frozen=True)
+class StorageProps:
+    """What Storage needs: keys and buckets of one environment.
+
+    Attributes:
+        environment: names every resource ``odp-<env>-...``.
+        retention: staging and data retention in days (lifecycle rules).
+        removal_policy: RETAIN (default) keeps data when the stack goes; DESTROY deletes it.
+    """
+
+    environment: str
+    retention: RetentionSettings
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+
+
 class Storage(Construct):
     """Keys and buckets. Data is kept when ``removal_policy`` is RETAIN (test and prod).
 
@@ -36,16 +51,9 @@ class Storage(Construct):
         access_logs: the server-access-log bucket (SSE-S3).
     """
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        environment: str,
-        retention: RetentionSettings,
-        removal_policy: RemovalPolicy,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: StorageProps) -> None:
         super().__init__(scope, construct_id)
+        environment, retention, removal_policy = props.environment, props.retention, props.removal_policy
         stack = Stack.of(self)
         prefix = resource_prefix(environment)
 

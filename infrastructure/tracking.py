@@ -5,6 +5,7 @@ test compares them)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
@@ -29,6 +30,25 @@ def _attribute(definition: Mapping, key_schema: list[dict[str, str]], key_type: 
     return None
 
 
+@dataclass(frozen=True)
+class TrackingProps:
+    """What Tracking needs: the tracker tables of one environment.
+
+    Attributes:
+        environment: names every resource ``odp-<env>-...``.
+        key: the state key (encrypts logs, tables, topic).
+        removal_policy: RETAIN (default) keeps data when the stack goes; DESTROY deletes it.
+        dr_region: region of the table replicas; default None (no replicas).
+        replica_key_arn: key (or alias) ARN in ``dr_region``; required with it.
+    """
+
+    environment: str
+    key: kms.IKey
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+    dr_region: str | None = None
+    replica_key_arn: str | None = None
+
+
 class Tracking(Construct):
     """On-demand, PITR, KMS-encrypted global tables (replicas in the DR region when configured).
 
@@ -43,18 +63,15 @@ class Tracking(Construct):
         ValueError: ``dr_region`` without ``replica_key_arn``.
     """
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        environment: str,
-        key: kms.IKey,
-        removal_policy: RemovalPolicy,
-        dr_region: str | None = None,
-        replica_key_arn: str | None = None,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: TrackingProps) -> None:
         super().__init__(scope, construct_id)
+        environment, key, removal_policy, dr_region, replica_key_arn = (
+            props.environment,
+            props.key,
+            props.removal_policy,
+            props.dr_region,
+            props.replica_key_arn,
+        )
         if dr_region and not replica_key_arn:
             raise ValueError(f"environment {environment!r}: dr_region {dr_region} needs a replica key ARN")
         self.names = TrackerTableNames.for_environment(environment)

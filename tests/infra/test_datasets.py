@@ -3,58 +3,109 @@ the job, its role, the run history table, the state machine and its trigger, ala
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from aws_cdk import Environment, RemovalPolicy, Stack, Validations
+from aws_cdk import App, Environment, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3_deployment as s3deploy
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Match, Template
 from cdk_nag import AwsSolutionsChecks
 
 from infrastructure.application import cdk_json_context, new_app
-from infrastructure.datasets import Datasets, dataset_query
-from infrastructure.monitoring import Monitoring
-from infrastructure.storage import RetentionSettings, Storage
-from infrastructure.tracking import Tracking
+from infrastructure.assets import GlueArtifacts
+from infrastructure.datasets import DatasetJob, DatasetJobProps, Datasets, DatasetsProps, dataset_query
+from infrastructure.glue_job import GlueStage
+from infrastructure.monitoring import Monitoring, MonitoringProps
+from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
+from infrastructure.network import Network, NetworkProps
+from infrastructure.query import Query, QueryProps
+from infrastructure.storage import RetentionSettings, Storage, StorageProps
+from infrastructure.tracking import Tracking, TrackingProps
 from odp.config.loader import load_config
 from odp.naming import DATASET_RUN_HISTORY
 
 PROCESSOR_ARN = "arn:aws:states:eu-west-1:111111111111:stateMachine:odp-dev-file-processor-every_10_minutes"
 
 
-@pytest.fixture(scope="module")
-def template(repo_root: Path) -> Template:
+def _stack(repo_root: Path, *, audit: bool = False) -> tuple[App, Stack]:
+    """Storage, Network, Tracking, Monitoring, Query, the dataset job and the datasets flow on one stack."""
     config = load_config(repo_root / "config")
-    app = new_app(context=cdk_json_context())
-    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    app = new_app(context={**cdk_json_context(), **({AUDIT_CONTEXT: True} if audit else {})})
+    if not audit:
+        Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     stack = Stack(app, "DatasetsTest", env=Environment(account="111111111111", region="eu-west-1"))
     storage = Storage(
-        stack, "Storage", environment="dev", retention=RetentionSettings(30, 365), removal_policy=RemovalPolicy.RETAIN
+        stack,
+        "Storage",
+        StorageProps(environment="dev", retention=RetentionSettings(30, 365), removal_policy=RemovalPolicy.RETAIN),
     )
-    monitoring = Monitoring(stack, "Monitoring", environment="dev", key=storage.state_key, alarm_email=None)
+    network = Network(stack, "Network", NetworkProps(environment="dev", cidr="10.1.0.0/16", log_key=storage.state_key))
+    monitoring = Monitoring(
+        stack, "Monitoring", MonitoringProps(environment="dev", key=storage.state_key, alarm_email=None)
+    )
     tracking = Tracking(
-        stack, "Tracking", environment="dev", key=storage.state_key, removal_policy=RemovalPolicy.RETAIN
+        stack, "Tracking", TrackingProps(environment="dev", key=storage.state_key, removal_policy=RemovalPolicy.RETAIN)
+    )
+    query = Query(
+        stack,
+        "Query",
+        QueryProps(environment="dev", results_bucket=storage.athena_results, key=storage.state_key, tables=[]),
+    )
+    library = s3deploy.BucketDeployment(
+        stack,
+        "Library",
+        sources=[s3deploy.Source.data("odp_etl.zip", "zip")],
+        destination_bucket=storage.buckets["artifacts"],
+        destination_key_prefix="glue/file_processor/",
+    )
+    job = DatasetJob(
+        stack,
+        "DatasetJob",
+        DatasetJobProps(
+            stage=GlueStage(
+                environment="dev",
+                network=network,
+                buckets=storage.buckets,
+                zone_keys=storage.keys,
+                state_key=storage.state_key,
+                artifacts=GlueArtifacts(
+                    directory=repo_root,
+                    script=None,
+                    library="odp_etl.zip",
+                    wheels_zip="odp_dependencies.gluewheels.zip",
+                    wheels=(),
+                ),
+            ),
+            datasets=config.datasets,
+            history_table=tracking.table(DATASET_RUN_HISTORY),
+            alerts_topic=monitoring.topic,
+            library=library,
+        ),
     )
     Datasets(
         stack,
         "Datasets",
-        environment="dev",
-        datasets=config.datasets,
-        buckets=storage.buckets,
-        zone_keys=storage.keys,
-        state_key=storage.state_key,
-        history_table=tracking.table(DATASET_RUN_HISTORY),
-        alerts_topic=monitoring.topic,
-        dashboard=monitoring.dashboard,
-        file_processors=[sfn.StateMachine.from_state_machine_arn(stack, "Processor", PROCESSOR_ARN)],
-        workgroup_name="odp-dev",
-        library="odp_etl.zip",
-        wheels_zip="odp_dependencies.gluewheels.zip",
-        connection_names=["odp-dev-glue-a", "odp-dev-glue-b"],
-        removal_policy=RemovalPolicy.RETAIN,
-        log_retention=logs.RetentionDays.ONE_YEAR,
+        DatasetsProps(
+            environment="dev",
+            datasets=config.datasets,
+            job=job,
+            state_key=storage.state_key,
+            alerts_topic=monitoring.topic,
+            dashboard=monitoring.dashboard,
+            file_processors=[sfn.StateMachine.from_state_machine_arn(stack, "Processor", PROCESSOR_ARN)],
+            workgroup=query.workgroup,
+            log_retention=logs.RetentionDays.ONE_YEAR,
+        ),
     )
+    return app, stack
+
+
+@pytest.fixture(scope="module")
+def template(repo_root: Path) -> Template:
+    app, stack = _stack(repo_root)
     app.synth()  # cdk-nag raises on any unacknowledged finding
     return Template.from_stack(stack)
 
@@ -74,6 +125,7 @@ def test_job_runs_one_at_a_time_with_the_contract_arguments(template: Template) 
                         "--odp_topic_arn": Match.any_value(),
                         "--odp_catalog_sync": "true",
                         "--datalake-formats": "hudi",
+                        "--enable-observability-metrics": "true",
                     }
                 ),
             }
@@ -126,6 +178,8 @@ def test_a_named_query_per_dataset(template: Template, repo_root: Path) -> None:
 
 
 def test_security_configuration_encrypts_logs_and_bookmarks_objects_keep_their_zone_key(template: Template) -> None:
+    """One job writes two zones with different keys: S3 encryption stays with each bucket's default key
+    (ZONE_KEYS_REASON, README), which both zone buckets set to SSE-KMS with their own key."""
     template.has_resource_properties(
         "AWS::Glue::SecurityConfiguration",
         Match.object_like(
@@ -156,3 +210,33 @@ def test_security_configuration_encrypts_logs_and_bookmarks_objects_keep_their_z
             }
         ),
     )
+
+
+def test_the_named_queries_refer_to_the_workgroup(template: Template) -> None:
+    """Item 1: a literal workgroup name lets CreateNamedQuery run before the workgroup exists."""
+    (workgroup,) = template.find_resources("AWS::Athena::WorkGroup")
+    queries = template.find_resources("AWS::Athena::NamedQuery")
+    assert queries
+    for query in queries.values():
+        assert query["Properties"]["WorkGroup"] == {"Ref": workgroup}
+
+
+def test_both_zone_buckets_encrypt_with_their_own_key(template: Template) -> None:
+    buckets = template.find_resources("AWS::S3::Bucket")
+    keys = {}
+    for bucket in buckets.values():
+        name = json.dumps(bucket["Properties"].get("BucketName"))
+        for zone in ("conformed", "purpose-built"):
+            if f"odp-dev-{zone}-" in name:
+                (rule,) = bucket["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+                assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"
+                keys[zone] = json.dumps(rule["ServerSideEncryptionByDefault"]["KMSMasterKeyID"])
+    assert len(set(keys.values())) == 2, keys
+
+
+def test_cdk_nag_audit_of_the_job_and_the_flow(repo_root: Path) -> None:
+    app, _ = _stack(repo_root, audit=True)
+    app.synth()
+    audit = audit_acknowledgments(app)
+    assert audit.unacknowledged == []
+    assert audit.unmatched == []

@@ -10,7 +10,7 @@ from aws_cdk.assertions import Match, Template
 from infrastructure.application import cdk_json_context
 from infrastructure.deploy_access import DeployAccess, DeployAccessProps
 from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
-from infrastructure.tracking import Tracking
+from infrastructure.tracking import Tracking, TrackingProps
 
 JOB = "arn:aws:glue:eu-west-1:111111111111:job/odp-x-file-processor-hourly"
 
@@ -20,7 +20,9 @@ def test_deploy_access_props(tmp_path, jobs) -> None:
     app = App(context={**cdk_json_context(), AUDIT_CONTEXT: True}, outdir=str(tmp_path))
     stack = Stack(app, "S", env=Environment(account="111111111111", region="eu-west-1"))  # TableV2 needs a region
     key = kms.Key(stack, "Key", enable_key_rotation=True)
-    tracking = Tracking(stack, "Tracking", environment="x", key=key, removal_policy=RemovalPolicy.DESTROY)
+    tracking = Tracking(
+        stack, "Tracking", TrackingProps(environment="x", key=key, removal_policy=RemovalPolicy.DESTROY)
+    )
     DeployAccess(
         stack,
         "DeployAccess",

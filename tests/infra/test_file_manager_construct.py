@@ -13,7 +13,7 @@ from infrastructure.assets import lambda_code
 from infrastructure.file_manager import FileManager, FileManagerProps
 from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
 from infrastructure.secure_bucket import SecureBucket, SecureBucketProps
-from infrastructure.tracking import Tracking
+from infrastructure.tracking import Tracking, TrackingProps
 
 
 @pytest.mark.parametrize(
@@ -32,7 +32,9 @@ def test_file_manager_props(tmp_path, overrides, deletion, days) -> None:
     staging = SecureBucket(
         stack, "Staging", SecureBucketProps(encryption_key=key, access_logs=logs_bucket, access_logs_prefix="s/")
     ).bucket
-    tracking = Tracking(stack, "Tracking", environment="x", key=key, removal_policy=RemovalPolicy.DESTROY)
+    tracking = Tracking(
+        stack, "Tracking", TrackingProps(environment="x", key=key, removal_policy=RemovalPolicy.DESTROY)
+    )
     FileManager(
         stack,
         "FileManager",

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from infrastructure.glue_jobs import GLUE_VERSION
+from infrastructure.glue_job import GLUE_VERSION
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames, file_processor_job_name
 from odp.tracker.dataset_history import dataset_job_name
@@ -22,6 +22,12 @@ def _jobs(synthesized, env: str) -> dict[str, dict]:
     }
 
 
+def _named(synthesized, env: str, reference: dict) -> str:
+    """The physical name of the Glue resource a ``Ref`` points to."""
+    resource = synthesized.data_lakes[env]["Resources"][reference["Ref"]]["Properties"]
+    return resource.get("Name") or resource["ConnectionInput"]["Name"]
+
+
 @pytest.mark.parametrize("env", ["dev", "prod"])
 def test_one_job_per_cadence_sized_from_config(synthesized, config, env) -> None:
     jobs = _jobs(synthesized, env)
@@ -35,8 +41,12 @@ def test_one_job_per_cadence_sized_from_config(synthesized, config, env) -> None
         # One run beyond the Map concurrency: the post-deploy canary or a manual run never takes a scheduled slot.
         assert job["ExecutionProperty"] == {"MaxConcurrentRuns": cadence.max_concurrency + 1}
         assert job["Timeout"] == cadence.job_timeout_minutes
-        assert job["SecurityConfiguration"] == f"odp-{env}-file-processor"
-        assert job["Connections"] == {"Connections": [f"odp-{env}-vpc", f"odp-{env}-vpc-2"]}
+        # By Ref: CloudFormation creates the security configuration and the connections before the job.
+        assert _named(synthesized, env, job["SecurityConfiguration"]) == f"odp-{env}-file-processor"
+        assert [_named(synthesized, env, c) for c in job["Connections"]["Connections"]] == [
+            f"odp-{env}-vpc",
+            f"odp-{env}-vpc-2",
+        ]
 
 
 def test_default_arguments_carry_the_contract_and_hudi(synthesized, config) -> None:
@@ -97,7 +107,7 @@ def test_network_connection_and_databases(synthesized, config) -> None:
 
 
 def test_catalog_grant_names_each_configured_database(synthesized, config) -> None:
-    from infrastructure.glue_jobs import catalog_database_arns
+    from infrastructure.glue_job import catalog_database_arns
 
     assert catalog_database_arns("c", ["b", "a", "b"]) == [
         "c:database/a",

@@ -39,7 +39,11 @@ def test_the_streaming_job_is_gluestreaming_5_1_with_the_contract_and_the_batch_
     assert set(by_name) == {"odp-dev-stream-shop_changes", "odp-dev-stream-partner_changes"}
     shop = by_name["odp-dev-stream-shop_changes"]
     assert (shop["GlueVersion"], shop["WorkerType"], shop["NumberOfWorkers"]) == ("5.1", "G.1X", 3)
-    assert shop["SecurityConfiguration"] == "odp-dev-file-processor"
+    (security,) = template.find_resources(
+        "AWS::Glue::SecurityConfiguration", {"Properties": {"Name": "odp-dev-streaming"}}
+    )
+    assert shop["SecurityConfiguration"] == {"Ref": security}
+    assert shop["DefaultArguments"]["--enable-observability-metrics"] == "true"
     arguments = shop["DefaultArguments"]
     assert json.loads(arguments[StreamingJobArgs.option("table_ids")]) == [
         "shop_dynamodb.app.customers",
@@ -73,6 +77,32 @@ def test_same_account_tables_get_their_kinesis_destination_and_others_do_not(tem
         "customers",
         "orders",
     ]
+
+
+def test_the_destination_custom_resource_may_list_streams_and_create_dynamodbs_replication_role(
+    template: Template,
+) -> None:
+    """Item 4: in a fresh account, EnableKinesisStreamingDestination needs kinesis:ListStreams and creates
+    DynamoDB's Kinesis replication service-linked role (only that one: the iam:AWSServiceName condition)."""
+    creates = [
+        resource
+        for resource in template.find_resources("Custom::AWS").values()
+        if "enableKinesisStreamingDestination" in json.dumps(resource["Properties"]["Create"])
+    ]
+    assert creates
+    policies = template.find_resources("AWS::IAM::Policy")
+    for resource in creates:
+        (dependency,) = [d for d in resource["DependsOn"] if d in policies]
+        statements = policies[dependency]["Properties"]["PolicyDocument"]["Statement"]
+        actions = {action: statement for statement in statements for action in _listed(statement["Action"])}
+        assert actions["kinesis:ListStreams"]["Resource"] == "*"
+        slr = actions["iam:CreateServiceLinkedRole"]
+        assert slr["Condition"] == {"StringEquals": {"iam:AWSServiceName": "kinesisreplication.dynamodb.amazonaws.com"}}
+        assert "AWSServiceRoleForDynamoDBKinesisDataStreamsReplication" in json.dumps(slr["Resource"])
+
+
+def _listed(value: object) -> list:
+    return value if isinstance(value, list) else [value]
 
 
 def test_alarms_on_iterator_age_batch_duration_bad_records_and_failed_tables(template: Template) -> None:
