@@ -29,6 +29,7 @@ from etl.file_processor.concurrency import effective_concurrency, run_tables
 from etl.file_processor.cost import dpu_seconds_share, publish_costs
 from etl.file_processor.lease import LeaseKeeper
 from etl.file_processor.poison import files_named_by
+from etl.file_processor.shards import with_shard
 from etl.file_processor.table_plan import TablePlan, plan_table_run, source_files
 from etl.file_processor.transform import transform_changes
 from etl.file_processor.write_budget import RowBudget, job_row_budget
@@ -246,7 +247,8 @@ class _TableRunner:
     ) -> AppliedCommit:
         """Read the plan's files and commit their changes once (etl.hudi.commit), within the job's row budget."""
         sources = source_files(plan.apply, self.resolve_uri)
-        changes = read_changes(self.spark, sources, config, run_start=self.run_start).persist()
+        read = read_changes(self.spark, sources, config.as_read(), run_start=self.run_start)
+        changes = read.transform(with_shard(config)).persist()
         try:
             counts = count_changes(changes, tuple(config.primary_key), sources)
             batch = ChangeBatch(
