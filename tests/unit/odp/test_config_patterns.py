@@ -4,6 +4,7 @@ staging key's table, and the Configuration Manager's items for both, on moto."""
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -225,3 +226,20 @@ def test_the_configuration_manager_writes_the_rule_and_keeps_onboarded_tables(
     assert actions["rule#pg"] == ("changed", ("rule",))
     assert store.get("pg.public.orders").table_type is TableType.COPY_ON_WRITE
     assert store.get("pg.public.refunds").is_active is False
+
+
+def test_the_400_table_example_of_config_readme_loads_as_written(tmp_path: Path, repo_root: Path) -> None:
+    text = (repo_root / "config" / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n# file: (tables/\S+)\n(.*?)```", text, flags=re.DOTALL)
+    assert [name for name, _ in blocks] == ["tables/appdb.yaml", "tables/notion.yaml", "tables/shop_ddb.yaml"]
+    files = valid_files()
+    files["cadences.yaml"]["cadences"]["hourly"] = {"schedule": "rate(1 hour)", "batch_size": 10}
+    files.update(dict(blocks))
+    config = load_config(write_config(tmp_path, files))
+    rules = {rule.source: rule for rule in config.rules}
+    assert rules["appdb"].includes("public", "documents")
+    assert not rules["appdb"].includes("public", "orders_backup")
+    assert rules["notion"].merged_table("shard_480", "block") == "notion.shard_*.block"
+    assert config.table("notion.shard_*.block").primary_key == ("shard", "id")
+    assert config.table("appdb.billing.invoice_lines").primary_key == ("invoice_id", "line_no")
+    assert "shop_ddb" not in rules  # one entry per table: no rule item
