@@ -283,6 +283,8 @@ def include_issues(tables_file: TablesFile, cadence_names: set[str] | None) -> l
     found = _table_issues(lambda name: getattr(defaults, name), tables_file.format)
     if cadence_names is not None and defaults.cadence is not None and defaults.cadence not in cadence_names:
         found.append(("cadence", f"unknown cadence {defaults.cadence!r} (known: {', '.join(sorted(cadence_names))})"))
+    if defaults.stream is not None:
+        found.append(("stream", "include onboards batch tables: a streamed table needs an entry of its own"))
     return [(name, f"{reason} (include onboards tables from defaults)") for name, reason in found]
 
 

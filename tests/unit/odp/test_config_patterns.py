@@ -137,6 +137,12 @@ def test_a_rule_survives_its_table_config_item(tmp_path: Path) -> None:
             "defaults)",
         ),
         (
+            "include with a default stream",
+            lambda f: f["defaults"].update(stream="orders", cadence=None),
+            "tables/pg.yaml: defaults.stream: include onboards batch tables: a streamed table needs an entry of its "
+            "own (include onboards tables from defaults)",
+        ),
+        (
             "include glob without a dot",
             lambda f: f.update(include=["public"]),
             "tables/pg.yaml: include[0]: String should match pattern "

@@ -142,3 +142,8 @@ def test_an_entry_added_later_takes_its_unmatched_files(send: Send, files: FileT
     send(["big/audit/log/a.json"])
     assert files.promote_unregistered("big.audit.log", "debezium") == 1
     assert [f.status for f in files.landed_files("big.audit.log")] == [FileStatus.LANDED]
+
+
+def test_status_says_so_when_nothing_is_unmatched() -> None:
+    assert unmatched_prefixes([]) == []
+    assert unmatched_line([]) == "unmatched: none (every landed file's table has an entry or a rule)"
