@@ -141,7 +141,7 @@ class FileManager(Construct):
         grant_table(self.function, "file_tracker", tracking.table("file_tracker"), write=True)
         # register() is one transaction: a condition check on file_tracker_history, a put on file_tracker.
         grant_table(self.function, "file_tracker_history", tracking.table("file_tracker_history"), write=False)
-        grant_table(self.function, "table_config", tracking.table("table_config"), write=False)
+        grant_table(self.function, "table_config", tracking.table("table_config"), write=True)  # include: onboards
         grant_key(self.function, key, encrypt=True)
         self.function.add_event_source(
             sources.SqsEventSource(

@@ -28,7 +28,15 @@ from odp.operations.commands import (
     plan_replay,
     plan_retry,
 )
-from odp.operations.status import cadence_tables, render_cadence, render_table, table_view
+from odp.operations.status import (
+    cadence_tables,
+    render_cadence,
+    render_table,
+    render_unmatched,
+    table_view,
+    unmatched,
+    unmatched_line,
+)
 
 SANDBOX_BACKEND = "sandbox.operator"  # loaded by name: odp never imports the sandbox
 
@@ -47,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     which = status.add_mutually_exclusive_group(required=True)
     which.add_argument("--table", help="table id <source>.<schema>.<table>")
     which.add_argument("--cadence", help="cadence name")
+    which.add_argument("--unmatched", action="store_true", help="prefixes whose files no entry or rule takes")
 
     def changing(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text)
@@ -111,11 +120,15 @@ def run(args: argparse.Namespace, out: Any = None) -> int:
     now = datetime.now(UTC)
     with open_backend(args) as backend:
         if args.command == "status":
+            if args.unmatched:
+                print(render_unmatched(unmatched(backend), now), file=out)
+                return 0
             if args.table:
                 print(render_table(table_view(backend, args.table), now), file=out)
             else:
                 views = [table_view(backend, t) for t in cadence_tables(backend, args.cadence)]
                 print(render_cadence(args.cadence, views, now), file=out)
+            print(unmatched_line(unmatched(backend)), file=out)
             return 0
         plan = _plan(backend, args)
         print(plan.render(), file=out)

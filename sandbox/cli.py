@@ -1,4 +1,4 @@
-"""The sandbox's command line: ``run``, ``demo`` and ``stream`` (see sandbox/README.md)."""
+"""The sandbox's command line: ``run``, ``demo``, ``stream`` and ``onboard`` (see sandbox/README.md)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     stream.add_argument(
         "--workdir", type=Path, default=DEFAULT_STREAM_DIR, help="emptied, then holds config/, kinesis/, lake/"
+    )
+    onboard = commands.add_parser(
+        "onboard", help="a generated Debezium source from one include entry, shards merged, an unmatched prefix"
+    )
+    onboard.add_argument("--tables", type=int, default=200, help="tables of the generated source (default 200)")
+    onboard.add_argument("--shards", type=int, default=4, help="shards of its orders table (default 4)")
+    onboard.add_argument("--write", type=int, default=3, help="onboarded tables the File Processor writes (default 3)")
+    onboard.add_argument(
+        "--config-dir", type=Path, default=DEFAULT_CONFIG, help="configuration folder (default: config/)"
+    )
+    onboard.add_argument(
+        "--workdir",
+        type=Path,
+        default=DEFAULT_DEMO_DIR / "onboard",
+        help="emptied, then holds config/, staging/, lake/",
     )
     return parser
 
@@ -144,9 +159,25 @@ def _stream(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _onboard(args: argparse.Namespace) -> int:
+    from sandbox.onboarding_demo import render_onboarding, run_onboarding_demo
+
+    if args.tables < 1 or args.shards < 1 or not 0 <= args.write <= args.tables:
+        print("error: --tables and --shards must be at least 1, --write between 0 and --tables", file=sys.stderr)
+        return 2
+    load_config(args.config_dir)  # fail fast on a broken configuration, before Spark starts
+    workdir = args.workdir.resolve()
+    configure_logging(workdir.parent / f"{workdir.name}.log")
+    result = run_onboarding_demo(
+        _spark(workdir), workdir, args.config_dir.resolve(), tables=args.tables, shards=args.shards, write=args.write
+    )
+    print(render_onboarding(result))
+    return 0 if result.ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    commands = {"run": _run, "demo": _demo, "stream": _stream}
+    commands = {"run": _run, "demo": _demo, "stream": _stream, "onboard": _onboard}
     try:
         return commands[args.command](args)
     except ConfigError as error:

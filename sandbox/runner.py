@@ -213,6 +213,12 @@ def _not_applied(account: LocalAccount, fresh: list[Any]) -> dict[str, str]:
             reasons[item["key"]] = (
                 f"table {item['table_id']} has no active configuration: kept as unregistered in file_tracker"
             )
+    for item in _tracked_files(account, FileStatus.UNMATCHED):
+        if item.get("bucket") == STAGING_BUCKET and item["key"] in keys:
+            reasons[item["key"]] = (
+                f"table {item['table_id']} has no entry and no include or from glob of its source matches it: "
+                "kept as unmatched in file_tracker (python -m odp status --unmatched)"
+            )
     return dict(sorted(reasons.items()))
 
 

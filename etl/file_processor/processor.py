@@ -32,6 +32,7 @@ from etl.file_processor.concurrency import effective_concurrency, run_tables
 from etl.file_processor.cost import dpu_seconds_share, publish_costs
 from etl.file_processor.lease import LeaseKeeper
 from etl.file_processor.poison import deterministic_failure, files_named_by
+from etl.file_processor.shards import with_shard
 from etl.file_processor.table_plan import TablePlan, plan_table_run, source_files
 from etl.file_processor.transform import transform_changes
 from etl.file_processor.write_budget import RowBudget, job_row_budget
@@ -294,7 +295,8 @@ class _TableRunner:
             sources = source_files(plan.apply, self.resolve_uri)
             changes: DataFrame | None = None
             try:
-                changes = read_changes(self.spark, sources, config, run_start=self.run_start).persist()
+                read = read_changes(self.spark, sources, config.as_read(), run_start=self.run_start)
+                changes = read.transform(with_shard(config)).persist()
                 counts = count_changes(changes, tuple(config.primary_key), sources)
             except Exception as error:
                 if changes is not None:

@@ -10,17 +10,21 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from lambdas.file_manager.events import ObjectCreated
 from lambdas.runtime import dynamodb_tables, new_metrics
+from odp.config.patterns import Placement, SourceRule, place
 from odp.config.store import TableConfigStore, TableInfo
 from odp.contracts.metrics import (
     DUPLICATE_FILE_EVENTS_METRIC,
     FILES_REGISTERED_METRIC,
     FILES_SKIPPED_METRIC,
+    FILES_UNMATCHED_METRIC,
     FILES_UNREGISTERED_METRIC,
+    TABLES_ONBOARDED_METRIC,
 )
 from odp.faults import fault_point
 from odp.tracker import (
     FileStatus,
     FileTracker,
+    StagingKey,
     TrackedFile,
     Trackers,
     classify_staging_object,
@@ -38,7 +42,8 @@ class Outcome(StrEnum):
     """What happened to one message; each has a metric of the same meaning."""
 
     REGISTERED = "registered"  # new landed file of an active table
-    UNREGISTERED = "unregistered"  # new file of a table without an active configuration
+    UNREGISTERED = "unregistered"  # new file of a table whose configuration is inactive
+    UNMATCHED = "unmatched"  # new file of a table with no configuration that no rule of its source matches
     DUPLICATE = "duplicate"  # already tracked or already processed: nothing changed
     SKIPPED = "skipped"  # not a data file (folder marker, _SUCCESS, .tmp, zero bytes, unknown suffix, bad key)
 
@@ -46,6 +51,7 @@ class Outcome(StrEnum):
 METRIC_NAMES = {
     Outcome.REGISTERED: FILES_REGISTERED_METRIC,
     Outcome.UNREGISTERED: FILES_UNREGISTERED_METRIC,
+    Outcome.UNMATCHED: FILES_UNMATCHED_METRIC,
     Outcome.DUPLICATE: DUPLICATE_FILE_EVENTS_METRIC,
     Outcome.SKIPPED: FILES_SKIPPED_METRIC,
 }
@@ -65,6 +71,7 @@ class FileManager:
         self.metrics = metrics
         self._clock = clock
         self._tables: dict[str, TableInfo] = {}
+        self._rules: dict[str, SourceRule | None] = {}
 
     @classmethod
     def from_environment(cls) -> FileManager:
@@ -75,6 +82,7 @@ class FileManager:
     def start_invocation(self) -> None:
         """Forget cached table configuration: a config change applies from the next invocation."""
         self._tables = {}
+        self._rules = {}
 
     def process(self, event: ObjectCreated) -> Outcome:
         """Register one parsed event and count its outcome.
@@ -92,6 +100,30 @@ class FileManager:
             self._tables[table_id] = self._configs.info(table_id)
         return self._tables[table_id]
 
+    def source_rule(self, source: str) -> SourceRule | None:
+        if source not in self._rules:
+            self._rules[source] = self._configs.rule(source)
+        return self._rules[source]
+
+    def place(self, staging_key: StagingKey) -> tuple[str, TableInfo]:
+        """The table a file belongs to and its configuration: its own item, else its source's rule (a merged
+        table's glob, or include: then the table is onboarded now, its item written from the defaults)."""
+        info = self.table_info(staging_key.table_id)
+        if info.found:
+            return staging_key.table_id, info
+        placement: Placement = place(
+            self.source_rule(staging_key.source), staging_key.source, staging_key.schema_name, staging_key.table
+        )
+        if placement.table_id is None:
+            return staging_key.table_id, info
+        if placement.onboard is not None:
+            self._tables.pop(placement.table_id, None)  # cached as not found a moment ago
+            if self._configs.onboard(placement.onboard):
+                logger.info("table onboarded by its source's include rule", extra={"table_id": placement.table_id})
+                if self.metrics is not None:
+                    self.metrics.add_metric(name=TABLES_ONBOARDED_METRIC, unit=MetricUnit.Count, value=1)
+        return placement.table_id, self.table_info(placement.table_id)
+
     def register(self, event: ObjectCreated) -> Outcome:
         """Record the object once; see :class:`Outcome` for what can happen."""
         log = {"bucket": event.bucket, "key": event.key, "etag": event.etag, "event_id": event.event_id}
@@ -100,10 +132,12 @@ class FileManager:
             # WARNING: a skipped object is never applied; the FilesSkipped metric counts it.
             logger.warning("skipped a non-data object", extra={**log, "skip_reason": reason})
             return Outcome.SKIPPED
-        info = self.table_info(staging_key.table_id)
+        table_id, info = self.place(staging_key)
         now = iso(self._clock())
+        status = FileStatus.UNREGISTERED if info.found else FileStatus.UNMATCHED
+        status = FileStatus.LANDED if info.is_active else status
         tracked = TrackedFile(
-            table_id=staging_key.table_id,
+            table_id=table_id,
             file_id=make_file_id(event.bucket, event.key, event.etag, event.version_id),
             bucket=event.bucket,
             key=event.key,
@@ -111,7 +145,7 @@ class FileManager:
             etag=event.etag,
             landed_at=event.event_time or now,
             file_kind=file_kind(staging_key.file_name, info.source_format),
-            status=FileStatus.LANDED if info.is_active else FileStatus.UNREGISTERED,
+            status=status,
             version_id=event.version_id,
             sequencer=event.sequencer,
             event_time=event.event_time,
@@ -122,8 +156,12 @@ class FileManager:
             logger.info("file already tracked or processed; nothing changed", extra=log)
             return Outcome.DUPLICATE
         if tracked.status is FileStatus.UNREGISTERED:
-            logger.warning("file of a table without an active configuration kept as unregistered", extra=log)
+            logger.warning("file of a table whose configuration is inactive kept as unregistered", extra=log)
             return Outcome.UNREGISTERED
+        if tracked.status is FileStatus.UNMATCHED:
+            # WARNING: no entry and no rule of the source takes this table: python -m odp status lists its prefix.
+            logger.warning("file of a table no entry or rule matches kept as unmatched", extra=log)
+            return Outcome.UNMATCHED
         logger.info("file registered", extra={**log, "file_kind": tracked.file_kind.value, "size": tracked.size})
         fault_point("file_manager.after_register")  # mid-batch: SQS redelivers the batch's other messages
         return Outcome.REGISTERED

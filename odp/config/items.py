@@ -53,6 +53,11 @@ def table_config_item(table: TableConfig) -> dict[str, Any]:
         item["max_file_attempts"] = table.max_file_attempts
     if table.index_buckets is not None:
         item["index_buckets"] = table.index_buckets
+    if table.shard_column is not None:
+        item["shard_column"] = table.shard_column
+        item["shard_from"] = table.shard_from.value if table.shard_from is not None else None
+    if table.onboarded:
+        item["onboarded"] = True
     if table.is_active and table.cadence is not None:  # a streamed table is never a batch table
         item[ACTIVE_CADENCE_ATTRIBUTE] = table.cadence
     return item

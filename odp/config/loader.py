@@ -18,20 +18,18 @@ from pydantic import BaseModel, ValidationError
 
 from odp.config.access import ACCESS_FILE, AccessFile, access_issues
 from odp.config.models import (
-    DEFAULT_MAX_FILE_ATTEMPTS,
-    SOURCE_SETTINGS,
+    DEFAULT_SHARD_COLUMN,
     CadencesFile,
     Environment,
     EnvironmentsFile,
     SourceFormat,
     TableConfig,
     TableEntry,
-    TableMode,
     TablesFile,
-    TableType,
     source_setting_issues,
     table_id,
 )
+from odp.config.patterns import MergedRoute, Pick, SourceRule, resolve_table
 from odp.config.streams import STREAMS_FILE, StreamsFile, stream_issues
 from odp.naming import physical_names
 
@@ -78,6 +76,7 @@ class OdpConfig:
     streams: StreamsFile = field(default_factory=StreamsFile)  # streams.yaml (optional file)
     datasets: tuple[Any, ...] = ()  # odp.config.datasets.DatasetConfig, in dependency order
     access: AccessFile = field(default_factory=AccessFile)  # access.yaml (optional file)
+    rules: tuple[SourceRule, ...] = ()  # one per source with include globs or merged tables (odp.config.patterns)
 
     def table(self, table_id: str) -> TableConfig:
         """The table with this id.
@@ -201,9 +200,6 @@ def batch_only_issues(pick: Callable[[str], Any], stream: str | None) -> list[tu
     return [("index_buckets", "applies to batch tables only (a streamed table is written by its stream job)")]
 
 
-Pick = Callable[[str], Any]  # a table setting as resolved: the entry's own value, else its file's default
-
-
 def _picker(tables_file: TablesFile, entry: TableEntry) -> Pick:
     def pick(name: str) -> Any:
         own = getattr(entry, name)
@@ -268,28 +264,30 @@ def _table_issues(pick: Pick, source_format: SourceFormat) -> list[tuple[str, st
     ]
 
 
-def _table_config(tables_file: TablesFile, entry: TableEntry, pick: Pick) -> TableConfig:
-    """The resolved table of an entry without issues, the defaults of ODP filled in."""
-    return TableConfig(
-        source=tables_file.source,
-        schema_name=entry.schema_name,
-        table=entry.table,
-        format=tables_file.format,
-        primary_key=tuple(pick("primary_key")),
-        ordering_column=pick("ordering_column"),
-        partition_by=tuple(pick("partition_by") or []),
-        table_type=pick("table_type") or TableType.COPY_ON_WRITE,
-        mode=pick("mode") or TableMode.CURRENT,
-        cadence=pick("cadence"),
-        database=pick("database"),
-        target_table=entry.target_table or entry.table.lower(),
-        is_active=True if pick("is_active") is None else pick("is_active"),
-        columns=pick("columns"),
-        max_file_attempts=pick("max_file_attempts") or DEFAULT_MAX_FILE_ATTEMPTS,
-        index_buckets=pick("index_buckets"),
-        stream=pick("stream"),
-        **{name: pick(name) for name in SOURCE_SETTINGS if pick(name) is not None},
-    )
+def shard_issues(entry: TableEntry, pick: Pick) -> list[tuple[str, str]]:
+    """Pure: (setting, reason) for a merged entry (``from``) whose shard cannot be part of its key."""
+    if entry.from_ is None:
+        return []
+    shard = entry.shard_column or DEFAULT_SHARD_COLUMN
+    issues = []
+    if shard in (pick("primary_key") or []):
+        issues.append(("shard_column", f"{shard!r} is in primary_key: a merged table puts its shard first itself"))
+    if pick("stream") is not None:
+        issues.append(("stream", "a merged table (from) is a batch table: the stream job writes one source table"))
+    return issues
+
+
+def include_issues(tables_file: TablesFile, cadence_names: set[str] | None) -> list[tuple[str, str]]:
+    """Pure: (setting, reason) for defaults that cannot make the tables ``include`` onboards (they have no entry)."""
+    if tables_file.include is None:
+        return []
+    defaults = tables_file.defaults
+    found = _table_issues(lambda name: getattr(defaults, name), tables_file.format)
+    if cadence_names is not None and defaults.cadence is not None and defaults.cadence not in cadence_names:
+        found.append(("cadence", f"unknown cadence {defaults.cadence!r} (known: {', '.join(sorted(cadence_names))})"))
+    if defaults.stream is not None:
+        found.append(("stream", "include onboards batch tables: a streamed table needs an entry of its own"))
+    return [(name, f"{reason} (include onboards tables from defaults)") for name, reason in found]
 
 
 def _resolve_table(
@@ -298,9 +296,9 @@ def _resolve_table(
     """Merge a table entry over its file's defaults and check what must be set once merged; the
     table, or None with its problems added to ``issues``."""
     pick = _picker(tables_file, entry)
-    found = _table_issues(pick, tables_file.format)
+    found = _table_issues(pick, tables_file.format) + shard_issues(entry, pick)
     issues.extend(ConfigIssue(display, f"tables[{index}].{name}", reason) for name, reason in found)
-    return None if found else _table_config(tables_file, entry, pick)
+    return None if found else resolve_table(tables_file.source, tables_file.format, entry, pick)
 
 
 def _check_environments(environments: dict[str, Environment], issues: list[ConfigIssue]) -> None:
@@ -385,8 +383,8 @@ def _cross_table_issues(
     """The checks across tables, on what the entry names, resolved or not (all errors at once); the
     entry's id and target are then recorded in ``seen``."""
     where = f"tables[{index}]"
-    identity = table_id(tables_file.source, entry.schema_name, entry.table)
-    target_table = entry.target_table or entry.table.lower()
+    identity = table_id(tables_file.source, entry.source_schema, entry.source_table)
+    target_table = entry.target_table or entry.source_table.lower()
     database = entry.database or tables_file.defaults.database
     cadence = entry.cadence or tables_file.defaults.cadence
     target = (database, target_table)
@@ -417,10 +415,30 @@ def _read_tables_file(path: Path, issues: list[ConfigIssue]) -> tuple[TablesFile
     return _validate_tables_file(data, display, issues) if data is not None else (None, [])
 
 
+def source_rule(tables_file: TablesFile, tables: list[TableConfig]) -> SourceRule | None:
+    """Pure: the rule the File Manager places a source's files by; None when it has no globs (include, from)."""
+    merged = tuple(
+        MergedRoute(glob=f"{t.schema_name}.{t.table}", table_id=t.table_id)
+        for t in tables
+        if t.source == tables_file.source and t.shard_column is not None
+    )
+    if tables_file.include is None and not merged:
+        return None
+    return SourceRule(
+        source=tables_file.source,
+        format=tables_file.format,
+        include=tuple(tables_file.include or ()),
+        exclude=tuple(tables_file.exclude),
+        defaults=tables_file.defaults,
+        merged=merged,
+    )
+
+
 def _load_tables(
-    root: Path, cadence_names: set[str] | None, issues: list[ConfigIssue]
+    root: Path, cadence_names: set[str] | None, issues: list[ConfigIssue], rules: list[SourceRule] | None = None
 ) -> tuple[list[TableConfig], dict[str, str]]:
-    """Every tables/*.yaml, resolved, with the checks that span table files and cadences."""
+    """Every tables/*.yaml, resolved, with the checks that span table files and cadences; each source's rule
+    (include globs, merged tables) goes to ``rules``."""
     tables: list[TableConfig] = []
     table_files: dict[str, str] = {}  # table id -> the file it came from
     seen = _Seen()
@@ -433,7 +451,10 @@ def _load_tables(
         if tables_file is None:
             continue
         issues.extend(_source_issues(tables_file, path, display, seen))
+        found = include_issues(tables_file, cadence_names)
+        issues.extend(ConfigIssue(display, f"defaults.{name}", reason) for name, reason in found)
         seen.sources.setdefault(tables_file.source, display)
+        first = len(tables)
         for index, entry in zip(indices, tables_file.tables, strict=True):
             before = len(issues)
             table = _resolve_table(tables_file, index, entry, display, issues)
@@ -443,6 +464,9 @@ def _load_tables(
             if table is not None and len(issues) == before:
                 table_files[table.table_id] = display
                 tables.append(table)
+        rule = source_rule(tables_file, tables[first:])
+        if rule is not None and rules is not None:
+            rules.append(rule)
     return tables, table_files
 
 
@@ -517,7 +541,8 @@ def load_config(config_dir: str | Path) -> OdpConfig:
     if environments is not None and cadences is not None:
         _check_physical_names(environments, cadences, issues)
 
-    tables, table_files = _load_tables(root, cadence_names, issues)
+    rules: list[SourceRule] = []
+    tables, table_files = _load_tables(root, cadence_names, issues, rules)
     streams = _load_streams(root, tables, table_files, issues)
     from odp.config.dataset_loader import load_datasets  # noqa: PLC0415 - it imports this module
 
@@ -534,4 +559,5 @@ def load_config(config_dir: str | Path) -> OdpConfig:
         streams=streams or StreamsFile(),
         datasets=tuple(datasets),
         access=access or AccessFile(),
+        rules=tuple(rules),
     )

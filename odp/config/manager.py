@@ -13,12 +13,13 @@ from typing import Any
 
 from odp.config.items import ACTIVE_CADENCE_ATTRIBUTE, batch_config_item, normalise_item, table_config_item
 from odp.config.loader import OdpConfig
+from odp.config.patterns import place
 from odp.dynamodb import table_items
 
 
 @dataclass(frozen=True)
 class ItemChange:
-    kind: str  # "table" | "cadence"
+    kind: str  # "table" | "cadence" (a source rule is a "table" item: rule#<source>)
     key: str
     action: str  # "added" | "changed" | "deactivated"
     item: dict[str, Any]
@@ -70,6 +71,22 @@ def _diff(kind: str, key_name: str, wanted: dict[str, dict], existing: dict[str,
     return changes, unchanged
 
 
+def onboarded_items(config: OdpConfig, existing: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Pure: the tables the File Manager onboarded that their source's rule still includes, resolved again
+    from today's defaults (a defaults change applies to them too); the others are deactivated like a
+    removed entry. An entry written for such a table since takes its place."""
+    rules = {rule.source: rule for rule in config.rules}
+    kept = {}
+    for key, item in existing.items():
+        if not item.get("onboarded") or not isinstance(item.get("source"), str):
+            continue
+        schema_name, table = item.get("schema_name"), item.get("table")
+        placement = place(rules.get(item["source"]), item["source"], str(schema_name), str(table))
+        if placement.onboard is not None and placement.table_id == key:
+            kept[key] = table_config_item(placement.onboard)
+    return kept
+
+
 def plan_changes(
     config: OdpConfig,
     environment: str,
@@ -78,10 +95,12 @@ def plan_changes(
 ) -> ConfigPlan:
     """What must be written so that DynamoDB matches the configuration (pure)."""
     wanted_tables = {t.table_id: table_config_item(t) for t in config.tables}
+    wanted_tables |= {rule.to_item()["table_id"]: rule.to_item() for rule in config.rules}
     wanted_cadences = {
         name: batch_config_item(environment, name, cadence) for name, cadence in config.cadences.cadences.items()
     }
     have_tables = {item["table_id"]: normalise_item(item) for item in existing_tables}
+    wanted_tables = onboarded_items(config, have_tables) | wanted_tables
     have_cadences = {item["cadence"]: normalise_item(item) for item in existing_cadences}
     cadence_changes, cadence_same = _diff("cadence", "cadence", wanted_cadences, have_cadences)
     table_changes, table_same = _diff("table", "table_id", wanted_tables, have_tables)

@@ -487,14 +487,84 @@ def source_setting_issues(
     return issues
 
 
-class TableEntry(TableSettings):
-    """One table of a source file."""
+# A table pattern: ``<schema glob>.<table glob>`` matched against a staging key's schema and table segments with
+# shell-style globs (Python's fnmatch, case-sensitive): ``*`` any run of characters, ``?`` one, ``[abc]`` / ``[!abc]``
+# one of (or none of) a set. Exactly one dot separates the schema glob from the table glob.
+TABLE_GLOB = r"^[A-Za-z0-9_$*?\[\]!-]{1,128}\.[A-Za-z0-9_$*?\[\]!-]{1,128}$"
+TableGlob = Annotated[str, StringConstraints(pattern=TABLE_GLOB)]
+DEFAULT_SHARD_COLUMN = "shard"
 
-    schema_name: Identifier = Field(alias="schema", description="Schema (or namespace) of the source table.")
-    table: Identifier = Field(description="Source table name, as in the staging key.")
-    target_table: GlueName | None = Field(default=None, description="Glue table name; default: table, lower case.")
+
+class ShardFrom(StrEnum):
+    """Where a merged table's shard value comes from."""
+
+    SCHEMA = "schema"  # the staging key's schema segment (<source>/<shard>/<table>/...)
+    TABLE = "table"  # the staging key's table segment (<source>/<schema>/<shard>/...)
+    COLUMN = "column"  # a column of the rows themselves (shard_column names it)
+
+
+class TableEntry(TableSettings):
+    """One table of a source file, or (``from``) one target table fed by every source table a glob matches."""
+
+    schema_name: Identifier | None = Field(
+        default=None, alias="schema", description="Schema (or namespace) of the source table (not with from)."
+    )
+    table: Identifier | None = Field(
+        default=None, description="Source table name, as in the staging key (not with from)."
+    )
+    target_table: GlueName | None = Field(
+        default=None, description="Glue table name; default: table, lower case (required with from)."
+    )
+    from_: TableGlob | None = Field(
+        default=None,
+        alias="from",
+        description=(
+            "Shards merged: a glob <schema>.<table> (fnmatch: *, ?, [..]) on the staging key's schema and table "
+            "segments, e.g. shard_*.orders; every matching source table writes this one target table, the shard "
+            "(shard_from) a column of it and the first column of its key. Instead of schema and table."
+        ),
+    )
+    shard_column: ColumnName | None = Field(
+        default=None,
+        description=f"with from: the target column holding the shard; default {DEFAULT_SHARD_COLUMN!r}.",
+    )
+    shard_from: ShardFrom | None = Field(
+        default=None,
+        description=(
+            "with from: schema (default) = the staging key's schema segment is the shard; table = its table "
+            "segment; column = the rows carry it in shard_column."
+        ),
+    )
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, str_strip_whitespace=True)
+
+    @model_validator(mode="after")
+    def _names_or_from(self) -> TableEntry:
+        if self.from_ is None:
+            missing = [name for name in ("schema", "table") if getattr(self, _ENTRY_FIELDS[name]) is None]
+            if missing:
+                raise ValueError(f"{' and '.join(missing)} required (or from: <schema glob>.<table glob>)")
+            if self.shard_column is not None or self.shard_from is not None:
+                raise ValueError("shard_column and shard_from apply to merged tables only (from: ...)")
+            return self
+        if self.schema_name is not None or self.table is not None:
+            raise ValueError("from replaces schema and table: set one or the other")
+        if self.target_table is None:
+            raise ValueError("target_table required with from (the one table every shard writes)")
+        return self
+
+    @property
+    def source_schema(self) -> str:
+        """The schema segment of the staging key: the schema, or the schema glob of ``from``."""
+        return self.schema_name if self.from_ is None else self.from_.split(".", 1)[0]
+
+    @property
+    def source_table(self) -> str:
+        """The table segment of the staging key: the table, or the table glob of ``from``."""
+        return self.table if self.from_ is None else self.from_.split(".", 1)[1]
+
+
+_ENTRY_FIELDS = {"schema": "schema_name", "table": "table"}
 
 
 class TablesFile(_Strict):
@@ -506,7 +576,29 @@ class TablesFile(_Strict):
         "with mode historical)."
     )
     defaults: TableSettings = Field(default_factory=TableSettings, description="Settings every table inherits.")
-    tables: list[TableEntry] = Field(min_length=1)
+    tables: list[TableEntry] = Field(
+        default_factory=list, description="The tables, one entry each; they override include (required without it)."
+    )
+    include: list[TableGlob] | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "A whole source in one entry: globs <schema>.<table> (fnmatch: *, ?, [..]) on the staging key; a file "
+            "under a matching prefix with no entry of its own onboards its table (the File Manager writes its "
+            "table_config item from defaults; columns are read from the files). E.g. ['public.*']."
+        ),
+    )
+    exclude: list[TableGlob] = Field(
+        default_factory=list, description="Globs (as include) of tables include must not onboard."
+    )
+
+    @model_validator(mode="after")
+    def _tables_or_include(self) -> TablesFile:
+        if not self.tables and self.include is None:
+            raise ValueError("tables: at least one entry required, or include: globs of the tables to onboard")
+        if self.exclude and self.include is None:
+            raise ValueError("exclude applies to include: set include too")
+        return self
 
 
 # --------------------------------------------------------------------------------------------
@@ -543,8 +635,23 @@ class TableConfig(_Strict):
     new_columns: NewColumns = NewColumns.ADD  # columns outside ``columns``: add, refuse or ignore
     max_file_attempts: int = DEFAULT_MAX_FILE_ATTEMPTS
     index_buckets: int | None = None  # None: the record level index; N: the bucket index, N per partition
+    # Shards merged (an entry with from): schema_name/table are then globs, primary_key starts with shard_column.
+    shard_column: str | None = None
+    shard_from: ShardFrom | None = None
+    onboarded: bool = False  # written by the File Manager from the source's include rule, not by an entry
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+    @property
+    def shard_from_key(self) -> bool:
+        """Whether the shard value is a segment of the staging key (the readers do not see that column)."""
+        return self.shard_from in (ShardFrom.SCHEMA, ShardFrom.TABLE)
+
+    def as_read(self) -> TableConfig:
+        """The table as its reader sees the files: a shard taken from the staging key is added after reading."""
+        if not self.shard_from_key:
+            return self
+        return self.model_copy(update={"primary_key": tuple(c for c in self.primary_key if c != self.shard_column)})
 
     @property
     def table_id(self) -> str:

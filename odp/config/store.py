@@ -18,8 +18,10 @@ from odp.config.items import (
     TABLE_CONFIG_CADENCE_INDEX,
     BatchConfigRecord,
     table_config_from_item,
+    table_config_item,
 )
 from odp.config.models import SourceFormat, TableConfig
+from odp.config.patterns import SourceRule, is_rule_item, rule_item_key
 from odp.dynamodb import table_items
 
 
@@ -33,13 +35,14 @@ class TableInfo:
 
     is_active: bool
     source_format: SourceFormat | None
+    found: bool = True  # False: table_config has no item for the table (include may onboard it)
 
 
 def table_info_from_item(item: dict[str, Any] | None) -> TableInfo:
     """Lenient: a missing item or ``is_active`` not true means no active configuration; an unknown
     format only changes how LOAD* files are classified, so it reads as None."""
     if not item:
-        return TableInfo(is_active=False, source_format=None)
+        return TableInfo(is_active=False, source_format=None, found=False)
     try:
         source_format: SourceFormat | None = SourceFormat(item.get("format"))
     except ValueError:
@@ -83,6 +86,24 @@ class TableConfigStore:
         """Whether the table is active and its format, never raising on an odd item (the File Manager)."""
         return table_info_from_item(self._item(table_id, consistent=False))
 
+    def rule(self, source: str) -> SourceRule | None:
+        """The source's rule (include globs, merged tables), or None when it has none.
+
+        Raises:
+            pydantic.ValidationError: the rule item is not a rule of this version.
+        """
+        item = self._item(rule_item_key(source), consistent=False)
+        return SourceRule.from_item(item) if item is not None else None
+
+    def onboard(self, config: TableConfig) -> bool:
+        """Write an onboarded table's item unless the table has one already (an entry, or another File
+        Manager first); True when this call wrote it."""
+        try:
+            self._table.put_item(Item=table_config_item(config), ConditionExpression="attribute_not_exists(table_id)")
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
     def active_ids(self, cadence: str) -> list[str]:
         """Ids of the cadence's active tables, from the sparse ``active_by_cadence`` index (never a scan)."""
         items = table_items(
@@ -101,7 +122,8 @@ class TableConfigStore:
             StaleTableConfigItemError, pydantic.ValidationError: an item cannot be read (as :meth:`get`).
         """
         kwargs: dict[str, Any] = {"FilterExpression": Attr("cadence").eq(cadence)} if cadence is not None else {}
-        configs = (table_config_from_item(item) for item in table_items(self._table, "scan", **kwargs))
+        items = table_items(self._table, "scan", **kwargs)
+        configs = (table_config_from_item(item) for item in items if not is_rule_item(item))
         return sorted(configs, key=lambda config: config.table_id)
 
 

@@ -39,6 +39,8 @@ QUARANTINED_METRIC = "QuarantinedFiles"
 # The File Manager, per event (lambdas/file_manager)
 FILES_REGISTERED_METRIC = "FilesRegistered"
 FILES_UNREGISTERED_METRIC = "FilesUnregistered"
+FILES_UNMATCHED_METRIC = "FilesUnmatched"  # a file of a table no entry or include/from rule of its source matches
+TABLES_ONBOARDED_METRIC = "TablesOnboarded"  # a table an include rule onboarded at its first file
 DUPLICATE_FILE_EVENTS_METRIC = "DuplicateFileEvents"
 FILES_SKIPPED_METRIC = "FilesSkipped"
 FAILED_MESSAGES_METRIC = "FailedMessages"

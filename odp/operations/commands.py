@@ -207,7 +207,7 @@ def plan_backfill(backend: OperatorBackend, table_id: str) -> Plan:
     files = file_tracker(backend)
     tracked = files.files(table_id) + files.processed_files(table_id)
     known = {(f.key, f.content_tag) for f in tracked}
-    unregistered = [f for f in tracked if f.status is FileStatus.UNREGISTERED]
+    unregistered = [f for f in tracked if f.status in (FileStatus.UNREGISTERED, FileStatus.UNMATCHED)]
     fresh = untracked_staged(backend.staged_objects(config.staging_prefix), known, config, datetime.now(UTC))
     lines = [
         f"staging prefix {config.staging_prefix}",

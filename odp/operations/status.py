@@ -100,3 +100,56 @@ def render_cadence(cadence: str, views: list[TableView], now: datetime) -> str:
             f"{len(view.quarantined):>11}  {status:<14} {lease}"
         )
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class UnmatchedPrefix:
+    """A staging prefix ``<source>/<schema>/<table>/`` whose files no entry or rule of the source takes."""
+
+    prefix: str
+    files: int
+    bytes: int
+    oldest_landed_at: str | None
+
+
+def unmatched_prefixes(files: list[TrackedFile]) -> list[UnmatchedPrefix]:
+    """Pure: unmatched files grouped by their table's staging prefix, in prefix order."""
+    groups: dict[str, list[TrackedFile]] = {}
+    for tracked in files:
+        groups.setdefault("/".join(tracked.key.split("/")[:3]) + "/", []).append(tracked)
+    return [
+        UnmatchedPrefix(
+            prefix=prefix,
+            files=len(group),
+            bytes=sum(f.size for f in group),
+            oldest_landed_at=min(f.landed_at for f in group),
+        )
+        for prefix, group in sorted(groups.items())
+    ]
+
+
+def unmatched_line(prefixes: list[UnmatchedPrefix]) -> str:
+    """Pure: the one line every status output ends with."""
+    if not prefixes:
+        return "unmatched: none (every landed file's table has an entry or a rule)"
+    files = sum(p.files for p in prefixes)
+    shown = ", ".join(p.prefix for p in prefixes[:3]) + (", ..." if len(prefixes) > 3 else "")
+    return (
+        f"unmatched: {files} file(s) under {len(prefixes)} prefix(es) no entry or rule takes: {shown} "
+        "(python -m odp status --unmatched)"
+    )
+
+
+def render_unmatched(prefixes: list[UnmatchedPrefix], now: datetime) -> str:
+    """Pure: one line per unmatched prefix, with what to do."""
+    lines = [
+        f"{len(prefixes)} unmatched prefix(es): add an entry or an include glob to config/tables/<source>.yaml, "
+        "deploy, then python -m odp backfill <table>",
+        f"{'prefix':<50} {'files':>7} {'bytes':>12} {'oldest':>9}",
+    ]
+    lines += [f"{p.prefix:<50} {p.files:>7} {p.bytes:>12} {age(p.oldest_landed_at, now):>9}" for p in prefixes]
+    return "\n".join(lines)
+
+
+def unmatched(backend: OperatorBackend) -> list[UnmatchedPrefix]:
+    return unmatched_prefixes(file_tracker(backend).unmatched_files())

@@ -121,8 +121,17 @@ class FileTracker:
         """Files kept while the table had no active configuration, in key order."""
         return self.files(table_id, FileStatus.UNREGISTERED)
 
+    def unmatched_files(self) -> list[TrackedFile]:
+        """Every unmatched file (no entry or rule of its source takes its table), in key order.
+
+        A filtered scan: file_tracker holds pending files only, and this is an operator's question
+        (python -m odp status --unmatched), never a job's.
+        """
+        items = table_items(self._tracker, "scan", FilterExpression=Attr("status").eq(FileStatus.UNMATCHED.value))
+        return sorted((TrackedFile.from_item(item) for item in items), key=lambda f: (f.key, f.landed_at))
+
     def promote_unregistered(self, table_id: str, source_format: str | None = None) -> int:
-        """Make a newly configured table's unregistered files pending (status landed); returns how many.
+        """Make a newly configured table's unregistered (or unmatched) files pending (status landed); returns how many.
 
         The file kind is decided again with the table's source format (only DMS names full loads
         LOAD*). Each update is conditional on the file still being unregistered, so running this
@@ -131,7 +140,7 @@ class FileTracker:
         return sum(
             self._move_status(
                 tracked,
-                FileStatus.UNREGISTERED,
+                tracked.status,
                 f"SET #status = :to, {PENDING_ATTRIBUTE} = :table, file_kind = :kind",
                 {
                     ":to": FileStatus.LANDED.value,
@@ -139,7 +148,8 @@ class FileTracker:
                     ":kind": file_kind(tracked.file_name, source_format).value,
                 },
             )
-            for tracked in self.unregistered_files(table_id)
+            for tracked in self.files(table_id)
+            if tracked.status in (FileStatus.UNREGISTERED, FileStatus.UNMATCHED)
         )
 
     def _move_status(self, tracked: TrackedFile, expected: FileStatus, update: str, values: dict[str, Any]) -> bool:

@@ -7,7 +7,10 @@ class FileStatus(StrEnum):
     """Where a file is in its life (file_tracker, then file_tracker_history)."""
 
     LANDED = "landed"  # registered, waiting for its table's next run
-    UNREGISTERED = "unregistered"  # its table has no active configuration; kept, not processed
+    UNREGISTERED = "unregistered"  # its table's configuration is inactive; kept, not processed
+    # Its table has no configuration and no rule of its source (include, from) matches it: kept, not processed,
+    # counted (FilesUnmatched) and listed by python -m odp status --unmatched until an entry or a glob takes it.
+    UNMATCHED = "unmatched"
     PROCESSED = "raw_file_processed"  # applied by a Hudi commit; the item lives in file_tracker_history
     # Set aside: its content failed (at once), or a read of it failed on max_file_attempts runs, or an operator
     # quarantined it. Kept in file_tracker with its reason, not read until an operator releases it (python -m

@@ -84,7 +84,8 @@ def test_a_run_killed_while_writing_its_tombstones_recovers_on_the_next_run(
     assert not sandbox.tombstone_dir("alpha").exists()  # no delete yet: no tombstones
     assert sandbox.report()["skipped_files"] == {
         "crm/public/customers/1.parquet": (
-            "table crm.public.customers has no active configuration: kept as unregistered in file_tracker"
+            "table crm.public.customers has no entry and no include or from glob of its source matches it: "
+            "kept as unmatched in file_tracker (python -m odp status --unmatched)"
         ),
         "shop/app/alpha/empty.parquet": "skipped by the File Manager: zero-byte object",
         "shop/app/alpha/notes.txt": (

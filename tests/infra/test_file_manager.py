@@ -90,7 +90,7 @@ def test_pattern_of_many_sources_stays_within_the_quota_or_matches_the_bucket() 
     assert "object" not in object_created_pattern("b", None)["detail"]
 
 
-def test_file_manager_may_register_but_not_scan(synthesized) -> None:
+def test_file_manager_may_register_and_onboard_but_not_scan(synthesized) -> None:
     template = synthesized.data_lakes["dev"]
     tables = {
         r["Properties"]["TableName"]: logical
@@ -108,7 +108,7 @@ def test_file_manager_may_register_but_not_scan(synthesized) -> None:
     assert allowed("dynamodb:ConditionCheckItem", "odp-dev-file-tracker-history")
     assert not allowed("dynamodb:PutItem", "odp-dev-file-tracker-history")
     assert allowed("dynamodb:GetItem", "odp-dev-table-config")
-    assert not allowed("dynamodb:PutItem", "odp-dev-table-config")
+    assert allowed("dynamodb:PutItem", "odp-dev-table-config")  # include: the File Manager onboards tables
     assert all("dynamodb:Scan" not in s["Action"] for s in statements)
 
 

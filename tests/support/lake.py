@@ -78,8 +78,11 @@ class Lake:
         self.tables["table_config"].put_item(Item=table_config_item(config))
         return config
 
-    def _land(self, config: TableConfig, name: str, body: bytes, *, replay: bool | None = None) -> TrackedFile:
-        key = f"{config.staging_prefix}{name}"
+    def _land(
+        self, config: TableConfig, name: str, body: bytes, *, replay: bool | None = None, prefix: str | None = None
+    ) -> TrackedFile:
+        """``prefix``: the staging folder when it is not the table's own (a merged table's shard)."""
+        key = f"{prefix or config.staging_prefix}{name}"
         path = self.root / STAGING / key
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(body)
@@ -116,8 +119,11 @@ class Lake:
     def land_text(self, config: TableConfig, name: str, text: str) -> TrackedFile:
         return self._land(config, name, text.encode("utf-8"))
 
-    def land_json_lines(self, config: TableConfig, name: str, records: list[Any]) -> TrackedFile:
-        return self.land_text(config, name, "\n".join(json.dumps(r) for r in records) + "\n")
+    def land_json_lines(
+        self, config: TableConfig, name: str, records: list[Any], *, prefix: str | None = None
+    ) -> TrackedFile:
+        body = ("\n".join(json.dumps(r) for r in records) + "\n").encode("utf-8")
+        return self._land(config, name, body, prefix=prefix)
 
     def args(self, *table_ids: str, table_concurrency: int = 4, job_dpus: float = 0.0) -> FileProcessorJobArgs:
         return FileProcessorJobArgs(

@@ -20,8 +20,8 @@ from odp.config.store import (
 @pytest.mark.parametrize(
     ("item", "expected"),
     [
-        (None, TableInfo(is_active=False, source_format=None)),
-        ({}, TableInfo(is_active=False, source_format=None)),
+        (None, TableInfo(is_active=False, source_format=None, found=False)),
+        ({}, TableInfo(is_active=False, source_format=None, found=False)),
         ({"is_active": True, "format": "debezium"}, TableInfo(is_active=True, source_format=SourceFormat.DEBEZIUM)),
         ({"is_active": False, "format": "dms"}, TableInfo(is_active=False, source_format=SourceFormat.DMS)),
         ({"is_active": "true", "format": "dms"}, TableInfo(is_active=False, source_format=SourceFormat.DMS)),
@@ -66,7 +66,7 @@ def test_get_is_strict_and_names_the_missing_table(table_store: TableConfigStore
 
 def test_info_active_ids_and_scan(table_store: TableConfigStore) -> None:
     assert table_store.info("shop.public.b") == TableInfo(is_active=False, source_format=SourceFormat.DMS)
-    assert table_store.info("shop.public.x") == TableInfo(is_active=False, source_format=None)
+    assert table_store.info("shop.public.x") == TableInfo(is_active=False, source_format=None, found=False)
     assert table_store.active_ids("hourly") == ["shop.public.a"]
     assert [t.table_id for t in table_store.scan(cadence="hourly")] == ["shop.public.a", "shop.public.b"]
     assert [t.table_id for t in table_store.scan()] == ["shop.public.a", "shop.public.b", "shop.public.c"]

@@ -225,7 +225,7 @@ def test_the_published_event_as_it_is_is_skipped(
     assert blob["FilesSkipped"] == [1.0]
 
 
-def test_files_of_unconfigured_or_inactive_tables_are_kept_as_unregistered(
+def test_files_of_unconfigured_tables_are_unmatched_and_of_inactive_ones_unregistered(
     manager: FileManager,
     files: FileTracker,
     tracker_tables: dict[str, Any],
@@ -242,7 +242,7 @@ def test_files_of_unconfigured_or_inactive_tables_are_kept_as_unregistered(
     assert run(manager, sqs_event, [unknown, inactive]) == {"batchItemFailures": []}
     stored = {item["table_id"]: item for item in items(tracker_tables["file_tracker"])}
     assert {table_id: item["status"] for table_id, item in stored.items()} == {
-        "crm.public.customers": "unregistered",
+        "crm.public.customers": "unmatched",
         "taxi_trips_dms.taxi_trips.table_2": "unregistered",
     }
     assert all("pending_table_id" not in item for item in stored.values())
@@ -296,12 +296,12 @@ def test_outcomes_are_counted_as_metrics(
     assert blob["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "ODP"
     counts = {
         name: blob.get(name)
-        for name in ("FilesRegistered", "DuplicateFileEvents", "FilesUnregistered", "FilesSkipped", "FailedMessages")
+        for name in ("FilesRegistered", "DuplicateFileEvents", "FilesUnmatched", "FilesSkipped", "FailedMessages")
     }
     assert counts == {
         "FilesRegistered": [1.0],
         "DuplicateFileEvents": [1.0],
-        "FilesUnregistered": [1.0],
+        "FilesUnmatched": [1.0],
         "FilesSkipped": [1.0],
         "FailedMessages": [1.0],
     }
