@@ -252,6 +252,19 @@ class TableMode(StrEnum):
     HISTORICAL = "historical"
 
 
+class MissingColumns(StrEnum):
+    """What a change does with a column its file's format declares it lacks (Parquet, CSV with a header)."""
+
+    REFUSE = "refuse"  # the file fails, naming the column (the default: never NULL by surprise)
+    KEEP = "keep"  # the stored value stays: a partial update
+    NULL = "null"  # the column is NULL in the file's changes (the behaviour before this setting)
+
+
+# Debezium's ``unavailable.value.placeholder`` default: an unchanged TOASTed Postgres column of an update
+# (REPLICA IDENTITY DEFAULT). Binary columns carry its UTF-8 bytes, base64 in JSON.
+DEBEZIUM_UNAVAILABLE_VALUE = "__debezium_unavailable_value"
+
+
 class DebeziumShape(StrEnum):
     """How a Debezium table's records are written to S3."""
 
@@ -379,6 +392,26 @@ class TableSettings(_Strict):
             "earlier event time fails its file (a bad record on a stream). Same orderings as event_time_tolerance."
         ),
     )
+    missing_columns: MissingColumns | None = Field(
+        default=None,
+        description=(
+            "A file whose format declares its columns (Parquet, CSV with a header) without a configured column "
+            "(without columns: a column of the stored table): refuse (default: the file fails, naming the column), "
+            "keep (the stored value stays: a partial update; a key with no stored row fails its file) or null "
+            "(the column is NULL in that file's changes)."
+        ),
+    )
+    unavailable_value_placeholder: Annotated[str, StringConstraints(min_length=1, strip_whitespace=False)] | None = (
+        Field(
+            default=None,
+            description=(
+                "debezium: the connector's unavailable.value.placeholder (formerly toasted.value.placeholder); "
+                f"default {DEBEZIUM_UNAVAILABLE_VALUE}. A column whose new value is the placeholder (text, its "
+                "base64 in a binary column, or an array of it) keeps its stored value (Postgres TOAST); a key with "
+                "no earlier change in the run and no stored row fails its file."
+            ),
+        )
+    )
     transform: str | None = Field(
         default=None,
         description=(
@@ -433,12 +466,15 @@ SOURCE_SETTINGS = (
     "transform",
     "event_time_tolerance",
     "event_time_floor",
+    "missing_columns",
+    "unavailable_value_placeholder",
 )
 _SETTINGS_OF_FORMAT = {
     "csv_header": "dms",
     "csv_delimiter": "dms",
     "csv_null_value": "dms",
     "debezium_shape": "debezium",
+    "unavailable_value_placeholder": "debezium",
 }
 
 
@@ -514,6 +550,8 @@ class TableConfig(_Strict):
     transform: str | None = None
     event_time_tolerance: str = DEFAULT_EVENT_TIME_TOLERANCE  # see odp.config.event_time
     event_time_floor: str | None = None
+    missing_columns: MissingColumns = MissingColumns.REFUSE
+    unavailable_value_placeholder: str = DEBEZIUM_UNAVAILABLE_VALUE  # read by debezium sources only
     max_file_attempts: int = DEFAULT_MAX_FILE_ATTEMPTS
     index_buckets: int | None = None  # None: the record level index; N: the bucket index, N per partition
 
