@@ -10,7 +10,7 @@ from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from etl.change_frame import DELETE, FILE, OP, ROW
+from etl.change_frame import DELETE, FILE, KEEP, OP, ROW
 from etl.errors import ChangeFileError
 from etl.readers.common import ERROR, SourceFile, executor_error, validation_errors
 
@@ -19,10 +19,12 @@ from etl.readers.common import ERROR, SourceFile, executor_error, validation_err
 class ChangeCounts:
     rows: int  # changes read (every row of every file)
     deletes: int  # of which deletes: none = no tombstone write
+    kept_columns: tuple[str, ...] = ()  # columns some change keeps stored (etl.change_frame.fill_kept): none = no fill
 
 
 def count_changes(frame: DataFrame, keys: tuple[str, ...], files: Sequence[SourceFile] = ()) -> ChangeCounts:
-    """Count the changes and the deletes, and raise for a bad change, in one Spark job.
+    """Count the changes and the deletes, name the columns changes keep stored, and raise for a bad change, in one
+    Spark job.
 
     Errors found while reading (``_odp_error``: a parse, layout, type or event-time problem) carry their own
     place (``row N`` / ``line N``); the checks here add ``row N`` (1-based record number in the file).
@@ -36,14 +38,21 @@ def count_changes(frame: DataFrame, keys: tuple[str, ...], files: Sequence[Sourc
     if ERROR in frame.columns:
         reason = F.coalesce(F.col(ERROR), reason)
     bad = F.when(reason.isNotNull(), F.struct(F.col(FILE).alias("file"), reason.alias("why")))
+    # distinct lists of kept columns: few (one per file shape or TOAST pattern), flattened here
+    kept = F.flatten(F.collect_set(F.col(KEEP))) if KEEP in frame.columns else F.array().cast("array<string>")
     try:
         summary = frame.select(
             F.count(F.lit(1)).alias("rows"),
             F.count(F.when(F.col(OP) == F.lit(DELETE), True)).alias("deletes"),
             F.first(bad, ignorenulls=True).alias("bad"),
+            kept.alias("kept"),
         ).first()
     except (CapturedException, Py4JJavaError) as error:
         raise executor_error(error, files) from error
     if summary["bad"] is not None:
         raise ChangeFileError(summary["bad"]["file"], summary["bad"]["why"])
-    return ChangeCounts(rows=int(summary["rows"]), deletes=int(summary["deletes"]))
+    return ChangeCounts(
+        rows=int(summary["rows"]),
+        deletes=int(summary["deletes"]),
+        kept_columns=tuple(dict.fromkeys(summary["kept"] or ())),
+    )

@@ -33,6 +33,7 @@ from etl.file_processor.table_plan import TablePlan, plan_table_run, source_file
 from etl.file_processor.transform import transform_changes
 from etl.file_processor.write_budget import RowBudget, job_row_budget
 from etl.hudi.commit import CommitResult, CommitTag, commit_once
+from etl.hudi.kept_values import stored_data_columns
 from etl.hudi.timeline import CommitSummary, completed_commits, discard_uncommitted_table
 from etl.hudi.writer import ChangeBatch, WriteResult, WriteSettings, job_write_profile, write_changes
 from etl.readers import read_changes
@@ -246,7 +247,8 @@ class _TableRunner:
     ) -> AppliedCommit:
         """Read the plan's files and commit their changes once (etl.hudi.commit), within the job's row budget."""
         sources = source_files(plan.apply, self.resolve_uri)
-        changes = read_changes(self.spark, sources, config, run_start=self.run_start).persist()
+        stored = stored_data_columns(self.spark, config, base_path)  # what files must carry without `columns`
+        changes = read_changes(self.spark, sources, config, run_start=self.run_start, stored_columns=stored).persist()
         try:
             counts = count_changes(changes, tuple(config.primary_key), sources)
             batch = ChangeBatch(
@@ -254,6 +256,7 @@ class _TableRunner:
                 rows=counts.rows,
                 has_full_load=any(s.is_full_load for s in sources),
                 has_deletes=counts.deletes > 0,
+                kept_columns=counts.kept_columns,
             )
             with self.row_budget.reserve(counts.rows, config.table_id):
                 keeper.check()

@@ -21,9 +21,17 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from etl.change_frame import FILE, FILE_ORDER, INSERT, OP, ORDERING, ROW, with_sequence
+from etl.change_frame import FILE, FILE_ORDER, INSERT, KEEP, OP, ORDERING, ROW, with_sequence
 from etl.errors import ChangeFileError, TableConfigError
-from etl.readers.common import ERROR, SourceFile, java_cause, row_error
+from etl.readers.common import (
+    ERROR,
+    SourceFile,
+    expected_columns,
+    java_cause,
+    keep_marks,
+    missing_columns_of,
+    row_error,
+)
 from etl.readers.csv_records import parse_csv_content
 from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.json_sources import parsed_changes
@@ -162,19 +170,25 @@ def _op_of(present: set[str], source: SourceFile | None, where: str) -> Column:
 
 
 def _changes_of(
-    frame: DataFrame, source: SourceFile | None, config: TableConfig, horizon: EventTimeHorizon | None
+    frame: DataFrame,
+    source: SourceFile | None,
+    config: TableConfig,
+    horizon: EventTimeHorizon | None,
+    expected: Sequence[str] = (),
 ) -> DataFrame:
     """The change frame of one Parquet file (``source``), or of every CSV file (``source`` None: already
-    typed, ``op`` set for full-load rows, :data:`FULL_LOAD` per row).
+    typed, ``op`` set for full-load rows, :data:`FULL_LOAD` per row). ``expected``: the columns a Parquet
+    file must carry (:func:`etl.readers.common.expected_columns`), applied by the table's ``missing_columns``.
 
     Raises:
-        ChangeFileError: a missing key, Op or ordering column.
+        ChangeFileError: a missing key, Op or ordering column; a missing column the table refuses.
     """
     present = set(frame.columns)
     where = source.key if source else "CSV"
     for key in config.primary_key:
         if key.lower() not in present:
             raise ChangeFileError(where, f"missing key column {key}")
+    kept = missing_columns_of(where, frame.columns, expected, config) if source is not None else []
     full_load = F.col(FULL_LOAD) if source is None else F.lit(source.is_full_load)
     op = _op_of(present, source, where)
     declared = {name.lower(): kind for name, kind in (config.columns or {}).items()} if source else {}
@@ -211,22 +225,32 @@ def _changes_of(
         F.col(ROW),
         F.coalesce(F.col(ERROR), row_error(errors)).alias(ERROR),
         *[value.alias(name) for name, value in typed.items()],
+        *([keep_marks([_configured_name(name, config) for name in kept]).alias(KEEP)] if kept else []),
     )
 
 
 def read_dms(
-    spark: SparkSession, files: Sequence[SourceFile], config: TableConfig, horizon: EventTimeHorizon | None = None
+    spark: SparkSession,
+    files: Sequence[SourceFile],
+    config: TableConfig,
+    horizon: EventTimeHorizon | None = None,
+    *,
+    stored_columns: Sequence[str] = (),
 ) -> DataFrame:
     """Every file's changes in one frame (columns unioned by name; new columns null elsewhere). ``horizon``:
-    the event times a timestamp / date ordering column may hold (None: any).
+    the event times a timestamp / date ordering column may hold (None: any). ``stored_columns``: the stored
+    table's data columns, what a Parquet file of a table without ``columns`` must carry (``missing_columns``).
 
     Raises:
-        ChangeFileError: unreadable Parquet, missing key / ordering / Op column.
+        ChangeFileError: unreadable Parquet, missing key / ordering / Op column, a missing column refused.
         TableConfigError: CSV without configured columns.
     """
     ordered = sorted(files, key=lambda f: f.order)
+    expected = [name for name in expected_columns(config, stored_columns) if name != OP_SOURCE]
     frames = [
-        _changes_of(_load_parquet(spark, source), source, config, horizon) for source in ordered if not _is_csv(source)
+        _changes_of(_load_parquet(spark, source), source, config, horizon, expected)
+        for source in ordered
+        if not _is_csv(source)
     ]
     csv_files = [source for source in ordered if _is_csv(source)]
     if csv_files:
