@@ -121,12 +121,14 @@ def _csv_frame(spark: SparkSession, files: Sequence[SourceFile], config: TableCo
     if not config.columns:
         raise TableConfigError(f"{config.table_id}: CSV files need the table's columns in its configuration")
     names = [name.lower() for name in config.columns]
+    kept_names = [_configured_name(name, config) for name in names]
     header, delimiter, null_value, encoding = (
         config.csv_header,
         config.csv_delimiter,
         config.csv_null_value,
         config.encoding,
     )
+    missing = config.missing_columns.value
 
     def parser_of(source: SourceFile):
         full_load = source.is_full_load
@@ -138,6 +140,8 @@ def _csv_frame(spark: SparkSession, files: Sequence[SourceFile], config: TableCo
             delimiter=delimiter,
             null_value=null_value,
             encoding=encoding,
+            missing=missing,
+            kept_names=kept_names,
         )
 
     parsed = parsed_changes(spark, files, parser_of)
@@ -151,6 +155,7 @@ def _csv_frame(spark: SparkSession, files: Sequence[SourceFile], config: TableCo
         F.col(FILE).isin(full_loads).alias(FULL_LOAD),
         F.coalesce(F.col(ERROR), row_error(errors)).alias(ERROR),
         *data,
+        F.col(KEEP),
     )
 
 
@@ -194,7 +199,7 @@ def _changes_of(
     declared = {name.lower(): kind for name, kind in (config.columns or {}).items()} if source else {}
     typed, errors = {}, []
     for name in frame.columns:
-        if name in (OP_SOURCE, ROW, ERROR, FILE, FILE_ORDER, FULL_LOAD):
+        if name in (OP_SOURCE, ROW, ERROR, FILE, FILE_ORDER, FULL_LOAD, KEEP):
             continue
         if name in declared:
             value, error = strict_cast(F.col(name), frame.schema[name].dataType, declared[name], name)
@@ -226,6 +231,7 @@ def _changes_of(
         F.coalesce(F.col(ERROR), row_error(errors)).alias(ERROR),
         *[value.alias(name) for name, value in typed.items()],
         *([keep_marks([_configured_name(name, config) for name in kept]).alias(KEEP)] if kept else []),
+        *([F.col(KEEP)] if KEEP in frame.columns else []),  # CSV: marked per file by the parser
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from etl.readers.csv_records import parse_csv
 from etl.readers.records import unavailable_columns
 from odp.config.models import DEBEZIUM_UNAVAILABLE_VALUE, MissingColumns, SourceFormat, TableMode, TableType
 from odp.tracker import RunStatus
@@ -71,6 +72,21 @@ def test_the_placeholder_is_found_as_text_base64_and_array() -> None:
     assert unavailable_columns(image, UNAVAILABLE) == ("doc", "blob", "tags")
     assert unavailable_columns(image, None) == ()
     assert unavailable_columns({"doc": "__toasted__"}, "__toasted__") == ("doc",)  # the configured placeholder
+
+
+def test_a_dms_csv_header_without_a_column_is_refused_kept_or_nulled() -> None:
+    names, text = ["id", "name", "email"], "Op,id,name\nU,1,ann2\n"
+    refused = list(parse_csv(text, names, is_full_load=False, header=True))
+    assert refused[0].error == "the header names columns ['op', 'id', 'name'], the configuration has " + (
+        "['id', 'name', 'email'] (+ Op)"
+    )
+    kept = list(parse_csv(text, names, is_full_load=False, missing="keep", kept_names=["id", "name", "Email"]))
+    assert (kept[0].values, kept[0].keep) == ({"id": "1", "name": "ann2", "email": None}, ("Email",))
+    nulled = list(parse_csv(text, names, is_full_load=False, header=True, missing="null"))
+    assert (nulled[0].values, nulled[0].keep) == ({"id": "1", "name": "ann2", "email": None}, ())
+    # a header naming every column keeps nothing, whatever the setting
+    full = list(parse_csv("Op,id,name,email\nI,2,bob,b@x\n", names, is_full_load=False, missing="keep"))
+    assert (full[0].values["email"], full[0].keep) == ("b@x", ())
 
 
 @pytest.mark.spark
@@ -161,6 +177,10 @@ def test_a_parquet_file_missing_a_column_is_refused_kept_or_nulled(spark, lake: 
         MissingColumns.NULL: lake.configure(table_config("nulled", columns=DMS_COLUMNS, missing_columns="null")),
         # without `columns`: the stored table's columns are what a file must carry
         "unconfigured": lake.configure(table_config("unconfigured")),
+        # a plain CSV drop (files): its header declares its columns too
+        "files": lake.configure(table_config("drops", source_format=SourceFormat.FILES, columns=DMS_COLUMNS)),
+        # DMS CSV with a header (AddColumnName=true) and missing_columns: keep
+        "csv": lake.configure(table_config("csv", columns=DMS_COLUMNS, missing_columns="keep", csv_header=True)),
         # a historical table keeps every change: the kept cell takes the key's previous change's value
         "history": lake.configure(
             table_config("history", columns=DMS_COLUMNS, missing_columns="keep", mode=TableMode.HISTORICAL)
@@ -170,14 +190,27 @@ def test_a_parquet_file_missing_a_column_is_refused_kept_or_nulled(spark, lake: 
         {"Op": "I", "seq": "1", "id": 1, "name": "ann", "email": "ann@example.com"},
         {"Op": "I", "seq": "2", "id": 2, "name": "bob", "email": "bob@example.com"},
     ]
-    for config in tables.values():
-        lake.land_parquet(config, "20260101-0.parquet", first, CDC)
+    for mode, config in tables.items():
+        if mode == "files":
+            lake.land_text(
+                config, "20260101-0.csv", "id,seq,name,email\n1,1,ann,ann@example.com\n2,2,bob,bob@example.com\n"
+            )
+        elif mode == "csv":
+            csv_rows = "Op,id,seq,name,email\nI,1,1,ann,ann@example.com\nI,2,2,bob,bob@example.com\n"
+            lake.land_text(config, "20260101-0.csv", csv_rows)
+        else:
+            lake.land_parquet(config, "20260101-0.parquet", first, CDC)
     assert all(t.status is RunStatus.COMPLETED for t in lake.run(spark, *(c.table_id for c in tables.values())).tables)
     # an older schema's file: no email column; 1 is updated, 3 is new (nothing stored to keep from)
     second = [{"Op": "U", "seq": "3", "id": 1, "name": "ann2"}]
     bad = {}
     for mode, config in tables.items():
-        bad[mode] = lake.land_parquet(config, "20260101-1.parquet", second, WITHOUT_EMAIL)
+        if mode == "files":
+            bad[mode] = lake.land_text(config, "20260101-1.csv", "id,seq,name\n1,3,ann2\n")
+        elif mode == "csv":
+            bad[mode] = lake.land_text(config, "20260101-1.csv", "Op,id,seq,name\nU,1,3,ann2\n")
+        else:
+            bad[mode] = lake.land_parquet(config, "20260101-1.parquet", second, WITHOUT_EMAIL)
     results = {t.table_id: t for t in lake.run(spark, *(c.table_id for c in tables.values())).tables}
     refused = results[tables[MissingColumns.REFUSE].table_id]
     message = (
@@ -188,6 +221,14 @@ def test_a_parquet_file_missing_a_column_is_refused_kept_or_nulled(spark, lake: 
     assert refused.error == f"ChangeFileError: {bad[MissingColumns.REFUSE].key}: {message}"
     unconfigured = results[tables["unconfigured"].table_id]
     assert unconfigured.error == f"ChangeFileError: {bad['unconfigured'].key}: {message}"
+    drops = results[tables["files"].table_id]
+    assert drops.error == f"ChangeFileError: {bad['files'].key}: {message}"
+    csv_kept = results[tables["csv"].table_id]
+    assert csv_kept.status is RunStatus.COMPLETED, csv_kept.error
+    assert rows_of(spark, csv_kept.base_path, ["id", "name", "email"]) == [
+        (1, "ann2", "ann@example.com"),
+        (2, "bob", "bob@example.com"),
+    ]
     kept = results[tables[MissingColumns.KEEP].table_id]
     assert kept.status is RunStatus.COMPLETED, kept.error
     expected = [(1, "ann2", "ann@example.com"), (2, "bob", "bob@example.com")]
