@@ -33,7 +33,7 @@ from etl.file_processor.table_plan import TablePlan, plan_table_run, source_file
 from etl.file_processor.transform import transform_changes
 from etl.file_processor.write_budget import RowBudget, job_row_budget
 from etl.hudi.commit import CommitResult, CommitTag, commit_once
-from etl.hudi.kept_values import stored_data_columns
+from etl.hudi.kept_values import check_kept_columns, stored_data_columns
 from etl.hudi.timeline import CommitSummary, completed_commits, discard_uncommitted_table
 from etl.hudi.writer import ChangeBatch, WriteResult, WriteSettings, job_write_profile, write_changes
 from etl.readers import read_changes
@@ -251,8 +251,10 @@ class _TableRunner:
         changes = read_changes(self.spark, sources, config, run_start=self.run_start, stored_columns=stored).persist()
         try:
             counts = count_changes(changes, tuple(config.primary_key), sources)
+            transformed = transform_changes(self.spark, changes, config)
+            check_kept_columns(config, counts.kept_columns, changes.columns, transformed.columns)
             batch = ChangeBatch(
-                transform_changes(self.spark, changes, config),
+                transformed,
                 rows=counts.rows,
                 has_full_load=any(s.is_full_load for s in sources),
                 has_deletes=counts.deletes > 0,

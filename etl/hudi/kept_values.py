@@ -37,7 +37,7 @@ from etl.change_frame import (
     UPDATE,
     fill_kept,
 )
-from etl.errors import ChangeFileError
+from etl.errors import ChangeFileError, TransformError
 from etl.hudi.schema import HUDI_META_PREFIX
 from odp.config.models import SourceFormat, TableConfig, TableMode
 
@@ -57,6 +57,23 @@ def stored_data_columns(spark: SparkSession, config: TableConfig, base_path: str
     return tuple(f.name for f in fields if not f.name.startswith(hidden))
 
 
+def check_kept_columns(config: TableConfig, kept: Sequence[str], before: Sequence[str], after: Sequence[str]) -> None:
+    """A table transform must keep, under their names, the columns changes keep stored (``kept``) that its input
+    had (``before``: the change frame's columns, ``after``: the transform's); else their stored values could not
+    be found and the renamed column would be written NULL.
+
+    Raises:
+        TransformError: names the table and the columns.
+    """
+    lost = [name for name in kept if name in before and name not in after]
+    if lost:
+        raise TransformError(
+            f"{config.table_id}: the table's transform drops or renames column(s) {lost}, which changes of this run "
+            "leave as stored (a Debezium unavailable-value placeholder or missing_columns: keep): select them "
+            "under their names"
+        )
+
+
 def _stored_changes(
     spark: SparkSession,
     base_path: str,
@@ -72,9 +89,10 @@ def _stored_changes(
     table = spark.read.format("hudi").load(base_path)
     present = [name for name in columns if name in table.columns]
     op = F.col(OP) if config.mode is TableMode.HISTORICAL and OP in table.columns else F.lit(UPDATE)
-    stored = table.join(F.broadcast(wanted), keys, "left_semi").select(*keys, SEQ, op.alias(OP), *present)
+    # no broadcast hint: a run of many TOAST updates has many keys; Spark picks the join from their size
+    stored = table.join(wanted, keys, "left_semi").select(*keys, SEQ, op.alias(OP), *present)
     if tombstones is not None:
-        deleted = tombstones.join(F.broadcast(wanted), keys, "left_semi").select(*keys, SEQ, F.lit(DELETE).alias(OP))
+        deleted = tombstones.join(wanted, keys, "left_semi").select(*keys, SEQ, F.lit(DELETE).alias(OP))
         stored = stored.unionByName(deleted, allowMissingColumns=True)
     return stored
 

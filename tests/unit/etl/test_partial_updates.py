@@ -18,6 +18,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from etl.errors import TransformError
+from etl.hudi.kept_values import check_kept_columns
 from etl.readers.csv_records import parse_csv
 from etl.readers.records import unavailable_columns
 from odp.config.models import DEBEZIUM_UNAVAILABLE_VALUE, MissingColumns, SourceFormat, TableMode, TableType
@@ -72,6 +74,20 @@ def test_the_placeholder_is_found_as_text_base64_and_array() -> None:
     assert unavailable_columns(image, UNAVAILABLE) == ("doc", "blob", "tags")
     assert unavailable_columns(image, None) == ()
     assert unavailable_columns({"doc": "__toasted__"}, "__toasted__") == ("doc",)  # the configured placeholder
+
+
+def test_a_transform_must_keep_the_kept_columns_under_their_names() -> None:
+    config = table_config("t", transform="SELECT _odp, id, description AS body FROM <SRC>")
+    before, after = ["_odp_op", "id", "description"], ["_odp_op", "id", "body"]
+    check_kept_columns(config, ["description"], before, ["_odp_op", "id", "description"])
+    check_kept_columns(config, ["doc"], before, after)  # not in the batch at all: the stored type is used
+    with pytest.raises(TransformError) as raised:
+        check_kept_columns(config, ["description"], before, after)
+    assert str(raised.value) == (
+        "src.app.t: the table's transform drops or renames column(s) ['description'], which changes of this run "
+        "leave as stored (a Debezium unavailable-value placeholder or missing_columns: keep): select them under "
+        "their names"
+    )
 
 
 def test_a_dms_csv_header_without_a_column_is_refused_kept_or_nulled() -> None:
