@@ -262,6 +262,19 @@ class NewColumns(StrEnum):
     IGNORE = "ignore"  # dropped, logged and counted (run history, metric IgnoredColumnValues)
 
 
+class MissingColumns(StrEnum):
+    """What a change does with a column its file's format declares it lacks (Parquet, CSV with a header)."""
+
+    REFUSE = "refuse"  # the file fails, naming the column (the default: never NULL by surprise)
+    KEEP = "keep"  # the stored value stays: a partial update
+    NULL = "null"  # the column is NULL in the file's changes (the behaviour before this setting)
+
+
+# Debezium's ``unavailable.value.placeholder`` default: an unchanged TOASTed Postgres column of an update
+# (REPLICA IDENTITY DEFAULT). Binary columns carry its UTF-8 bytes, base64 in JSON.
+DEBEZIUM_UNAVAILABLE_VALUE = "__debezium_unavailable_value"
+
+
 class DebeziumShape(StrEnum):
     """How a Debezium table's records are written to S3."""
 
@@ -400,6 +413,26 @@ class TableSettings(_Strict):
             "history. refuse and ignore need columns."
         ),
     )
+    missing_columns: MissingColumns | None = Field(
+        default=None,
+        description=(
+            "A file whose format declares its columns (Parquet, CSV with a header) without a configured column "
+            "(without columns: a column of the stored table): refuse (default: the file fails, naming the column), "
+            "keep (the stored value stays: a partial update; a key with no stored row fails its file) or null "
+            "(the column is NULL in that file's changes)."
+        ),
+    )
+    unavailable_value_placeholder: Annotated[str, StringConstraints(min_length=1, strip_whitespace=False)] | None = (
+        Field(
+            default=None,
+            description=(
+                "debezium: the connector's unavailable.value.placeholder (formerly toasted.value.placeholder); "
+                f"default {DEBEZIUM_UNAVAILABLE_VALUE}. A column whose new value is the placeholder (text, its "
+                "base64 in a binary column, or an array of it) keeps its stored value (Postgres TOAST); a key with "
+                "no earlier change in the run and no stored row fails its file."
+            ),
+        )
+    )
     transform: str | None = Field(
         default=None,
         description=(
@@ -455,12 +488,15 @@ SOURCE_SETTINGS = (
     "event_time_tolerance",
     "event_time_floor",
     "new_columns",
+    "missing_columns",
+    "unavailable_value_placeholder",
 )
 _SETTINGS_OF_FORMAT = {
     "csv_header": "dms",
     "csv_delimiter": "dms",
     "csv_null_value": "dms",
     "debezium_shape": "debezium",
+    "unavailable_value_placeholder": "debezium",
 }
 
 
@@ -633,6 +669,8 @@ class TableConfig(_Strict):
     event_time_tolerance: str = DEFAULT_EVENT_TIME_TOLERANCE  # see odp.config.event_time
     event_time_floor: str | None = None
     new_columns: NewColumns = NewColumns.ADD  # columns outside ``columns``: add, refuse or ignore
+    missing_columns: MissingColumns = MissingColumns.REFUSE
+    unavailable_value_placeholder: str = DEBEZIUM_UNAVAILABLE_VALUE  # read by debezium sources only
     max_file_attempts: int = DEFAULT_MAX_FILE_ATTEMPTS
     index_buckets: int | None = None  # None: the record level index; N: the bucket index, N per partition
     # Shards merged (an entry with from): schema_name/table are then globs, primary_key starts with shard_column.
