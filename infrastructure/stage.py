@@ -102,6 +102,7 @@ class DataLakeStack(Stack):
         assets: BuiltAssets,
         replica_key_arn: str | None,
     ) -> None:
+        self._availability_zones = tuple(environment.availability_zones)
         super().__init__(
             scope,
             construct_id,
@@ -129,6 +130,9 @@ class DataLakeStack(Stack):
                 environment=name,
                 cidr=environment.vpc_cidr,
                 log_key=key,
+                availability_zones=tuple(environment.availability_zones),
+                sns_endpoint=bool(config.datasets),
+                kinesis_endpoint=bool(config.streams.streams),
                 removal_policy=removal,
                 log_retention=retention,
             ),
@@ -282,8 +286,9 @@ class DataLakeStack(Stack):
 
     @property
     def availability_zones(self) -> list[str]:
-        """The region's first two AZs, named without a context lookup (synth needs no credentials)."""
-        return [f"{self.region}a", f"{self.region}b"]
+        """The environment's AZs from config/environments.yaml (synth needs no context lookup, and
+        ``<region>a`` names a different zone in each account, so it is never derived from the region)."""
+        return list(self._availability_zones)
 
 
 class OdpStage(Stage):

@@ -18,6 +18,7 @@ from odp.config.models import TableConfig
 from odp.contracts.state_machines import render_definition
 from sandbox.aws_calls import AwsCall
 from tests.infra.permissions.iam_policy import Request, evaluate, evaluate_resource_policy
+from tests.infra.permissions.reachability import needs_of, unreachable
 from tests.infra.permissions.requirements import (
     Requirement,
     Translation,
@@ -95,6 +96,33 @@ def state_machine_definition(resolver: Resolver, logical: str, asset_text: Calla
     return render_definition(values, asset_text(properties["DefinitionS3Location"]["Key"]))
 
 
+def derived_requirements(
+    resolver: Resolver, *, tables: Iterable[TableConfig] = (), datasets: Iterable[DatasetConfig] = ()
+) -> list[Requirement]:
+    """What AWS does with the code principals' roles because of the template and the configuration:
+    code loading, logs, the catalog sync of tables and datasets, the streaming jobs' Kinesis source."""
+    tables = list(tables)
+    return (
+        configuration_requirements(resolver)
+        + catalog_sync_requirements(resolver, [table for table in tables if table.stream is None])
+        + dataset_catalog_requirements(resolver, datasets)
+        + streaming_runtime_requirements(resolver, tables)
+    )
+
+
+def check_reachability(
+    resolver: Resolver,
+    calls: Mapping[str, list[AwsCall]],
+    *,
+    tables: Iterable[TableConfig] = (),
+    datasets: Iterable[DatasetConfig] = (),
+) -> list[str]:
+    """Every service a principal in the VPC needs (recorded calls, derived requirements) that its
+    subnets cannot reach (tests/infra/permissions/reachability.py)."""
+    recorded = [call for found in calls.values() for call in found]
+    return unreachable(resolver, needs_of(recorded, derived_requirements(resolver, tables=tables, datasets=datasets)))
+
+
 def check_template(
     resolver: Resolver,
     calls: Mapping[str, list[AwsCall]],
@@ -116,13 +144,7 @@ def check_template(
         for call in recorded
         for requirement in call_requirements(call, resolver, translations[recorded_in])
     ]
-    tables = list(tables)
-    derived = (
-        configuration_requirements(resolver)
-        + catalog_sync_requirements(resolver, [table for table in tables if table.stream is None])
-        + dataset_catalog_requirements(resolver, datasets)
-        + streaming_runtime_requirements(resolver, tables)
-    )
+    derived = derived_requirements(resolver, tables=tables, datasets=datasets)
     for requirement in recorded_requirements + derived:
         by_principal.setdefault(requirement.principal, []).append(requirement)
     for principal, requirements in by_principal.items():

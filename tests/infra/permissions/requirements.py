@@ -294,7 +294,7 @@ _STATES_TRACING = (
 _GLUE_WRITTEN_ARGUMENTS = ("--TempDir", "--spark-event-logs-path")  # prefixes Glue writes to, not code it loads
 
 
-def _function_principal(resolver: Resolver, logical: str) -> str | None:
+def function_principal(resolver: Resolver, logical: str) -> str | None:
     name = resolver.physical_name(logical)
     prefix = f"odp-{resolver.deployment.environment}-"
     principal = name.removeprefix(prefix)
@@ -304,7 +304,7 @@ def _function_principal(resolver: Resolver, logical: str) -> str | None:
 def _lambda_requirements(resolver: Resolver) -> Iterator[Requirement]:
     d = resolver.deployment
     for logical, function in resolver.of_type("AWS::Lambda::Function").items():
-        principal = _function_principal(resolver, logical)
+        principal = function_principal(resolver, logical)
         if principal is None:
             continue
         name = resolver.physical_name(logical)
@@ -321,7 +321,7 @@ def _lambda_requirements(resolver: Resolver) -> Iterator[Requirement]:
                 yield Requirement(principal, action, "*", reason=f"active tracing of {name}")
     for mapping in resolver.of_type("AWS::Lambda::EventSourceMapping").values():
         properties = mapping["Properties"]
-        principal = _function_principal(resolver, resolver.logical_id_of(properties["FunctionName"]))
+        principal = function_principal(resolver, resolver.logical_id_of(properties["FunctionName"]))
         source = properties.get("EventSourceArn")
         if principal is None or source is None or ":sqs:" not in str(resolver.resolve(source)):
             continue
@@ -335,7 +335,7 @@ def _lambda_requirements(resolver: Resolver) -> Iterator[Requirement]:
             yield Requirement(principal, "kms:Decrypt", key, (SECURE_TRANSPORT, via), reason)
 
 
-def _glue_job_principal(resolver: Resolver, name: str) -> str | None:
+def glue_job_principal(resolver: Resolver, name: str) -> str | None:
     environment = resolver.deployment.environment
     if name.startswith(f"odp-{environment}-file-processor-"):
         return FILE_PROCESSOR_JOB
@@ -349,7 +349,7 @@ def _glue_code_requirements(resolver: Resolver) -> Iterator[Requirement]:
     datasets' config is listed by the job itself) with the job's role."""
     for job in resolver.of_type("AWS::Glue::Job").values():
         properties = resolver.resolve(job["Properties"])
-        principal = _glue_job_principal(resolver, properties["Name"])
+        principal = glue_job_principal(resolver, properties["Name"])
         if principal is None:
             continue
         values = [properties["Command"]["ScriptLocation"]] + [
@@ -469,7 +469,7 @@ def streaming_runtime_requirements(resolver: Resolver, tables: Iterable[TableCon
     found: list[Requirement] = []
     for job in resolver.of_type("AWS::Glue::Job").values():
         properties = resolver.resolve(job["Properties"])
-        if _glue_job_principal(resolver, properties["Name"]) != STREAMING_JOB:
+        if glue_job_principal(resolver, properties["Name"]) != STREAMING_JOB:
             continue
         args = StreamingJobArgs.from_arguments(properties["DefaultArguments"])
         reason = f"Glue's Kinesis connector reads {args.stream_arn} for job {properties['Name']} (Glue, not our code)"

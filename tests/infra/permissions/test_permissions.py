@@ -48,7 +48,8 @@ from sandbox.datasets_flow import (
 )
 from sandbox.demo_data import DemoGenerator
 from sandbox.runner import PROCESS_ENVIRONMENT, run_sandbox
-from tests.infra.permissions.check import check_template, without_action
+from tests.infra.permissions.check import check_reachability, check_template, without_action
+from tests.infra.permissions.reachability import without_endpoint
 from tests.infra.permissions.requirements import Translation
 from tests.infra.permissions.template import (
     Deployment,
@@ -239,8 +240,41 @@ def test_the_datasets_state_machine_runs_as_production_starts_it(recorded: Recor
 def test_every_call_is_allowed_by_the_principals_policies(
     synthesized: SynthesizedApp, config: OdpConfig, recorded: RecordedFlow, environment: str
 ) -> None:
-    failures = _failures(synthesized, config, recorded, environment, synthesized.data_lakes[environment])
+    """And reachable (issue 24, item 2): the jobs run in isolated subnets; every service they call has an
+    endpoint there."""
+    template = synthesized.data_lakes[environment]
+    failures = _failures(synthesized, config, recorded, environment, template)
+    failures += _unreachable(config, recorded, environment, template)
     assert failures == [], "\n".join(failures)
+
+
+def _unreachable(config: OdpConfig, recorded: RecordedFlow, environment: str, template: dict) -> list[str]:
+    settings = config.environments.environments[environment]
+    resolver = Resolver(template, Deployment(environment, settings.account, settings.region))
+    calls = {name: calls for name, calls in recorded.calls.items() if name in (SANDBOX, environment)}
+    return check_reachability(resolver, calls, tables=config.tables, datasets=config.datasets)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_removing_the_sns_endpoint_fails_naming_the_dataset_jobs_publish(
+    synthesized: SynthesizedApp, config: OdpConfig, recorded: RecordedFlow
+) -> None:
+    template = synthesized.data_lakes["dev"]
+    settings = config.environments.environments["dev"]
+    changed = without_endpoint(
+        template, Resolver(template, Deployment("dev", settings.account, settings.region)), "sns"
+    )
+
+    failures = _unreachable(config, recorded, "dev", changed)
+
+    assert len(failures) == 2  # one per subnet of the dataset job's two connections
+    for failure in failures:
+        assert failure.startswith("dataset-job (Glue job odp-dev-dataset-job) cannot reach sns from subnet "), failure
+        assert failure.endswith(
+            ": no VPC endpoint com.amazonaws.eu-west-1.sns in or for the subnet and no NAT route: needed by "
+            "sns.Publish from etl/jobs/dataset_job.py (record)"
+        ), failure
 
 
 def _without_action(template: dict, config: OdpConfig, principal: str, action: str) -> dict:

@@ -167,6 +167,27 @@ CASES: list[tuple[str, Callable[[dict], None], str]] = [
         "environments.yaml: environments.prod: dr_region 'eu-west-1' must differ from region",
     ),
     (
+        "availability zone outside the region",
+        lambda f: f["environments.yaml"]["environments"]["dev"].update(availability_zones=["eu-west-1a", "us-east-1b"]),
+        "environments.yaml: environments.dev: availability_zones ['us-east-1b'] are not in region 'eu-west-1'",
+    ),
+    (
+        "one availability zone twice",
+        lambda f: f["environments.yaml"]["environments"]["dev"].update(availability_zones=["eu-west-1a", "eu-west-1a"]),
+        "environments.yaml: environments.dev: availability_zones ['eu-west-1a', 'eu-west-1a'] must be two different zones",
+    ),
+    (
+        "availability zones missing",
+        lambda f: f["environments.yaml"]["environments"]["dev"].pop("availability_zones"),
+        "environments.yaml: environments.dev.availability_zones: Field required",
+    ),
+    (
+        "approved environment without a subscriber to its alerts",
+        lambda f: f["environments.yaml"]["environments"]["prod"].pop("alarm_email"),
+        "environments.yaml: environments.prod: alarm_email is required when manual_approval is true: the alerts "
+        "topic of an approved environment needs a subscriber",
+    ),
+    (
         "VPC too large",
         lambda f: f["environments.yaml"]["environments"]["dev"].update(vpc_cidr="10.0.0.0/8"),
         "environments.yaml: environments.dev.vpc_cidr: prefix /8 must be between /16 and /24",
