@@ -46,7 +46,7 @@ from odp.contracts.metrics import (
     STREAMING_NAMESPACE,
 )
 from odp.contracts.streaming import StreamingJobArgs
-from odp.naming import resource_prefix
+from odp.naming import kinesis_stream_name, resource_prefix, stream_job_name
 
 SCRIPT = Path(__file__).resolve().parents[1] / "etl" / "jobs" / "streaming_job.py"
 SCRIPT_PREFIX = "glue/streaming/"
@@ -56,14 +56,6 @@ BATCH_DURATION_SHARE = 0.8
 # Alarm when the oldest unread record is older than this many windows.
 ITERATOR_AGE_WINDOWS = 3
 PERIOD = Duration.minutes(5)
-
-
-def stream_job_name(environment: str, stream: str) -> str:
-    return f"{resource_prefix(environment)}-stream-{stream}"
-
-
-def kinesis_stream_name(environment: str, stream: str) -> str:
-    return f"{resource_prefix(environment)}-{stream}"
 
 
 @dataclass(frozen=True)

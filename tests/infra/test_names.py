@@ -46,7 +46,8 @@ def _write_config(repo_root: Path, root: Path, environment: str, cadence: str) -
         shutil.rmtree(root)
     shutil.copytree(repo_root / "config", root)
     environments = yaml.safe_load((root / "environments.yaml").read_text())
-    dev = {**environments["environments"]["dev"], "region": LONGEST_REGION}
+    zones = [f"{LONGEST_REGION}a", f"{LONGEST_REGION}b"]  # test data: the zones of the config written here
+    dev = {**environments["environments"]["dev"], "region": LONGEST_REGION, "availability_zones": zones}
     environments["deployment"]["region"] = LONGEST_REGION
     environments["environments"] = {environment: dev}
     (root / "environments.yaml").write_text(yaml.safe_dump(environments))

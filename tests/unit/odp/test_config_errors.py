@@ -28,6 +28,17 @@ def table(files: dict, index: int = 0) -> dict:
     return files["tables/shop.yaml"]["tables"][index]
 
 
+def stream_every_table(files: dict, stream: str) -> None:
+    """shop.yaml as a DynamoDB source whose tables all come from one stream named ``stream``."""
+    files["streams.yaml"] = {"streams": {stream: {}}}
+    shop = files["tables/shop.yaml"]
+    shop["format"] = "dynamodb"
+    shop["defaults"] = {"stream": stream, "database": "shop_raw"}
+    for entry in shop["tables"]:
+        entry.pop("columns", None)
+        entry.pop("partition_by", None)
+
+
 def test_the_base_configuration_is_valid(tmp_path: Path) -> None:
     config = load_config(write_config(tmp_path, valid_files()))
     assert [t.table_id for t in config.tables] == ["shop.public.orders", "shop.public.customers"]
@@ -186,6 +197,15 @@ CASES: list[tuple[str, Callable[[dict], None], str]] = [
         lambda f: f["environments.yaml"]["environments"]["prod"].pop("alarm_email"),
         "environments.yaml: environments.prod: alarm_email is required when manual_approval is true: the alerts "
         "topic of an approved environment needs a subscriber",
+    ),
+    (
+        "stream name too long for its job-stopped rule",
+        lambda f: stream_every_table(f, "s" * 40),
+        "streams.yaml: streams."
+        + "s" * 40
+        + ": in environment 'prod': the EventBridge rule name 'odp-prod-stream-"
+        + "s" * 40
+        + "-job-stopped' has 68 characters; AWS allows 1 to 64",
     ),
     (
         "VPC too large",
