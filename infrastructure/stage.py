@@ -13,6 +13,7 @@ from constructs import Construct
 
 from infrastructure.assets import GlueArtifacts
 from infrastructure.batch_manager import BatchManager
+from infrastructure.canary import canary_jobs
 from infrastructure.catalog import Catalog
 from infrastructure.datasets import Datasets
 from infrastructure.deploy_access import DeployAccess, DeployAccessProps
@@ -265,6 +266,7 @@ class DataLakeStack(Stack):
             monitoring.watch_freshness(cadence_name, cadences[cadence_name])
             monitoring.watch_quarantine(cadence_name)
 
+        canary = canary_jobs(config, name)  # every job kind: the post-deploy canary starts each
         self.deploy_access = DeployAccess(
             self,
             "DeployAccess",
@@ -274,7 +276,7 @@ class DataLakeStack(Stack):
                 tracking=tracking,
                 key=key,
                 state_machines=[processor.state_machine for processor in processors.values()],
-                glue_job_arns=[glue_jobs.job_arn(cadence_name) for cadence_name in cadences],
+                glue_job_arns=[self.format_arn(service="glue", resource="job", resource_name=j.name) for j in canary],
             ),
         )
         self.storage = storage
