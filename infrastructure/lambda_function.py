@@ -33,7 +33,7 @@ class OdpFunction(Construct):
         code_dir: the asset folder from :func:`infrastructure.assets.lambda_code`.
         handler: dotted handler path, e.g. ``lambdas.file_manager.handler.handler``.
         service: Powertools service name (also the ``service`` metric dimension).
-        key: the state key (log group encryption).
+        key: the state key (log group and environment variable encryption).
     """
 
     def __init__(
@@ -88,6 +88,7 @@ class OdpFunction(Construct):
             code=lambda_.Code.from_asset(str(code_dir)),
             layers=[lambda_.LayerVersion.from_layer_version_arn(self, "Powertools", layer_arn)],
             environment=lambda_environment(environment, names, service=service),
+            environment_encryption=key,  # the callers grant the role kms:Decrypt on it (grant_key)
             role=self.role,
             timeout=timeout,
             memory_size=memory_size,
