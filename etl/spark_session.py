@@ -33,6 +33,15 @@ def hudi_bundle_jar() -> Path:
     return jar
 
 
+# Hudi's session settings, wherever the session is built (local, spark-submit on EMR Serverless).
+HUDI_SESSION_CONF = {
+    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+}
+
+
 def local_spark_conf(jar: Path, warehouse: str) -> dict[str, str]:
     """Pure: the settings of the local session, the Hudi bundle on the driver's class path included.
 
@@ -48,10 +57,7 @@ def local_spark_conf(jar: Path, warehouse: str) -> dict[str, str]:
     return {
         "spark.jars": str(jar),
         "spark.driver.extraClassPath": str(jar),
-        "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
-        "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
-        "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
-        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+        **HUDI_SESSION_CONF,
         "spark.sql.warehouse.dir": warehouse,
         "spark.sql.shuffle.partitions": "2",
         "spark.default.parallelism": "2",

@@ -102,7 +102,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     configure_logging(layout.log_file)
     spark = _spark(layout.lake)
-    report = run_sandbox(config, layout, spark, cadence=args.cadence)
+    report = run_sandbox(config, layout, spark, cadence=args.cadence, config_dir=args.config_dir.resolve())
     report_path = args.report or layout.lake / "report.json"
     report.write(report_path)
     print(render_report(report))
@@ -120,7 +120,7 @@ def _demo(args: argparse.Namespace) -> int:
     layout = prepare_workdir(args.workdir.resolve())
     configure_logging(layout.log_file)
     spark = _spark(layout.lake)
-    result = run_demo(config, layout, spark, scale=args.scale)
+    result = run_demo(config, layout, spark, scale=args.scale, config_dir=args.config_dir.resolve())
     print(render_demo(result))
     print(f"staging: {layout.staging}; lake: {layout.lake}; log: {layout.log_file}")
     return 0 if result.ok else 1

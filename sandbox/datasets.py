@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC
 from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
 from typing import Any
 
 from etl.datasets.job import run_datasets
@@ -23,9 +25,12 @@ from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.tracker.dataset_run import DatasetRun
 from odp.tracker.statuses import RunStatus
 from sandbox.account import SandboxLayout
+from sandbox.emr import EmrRunError, run_emr_entry_point
 from sandbox.staging import hadoop_file_uri
 
 LOG = logging.getLogger("sandbox")
+EMR_CHECKED_DATASET = "trips_clean"
+WRITER_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name")  # differ between writers
 TRIPS = "taxi_trips_dms.taxi_trips.table_1"
 CENT = Decimal("0.01")
 
@@ -109,3 +114,39 @@ def failing_rule_check(spark: Any, config: OdpConfig, layout: SandboxLayout) -> 
     ok = run.status is RunStatus.QUALITY_FAILED and bool(failed) and failed[0].failing_rows > 0 and untouched
     LOG.info("quality gate: %s; dataset %s", run.summary(), "untouched" if untouched else "CHANGED")
     return "dataset trips_clean: a failed rule leaves it untouched", ok, run.summary()
+
+
+def emr_roots(layout: SandboxLayout) -> LakeRoots:
+    """The zones the EMR entry point writes in the sandbox: the same raw tables, zones of its own."""
+    return replace(
+        lake_roots(layout),
+        conformed=hadoop_file_uri(layout.lake / "emr" / "conformed"),
+        purpose_built=hadoop_file_uri(layout.lake / "emr" / "purpose_built"),
+    )
+
+
+def data_rows(spark: Any, path: str) -> set[tuple[Any, ...]]:
+    """A Hudi table's rows without the columns that name its commit or file (they differ between two writers)."""
+    frame = spark.read.format("hudi").load(path)
+    columns = [
+        c for c in frame.columns if c not in ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name")
+    ]
+    return {tuple(row) for row in frame.select(*sorted(columns)).collect()}
+
+
+def emr_engine_check(
+    spark: Any, config: OdpConfig, layout: SandboxLayout, config_dir: Path, dataset: str = EMR_CHECKED_DATASET
+) -> tuple[str, bool, str]:
+    """``dataset`` refreshed in full by the EMR Serverless entry point (spark-submit, its own JVM) into the
+    EMR zones holds the same rows as the one the in-process dataset job wrote."""
+    by_name = {d.name: d for d in config.datasets}
+    args = DatasetJobArgs(emr_roots(layout), config_dir=str(config_dir), datasets=(dataset,), full_refresh=True)
+    try:
+        run_emr_entry_point("dataset_job", args.to_arguments(), workdir=layout.lake / "emr")
+    except EmrRunError as error:
+        return f"dataset {dataset}: EMR entry point (spark-submit)", False, str(error)
+    theirs = data_rows(spark, emr_roots(layout).dataset_path(by_name[dataset]))
+    ours = data_rows(spark, lake_roots(layout).dataset_path(by_name[dataset]))
+    detail = f"{len(theirs)} rows through spark-submit, {len(ours)} in-process; differ in {len(theirs ^ ours)}"
+    LOG.info("dataset %s through the EMR entry point: %s", dataset, "same rows" if theirs == ours else detail)
+    return f"dataset {dataset}: EMR entry point (spark-submit) writes the same rows", theirs == ours, detail

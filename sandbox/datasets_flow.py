@@ -25,6 +25,7 @@ from odp.contracts.datasets import DatasetJobArgs
 from odp.contracts.state_machines import DatasetsSubstitutions
 from odp.naming import DATASET_RUN_HISTORY, resource_prefix
 from odp.tracker.dataset_history import dataset_history_table_name, dataset_job_name
+from odp.tracker.dataset_run import DatasetRun
 from odp.tracker.schema import create_tables
 from sandbox import aws_calls
 from sandbox.account import ENVIRONMENT, RAW_BUCKET, REGION, ExecutionResult, LocalAccount
@@ -69,6 +70,7 @@ class DatasetsStateMachine:
             PURPOSE_BUILT_BUCKET: self.layout.lake / "purpose_built",
         }
         self.arn = ""
+        self.runs: list[DatasetRun] = []  # every dataset run of every execution, in order
 
     def create(self, config_dir: Path) -> None:
         """The artifacts bucket holding ``config_dir``, the history table, the Glue job, the state machine."""
@@ -128,6 +130,7 @@ class DatasetsStateMachine:
                 aws_calls.observing_folder(PURPOSE_BUILT_BUCKET, self.zones[PURPOSE_BUILT_BUCKET]),
             ):
                 outcome = run_datasets(self.spark, config, args, record=record)
+        self.runs.extend(outcome.runs)
         if outcome.failed:
             return GlueRunResult("FAILED", "; ".join(run.summary() for run in outcome.failed))
         return GlueRunResult("SUCCEEDED")

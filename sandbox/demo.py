@@ -70,8 +70,13 @@ def run_demo(
     rounds: int = CDC_ROUNDS,
     scenarios: DemoScenarios | None = None,
     rotate_cdc: bool = True,
+    config_dir: Path | None = None,
 ) -> DemoResult:
-    """Full load, then ``rounds`` CDC rounds, a ``run`` after each; then validate every table."""
+    """Full load, then ``rounds`` CDC rounds, a ``run`` after each; then validate every table.
+
+    ``config_dir`` (the folder ``config`` came from): the last round's trips_clean is also refreshed
+    through the EMR Serverless entry point with spark-submit and compared (sandbox/emr.py).
+    """
     started = time.monotonic()
     generator = DemoGenerator(
         config,
@@ -99,6 +104,8 @@ def run_demo(
             ]
     if datasets.TRIPS in generator.tables and config.datasets:
         result.round_checks.append(RoundCheck(*datasets.failing_rule_check(spark, config, layout)))
+    if config_dir is not None and datasets.EMR_CHECKED_DATASET in {d.name for d in config.datasets}:
+        result.round_checks.append(RoundCheck(*datasets.emr_engine_check(spark, config, layout, config_dir)))
     for table_id, table in generator.tables.items():
         config_table = table.config
         base_path = _base_path(result.rounds, table_id, layout, config_table)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from odp.tracker import RunStatus, TableRun
+from odp.tracker.dataset_run import DatasetRun
 from odp.tracker.items import run_fields
 
 # The TableRun fields a report line shows.
@@ -50,7 +51,8 @@ class TableReport:
         if self.run is None:
             counts["rows"] = None
         line = {"table_id": self.table_id, "cadence": self.cadence, "status": self.status.value}
-        return line | counts | {"base_path": self.base_path, "error": self.error}
+        quarantined = list(self.run.quarantined_files) if self.run is not None else []
+        return line | counts | {"base_path": self.base_path, "error": self.error, "quarantined_files": quarantined}
 
 
 @dataclass(frozen=True)
@@ -79,11 +81,14 @@ class RunReport:
     seconds: float
     # Announced objects the File Manager did not make pending: key -> why (skipped, or no active table).
     skipped_files: dict[str, str] = field(default_factory=dict)
+    # The datasets state machine started after each File Processor execution that succeeded, and its runs.
+    dataset_executions: list[CadenceReport] = field(default_factory=list)
+    datasets: list[DatasetRun] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        executions_ok = all(c.status == "SUCCEEDED" for c in self.cadences)
-        return executions_ok and all(t.ok for t in self.tables)
+        executions_ok = all(c.status == "SUCCEEDED" for c in [*self.cadences, *self.dataset_executions])
+        return executions_ok and all(t.ok for t in self.tables) and not any(d.status.failed for d in self.datasets)
 
     def table(self, table_id: str) -> TableReport:
         """Raises: KeyError: the table is not in this report."""
@@ -102,6 +107,8 @@ class RunReport:
             "skipped_files": self.skipped_files,
             "executions": [asdict(c) for c in self.cadences],
             "tables": [t.row() for t in self.tables],
+            "dataset_executions": [asdict(c) for c in self.dataset_executions],
+            "datasets": [d.model_dump(mode="json") for d in self.datasets],
         }
 
     def write(self, path: Path) -> None:
@@ -140,6 +147,14 @@ def render_report(report: RunReport) -> str:
     for cadence in report.cadences:
         detail = f" ({cadence.error}: {_short(cadence.cause, 160)})" if cadence.error else ""
         lines.append(f"execution {cadence.cadence}: {cadence.status}, {cadence.glue_runs} Glue run(s){detail}")
+    for execution in report.dataset_executions:
+        detail = f" ({execution.error}: {_short(execution.cause, 160)})" if execution.error else ""
+        lines.append(f"datasets after {execution.cadence}: {execution.status}{detail}")
+    lines.extend(f"dataset {run.summary()}" for run in report.datasets)
+    for table in report.tables:
+        if table.run is not None and table.run.quarantined_files:
+            keys = ", ".join(table.run.quarantined_files)
+            lines.append(f"quarantined by this run ({table.table_id}; python -m odp status names why): {keys}")
     if report.withdrawn_files:
         lines.append(f"withdrawn (deleted from staging before processing): {', '.join(report.withdrawn_files)}")
     for key, reason in report.skipped_files.items():

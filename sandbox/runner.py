@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_plus
 
@@ -28,6 +29,7 @@ from odp.dynamodb import table_items
 from odp.faults import fault_point
 from odp.naming import file_processor_job_name
 from odp.tracker import JobRunRef, TableRun, TableState, Trackers, classify_staging_object
+from odp.tracker.dataset_run import DatasetRun
 from odp.tracker.statuses import FileStatus, RunStatus
 from sandbox import aws_calls, state_store
 from sandbox.account import (
@@ -229,14 +231,15 @@ def _count_items(account: LocalAccount, table_name: str) -> int:
 
 
 def withdraw_deleted_files(account: LocalAccount, layout: SandboxLayout) -> list[str]:
-    """Drop landed files whose object was deleted from staging before it was processed.
+    """Drop landed or quarantined files whose object was deleted from staging before it was processed.
 
     ODP has no handler for S3 "Object Deleted": on AWS an operator removes such an item by hand.
     The sandbox does it for them, so deleting a bad file from --staging and running again works.
     """
     table = account.dynamodb().Table(account.names.file_tracker)
     withdrawn: list[str] = []
-    for item in list(_tracked_files(account, FileStatus.LANDED)):
+    items = [*_tracked_files(account, FileStatus.LANDED), *_tracked_files(account, FileStatus.QUARANTINED)]
+    for item in items:
         if item.get("bucket") == STAGING_BUCKET and not (layout.staging / item["key"]).is_file():
             table.delete_item(Key={"table_id": item["table_id"], "file_id": item["file_id"]})
             withdrawn.append(item["key"])
@@ -270,8 +273,14 @@ def run_sandbox(
     *,
     cadence: str | None = None,
     hooks: RunHooks | None = None,
+    config_dir: Path | None = None,
 ) -> RunReport:
     """Announce, register, process; returns the report (``report.ok`` decides the exit code).
+
+    ``config_dir`` (the folder ``config`` came from), when the configuration has datasets: after each
+    File Processor execution that succeeded, the datasets state machine runs with that execution's
+    event, as the deployed EventBridge rule starts it (sandbox/datasets_flow.py): the datasets
+    downstream of the tables it processed are refreshed.
 
     Raises:
         SandboxRunError: the cadence is unknown or the staging folder is missing.
@@ -324,6 +333,11 @@ def run_sandbox(
                 )
                 LOG.info("cadence %s: execution %s", name, result.status)
         tables = _table_reports(config, account, cadences, outcomes, executions)
+        dataset_executions, dataset_runs = (
+            _refresh_datasets(account, spark, config_dir, executions)
+            if config_dir is not None and config.datasets
+            else ([], [])
+        )
     return RunReport(
         announced_files=announced,
         registered_files=registered,
@@ -332,7 +346,41 @@ def run_sandbox(
         tables=tables,
         seconds=time.monotonic() - started,
         skipped_files=not_applied,
+        dataset_executions=dataset_executions,
+        datasets=dataset_runs,
     )
+
+
+def _refresh_datasets(
+    account: LocalAccount, spark: Any, config_dir: Path, executions: list[CadenceReport]
+) -> tuple[list[CadenceReport], list[DatasetRun]]:
+    """The datasets state machine once per File Processor execution that succeeded and ran a batch (its
+    EventBridge event). The deployed rule also starts it after an execution without batches, which its
+    AnyTables choice ends; moto 5.2.5's JSONPath raises States.Runtime on the wildcard that matches no
+    table there (``$.output.plan.batches[*].table_ids[*]``), so the sandbox does not start those."""
+    from sandbox.datasets_flow import DatasetsStateMachine, file_processor_event
+
+    machine = DatasetsStateMachine(account, spark)
+    machine.create(config_dir)
+    reports = []
+    for execution in executions:
+        if execution.status != "SUCCEEDED" or not (execution.output or {}).get("plan", {}).get("batches"):
+            continue
+        LOG.info("datasets: after the %s execution", execution.cadence)
+        result = machine.run(file_processor_event(execution.execution_arn, execution.output))
+        reports.append(
+            CadenceReport(
+                cadence=execution.cadence,
+                execution_arn=result.execution_arn,
+                status=result.status,
+                error=result.error,
+                cause=result.cause,
+                alerts=result.alerts,
+                output=result.output,
+            )
+        )
+        LOG.info("datasets after %s: execution %s", execution.cadence, result.status)
+    return reports, machine.runs
 
 
 def _table_reports(

@@ -15,6 +15,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from odp.contracts.metrics import (
     CADENCE_DIMENSION,
+    IGNORED_VALUES_METRIC,
     NAMESPACE,
     TABLE_DIMENSION,
     TABLE_DPU_SECONDS_METRIC,
@@ -32,11 +33,27 @@ def dpu_seconds_share(seconds: float, *, job_dpus: float, concurrency: int) -> f
     return round(seconds * job_dpus / max(1, concurrency), 3)
 
 
-def cost_metric_data(cadence: str, costs: Sequence[tuple[str, float, float | None]]) -> list[dict[str, Any]]:
-    """Pure: PutMetricData entries for (table id, seconds, DPU-seconds) of each table run."""
+def _dimensions(cadence: str, table_id: str) -> list[dict[str, str]]:
+    return [{"Name": CADENCE_DIMENSION, "Value": cadence}, {"Name": TABLE_DIMENSION, "Value": table_id}]
+
+
+def cost_metric_data(
+    cadence: str, costs: Sequence[tuple[str, float, float | None]], ignored: Sequence[tuple[str, int]] = ()
+) -> list[dict[str, Any]]:
+    """Pure: PutMetricData entries for (table id, seconds, DPU-seconds) of each table run, and (table id, values)
+    of each run that dropped values under ``new_columns: ignore`` (``IgnoredColumnValues``)."""
     data: list[dict[str, Any]] = []
+    for table_id, values in ignored:
+        data.append(
+            {
+                "MetricName": IGNORED_VALUES_METRIC,
+                "Dimensions": _dimensions(cadence, table_id),
+                "Value": float(values),
+                "Unit": "Count",
+            }
+        )
     for table_id, seconds, dpu_seconds in costs:
-        dimensions = [{"Name": CADENCE_DIMENSION, "Value": cadence}, {"Name": TABLE_DIMENSION, "Value": table_id}]
+        dimensions = _dimensions(cadence, table_id)
         data.append({"MetricName": TABLE_SECONDS_METRIC, "Dimensions": dimensions, "Value": seconds, "Unit": "Seconds"})
         if dpu_seconds is not None:
             data.append(
@@ -45,9 +62,16 @@ def cost_metric_data(cadence: str, costs: Sequence[tuple[str, float, float | Non
     return data
 
 
-def publish_costs(cloudwatch: Any, cadence: str, costs: Sequence[tuple[str, float, float | None]]) -> None:
-    """Send the table runs' costs to CloudWatch. A failure is logged, never raised: the tables are done."""
-    data = cost_metric_data(cadence, costs)
+def publish_costs(
+    cloudwatch: Any,
+    cadence: str,
+    costs: Sequence[tuple[str, float, float | None]],
+    *,
+    ignored: Sequence[tuple[str, int]] = (),
+) -> None:
+    """Send the table runs' costs (and ignored column values) to CloudWatch. A failure is logged, never raised:
+    the tables are done."""
+    data = cost_metric_data(cadence, costs, ignored)
     try:
         for start in range(0, len(data), _BATCH):
             cloudwatch.put_metric_data(Namespace=NAMESPACE, MetricData=data[start : start + _BATCH])

@@ -3,6 +3,9 @@
 Each table runs in its own error boundary: its failure is recorded (refresh_error, error and stack
 trace on processing_tracker, a history row), its files stay landed, and the next table runs.
 
+A bad file never stalls its table: a file whose content fails (etl.file_processor.poison) is quarantined at
+its first failure and the same run commits the table's other files; the run names it (quarantined_files).
+
 Exactly once: the Hudi commit records the ids of the files it consumed (commit extra metadata). A
 run first moves landed files that a completed commit already consumed to file_tracker_history
 (reconciliation: a previous run crashed between its commit and its tracker update), and only then
@@ -22,20 +25,20 @@ from typing import Any
 
 import boto3
 from botocore.exceptions import ClientError
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
-from etl.change_counts import count_changes
+from etl.change_counts import ChangeCounts, count_changes
 from etl.file_processor.concurrency import effective_concurrency, run_tables
 from etl.file_processor.cost import dpu_seconds_share, publish_costs
 from etl.file_processor.lease import LeaseKeeper
-from etl.file_processor.poison import files_named_by
+from etl.file_processor.poison import deterministic_failure, files_named_by
 from etl.file_processor.table_plan import TablePlan, plan_table_run, source_files
 from etl.file_processor.transform import transform_changes
 from etl.file_processor.write_budget import RowBudget, job_row_budget
 from etl.hudi.commit import CommitResult, CommitTag, commit_once
 from etl.hudi.timeline import CommitSummary, completed_commits, discard_uncommitted_table
 from etl.hudi.writer import ChangeBatch, WriteResult, WriteSettings, job_write_profile, write_changes
-from etl.readers import read_changes
+from etl.readers import SourceFile, read_changes
 from odp.config.models import TableConfig, TableMode
 from odp.config.store import TableConfigStore
 from odp.contracts.file_processor import FileProcessorJobArgs
@@ -43,9 +46,9 @@ from odp.faults import fault_point
 from odp.naming import table_base_path, tombstone_path
 from odp.tracker import (
     FileStatus,
-    GlueJobRuns,
     JobRunRef,
     JobRuns,
+    JobRunsByEngine,
     LeaseLostError,
     RunStatus,
     TableRun,
@@ -71,12 +74,23 @@ class JobOutcome:
 
 
 @dataclass(frozen=True)
+class ReadChanges:
+    """A table run's checked input: the files read (numbered in key order), their changes (persisted), counts."""
+
+    sources: list[SourceFile]
+    changes: DataFrame
+    counts: ChangeCounts
+
+
+@dataclass(frozen=True)
 class AppliedCommit:
     """What a table run's own commit applied; no commit when every landed file was done already."""
 
     files: int = 0
     rows: int = 0
     commit: CommitResult[WriteResult] | None = None
+    ignored_columns: tuple[str, ...] = ()  # new_columns: ignore: what the read dropped
+    ignored_values: int = 0
 
     @property
     def instant(self) -> str | None:
@@ -95,7 +109,23 @@ class AppliedCommit:
             "deletes": self.commit.deletes,
             "commit_instant": self.commit.instant,
             "stale_dropped": written.stale_dropped if written is not None else 0,
+            "ignored_columns": self.ignored_columns,
+            "ignored_values": self.ignored_values,
         }
+
+
+def _log_dropped(table_id: str, dropped: Sequence[tuple[str, str]]) -> None:
+    """One WARNING per file whose columns ``new_columns: ignore`` dropped, naming them."""
+    by_file: dict[str, list[str]] = {}
+    for file, name in dropped:
+        by_file.setdefault(file, []).append(name)
+    for file, names in by_file.items():
+        logger.warning(
+            "%s: %s: dropped column(s) outside the table's columns (new_columns: ignore): %s",
+            table_id,
+            file,
+            ", ".join(names),
+        )
 
 
 def identity(uri: str) -> str:
@@ -145,6 +175,7 @@ class _TableRunner:
         started_at = iso(self.clock())
         base_path: str | None = None
         config: TableConfig | None = None
+        set_aside: list[str] = []  # files this run quarantined, kept for its record even if it fails later
         try:
             config = self.table_configs.get(table_id)
             if not config.is_active:
@@ -154,14 +185,16 @@ class _TableRunner:
                 return self._skipped(table_id, started_at, refused)
             with LeaseKeeper(self.processing, table_id, self.run_id, lease_seconds=self.args.lease_seconds) as keeper:
                 base_path = table_base_path(self.args.raw_root, config.database, config.target_table)
-                result = self._process(table_id, config, base_path, keeper, started, started_at=started_at)
+                result = self._process(
+                    table_id, config, base_path, keeper, started, started_at=started_at, set_aside=set_aside
+                )
             run = result.model_copy(
                 update={"finished_at": iso(self.clock()), "dpu_seconds": self._dpu_seconds(result.seconds)}
             )
             self.processing.finish(run, self.run_id, history_retention=self.retention)
             return run
         except Exception as error:  # noqa: BLE001 - the per-table error boundary: record, report, move on
-            return self._failed(table_id, started_at, started, error, base_path, config=config)
+            return self._failed(table_id, started_at, started, error, base_path, config=config, set_aside=set_aside)
 
     def _acquire(self, table_id: str) -> str | None:
         """Take the table's lease; None when held, else why not (names the holder and its expiry).
@@ -208,15 +241,21 @@ class _TableRunner:
         started: float,
         *,
         started_at: str,
+        set_aside: list[str],
     ) -> TableRun:
-        """Plan the table's run from its landed files and timeline (table_plan), then apply the plan."""
+        """Plan the table's run from its landed files and timeline (table_plan), then apply the plan.
+
+        A file that fails deterministically is quarantined and the plan goes on without it (``set_aside``
+        collects the keys); the commit names exactly the files applied.
+        """
         discarded = self._discard_uncommitted(config, base_path)
         landed = self.files.landed_files(table_id)
         commits = completed_commits(self.spark, base_path)
         historical = config.mode is TableMode.HISTORICAL and bool(landed)
         plan = plan_table_run(config, landed, commits, self.files.applied_content(table_id) if historical else {})
         self._reconcile(plan, keeper)
-        applied = self._apply(config, plan, base_path, keeper, commits) if plan.apply else AppliedCommit()
+        plan, read = self._read(config, plan, keeper, set_aside)
+        applied = self._apply(config, read, base_path, keeper, commits) if read is not None else AppliedCommit()
         keeper.check()
         if plan.apply:
             self.files.mark_processed(
@@ -233,6 +272,7 @@ class _TableRunner:
             reconciled=plan.reconciled,
             discarded=discarded,
             duplicate_files=len(plan.duplicates),
+            quarantined_files=tuple(set_aside),
         )
 
     def _reconcile(self, plan: TablePlan, keeper: LeaseKeeper) -> None:
@@ -241,14 +281,67 @@ class _TableRunner:
             keeper.check()
             self.files.mark_processed(files, commit_instant=instant, run_id=self.run_id, retention=self.retention)
 
+    def _read(
+        self, config: TableConfig, plan: TablePlan, keeper: LeaseKeeper, set_aside: list[str]
+    ) -> tuple[TablePlan, ReadChanges | None]:
+        """Read and check the plan's files in one pass; a file failing deterministically is quarantined at once
+        (etl.file_processor.poison) and the rest is read again without it, until a pass holds no bad change.
+
+        Returns the plan of the files that remain and their checked changes (None: every file was set aside).
+        Raises whatever names no single file, or may pass on the next try: the table's run fails as before.
+        """
+        while plan.apply:
+            sources = source_files(plan.apply, self.resolve_uri)
+            changes: DataFrame | None = None
+            try:
+                changes = read_changes(self.spark, sources, config, run_start=self.run_start).persist()
+                counts = count_changes(changes, tuple(config.primary_key), sources)
+            except Exception as error:
+                if changes is not None:
+                    changes.unpersist()
+                bad = deterministic_failure(error, plan.apply)
+                if bad is None:
+                    raise
+                after = plan.set_aside(bad, f"{type(error).__name__}: {error}")
+                keeper.check()
+                self._quarantine(config.table_id, after.quarantine[len(plan.quarantine) :], set_aside)
+                plan = after
+                continue
+            return plan, ReadChanges(sources, changes, counts)
+        return plan, None
+
+    def _quarantine(self, table_id: str, held: Sequence[tuple[TrackedFile, str]], set_aside: list[str]) -> None:
+        """file_tracker: each held file landed -> quarantined, its reason kept; its key joins ``set_aside``.
+
+        A file no longer landed (an operator moved it meanwhile) is left as it is, and not applied either.
+        """
+        for tracked, reason in held:
+            moved = self.files.quarantine(tracked, f"quarantined at its first failure, by run {self.run_id}: {reason}")
+            if moved:
+                set_aside.append(tracked.key)
+            logger.error(
+                "%s: %s %s; the run goes on without it (python -m odp file release %s %s, after a fix, applies "
+                "it in its order): %s",
+                table_id,
+                tracked.key,
+                "quarantined" if moved else "not landed any more, not applied",
+                table_id,
+                tracked.key,
+                reason,
+            )
+
     def _apply(
-        self, config: TableConfig, plan: TablePlan, base_path: str, keeper: LeaseKeeper, commits: list[CommitSummary]
+        self,
+        config: TableConfig,
+        read: ReadChanges,
+        base_path: str,
+        keeper: LeaseKeeper,
+        commits: list[CommitSummary],
     ) -> AppliedCommit:
-        """Read the plan's files and commit their changes once (etl.hudi.commit), within the job's row budget."""
-        sources = source_files(plan.apply, self.resolve_uri)
-        changes = read_changes(self.spark, sources, config, run_start=self.run_start).persist()
+        """Commit the checked changes of the plan's files once (etl.hudi.commit), within the job's row budget."""
+        sources, changes, counts = read.sources, read.changes, read.counts
         try:
-            counts = count_changes(changes, tuple(config.primary_key), sources)
+            _log_dropped(config.table_id, counts.dropped)
             batch = ChangeBatch(
                 transform_changes(self.spark, changes, config),
                 rows=counts.rows,
@@ -268,7 +361,7 @@ class _TableRunner:
                 )
         finally:
             changes.unpersist()
-        return AppliedCommit(len(plan.apply), counts.rows, commit)
+        return AppliedCommit(len(sources), counts.rows, commit, counts.dropped_columns, counts.dropped_values)
 
     def _completed(self, table_id: str, started_at: str, **outcome: Any) -> TableRun:
         return self._run(table_id, started_at, RunStatus.COMPLETED, **outcome)
@@ -315,23 +408,34 @@ class _TableRunner:
             paths.append(tombstone_path(self.args.raw_root, config.database, config.target_table))
         return tuple(path for path in paths if discard_uncommitted_table(self.spark, path))
 
-    def _quarantine_named_files(self, table_id: str, error: Exception, config: TableConfig | None) -> tuple[str, ...]:
-        """Count this failure against the landed files the error names; quarantine those at their limit.
+    def _quarantine_named_files(
+        self, table_id: str, error: Exception, config: TableConfig | None
+    ) -> tuple[tuple[str, ...], str]:
+        """Count this failure against the landed file the error names; quarantine it at its limit.
 
-        Runs while the failed run still holds the lease (before :meth:`ProcessingTracker.finish`).
-        Returns the keys quarantined now. A tracker error here never hides the table's own error.
+        A deterministic failure (etl.file_processor.poison) not caught while reading quarantines its file at
+        once; any other failure naming one file counts against it (``max_file_attempts``). Runs while the failed
+        run still holds the lease (before :meth:`ProcessingTracker.finish`). Returns the keys quarantined now
+        and when (for the run's error). A tracker error here never hides the table's own error.
         """
         if config is None or isinstance(error, LeaseLostError):
-            return ()
+            return (), ""
+        text = f"{type(error).__name__}: {error}"
         try:
-            named = files_named_by(error, self.files.landed_files(table_id))
-            text = f"{type(error).__name__}: {error}"
+            landed = self.files.landed_files(table_id)
+            bad = deterministic_failure(error, landed)
+            if bad is not None:
+                held: list[str] = []
+                self._quarantine(table_id, [(bad, text)], held)
+                return tuple(held), "at its first failure"
             quarantined = tuple(
-                f.key for f in named if self.files.record_failure(f, text, max_attempts=config.max_file_attempts)
+                f.key
+                for f in files_named_by(error, landed)
+                if self.files.record_failure(f, text, max_attempts=config.max_file_attempts)
             )
         except ClientError as failure:
             logger.error("%s: could not count the failure against its files: %s", table_id, failure)
-            return ()
+            return (), ""
         for key in quarantined:
             logger.error(
                 "%s: quarantined %s after %d failed runs; the table goes on without it "
@@ -342,7 +446,7 @@ class _TableRunner:
                 table_id,
                 key,
             )
-        return quarantined
+        return quarantined, f"after {config.max_file_attempts} failed runs"
 
     def _failed(
         self,
@@ -353,15 +457,17 @@ class _TableRunner:
         base_path: str | None,
         *,
         config: TableConfig | None = None,
+        set_aside: Sequence[str] = (),
     ) -> TableRun:
+        """The failed run's record; ``set_aside``: files this run quarantined before it failed."""
         message = f"{type(error).__name__}: {error}"
         trace = traceback.format_exc()
-        quarantined = self._quarantine_named_files(table_id, error, config)
+        quarantined, when = self._quarantine_named_files(table_id, error, config)
         if quarantined:
-            message += (
-                f" [quarantined after {config.max_file_attempts if config else '?'} failed runs: "
-                f"{', '.join(quarantined)}; the next run goes on without them]"
-            )
+            message += f" [quarantined {when}: {', '.join(quarantined)}; the next run goes on without them]"
+        if set_aside:
+            message += f" [quarantined earlier in this run: {', '.join(set_aside)}]"
+        quarantined = (*set_aside, *quarantined)
         seconds = time.monotonic() - started
         logger.error("%s failed: %s", table_id, message)
         run = self._run(
@@ -399,15 +505,16 @@ def run_file_processor(
     in its own error boundary. Never raises for a table.
 
     ``dynamodb`` is a boto3 DynamoDB resource; ``resolve_uri`` maps ``s3://bucket/key`` to what Spark
-    reads (identity on Glue; the sandbox maps buckets to folders). ``job_run`` (the Glue job run this
-    is) is recorded with each lease; ``job_runs`` answers whether another lease holder's job run has
-    ended (default: glue:GetJobRun); ``cloudwatch`` (a boto3 client) receives each table run's seconds
-    and DPU-seconds (etl.file_processor.cost); ``row_budget`` bounds the input rows of the tables' writes at once
+    reads (identity on Glue; the sandbox maps buckets to folders). ``job_run`` (the job run this is,
+    etl.engine) is recorded with each lease; ``job_runs`` answers whether another lease holder's job run
+    has ended (default: odp.tracker.JobRunsByEngine, GetJobRun of Glue or of EMR Serverless);
+    ``cloudwatch`` (a boto3 client) receives each table run's seconds and DPU-seconds
+    (etl.file_processor.cost); ``row_budget`` bounds the input rows of the tables' writes at once
     (default: sized from the Spark configuration, etl.file_processor.write_budget).
     """
     run_id = f"{args.batch_id}-{uuid.uuid4().hex[:12]}"
     dynamodb = dynamodb if dynamodb is not None else boto3.resource("dynamodb")
-    job_runs = job_runs if job_runs is not None else GlueJobRuns(region_name=dynamodb.meta.client.meta.region_name)
+    job_runs = job_runs if job_runs is not None else JobRunsByEngine(region_name=dynamodb.meta.client.meta.region_name)
     if row_budget is None:
         row_budget = job_row_budget(dict(spark.sparkContext.getConf().getAll()))
 
@@ -433,5 +540,6 @@ def run_file_processor(
     costs = [(r.table_id, r.seconds, r.dpu_seconds) for r in outcome.tables if r.status is not RunStatus.SKIPPED]
     if cloudwatch is None:  # the trackers' region: the job's own
         cloudwatch = boto3.client("cloudwatch", region_name=dynamodb.meta.client.meta.region_name)
-    publish_costs(cloudwatch, args.cadence, costs)
+    ignored = [(r.table_id, r.ignored_values) for r in outcome.tables if r.ignored_values]
+    publish_costs(cloudwatch, args.cadence, costs, ignored=ignored)
     return outcome

@@ -27,16 +27,42 @@ class TablePlan:
     ``reconcile``: (instant, files) per completed commit that already consumed landed files, oldest instant
     first. ``apply``: the files of this run's commit, in key order. ``duplicates``: (file, the file that applied
     its content) for each file not applied because the historical table holds its content already.
+    ``quarantine``: (file, reason) for each file this run sets aside (:meth:`set_aside`), in the order found.
     """
 
     reconcile: tuple[tuple[str, tuple[TrackedFile, ...]], ...]
     apply: tuple[TrackedFile, ...]
     duplicates: tuple[tuple[TrackedFile, TrackedFile], ...]
+    quarantine: tuple[tuple[TrackedFile, str], ...] = ()
 
     @property
     def reconciled(self) -> int:
         """How many landed files a completed commit had consumed already."""
         return sum(len(files) for _, files in self.reconcile)
+
+    def set_aside(self, bad: TrackedFile, reason: str) -> TablePlan:
+        """Pure: the plan without ``bad``, a file of ``apply`` that failed in a way every run would repeat.
+
+        ``bad`` is quarantined with ``reason``; so is each file skipped as a duplicate of its content (the
+        same bytes fail the same way; applying none of them is what the table holds). The rest of
+        ``apply`` keeps its order: the run's commit names exactly the files it applies.
+
+        Raises:
+            ValueError: ``bad`` is not a file this plan applies.
+        """
+        if bad not in self.apply:
+            raise ValueError(f"{bad.key} is not among the files this run applies")
+        copies = [(d, o) for d, o in self.duplicates if o.file_id == bad.file_id]
+        held = [
+            (d, f"same content (ETag {d.content_tag}) as {bad.key}, quarantined by this run: {reason}")
+            for d, _ in copies
+        ]
+        return TablePlan(
+            self.reconcile,
+            tuple(f for f in self.apply if f.file_id != bad.file_id),
+            tuple(pair for pair in self.duplicates if pair not in copies),
+            (*self.quarantine, (bad, reason), *held),
+        )
 
 
 def plan_table_run(

@@ -20,17 +20,19 @@ from pyspark.sql import functions as F
 from etl.change_frame import META_COLUMNS, data_columns
 from etl.errors import TransformError
 from etl.readers.common import ERROR, java_cause
+from etl.readers.new_columns import DROPPED
 from odp.config.models import TRANSFORM_META, TRANSFORM_SOURCE, TableConfig
 
 
 def transform_changes(spark: SparkSession, changes: DataFrame, config: TableConfig) -> DataFrame:
-    """The validated change frame, without the readers' error column, through the table's transform (if any).
+    """The validated change frame, without the readers' error and dropped-names columns, through the table's
+    transform (if any).
 
     Raises:
         TransformError: the SELECT does not parse or resolve, drops ``_odp`` or a key / partition column,
             yields a NULL key, or fails while it runs (names the table and Spark's cause).
     """
-    frame = changes.drop(ERROR) if ERROR in changes.columns else changes
+    frame = changes.drop(*[name for name in (ERROR, DROPPED) if name in changes.columns])
     if not config.transform:
         return frame
     meta = [name for name in META_COLUMNS if name in frame.columns]

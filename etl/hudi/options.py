@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from etl.hudi.partition_paths import URL_ENCODE_OPTION
 from etl.hudi.target import HudiTarget
 from odp.config.models import TableType
 
@@ -173,8 +174,10 @@ def hudi_write_options(
     metadata (``_odp_`` keys, etl.hudi.commit.CommitTag: the consumed ids and the run id, read back for
     exactly-once). Every table uses the record level index (see ``record_index_options``) unless it sets
     ``index_buckets`` (``bucket_index_options``); the index travels in the commit's extra metadata
-    (``_odp_index``), so a run can refuse to write a table with another one. MERGE_ON_READ tables compact
-    inline every ``profile.compaction_delta_commits`` delta commits.
+    (``_odp_index``), so a run can refuse to write a table with another one. Partition values are URL-encoded in
+    paths as the target says (a new table: encoded; Hudi records it in ``hoodie.properties``,
+    :mod:`etl.hudi.partition_paths`). MERGE_ON_READ tables compact inline every ``profile.compaction_delta_commits``
+    delta commits.
     """
     keygen, partition_field = key_generator(target.record_keys, target.partitions)
     options = {
@@ -188,6 +191,7 @@ def hudi_write_options(
         "hoodie.datasource.write.keygenerator.class": keygen,
         "hoodie.datasource.write.partitionpath.field": partition_field,
         "hoodie.datasource.write.hive_style_partitioning": "true",
+        URL_ENCODE_OPTION: str(target.encode_partitions).lower(),  # etl.hudi.partition_paths
         "hoodie.write.set.null.for.missing.columns": "true",
         "hoodie.datasource.write.commitmeta.key.prefix": COMMIT_METADATA_PREFIX,
         **dict(metadata or {}),

@@ -6,7 +6,7 @@ record key, partitions, table type, how two versions of a key are ordered, and t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from etl.change_frame import SEQ
@@ -31,7 +31,8 @@ class HudiTarget:
     field with EVENT_TIME ordering, None with COMMIT_TIME. ``index_buckets``: None for the record level index
     (global; a key changing partition moves), N for the bucket index with N buckets per partition.
     ``one_row_per_key``: the writer already reduced the rows to one per record key (Hudi's pre-combine is
-    skipped). The catalog (Glue) table is ``database``.``name``.
+    skipped). ``encode_partitions``: partition values URL-encoded in paths (every table created now; an older
+    table keeps its layout, :meth:`with_stored_layout`). The catalog (Glue) table is ``database``.``name``.
     """
 
     label: str
@@ -44,6 +45,12 @@ class HudiTarget:
     ordering_field: str | None
     index_buckets: int | None = None
     one_row_per_key: bool = False
+    encode_partitions: bool = True
+
+    def with_stored_layout(self, encoded: bool | None) -> HudiTarget:
+        """This target with the partition layout the table was created with (``encoded``: from its
+        ``hoodie.properties``, :func:`etl.hudi.timeline.stored_partition_encoding`; None: a new table, encoded)."""
+        return self if encoded is None else replace(self, encode_partitions=encoded)
 
     @property
     def index(self) -> str:
@@ -70,7 +77,9 @@ class HudiTarget:
 
     @classmethod
     def from_dataset(cls, dataset: DatasetConfig) -> HudiTarget:
-        """A dataset: keyed by its ``key``, the latest run's row wins, the raw tables' record level index."""
+        """A dataset: keyed by its ``key``, the latest run's row wins, the raw tables' record level index. Its
+        partition paths are not URL-encoded (as before: the raw tables' rule, :mod:`etl.hudi.partition_paths`,
+        is not applied to datasets yet)."""
         return cls(
             label=dataset.name,
             name=dataset.name,
@@ -80,4 +89,5 @@ class HudiTarget:
             table_type=dataset.table_type,
             ordering=Ordering.COMMIT_TIME,
             ordering_field=None,
+            encode_partitions=False,
         )

@@ -98,6 +98,16 @@ def _completed_timeline(spark: SparkSession, base_path: str) -> Any:
     return _meta_client(spark, base_path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
 
 
+def stored_partition_encoding(spark: SparkSession, base_path: str) -> bool | None:
+    """Whether the table's partition paths are URL-encoded, as Hudi recorded it in ``hoodie.properties`` when it
+    created the table (``hoodie.datasource.write.partitionpath.urlencode``; absent = false); None: no table yet.
+    Hudi does not check a later write's setting against it: every write passes this back
+    (:mod:`etl.hudi.partition_paths`)."""
+    if not table_exists(spark, base_path):
+        return None
+    return str(_meta_client(spark, base_path).getTableConfig().getUrlEncodePartitioning()).lower() == "true"
+
+
 def latest_instant(spark: SparkSession, base_path: str) -> str | None:
     """The latest completed commit (commit, deltacommit, replacecommit) of a Hudi table; None when it has none."""
     if not table_exists(spark, base_path):

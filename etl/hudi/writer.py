@@ -12,9 +12,10 @@ from pyspark.sql import functions as F
 from etl.change_frame import for_current_table, for_historical_table, latest_per_key, surviving_rows
 from etl.hudi.commit import CommitTag
 from etl.hudi.options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
+from etl.hudi.partition_paths import check_partition_values
 from etl.hudi.schema import align_to_table, table_schema
 from etl.hudi.target import HudiTarget
-from etl.hudi.timeline import table_exists
+from etl.hudi.timeline import stored_partition_encoding, table_exists
 from etl.hudi.tombstones import (
     STALE,
     clear_tombstones,
@@ -145,8 +146,18 @@ def write_changes(
 
     Raises:
         SchemaEvolutionError: the batch changes a column incompatibly (nothing is written).
+        ChangeFileError: a partition value the table's partition layout cannot store (nothing is written;
+            :mod:`etl.hudi.partition_paths`).
     """
     exists = table_exists(spark, base_path)
+    target = HudiTarget.from_table(config).with_stored_layout(stored_partition_encoding(spark, base_path))
+    check_partition_values(
+        batch.changes,
+        config.partition_by,
+        config.table_id,
+        encoded=target.encode_partitions,
+        catalog_sync=settings.catalog_sync,
+    )
     tombstones = settings.tombstones_of(config)
     # lazy: read after this batch's deletes were added; a key whose last change is a delete has no upsert to drop
     reads = tombstones is not None and exists and not batch.has_full_load
@@ -158,7 +169,7 @@ def write_changes(
     if tombstones is not None:
         _write_tombstones(spark, plan, tombstones, run_id=tag.run_id, has_deletes=batch.has_deletes)
     fault_point(f"{settings.job}.before_commit", table_id=config.table_id)  # tombstones written, no commit yet
-    _save(rows, config, base_path, plan.operation, tag=tag, settings=settings, input_rows=batch.rows)
+    _save(rows, target, base_path, plan.operation, tag=tag, settings=settings, input_rows=batch.rows)
     if tombstones is not None and stored is not None:
         # after the commit: nothing of this run reads the stored tombstones any more
         consolidate_tombstones(spark, tombstones, config.primary_key, run_id=tag.run_id)
@@ -169,7 +180,7 @@ def write_changes(
 
 def _save(
     rows: DataFrame,
-    config: TableConfig,
+    target: HudiTarget,
     base_path: str,
     operation: WriteOperation,
     *,
@@ -179,7 +190,7 @@ def _save(
 ) -> None:
     """The table's Hudi commit, with the options of its target and ``tag`` in its metadata."""
     options = hudi_write_options(
-        HudiTarget.from_table(config),
+        target,
         operation=operation,
         profile=settings.profile,
         catalog_sync=settings.catalog_sync,

@@ -1,7 +1,7 @@
 """Glue entry point of the dataset job: parse arguments, load the configuration, build the session, run, exit.
 
-On Glue (``awsglue`` importable): getResolvedOptions over DatasetJobArgs' names and a GlueContext
-session. Elsewhere: argparse over the same names and the local Spark + Hudi session. Exit status 1
+The engine (etl.engine: Glue, EMR Serverless through etl/jobs/emr_serverless.py, or local) parses
+DatasetJobArgs' names and builds the session. Exit status 1
 when any dataset failed or a ``fail`` quality rule did not hold (so a state machine sees it).
 
 Harmless mode (the post-deploy canary, ``--odp_canary true``): the configuration is downloaded as in a
@@ -11,47 +11,43 @@ datasets' Glue databases and the alerts topic, and the job exits without refresh
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from etl.jobs.arguments import parse_job_arguments
 from odp.contracts.datasets import DatasetJobArgs
 from odp.tracker.dataset_run import DatasetRun
 
+if TYPE_CHECKING:
+    from etl.engine import Engine
+
 logger = logging.getLogger("etl.jobs.dataset_job")
 
 
-def parse_arguments(argv: list[str]) -> DatasetJobArgs:
-    """The job's arguments from a Glue or local command line.
+def parse_arguments(argv: list[str], engine: Engine | None = None) -> DatasetJobArgs:
+    """The job's arguments from the engine's command line.
 
     Raises:
         JobArgumentError: an argument is missing or malformed.
     """
-    return parse_job_arguments(DatasetJobArgs, argv, "ODP dataset job (local run)")
+    return parse_job_arguments(DatasetJobArgs, argv, "ODP dataset job", engine)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
     """Refresh the selected datasets; 0 when every one was written or up to date."""
     from etl.datasets.job import run_datasets  # noqa: PLC0415 - keep import time free of Spark
+    from etl.engine import detect_engine  # noqa: PLC0415
     from odp.config.loader import load_config  # noqa: PLC0415
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    args = parse_arguments(list(sys.argv if argv is None else argv))
+    engine = engine or detect_engine()
+    args = parse_arguments(list(sys.argv if argv is None else argv), engine)
     config = load_config(local_config_dir(args.config_dir))
-    if importlib.util.find_spec("awsglue") is not None:
-        from awsglue.context import GlueContext  # noqa: PLC0415 - only on Glue
-        from pyspark.context import SparkContext  # noqa: PLC0415
-
-        spark = GlueContext(SparkContext.getOrCreate()).spark_session
-    else:
-        from etl.spark_session import local_spark_session  # noqa: PLC0415
-
-        spark = local_spark_session("odp-dataset-job")
+    spark = engine.spark_session("odp-dataset-job")
     if args.canary:
         return run_canary_checks(spark, args, config)
     outcome = run_datasets(spark, config, args, record=recorder(args))

@@ -27,6 +27,7 @@ from etl.readers.common import ERROR, SourceFile, java_cause, row_error
 from etl.readers.csv_records import parse_csv_content
 from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.json_sources import parsed_changes
+from etl.readers.new_columns import DROPPED, DROPPED_TYPE, file_columns_rule
 from etl.readers.typed_values import spark_type, strict_cast, typed_values
 from odp.config.models import TableConfig
 
@@ -102,6 +103,17 @@ def _load_parquet(spark: SparkSession, source: SourceFile) -> DataFrame:
         raise ChangeFileError(source.key, f"unreadable Parquet: {java_cause(error)}") from error
     frame = frame.toDF(*[column.lower() for column in frame.columns])
     return frame.withColumn(ROW, F.monotonically_increasing_id()).withColumn(ERROR, F.lit(None).cast("string"))
+
+
+def _parquet_changes(spark: SparkSession, source: SourceFile, config: TableConfig) -> DataFrame:
+    """A Parquet file's rows under the table's ``new_columns`` (:func:`etl.readers.new_columns.file_columns_rule`).
+
+    Raises:
+        ChangeFileError: unreadable Parquet; a column outside ``columns`` under ``new_columns: refuse``.
+    """
+    frame = _load_parquet(spark, source)
+    data = [name for name in frame.columns if name not in (OP_SOURCE, ROW, ERROR)]
+    return file_columns_rule(frame, data, source.key, config)
 
 
 def _is_csv(source: SourceFile) -> bool:
@@ -180,7 +192,7 @@ def _changes_of(
     declared = {name.lower(): kind for name, kind in (config.columns or {}).items()} if source else {}
     typed, errors = {}, []
     for name in frame.columns:
-        if name in (OP_SOURCE, ROW, ERROR, FILE, FILE_ORDER, FULL_LOAD):
+        if name in (OP_SOURCE, ROW, ERROR, FILE, FILE_ORDER, FULL_LOAD, DROPPED):
             continue
         if name in declared:
             value, error = strict_cast(F.col(name), frame.schema[name].dataType, declared[name], name)
@@ -210,6 +222,7 @@ def _changes_of(
         *file_columns,
         F.col(ROW),
         F.coalesce(F.col(ERROR), row_error(errors)).alias(ERROR),
+        (F.col(DROPPED) if DROPPED in present else F.lit(None).cast(DROPPED_TYPE)).alias(DROPPED),
         *[value.alias(name) for name, value in typed.items()],
     )
 
@@ -221,12 +234,15 @@ def read_dms(
     the event times a timestamp / date ordering column may hold (None: any).
 
     Raises:
-        ChangeFileError: unreadable Parquet, missing key / ordering / Op column.
+        ChangeFileError: unreadable Parquet, missing key / ordering / Op column, a column outside ``columns``
+            under ``new_columns: refuse`` (:mod:`etl.readers.new_columns`).
         TableConfigError: CSV without configured columns.
     """
     ordered = sorted(files, key=lambda f: f.order)
     frames = [
-        _changes_of(_load_parquet(spark, source), source, config, horizon) for source in ordered if not _is_csv(source)
+        _changes_of(_parquet_changes(spark, source, config), source, config, horizon)
+        for source in ordered
+        if not _is_csv(source)
     ]
     csv_files = [source for source in ordered if _is_csv(source)]
     if csv_files:

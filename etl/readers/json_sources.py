@@ -5,7 +5,8 @@ recognised by its magic bytes, whatever the extension, and text is decoded stric
 encoding) and parsed by the pure functions of :mod:`etl.readers.records` (JSON) or
 :mod:`etl.readers.csv_records` (DMS CSV). A file that does not parse yields one error record naming
 its place, so nothing raises on an executor. Column types come from the table's configured ``columns``;
-without them, from the Debezium schema envelope or the values themselves (widest type seen wins).
+without them, from the Debezium schema envelope or the values themselves (widest type seen wins). A field or
+attribute outside ``columns`` follows the table's ``new_columns`` (:mod:`etl.readers.new_columns`).
 Values that do not convert to their type are errors (file, row, column, value), never NULL: the strict
 cast, its message and the inference are :mod:`etl.readers.typed_values`, which the streaming path shares.
 """
@@ -21,8 +22,9 @@ from pyspark.sql import types as T
 from etl.change_frame import FILE, FILE_ORDER, OP, ORDERING, ROW, with_sequence
 from etl.readers.common import ERROR, SourceFile, row_error
 from etl.readers.event_horizon import EventTimeHorizon
+from etl.readers.new_columns import DROPPED, record_columns
 from etl.readers.records import ParsedChange, parse_content
-from etl.readers.typed_values import TYPES, VALUES, column_types, typed_values
+from etl.readers.typed_values import TYPES, VALUES, typed_values
 from odp.config.models import TableConfig
 
 PARSED_SCHEMA = T.StructType(
@@ -73,14 +75,16 @@ def _read(
         return lambda data: parse_content(data, source_format, keys, encoding=encoding, shape=shape, horizon=horizon)
 
     parsed = parsed_changes(spark, files, parser_of)
-    data, errors = typed_values(column_types(parsed, config))
+    rule = record_columns(parsed, config)
+    data, errors = typed_values(rule.columns)
     frame = parsed.select(
         OP,
         F.coalesce(F.col(ORDERING), F.lit("")).alias(ORDERING),
         FILE,
         FILE_ORDER,
         ROW,
-        F.coalesce(F.col(ERROR), row_error(errors)).alias(ERROR),
+        F.coalesce(F.col(ERROR), row_error([rule.error, *errors])).alias(ERROR),
+        rule.dropped.alias(DROPPED),
         *data,
     )
     return with_sequence(frame)

@@ -24,6 +24,7 @@ from etl.errors import ChangeFileError
 from etl.readers.common import ERROR, SourceFile, row_error
 from etl.readers.dms import _configured_name, ordering_of
 from etl.readers.event_horizon import EventTimeHorizon
+from etl.readers.new_columns import file_columns_rule
 from etl.readers.typed_values import strict_cast
 from odp.config.models import TableConfig
 
@@ -81,6 +82,7 @@ def _changes_of(
     ordering_name = (config.ordering_column or "").lower()
     if ordering_name and ordering_name not in present:
         raise ChangeFileError(source.key, f"missing ordering column {config.ordering_column}")
+    loaded = file_columns_rule(loaded, loaded.columns, source.key, config)
     frame = _typed(loaded, source, config).withColumn(ROW, F.monotonically_increasing_id())
     # The DMS encoding of ordering values (numbers and times compare as such, never as free text); a value
     # that cannot be ordered fails the file with its row (etl.change_counts raises the first _odp_error).
@@ -113,7 +115,8 @@ def read_plain_files(
     ``horizon``: the event times a timestamp / date ordering column may hold (None: any).
 
     Raises:
-        ChangeFileError: an unreadable file, a missing key or ordering column, a value its type cannot hold.
+        ChangeFileError: an unreadable file, a missing key or ordering column, a value its type cannot hold, a
+            column outside ``columns`` under ``new_columns: refuse`` (:mod:`etl.readers.new_columns`).
     """
     frames = [_changes_of(spark, source, config, horizon) for source in sorted(files, key=lambda f: f.order)]
     frame = reduce(lambda left, right: left.unionByName(right, allowMissingColumns=True), frames)

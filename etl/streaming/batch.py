@@ -37,10 +37,11 @@ from etl.hudi.commit import CommitTag, commit_once
 from etl.hudi.options import WriteProfile
 from etl.hudi.writer import ChangeBatch, WriteResult, WriteSettings, write_changes
 from etl.readers.event_horizon import table_horizon
-from etl.readers.typed_values import TYPES, VALUES, column_types
+from etl.readers.new_columns import record_columns
+from etl.readers.typed_values import TYPES, VALUES
 from etl.streaming.records import DATA, SEQUENCE_NUMBER, SHARD, Route, StreamRecord, route_records
 from etl.streaming.typed_rows import cast_error, change_frame
-from odp.config.models import TableConfig
+from odp.config.models import NewColumns, TableConfig
 from odp.naming import table_base_path
 from odp.tracker.statuses import RunStatus
 
@@ -107,6 +108,8 @@ class TableBatchResult:
     commit_instant: str | None = None
     stale_dropped: int = 0
     error: str | None = None
+    ignored_columns: tuple[str, ...] = ()  # new_columns: ignore: attributes outside the table's columns dropped
+    ignored_values: int = 0
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,11 @@ class BatchOutcome:
     @property
     def failed(self) -> list[TableBatchResult]:
         return [t for t in self.tables if t.status.failed]
+
+    @property
+    def ignored_values(self) -> int:
+        """Values of attributes outside their table's columns dropped (``new_columns: ignore``), every table."""
+        return sum(t.ignored_values for t in self.tables)
 
 
 def batch_tag(stream: str, checkpoint_id: str, batch_id: int) -> str:
@@ -196,11 +204,22 @@ def write_errors(frame: DataFrame, path: str) -> None:
 
 @dataclass(frozen=True)
 class TableChanges:
-    """One table's valid records in a batch and the column types they are cast to."""
+    """One table's valid records in a batch, the column types they are cast to, and what ``new_columns: ignore``
+    dropped of them (the attribute names, the values)."""
 
     config: TableConfig
     rows: DataFrame
     columns: dict[str, str]
+    ignored: tuple[tuple[str, ...], int] = ((), 0)
+
+
+def _ignored(rows: DataFrame, dropped: Column) -> tuple[tuple[str, ...], int]:
+    """(names, values) the valid ``rows`` drop (``dropped``: :attr:`RecordColumns.dropped`), in one Spark job."""
+    found = rows.select(
+        F.array_distinct(F.flatten(F.collect_set(dropped))).alias("names"),
+        F.sum(F.coalesce(F.size(dropped), F.lit(0))).alias("values"),
+    ).first()
+    return tuple(sorted(found["names"] or [])), int(found["values"] or 0)
 
 
 def _write_table(spark: SparkSession, changes: TableChanges, target: StreamTarget, *, tag: str) -> TableBatchResult:
@@ -219,6 +238,7 @@ def _write_table(spark: SparkSession, changes: TableChanges, target: StreamTarge
     if commit.replayed:
         logger.warning("%s: batch %s is already committed (replayed after a restart): skipped", config.table_id, tag)
         return TableBatchResult(config.table_id, RunStatus.REPLAYED)
+    names, values = changes.ignored
     return TableBatchResult(
         config.table_id,
         RunStatus.COMPLETED,
@@ -228,6 +248,8 @@ def _write_table(spark: SparkSession, changes: TableChanges, target: StreamTarge
         deletes=commit.deletes,
         commit_instant=commit.instant,
         stale_dropped=commit.written.stale_dropped if commit.written is not None else 0,
+        ignored_columns=names,
+        ignored_values=values,
     )
 
 
@@ -260,10 +282,21 @@ def process_micro_batch(
             if config.table_id not in present:
                 continue
             mine = routed.where((F.col(TABLE_ID) == config.table_id) & F.col(ERROR).isNull())
-            columns = column_types(mine, config)
-            checked = mine.withColumn(REASON, cast_error(columns))
+            rule = record_columns(mine, config)  # new_columns: the same rule as the files'
+            checked = mine.withColumn(REASON, cast_error(rule.columns, rule.error))
             bad = bad.unionByName(_error_rows(checked.where(F.col(REASON).isNotNull()), tag, F.col(REASON)))
-            plans.append(TableChanges(config, checked.where(F.col(REASON).isNull()).drop(REASON), columns))
+            valid = checked.where(F.col(REASON).isNull()).drop(REASON)
+            ignored = _ignored(valid, rule.dropped) if config.new_columns is NewColumns.IGNORE else ((), 0)
+            if ignored[1]:
+                logger.warning(
+                    "%s: batch %s: dropped %d value(s) of attribute(s) outside the table's columns "
+                    "(new_columns: ignore): %s",
+                    config.table_id,
+                    tag,
+                    ignored[1],
+                    ", ".join(ignored[0]),
+                )
+            plans.append(TableChanges(config, valid, rule.columns, ignored))
         bad = bad.persist()
         bad_count = bad.count()
         if bad_count:

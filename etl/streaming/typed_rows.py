@@ -23,9 +23,12 @@ def record_place() -> Column:
     return F.concat(F.lit("shard "), F.col(SHARD), F.lit(" sequence "), F.col(SEQUENCE_NUMBER))
 
 
-def cast_error(columns: Mapping[str, str]) -> Column:
-    """The record's first value that does not convert to its column's type (:func:`strict_cast`), placed; else NULL."""
-    return placed_error(record_place(), typed_values(columns)[1])
+def cast_error(columns: Mapping[str, str], refusal: Column | None = None) -> Column:
+    """The record's ``refusal`` (an attribute outside the table's columns under ``new_columns: refuse``,
+    :func:`etl.readers.new_columns.record_columns`), else its first value that does not convert to its column's
+    type (:func:`strict_cast`), placed; else NULL."""
+    errors = typed_values(columns)[1]
+    return placed_error(record_place(), [refusal, *errors] if refusal is not None else errors)
 
 
 def change_frame(rows: DataFrame, columns: Mapping[str, str]) -> DataFrame:

@@ -48,11 +48,18 @@ def main(argv: list[str] | None = None) -> int:
         print(error, file=sys.stderr)
         return 1
     if args.command == "validate":
+        from odp.config.views import check_views  # noqa: PLC0415 - sqlglot: not needed by the other commands
+
+        views, issues = check_views(args.config_dir, config)
+        if issues:
+            print(ConfigError(issues), file=sys.stderr)
+            return 1
         cadences = len(config.cadences.cadences)
         active = sum(1 for t in config.tables if t.is_active)
         print(
             f"{args.config_dir}: valid ({len(config.environments.environments)} environments, "
-            f"{cadences} cadences, {len(config.tables)} tables, {active} active)"
+            f"{cadences} cadences, {len(config.tables)} tables, {active} active, {len(config.datasets)} datasets, "
+            f"{len(views)} views, {len(config.access.consumers)} consumers)"
         )
         return 0
     environment = config.environments.environments.get(args.env)

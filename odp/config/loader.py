@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from odp.config.access import ACCESS_FILE, AccessFile, access_issues
 from odp.config.models import (
     DEFAULT_MAX_FILE_ATTEMPTS,
     SOURCE_SETTINGS,
@@ -76,6 +77,7 @@ class OdpConfig:
     table_files: dict[str, str] = field(default_factory=dict)  # table_id -> file it came from
     streams: StreamsFile = field(default_factory=StreamsFile)  # streams.yaml (optional file)
     datasets: tuple[Any, ...] = ()  # odp.config.datasets.DatasetConfig, in dependency order
+    access: AccessFile = field(default_factory=AccessFile)  # access.yaml (optional file)
 
     def table(self, table_id: str) -> TableConfig:
         """The table with this id.
@@ -475,6 +477,27 @@ def _load_streams(
     return streams
 
 
+def _load_access(
+    root: Path,
+    environments: EnvironmentsFile | None,
+    tables: list[TableConfig],
+    datasets: list[Any],
+    issues: list[ConfigIssue],
+) -> AccessFile | None:
+    """access.yaml (optional) and its grants checked against the tables and datasets (see odp.config.access)."""
+    path = root / ACCESS_FILE
+    if not path.is_file():
+        return AccessFile()
+    data = _read_yaml(path, ACCESS_FILE, issues)
+    access = _validate(AccessFile, data, ACCESS_FILE, issues) if data is not None else None
+    if access is None:
+        return None
+    known_envs = environments.environments if environments is not None else {}
+    for where, reason in access_issues(access, tables, datasets, known_envs):
+        issues.append(ConfigIssue(ACCESS_FILE, where, reason))
+    return access
+
+
 def load_config(config_dir: str | Path) -> OdpConfig:
     """Read and validate a configuration directory.
 
@@ -513,6 +536,7 @@ def load_config(config_dir: str | Path) -> OdpConfig:
     from odp.config.dataset_loader import load_datasets  # noqa: PLC0415 - it imports this module
 
     datasets = load_datasets(root, tables, issues)
+    access = _load_access(root, environments, tables, datasets, issues)
 
     if issues or environments is None or cadences is None:
         raise ConfigError(issues)
@@ -523,4 +547,5 @@ def load_config(config_dir: str | Path) -> OdpConfig:
         table_files=table_files,
         streams=streams or StreamsFile(),
         datasets=tuple(datasets),
+        access=access or AccessFile(),
     )

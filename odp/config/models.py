@@ -44,7 +44,9 @@ GlueName = Annotated[str, StringConstraints(pattern=GLUE_NAME)]
 ColumnName = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 
 
-# A file that fails its table this many runs in a row is quarantined (see odp/tracker).
+# A file named by a failure that may pass on a later try (a throttled or timed-out read) is quarantined after
+# this many failed runs; a failure that would repeat (bad content) quarantines it at once
+# (etl/file_processor/poison.py).
 DEFAULT_MAX_FILE_ATTEMPTS = 3
 
 
@@ -282,6 +284,14 @@ class TableMode(StrEnum):
     HISTORICAL = "historical"
 
 
+class NewColumns(StrEnum):
+    """What a file's column (or a record's attribute) outside the table's configured ``columns`` does."""
+
+    ADD = "add"  # added to the table as a new column (schema evolution)
+    REFUSE = "refuse"  # the file is refused, naming the column (and the row for record formats)
+    IGNORE = "ignore"  # dropped, logged and counted (run history, metric IgnoredColumnValues)
+
+
 class DebeziumShape(StrEnum):
     """How a Debezium table's records are written to S3."""
 
@@ -341,7 +351,9 @@ class TableSettings(_Strict):
         default=None,
         description=(
             "Failed runs a file may cause before it is quarantined (status quarantined in file_tracker, its error "
-            f"kept) and the table goes on without it; default {DEFAULT_MAX_FILE_ATTEMPTS}."
+            "kept) and the table goes on without it, for failures that may pass on a later try (a throttled or "
+            "timed-out read of the file); a file whose content fails (parse, type, event time, unknown op) is "
+            f"quarantined at its first failure. Default {DEFAULT_MAX_FILE_ATTEMPTS}."
         ),
     )
     index_buckets: Annotated[int, Field(ge=1, le=4096)] | None = Field(
@@ -409,6 +421,15 @@ class TableSettings(_Strict):
             "earlier event time fails its file (a bad record on a stream). Same orderings as event_time_tolerance."
         ),
     )
+    new_columns: NewColumns | None = Field(
+        default=None,
+        description=(
+            "What a column outside columns does (a file's column, a Debezium field, a DynamoDB attribute; "
+            "DynamoDB's nested types flattened as always): add (default) = a new table column, refuse = the file "
+            "is refused naming the column (and the row), ignore = dropped, logged and counted in the run's "
+            "history. refuse and ignore need columns."
+        ),
+    )
     transform: str | None = Field(
         default=None,
         description=(
@@ -463,6 +484,7 @@ SOURCE_SETTINGS = (
     "transform",
     "event_time_tolerance",
     "event_time_floor",
+    "new_columns",
 )
 _SETTINGS_OF_FORMAT = {
     "csv_header": "dms",
@@ -485,6 +507,10 @@ def source_setting_issues(
         for name, only in _SETTINGS_OF_FORMAT.items()
         if pick(name) is not None and only != source_format.value
     ]
+    if pick("new_columns") not in (None, NewColumns.ADD) and pick("columns") is None:
+        issues.append(
+            ("new_columns", f"{pick('new_columns').value} needs columns (the declared columns it keeps the table to)")
+        )
     transform = pick("transform")
     if transform is not None:
         issues += [("transform", problem) for problem in transform_problems(transform, required)]
@@ -544,6 +570,7 @@ class TableConfig(_Strict):
     transform: str | None = None
     event_time_tolerance: str = DEFAULT_EVENT_TIME_TOLERANCE  # see odp.config.event_time
     event_time_floor: str | None = None
+    new_columns: NewColumns = NewColumns.ADD  # columns outside ``columns``: add, refuse or ignore
     max_file_attempts: int = DEFAULT_MAX_FILE_ATTEMPTS
     index_buckets: int | None = None  # None: the record level index; N: the bucket index, N per partition
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from odp.config.access import AccessFile
 from odp.config.datasets import DatasetFile
 from odp.config.models import CadencesFile, EnvironmentsFile, TablesFile
 from odp.config.streams import StreamsFile
@@ -17,6 +18,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "tables.schema.json": TablesFile,
     "streams.schema.json": StreamsFile,
     "datasets.schema.json": DatasetFile,
+    "access.schema.json": AccessFile,
 }
 
 

@@ -21,6 +21,9 @@ RULE_NAME_DIMENSION = "RuleName"  # EventBridge's
 # The File Processor, per table run (etl/file_processor/cost.py; the costliest-tables dashboard)
 TABLE_SECONDS_METRIC = "TableRunSeconds"
 TABLE_DPU_SECONDS_METRIC = "TableDpuSeconds"
+# Values of columns outside a table's columns dropped under new_columns: ignore (also the streaming job's, per
+# micro-batch, in STREAMING_NAMESPACE)
+IGNORED_VALUES_METRIC = "IgnoredColumnValues"
 
 # The Batch Manager, per cadence (lambdas/batch_manager; the freshness and quarantine alarms)
 PENDING_FILES_METRIC = "PendingFiles"

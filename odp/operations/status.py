@@ -77,10 +77,13 @@ def render_table(view: TableView, now: datetime) -> str:
             else ""
         ),
         f"  last error: {(finished.error if finished else None) or '-'}",
-        f"  quarantined: {len(view.quarantined)} file(s)",
     ]
+    if finished is not None and finished.quarantined_files:
+        lines.append(f"  quarantined by the last run: {', '.join(finished.quarantined_files)}")
+    lines.append(f"  quarantined: {len(view.quarantined)} file(s)")
     for tracked in view.quarantined:
-        lines.append(f"    {tracked.key} (since {tracked.quarantined_at}, {tracked.attempts or 0} failed run(s))")
+        counted = f", {tracked.attempts} failed run(s)" if tracked.attempts else ""
+        lines.append(f"    {tracked.key} (since {tracked.quarantined_at}{counted})")
         lines.append(f"      {tracked.last_error}")
     return "\n".join(lines)
 

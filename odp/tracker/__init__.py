@@ -1,7 +1,7 @@
 """File and processing trackers: item schema, statuses, keys, and repositories over DynamoDB."""
 
 from odp.tracker.items import JobRunRef, TableRun, TableState, TrackedFile, iso, utc_now
-from odp.tracker.job_runs import ENDED_JOB_RUN_STATES, GlueJobRuns, JobRuns
+from odp.tracker.job_runs import ENDED_JOB_RUN_STATES, EmrServerlessJobRuns, GlueJobRuns, JobRuns, JobRunsByEngine
 from odp.tracker.keys import (
     StagingKey,
     StagingKeyError,
@@ -23,12 +23,14 @@ from odp.tracker.statuses import FileKind, FileStatus, RunStatus
 
 __all__ = [
     "ENDED_JOB_RUN_STATES",
+    "EmrServerlessJobRuns",
     "FileKind",
     "FileStatus",
     "FileTracker",
     "GlueJobRuns",
     "JobRunRef",
     "JobRuns",
+    "JobRunsByEngine",
     "LeaseLostError",
     "PendingSummary",
     "ProcessingTracker",

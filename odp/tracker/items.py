@@ -162,7 +162,10 @@ class TableRun(StoredRecord):
     cadence: str | None = None
     batch_id: str | None = None  # the Batch Manager's batch (job argument odp_batch_id) this run belonged to
     duplicate_files: int = 0  # historical tables: files not applied, their content was applied already
-    quarantined_files: tuple[str, ...] = ()  # keys of the files this run quarantined (they failed it too often)
+    quarantined_files: tuple[str, ...] = ()  # keys of the files this run quarantined (etl/file_processor/poison.py)
+    # new_columns: ignore: the columns outside the table's columns this run dropped, and how many values
+    ignored_columns: tuple[str, ...] = ()
+    ignored_values: int = 0
     dpu_seconds: float | None = (
         None  # the run's share of the job's DPU-seconds (etl.file_processor.cost); None = unknown
     )

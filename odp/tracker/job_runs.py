@@ -1,4 +1,9 @@
-"""Whether the Glue job run holding a table's lease has ended, so its lease can be taken over at once."""
+"""Whether the job run holding a table's lease has ended, so its lease can be taken over at once.
+
+A lease holder is a Glue job run (job name + run id) or an EMR Serverless job run (``emr-serverless/<application
+id>`` + job run id, etl.engine.emr_serverless); :class:`JobRunsByEngine` asks the service that ran it, so a
+cadence moved from one engine to the other never takes over a live run of the other.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,9 @@ logger = logging.getLogger(__name__)
 # Glue job run states after which the run writes nothing more (SUCCEEDED is left out: a run that
 # succeeded released its leases; one that did not is left to the lease expiry).
 ENDED_JOB_RUN_STATES = frozenset({"FAILED", "TIMEOUT", "STOPPED", "ERROR"})
+# EMR Serverless job run states after which the run writes nothing more (SUCCESS left out, as above).
+ENDED_EMR_JOB_RUN_STATES = frozenset({"FAILED", "CANCELLED"})
+EMR_SERVERLESS_PREFIX = "emr-serverless/"  # the lease holder's job name of an EMR Serverless run
 
 
 class JobRuns(Protocol):
@@ -50,3 +58,40 @@ class GlueJobRuns:
         if state in ENDED_JOB_RUN_STATES:
             return f"job run {job_run.run_id} of {job_run.job_name} ended {state}"
         return None
+
+
+class EmrServerlessJobRuns:
+    """Asks EMR Serverless (emr-serverless:GetJobRun) about a holder ``emr-serverless/<application id>``."""
+
+    def __init__(self, client: Any = None, *, region_name: str | None = None) -> None:
+        self._client = client
+        self._region_name = region_name
+
+    def ended(self, job_run: JobRunRef) -> str | None:
+        application = job_run.job_name.removeprefix(EMR_SERVERLESS_PREFIX)
+        if self._client is None:
+            self._client = boto3.client("emr-serverless", region_name=self._region_name)
+        try:
+            response = self._client.get_job_run(applicationId=application, jobRunId=job_run.run_id)
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+                return f"job run {job_run.run_id} of EMR Serverless application {application} no longer exists"
+            logger.warning("could not ask EMR Serverless about run %s of %s: %s", job_run.run_id, application, error)
+            return None
+        state = response["jobRun"].get("state")
+        if state in ENDED_EMR_JOB_RUN_STATES:
+            return f"job run {job_run.run_id} of EMR Serverless application {application} ended {state}"
+        return None
+
+
+class JobRunsByEngine:
+    """Routes each question to the engine that ran the holder: EMR Serverless by its name prefix, else Glue."""
+
+    def __init__(self, glue: JobRuns | None = None, emr: JobRuns | None = None, *, region_name: str | None = None):
+        self.glue = glue or GlueJobRuns(region_name=region_name)
+        self.emr = emr or EmrServerlessJobRuns(region_name=region_name)
+
+    def ended(self, job_run: JobRunRef) -> str | None:
+        if job_run.job_name.startswith(EMR_SERVERLESS_PREFIX):
+            return self.emr.ended(job_run)
+        return self.glue.ended(job_run)

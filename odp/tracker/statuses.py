@@ -9,8 +9,9 @@ class FileStatus(StrEnum):
     LANDED = "landed"  # registered, waiting for its table's next run
     UNREGISTERED = "unregistered"  # its table has no active configuration; kept, not processed
     PROCESSED = "raw_file_processed"  # applied by a Hudi commit; the item lives in file_tracker_history
-    # Failed its table on max_file_attempts runs: kept in file_tracker with its error, not read until an
-    # operator releases it (python -m odp file release), which makes it landed again.
+    # Set aside: its content failed (at once), or a read of it failed on max_file_attempts runs, or an operator
+    # quarantined it. Kept in file_tracker with its reason, not read until an operator releases it (python -m
+    # odp file release), which makes it landed again.
     QUARANTINED = "quarantined"
     # Not applied: a historical table already holds a file with the same content (ETag); in history too.
     DUPLICATE_CONTENT = "skipped_duplicate_content"

@@ -6,6 +6,7 @@ the job; tables are read back with Spark (sandbox.validation).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from odp.tracker import RunStatus
 from sandbox.account import SandboxLayout
 from sandbox.demo import run_demo
 from sandbox.demo_data import DemoGenerator, DemoScenarios
+from sandbox.report import render_report
 from sandbox.runner import RunHooks, run_sandbox
 from sandbox.validation import check_table
 
@@ -63,41 +65,62 @@ def test_small_demo_validates_every_table(config: OdpConfig, layout: SandboxLayo
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_a_corrupt_file_fails_only_its_table_and_a_rerun_without_it_completes(
+def test_a_corrupt_file_is_quarantined_its_table_goes_on_and_the_alert_names_it(
     config: OdpConfig, layout: SandboxLayout, spark: object
 ) -> None:
     generator = DemoGenerator(config, layout.staging, table_ids=(TABLE_1, TABLE_2))
     generator.generate_round(0)
-    corrupt = layout.staging / "taxi_trips_dms/taxi_trips/table_2/2026/01/01/20260101-000000999.parquet"
+    key = "taxi_trips_dms/taxi_trips/table_2/2026/01/01/20260101-000000999.parquet"
+    corrupt = layout.staging / key
     corrupt.parent.mkdir(parents=True)
     corrupt.write_bytes(b"PAR1 this is not a parquet file")
 
-    failed = run_sandbox(config, layout, spark, cadence="every_10_minutes")
+    first = run_sandbox(config, layout, spark, cadence="every_10_minutes")
 
-    assert not failed.ok
-    assert failed.table(TABLE_1).status is RunStatus.COMPLETED
-    broken = failed.table(TABLE_2)
-    assert broken.status is RunStatus.REFRESH_ERROR
-    assert "20260101-000000999.parquet" in broken.error
-    assert "Parquet" in broken.error
-    execution = failed.cadences[0]
-    assert execution.status == "FAILED"
-    assert len(execution.alerts) == 1
-    assert execution.alerts[0]["subject"] == "ODP File Processor failed: every_10_minutes"
-    assert TABLE_2 in str(execution.alerts[0]["message"])
-    table_1 = generator.tables[TABLE_1]
-    assert check_table(spark, failed.table(TABLE_1).base_path, table_1.config, table_1.expected_rows(0)).ok
+    assert first.ok, first.tables  # every table applied its good files in this run
+    assert first.table(TABLE_1).status is RunStatus.COMPLETED
+    table_2_run = first.table(TABLE_2)
+    assert table_2_run.status is RunStatus.COMPLETED, table_2_run.error
+    assert (table_2_run.files, table_2_run.run.quarantined_files) == (1, (key,))
+    assert table_2_run.row()["quarantined_files"] == [key]  # the report's JSON, and its text:
+    assert f"quarantined by this run ({TABLE_2}; python -m odp status names why): {key}" in render_report(first)
+    execution = first.cadences[0]
+    assert execution.status == "SUCCEEDED"
+    assert [alert["subject"] for alert in execution.alerts] == [
+        "ODP File Processor quarantined files: every_10_minutes"
+    ]
+    summary = execution.alerts[0]["message"]["summary"]  # the SNS line: the Summarise state's output
+    assert summary["quarantined_files"] == 1
+    assert [row["quarantined_files"] for row in summary["tables"] if row["table_id"] == TABLE_2] == [[key]]
+    for table_id in (TABLE_1, TABLE_2):
+        table = generator.tables[table_id]
+        assert check_table(spark, first.table(table_id).base_path, table.config, table.expected_rows(0)).ok
 
+    # the operator deletes the bad file instead of fixing it: the next run has nothing to do and alerts no one
     corrupt.unlink()
     rerun = run_sandbox(config, layout, spark, cadence="every_10_minutes")
 
     assert rerun.ok, rerun.tables
-    assert rerun.withdrawn_files == ["taxi_trips_dms/taxi_trips/table_2/2026/01/01/20260101-000000999.parquet"]
-    assert rerun.table(TABLE_1).status is RunStatus.NOT_RUN
-    assert rerun.table(TABLE_2).status is RunStatus.COMPLETED
-    assert rerun.table(TABLE_2).files == 1
-    table_2 = generator.tables[TABLE_2]
-    assert check_table(spark, rerun.table(TABLE_2).base_path, table_2.config, table_2.expected_rows(0)).ok
+    assert rerun.withdrawn_files == [key]
+    assert {rerun.table(t).status for t in (TABLE_1, TABLE_2)} == {RunStatus.NOT_RUN}
+    assert rerun.cadences[0].alerts == []
+
+    # a failure that names no file (the configured index differs from the stored one) fails only its table,
+    # sets no file aside, and the execution ends failed with its alert
+    generator.generate_round(1)
+    tables = tuple(t.model_copy(update={"index_buckets": 4}) if t.table_id == TABLE_2 else t for t in config.tables)
+    failed = run_sandbox(replace(config, tables=tables), layout, spark, cadence="every_10_minutes")
+
+    assert [table.table_id for table in failed.tables if not table.ok] == [TABLE_2]
+    broken = failed.table(TABLE_2)
+    assert broken.status is RunStatus.REFRESH_ERROR
+    assert "TableConfigError" in broken.error
+    assert "written with the record index" in broken.error
+    assert broken.run.quarantined_files == ()
+    execution = failed.cadences[0]
+    assert execution.status == "FAILED"
+    assert [alert["subject"] for alert in execution.alerts] == ["ODP File Processor failed: every_10_minutes"]
+    assert TABLE_2 in str(execution.alerts[0]["message"])
 
 
 @pytest.mark.spark

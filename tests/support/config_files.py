@@ -56,3 +56,20 @@ def write_config(root: Path, files: dict[str, object]) -> Path:
 def valid_files() -> dict[str, object]:
     # A deep copy through YAML keeps every case independent.
     return {name: yaml.safe_load(yaml.safe_dump(content)) for name, content in VALID.items()}
+
+
+# A purpose-built dataset over shop.public.orders (for the access and view checks).
+ORDER_TOTALS = {
+    "name": "order_totals",
+    "zone": "purpose_built",
+    "database": "shop_purpose_built",
+    "sources": [{"name": "orders", "table": "shop.public.orders"}],
+    "key": ["region"],
+    "refresh": "full",
+}
+ORDER_TOTALS_SQL = "SELECT region, CAST(SUM(amount) AS DECIMAL(38, 2)) AS total FROM orders GROUP BY region"
+
+
+def with_order_totals(files: dict[str, object], sql: str = ORDER_TOTALS_SQL) -> dict[str, object]:
+    """``files`` plus the order_totals dataset (its SQL as given)."""
+    return {**files, "datasets/order_totals.yaml": dict(ORDER_TOTALS), "datasets/order_totals.sql": sql}

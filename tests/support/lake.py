@@ -18,7 +18,7 @@ from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames
 from odp.table_reader import read_hudi_snapshot
-from odp.tracker import FileTracker, TrackedFile, file_kind, make_file_id
+from odp.tracker import FileStatus, FileTracker, TrackedFile, file_kind, make_file_id
 
 STAGING = "staging"
 
@@ -152,6 +152,11 @@ class Lake:
 
     def landed(self, table_id: str) -> list[TrackedFile]:
         return FileTracker(self.tables["file_tracker"], self.tables["file_tracker_history"]).landed_files(table_id)
+
+    def quarantined(self, table_id: str) -> list[TrackedFile]:
+        """The table's quarantined files (file_tracker), in key order: each with its reason in ``last_error``."""
+        tracker = FileTracker(self.tables["file_tracker"], self.tables["file_tracker_history"])
+        return tracker.files(table_id, FileStatus.QUARANTINED)
 
     def processed(self, table_id: str) -> list[dict[str, Any]]:
         items = self.tables["file_tracker_history"].scan()["Items"]

@@ -6,9 +6,9 @@ types, short CSV lines, invalid UTF-8, text orderings, truncated Parquet, ISO De
 gzip, bad DynamoDB times, failing transforms) are listed in the catalogue, not repeated here.
 
 One job run holds every processing case, each in its own table, plus a good table whose file key has
-characters S3 URL-encodes: every bad table fails alone with its message on processing_tracker, one
-attempt counted against the file named (the poison-file count), its files stay landed; the good table
-is written. The File Manager cases are decided without Spark (classify_staging_object).
+characters S3 URL-encodes: every bad file is quarantined at its first failure with its message on its
+file_tracker item, the run names it, the table's good files are committed in the same run; the good
+table is written. The File Manager cases are decided without Spark (classify_staging_object).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pytest
 
 from etl.readers.records import MAX_RECORD_CHARS
 from odp.config.models import SourceFormat
-from odp.tracker import FileTracker, ProcessingTracker, RunStatus, classify_staging_object
+from odp.tracker import FileStatus, FileTracker, ProcessingTracker, RunStatus, classify_staging_object
 from tests.support.lake import Lake, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("name", pa.string())])
@@ -64,7 +64,7 @@ class BadInput:
     files: tuple[tuple[str, bytes], ...]
     message: str  # the error after "<ErrorType>: "; ending in "…": a prefix (a library's cause follows)
     settings: dict[str, Any] = field(default_factory=dict)
-    names_file: bool = True  # the error names the bad file: one attempt is counted against it
+    names_file: bool = True  # the error names the bad file: it is quarantined at its first failure
 
     @property
     def bad_key(self) -> str:
@@ -216,7 +216,7 @@ CATALOGUE = [
 
 
 @pytest.mark.spark
-def test_every_bad_input_fails_its_table_alone_with_its_exact_message(spark, lake: Lake) -> None:
+def test_every_bad_input_is_quarantined_alone_with_its_exact_message(spark, lake: Lake) -> None:
     good = lake.configure(table_config("good", **DEBEZIUM))
     # a key S3 URL-encodes in its events ('+', ' ') is read as it is
     lake.land_text(good, "dbserver1.app.good+0+0000000000 copy.json", json.dumps(debezium(after={"id": 7})))
@@ -241,20 +241,27 @@ def test_every_bad_input_fails_its_table_alone_with_its_exact_message(spark, lak
     for case in CATALOGUE:
         table_id = f"src.app.{case.table}"
         result = by_id[table_id]
-        kind, _, text = (result.error or "").partition(": ")
+        held = {f.key: f for f in files.files(table_id, FileStatus.QUARANTINED)}
+        reason = held[case.bad_key].last_error or "" if case.bad_key in held else ""
+        prefix = f"quarantined at its first failure, by run {result.run_id}: "
+        kind, _, text = reason.removeprefix(prefix).partition(": ")
         exact = text.startswith(case.message[:-1]) if case.message.endswith("…") else text == case.message
-        if result.status is not RunStatus.REFRESH_ERROR or kind != "ChangeFileError" or not exact:
-            wrong.append(f"{case.table}: {result.status.value}: {result.error}")
+        named = result.quarantined_files == (case.bad_key,)
+        if result.status is not RunStatus.COMPLETED or not named or not reason.startswith(prefix):
+            wrong.append(f"{case.table}: {result.status.value}: {result.quarantined_files} {result.error}")
+            continue
+        if kind != "ChangeFileError" or not exact:
+            wrong.append(f"{case.table}: quarantined as {reason}")
             continue
         assert "\n" not in text
         assert "Py4JJavaError" not in text
-        # what the operator sees: the error on processing_tracker, and the attempt on the bad file
-        assert processing.state(table_id).last_run.error == result.error
-        landed = {f.key: f for f in files.landed_files(table_id)}
-        assert sorted(landed) == sorted(f"src/app/{case.table}/{name}" for name, _ in case.files)  # none applied
-        assert landed[case.bad_key].attempts == 1
-        assert landed[case.bad_key].last_error == result.error
-        assert all(f.attempts is None for key, f in landed.items() if key != case.bad_key)
+        # what the operator sees: the run names the file, the file its reason; the good files are applied
+        assert processing.state(table_id).last_run.quarantined_files == (case.bad_key,)
+        assert list(held) == [case.bad_key]
+        assert files.landed_files(table_id) == []
+        good = sorted(f"src/app/{case.table}/{name}" for name, _ in case.files[:-1])
+        assert sorted(item["key"] for item in lake.processed(table_id)) == good
+        assert result.files == len(good)
     assert wrong == []
 
 

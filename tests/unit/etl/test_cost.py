@@ -40,3 +40,15 @@ def test_publishing_sends_to_the_odp_namespace_and_never_raises(aws) -> None:
             raise ClientError({"Error": {"Code": "AccessDenied", "Message": "no"}}, "PutMetricData")
 
     publish_costs(Refusing(), "hourly", [("a.b.c", 1.0, 1.0)])  # logged, not raised
+
+
+def test_ignored_column_values_are_a_metric_per_table(aws) -> None:
+    data = cost_metric_data("hourly", [("a.b.c", 1.0, None)], [("a.b.c", 7)])
+    assert [(d["MetricName"], d["Value"], d["Unit"]) for d in data] == [
+        ("IgnoredColumnValues", 7.0, "Count"),
+        ("TableRunSeconds", 1.0, "Seconds"),
+    ]
+    cloudwatch = boto3.client("cloudwatch")
+    publish_costs(cloudwatch, "hourly", [("a.b.c", 1.0, None)], ignored=[("a.b.c", 7)])
+    names = sorted(m["MetricName"] for m in cloudwatch.list_metrics(Namespace="ODP")["Metrics"])
+    assert names == ["IgnoredColumnValues", "TableRunSeconds"]

@@ -1,6 +1,6 @@
-"""Bad input on a bad day: each class fails only its table, with the file, the row, the column, the value
-and a human cause; never a NULL, a silent shift, a frozen key, or a bare Java stack. One run, many tables:
-the good table of the same run is written."""
+"""Bad input on a bad day: each bad file is quarantined with the file, the row, the column, the value and a
+human cause (a bad transform fails its table); never a NULL, a silent shift, a frozen key, or a bare Java
+stack. One run, many tables: the good table of the same run is written."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _event(key: object, ts: object) -> str:
 
 
 @pytest.mark.spark
-def test_every_bad_file_names_itself_and_the_good_table_is_written(spark, lake: Lake) -> None:
+def test_every_bad_file_names_itself_is_quarantined_and_the_good_table_is_written(spark, lake: Lake) -> None:
     errors: dict[str, str] = {}
 
     def table(name: str, **settings):
@@ -103,13 +103,23 @@ def test_every_bad_file_names_itself_and_the_good_table_is_written(spark, lake: 
     assert rows_of(spark, by_id[good.table_id].base_path, ["id"]) == [(7,)]
     for table_id, message in errors.items():
         result = by_id[table_id]
-        assert result.status is RunStatus.REFRESH_ERROR, table_id
-        kind, _, text = result.error.partition(": ")
-        assert kind in ("ChangeFileError", "TransformError"), result.error
+        if table_id == transform.table_id:  # the table's own error: its run fails, its files stay landed
+            assert result.status is RunStatus.REFRESH_ERROR, table_id
+            kind, _, text = result.error.partition(": ")
+            assert (kind, result.quarantined_files) == ("TransformError", ()), result.error
+            assert [f.key for f in lake.landed(table_id)]
+        else:  # a bad file: quarantined at its first failure, the run names it, the reason is on the file
+            assert (result.status, result.quarantined_files) == (RunStatus.COMPLETED, (message.split(": ")[0],)), (
+                table_id,
+                result.error,
+            )
+            (held,) = lake.quarantined(table_id)
+            kind, _, text = held.last_error.split(": ", 1)[1].partition(": ")
+            assert kind == "ChangeFileError", held.last_error
+            assert lake.landed(table_id) == []
         if message.endswith((": ", "(")):
             assert text.startswith(message), text
             assert "Py4JJavaError" not in text
             assert "\n" not in text
         else:
             assert text == message
-        assert [f.key for f in lake.landed(table_id)]  # its files stay landed for the next run

@@ -44,7 +44,8 @@ def test_one_of_several_concurrent_tables_fails_and_the_others_commit(
     lake.land_parquet(first, "20260101-1.parquet", [{"Op": "I", "seq": "1", "id": 1, "n": 10}], SCHEMA)
     rows = [{"Op": "I", "seq": "1", "id": 1, "n": 1}, {"Op": "D", "seq": "2", "id": 2, "n": 2}]
     lake.land_parquet(second, "20260101-1.parquet", rows, SCHEMA)
-    lake.land_text(broken, "20260101-1.parquet", "PAR1 not really parquet")
+    # a table-level failure (a bad file alone is quarantined and its table goes on: test_file_processor_quarantine)
+    lake.land_text(broken, "20260101-1.csv", "I,1,1,1\n")
     hooks = MeetBeforeCommit(spark, parties=2)
 
     with caplog.at_level(logging.ERROR, logger="etl.file_processor.processor"), on_fault("etl.before_commit", hooks):
@@ -57,7 +58,7 @@ def test_one_of_several_concurrent_tables_fails_and_the_others_commit(
     assert rows_of(spark, by_id[first.table_id].base_path, ["id", "n"]) == [(1, 10)]
     assert rows_of(spark, by_id[second.table_id].base_path, ["id", "n"]) == [(1, 1)]
     assert [r.table_id for r in outcome.failed] == [broken.table_id]
-    assert "src/app/broken/20260101-1.parquet: unreadable Parquet" in by_id[broken.table_id].error
+    assert "src.app.broken: CSV files need the table's columns" in by_id[broken.table_id].error
     assert len(lake.landed(broken.table_id)) == 1
     assert lake.landed(first.table_id) == lake.landed(second.table_id) == []
     # each table ran on a thread named after it, in its own FAIR pool

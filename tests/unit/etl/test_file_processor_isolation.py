@@ -24,7 +24,8 @@ def test_bad_table_fails_alone_lease_skips_and_schema_evolves(spark, lake: Lake)
     leased = lake.configure(table_config("leased"))
     lake.land_parquet(good, "20260101-1.parquet", [{"Op": "I", "seq": "1", "id": 1, "n": 10}], V1)
     lake.land_parquet(bad, "20260101-1.parquet", [{"Op": "I", "seq": "1", "id": 1, "n": 10}], V1)
-    lake.land_text(bad, "20260101-2.parquet", "PAR1 not really parquet")
+    # a table-level failure: a CSV file on a table with no columns (a bad file alone is quarantined instead)
+    lake.land_text(bad, "20260101-2.csv", "I,2,2,20\n")
     lake.land_parquet(leased, "20260101-1.parquet", [{"Op": "I", "seq": "1", "id": 1, "n": 10}], V1)
     processing = ProcessingTracker(lake.tables["processing_tracker"], lake.tables["processing_tracker_history"])
     assert processing.acquire(leased.table_id, "another-run", lease_seconds=600)
@@ -33,7 +34,7 @@ def test_bad_table_fails_alone_lease_skips_and_schema_evolves(spark, lake: Lake)
     by_id = {result.table_id: result for result in outcome.tables}
     assert by_id[good.table_id].status is RunStatus.COMPLETED
     assert by_id[bad.table_id].status is RunStatus.REFRESH_ERROR
-    assert "src/app/broken/20260101-2.parquet: unreadable Parquet" in by_id[bad.table_id].error
+    assert "src.app.broken: CSV files need the table's columns in its configuration" in by_id[bad.table_id].error
     assert by_id[leased.table_id].status is RunStatus.SKIPPED
     assert [r.table_id for r in outcome.failed] == [bad.table_id]
     # the failed table: nothing committed, files left landed, error and trace on the tracker
@@ -41,8 +42,9 @@ def test_bad_table_fails_alone_lease_skips_and_schema_evolves(spark, lake: Lake)
     assert not (lake.root / "raw" / "lake_db" / "broken" / ".hoodie").exists()
     state = processing.state(bad.table_id)
     assert state.status is RunStatus.REFRESH_ERROR
-    assert "unreadable Parquet" in state.last_run.error
-    assert "ChangeFileError" in state.last_run.error_trace
+    assert "CSV files need the table's columns" in state.last_run.error
+    assert "TableConfigError" in state.last_run.error_trace
+    assert lake.quarantined(bad.table_id) == []  # an error naming no file sets no file aside
     assert state.lease_owner is None
     assert len(lake.landed(leased.table_id)) == 1
     assert processing.state(leased.table_id).lease_owner == "another-run"

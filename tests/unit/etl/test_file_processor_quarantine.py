@@ -1,14 +1,21 @@
-"""Poison files on real Spark + Hudi: quarantined after max_file_attempts failed runs, the table goes on
-without them, and a released file is applied in its order (never over newer rows or committed deletes)."""
+"""Poison files on real Spark + Hudi: a file failing deterministically is quarantined at its first failure and
+the run applies the table's other files in the same commit; a failure naming no file counts against no file;
+a released file is applied in its event-time order (never over newer rows or committed deletes)."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from etl.hudi.timeline import completed_commits
+from odp.faults import on_fault
+from odp.operations.status import render_table, table_view
 from odp.tracker import FileStatus, FileTracker, ProcessingTracker, RunStatus
-from tests.support.lake import Lake, hudi_rs_rows, rows_of, table_config
+from tests.support.lake import CrashAfterCommit, Lake, hudi_rs_rows, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("name", pa.string())])
 
@@ -17,43 +24,115 @@ def rows(*changes: tuple[str, str, int, str]) -> list[dict]:
     return [{"Op": op, "seq": seq, "id": key, "name": name} for op, seq, key, name in changes]
 
 
+def trackers(lake: Lake) -> tuple[FileTracker, ProcessingTracker]:
+    return (
+        FileTracker(lake.tables["file_tracker"], lake.tables["file_tracker_history"]),
+        ProcessingTracker(lake.tables["processing_tracker"], lake.tables["processing_tracker_history"]),
+    )
+
+
 @pytest.mark.spark
-def test_a_poison_file_is_quarantined_the_table_goes_on_and_its_release_applies_it_in_order(spark, lake: Lake) -> None:
-    config = lake.configure(table_config("people").model_copy(update={"max_file_attempts": 2}))
+def test_two_bad_files_among_five_good_ones_are_quarantined_and_the_five_committed_in_one_run(
+    spark, lake: Lake
+) -> None:
+    config = lake.configure(table_config("people"))
+    good = [
+        lake.land_parquet(config, f"20260101-{n}.parquet", rows(("I", str(n), n, f"p{n}")), CDC) for n in (1, 3, 4, 6)
+    ]
+    # an unknown op in row 2, and a file that is not Parquet: each found on its own pass over the files
+    typed = lake.land_parquet(
+        config,
+        "20260101-2.parquet",
+        [{"Op": "I", "seq": "2", "id": 2, "name": "x"}, {"Op": "Z", "seq": "2", "id": 20, "name": "y"}],
+        CDC,
+    )
+    truncated = lake.land_text(config, "20260101-5.parquet", "PAR1 truncated upload")
+    good.append(lake.land_parquet(config, "20260101-7.parquet", rows(("U", "7", 1, "p1-new")), CDC))
+    files, processing = trackers(lake)
+
+    run = lake.run(spark, config.table_id).tables[0]
+
+    assert run.status is RunStatus.COMPLETED, run.error
+    assert run.files == 5
+    assert sorted(run.quarantined_files) == [typed.key, truncated.key]
+    assert rows_of(spark, run.base_path, ["id", "name"]) == [(1, "p1-new"), (3, "p3"), (4, "p4"), (6, "p6")]
+    (commit,) = completed_commits(spark, run.base_path)
+    assert sorted(commit.file_ids) == sorted(f.file_id for f in good)  # the commit names exactly what it applied
+    assert sorted(item["key"] for item in lake.processed(config.table_id)) == sorted(f.key for f in good)
+    held = {f.key: f for f in files.files(config.table_id)}
+    assert sorted(held) == sorted([typed.key, truncated.key])
+    assert all(f.status is FileStatus.QUARANTINED for f in held.values())
+    assert held[typed.key].last_error == (
+        f"quarantined at its first failure, by run {run.run_id}: ChangeFileError: {typed.key}: row 2: "
+        "unknown Op 'Z' (expected I, U or D)"
+    )
+    assert held[truncated.key].last_error.startswith(
+        f"quarantined at its first failure, by run {run.run_id}: ChangeFileError: {truncated.key}: unreadable Parquet: "
+    )
+    state = processing.state(config.table_id)
+    assert (state.last_run.status, state.last_run.quarantined_files) == (RunStatus.COMPLETED, run.quarantined_files)
+    # python -m odp status names each file and why
+    backend = SimpleNamespace(environment="test", names=lake.names, dynamodb=lake.dynamodb, job_runs=None)
+    shown = render_table(table_view(backend, config.table_id), datetime.now(UTC)).splitlines()
+    assert f"  quarantined by the last run: {', '.join(run.quarantined_files)}" in shown
+    assert "  quarantined: 2 file(s)" in shown
+    assert f"    {typed.key} (since {held[typed.key].quarantined_at})" in shown
+    assert f"      {held[typed.key].last_error}" in shown
+    assert f"    {truncated.key} (since {held[truncated.key].quarantined_at})" in shown
+
+    # the next run has nothing to do and quarantines nothing more
+    again = lake.run(spark, config.table_id).tables[0]
+    assert (again.status, again.files, again.quarantined_files) == (RunStatus.COMPLETED, 0, ())
+
+
+@pytest.mark.spark
+def test_a_failure_that_names_no_file_counts_against_no_file(spark, lake: Lake) -> None:
+    config = lake.configure(table_config("counts"))
+    numbers = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.int64())])
+    words = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.string())])
+    lake.land_parquet(config, "20260101-1.parquet", [{"Op": "I", "seq": "1", "id": 1, "n": 10}], numbers)
+    assert lake.run(spark, config.table_id).tables[0].status is RunStatus.COMPLETED
+    # a file brings a string where the table stores a bigint: the write is refused for the table, naming no file
+    lake.land_parquet(config, "20260101-2.parquet", [{"Op": "U", "seq": "2", "id": 1, "n": "ten"}], words)
+    lake.land_parquet(config, "20260101-3.parquet", [{"Op": "I", "seq": "3", "id": 3, "n": 30}], numbers)
+    files, processing = trackers(lake)
+
+    failed = lake.run(spark, config.table_id).tables[0]
+
+    assert failed.status is RunStatus.REFRESH_ERROR
+    assert failed.error.startswith("SchemaEvolutionError: "), failed.error
+    assert failed.quarantined_files == ()
+    assert processing.state(config.table_id).last_run.quarantined_files == ()
+    assert [(f.status, f.attempts) for f in lake.landed(config.table_id)] == [(FileStatus.LANDED, None)] * 2
+    assert files.files(config.table_id, FileStatus.QUARANTINED) == []
+
+
+@pytest.mark.spark
+def test_a_quarantined_file_released_after_a_fix_is_applied_in_its_event_time_order(spark, lake: Lake) -> None:
+    config = lake.configure(table_config("people"))
     other = lake.configure(table_config("others"))
     lake.land_parquet(config, "20260101-1.parquet", rows(("I", "1", 1, "ann"), ("I", "1", 2, "bob")), CDC)
     poison = lake.land_text(config, "20260101-2.parquet", "PAR1 truncated upload")
     lake.land_parquet(other, "20260101-1.parquet", rows(("I", "1", 7, "eve")), CDC)
-    files = FileTracker(lake.tables["file_tracker"], lake.tables["file_tracker_history"])
-    processing = ProcessingTracker(lake.tables["processing_tracker"], lake.tables["processing_tracker_history"])
+    files, processing = trackers(lake)
 
     first = {r.table_id: r for r in lake.run(spark, config.table_id, other.table_id).tables}
-    assert first[config.table_id].status is RunStatus.REFRESH_ERROR
-    assert first[config.table_id].quarantined_files == ()
-    assert first[other.table_id].status is RunStatus.COMPLETED  # the other table is not affected
-    attempts = {f.key: f.attempts for f in lake.landed(config.table_id)}
-    assert attempts == {"src/app/people/20260101-1.parquet": None, poison.key: 1}  # only the named file counts
-
-    second = lake.run(spark, config.table_id).tables[0]
-    assert second.status is RunStatus.REFRESH_ERROR
-    assert second.quarantined_files == (poison.key,)
-    assert second.error.endswith(f"[quarantined after 2 failed runs: {poison.key}; the next run goes on without them]")
+    assert first[config.table_id].status is RunStatus.COMPLETED, first[config.table_id].error
+    assert first[config.table_id].quarantined_files == (poison.key,)
+    assert first[config.table_id].files == 1
+    assert first[other.table_id].status is RunStatus.COMPLETED
+    assert first[other.table_id].quarantined_files == ()
     (held,) = files.files(config.table_id, FileStatus.QUARANTINED)
     assert held.key == poison.key
-    assert held.last_error.startswith(
-        f"failed 2 runs of its table (max_file_attempts 2): ChangeFileError: {poison.key}: "
-    )
     assert "unreadable Parquet" in held.last_error
     assert processing.state(config.table_id).last_run.quarantined_files == (poison.key,)
-    history = [run.quarantined_files for run in processing.history(config.table_id)]
-    assert sorted(history) == [(), (poison.key,)]
 
     # the table goes on without it; meanwhile newer changes arrive: key 1 updated, key 2 deleted
     lake.land_parquet(config, "20260101-3.parquet", rows(("U", "3", 1, "ann-new"), ("D", "3", 2, "bob")), CDC)
-    third = lake.run(spark, config.table_id).tables[0]
-    assert third.status is RunStatus.COMPLETED, third.error
-    assert third.files == 2
-    assert rows_of(spark, third.base_path, ["id", "name"]) == [(1, "ann-new")]
+    second = lake.run(spark, config.table_id).tables[0]
+    assert second.status is RunStatus.COMPLETED, second.error
+    assert second.files == 1
+    assert rows_of(spark, second.base_path, ["id", "name"]) == [(1, "ann-new")]
     assert processing.state(config.table_id).last_run.quarantined_files == ()
     assert [f.key for f in files.files(config.table_id)] == [poison.key]  # still held, not dropped
 
@@ -65,13 +144,43 @@ def test_a_poison_file_is_quarantined_the_table_goes_on_and_its_release_applies_
     )
     (lake.root / "staging" / poison.key).write_bytes(fixed.getvalue().to_pybytes())
     assert files.release(held) is True
-    fourth = lake.run(spark, config.table_id).tables[0]
-    assert fourth.status is RunStatus.COMPLETED, fourth.error
-    assert fourth.files == 1
+    third = lake.run(spark, config.table_id).tables[0]
+    assert third.status is RunStatus.COMPLETED, third.error
+    assert third.files == 1
     # event-time ordering keeps ann-new; the tombstone keeps key 2 deleted; key 3 is added
     expected = [(1, "ann-new"), (3, "cy")]
-    assert rows_of(spark, fourth.base_path, ["id", "name"]) == expected
-    assert hudi_rs_rows(fourth.base_path, ["id", "name"]) == expected
+    assert rows_of(spark, third.base_path, ["id", "name"]) == expected
+    assert hudi_rs_rows(third.base_path, ["id", "name"]) == expected
     assert files.files(config.table_id) == []
     applied = {item["key"]: item["status"] for item in lake.processed(config.table_id)}
     assert applied[poison.key] == "raw_file_processed"
+
+
+@pytest.mark.spark
+def test_a_crash_after_the_commit_of_a_run_that_set_a_file_aside_reconciles_only_the_files_applied(
+    spark, lake: Lake
+) -> None:
+    config = lake.configure(table_config("people"))
+    one = lake.land_parquet(config, "20260101-1.parquet", rows(("I", "1", 1, "ann")), CDC)
+    bad = lake.land_parquet(config, "20260101-2.parquet", rows(("I", "2", None, "nobody")), CDC)
+    three = lake.land_parquet(config, "20260101-3.parquet", rows(("I", "3", 3, "cy")), CDC)
+
+    with on_fault(CrashAfterCommit.POINT, CrashAfterCommit()):
+        crashed = lake.run(spark, config.table_id).tables[0]
+
+    # the run failed after its commit: it still names the file it set aside, which stays quarantined
+    assert crashed.status is RunStatus.REFRESH_ERROR
+    assert crashed.quarantined_files == (bad.key,)
+    assert crashed.error.endswith(f"[quarantined earlier in this run: {bad.key}]"), crashed.error
+    assert [f.key for f in lake.quarantined(config.table_id)] == [bad.key]
+    assert "row 1: null key column id" in lake.quarantined(config.table_id)[0].last_error
+    assert [f.key for f in lake.landed(config.table_id)] == [one.key, three.key]  # committed, not yet marked
+
+    rerun = lake.run(spark, config.table_id).tables[0]
+    assert rerun.status is RunStatus.COMPLETED, rerun.error
+    assert (rerun.reconciled, rerun.files, rerun.quarantined_files) == (2, 0, ())
+    (commit,) = completed_commits(spark, rerun.base_path)
+    assert sorted(commit.file_ids) == sorted([one.file_id, three.file_id])
+    assert rows_of(spark, rerun.base_path, ["id", "name"]) == [(1, "ann"), (3, "cy")]
+    assert lake.landed(config.table_id) == []
+    assert [f.key for f in lake.quarantined(config.table_id)] == [bad.key]

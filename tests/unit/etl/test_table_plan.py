@@ -93,3 +93,37 @@ def test_source_files_number_the_plans_files_in_key_order() -> None:
         ("/lake/k/1", "k/1", 0, True, "id-k/1"),
         ("/lake/k/2", "k/2", 1, False, "id-k/2"),
     ]
+
+
+def test_a_file_set_aside_leaves_the_rest_in_order_and_is_quarantined_with_its_reason() -> None:
+    one, two, three = landed("k/1"), landed("k/2"), landed("k/3")
+    plan = plan_table_run(CURRENT, [three, two, one], [], {})
+    after = plan.set_aside(two, "ChangeFileError: k/2: row 3: unknown Op 'Z'")
+    assert after.apply == (one, three)
+    assert after.quarantine == ((two, "ChangeFileError: k/2: row 3: unknown Op 'Z'"),)
+    again = after.set_aside(three, "ChangeFileError: k/3: unreadable Parquet: not a Parquet file")
+    assert again.apply == (one,)
+    assert [f.key for f, _ in again.quarantine] == ["k/2", "k/3"]  # in the order found
+    assert (again.reconcile, again.duplicates) == (plan.reconcile, plan.duplicates)
+    assert again.set_aside(one, "x").apply == ()
+    with pytest.raises(ValueError, match="k/2 is not among the files this run applies"):
+        again.set_aside(two, "twice")
+
+
+def test_a_historical_copy_of_a_file_set_aside_is_quarantined_with_it_not_skipped_as_applied() -> None:
+    old = landed("old/1", '"ccc"')
+    bad, copy, fresh, held = (
+        landed("k/1", '"aaa"'),
+        landed("k/2", '"aaa"'),
+        landed("k/3", '"bbb"'),
+        landed("k/4", '"ccc"'),
+    )
+    plan = plan_table_run(HISTORICAL, [held, fresh, copy, bad], [], {"ccc": old})
+    assert plan.duplicates == ((copy, bad), (held, old))
+    after = plan.set_aside(bad, "ChangeFileError: k/1: row 1: null key id")
+    assert after.apply == (fresh,)
+    assert after.duplicates == ((held, old),)  # a copy of applied content stays a duplicate
+    assert after.quarantine == (
+        (bad, "ChangeFileError: k/1: row 1: null key id"),
+        (copy, "same content (ETag aaa) as k/1, quarantined by this run: ChangeFileError: k/1: row 1: null key id"),
+    )

@@ -58,4 +58,5 @@ def test_every_file_kind_has_a_schema() -> None:
         "tables.schema.json",
         "streams.schema.json",
         "datasets.schema.json",
+        "access.schema.json",
     }

@@ -12,7 +12,7 @@ from odp.compat import StaleTableConfigItemError
 from odp.config import ConfigError, load_config
 from odp.config.items import table_config_from_item, table_config_item
 from odp.config.manager import load_into_dynamodb
-from odp.config.models import DebeziumShape, TableSettings, transform_problems
+from odp.config.models import DebeziumShape, NewColumns, TableSettings, transform_problems
 from tests.support.config_files import ZONES
 
 COLUMNS = {"zeta": "bigint", "alpha": "string", "mid": "decimal(10,2)", "seq": "string"}  # not sorted on purpose
@@ -152,3 +152,21 @@ def test_the_event_time_horizon_settings_default_resolve_and_survive_dynamodb(
     back = table_config_from_item(item)
     assert (back.event_time_tolerance, back.event_time_floor) == ("6h", "2020-01-01")
     assert back == config.table("shop.public.t")
+
+
+def test_new_columns_defaults_to_add_survives_dynamodb_and_refuse_or_ignore_need_columns(
+    tmp_path: Path, tracker_tables: dict
+) -> None:
+    default = load_config(_config_dir(tmp_path / "default", {})).table("shop.public.t")
+    assert default.new_columns is NewColumns.ADD
+    assert "new_columns" not in table_config_item(default)
+    columns = {"zeta": "string", "seq": "bigint"}
+    config = load_config(_config_dir(tmp_path / "set", {"columns": columns, "new_columns": "ignore"}))
+    load_into_dynamodb(config, "test", tracker_tables["table_config"], tracker_tables["batch_config"])
+    item = tracker_tables["table_config"].get_item(Key={"table_id": "shop.public.t"}, ConsistentRead=True)["Item"]
+    assert item["new_columns"] == "ignore"
+    assert table_config_from_item(item) == config.table("shop.public.t")
+    with pytest.raises(ConfigError, match=r"tables\[0\]\.new_columns: refuse needs columns"):
+        load_config(_config_dir(tmp_path / "bare", {"new_columns": "refuse"}))
+    with pytest.raises(ConfigError, match=r"tables\[0\]\.new_columns: Input should be 'add', 'refuse' or 'ignore'"):
+        load_config(_config_dir(tmp_path / "typo", {"new_columns": "drop"}))

@@ -75,7 +75,10 @@ def test_batch_metrics() -> None:
         bad_records=2,
         duplicates=1,
         seconds=4.5,
-        tables=[TableBatchResult("a", RunStatus.COMPLETED), TableBatchResult("b", RunStatus.FAILED, error="x")],
+        tables=[
+            TableBatchResult("a", RunStatus.COMPLETED, ignored_columns=("color",), ignored_values=3),
+            TableBatchResult("b", RunStatus.FAILED, error="x"),
+        ],
     )
     dimensions = [{"Name": "stream", "Value": "shop_changes"}]
     assert batch_metric_data("shop_changes", outcome) == [
@@ -83,6 +86,7 @@ def test_batch_metrics() -> None:
         {"MetricName": "Records", "Dimensions": dimensions, "Value": 12.0, "Unit": "Count"},
         {"MetricName": "BadRecords", "Dimensions": dimensions, "Value": 2.0, "Unit": "Count"},
         {"MetricName": "FailedTables", "Dimensions": dimensions, "Value": 1.0, "Unit": "Count"},
+        {"MetricName": "IgnoredColumnValues", "Dimensions": dimensions, "Value": 3.0, "Unit": "Count"},
     ]
 
 

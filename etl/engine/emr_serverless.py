@@ -1,0 +1,77 @@
+"""Amazon EMR Serverless: the same job contract as Glue, passed as spark-submit's entry point arguments.
+
+EMR Serverless runs ``etl/jobs/emr_serverless.py <job> --odp_... <value> ...`` with spark-submit
+(the StartJobRun ``entryPointArguments``); the Spark settings come from ``sparkSubmitParameters``
+(:func:`spark_submit_parameters`). What Glue gives ODP and EMR Serverless does not, and its replacement:
+
+- getResolvedOptions: argparse over the contract's names (etl.engine.base.argparse_arguments).
+- GlueContext: the SparkSession spark-submit configured (Hudi's session settings in ``--conf``).
+- ``--JOB_NAME`` / ``--JOB_RUN_ID``: the environment EMR Serverless gives the driver
+  (``AWS_EMR_SERVERLESS_APPLICATION_ID``, ``AWS_EMR_SERVERLESS_JOB_RUN_ID``); the lease holder is
+  ``emr-serverless/<application id>`` + the job run id, and a lease is taken over early only when
+  emr-serverless:GetJobRun says that run ended (odp.tracker.job_runs). Without them: no early takeover,
+  the lease expires as usual.
+- ``--datalake-formats hudi``: the Hudi bundle ODP pins, on the driver's and the executors' class path
+  (``spark.driver.extraClassPath`` / ``spark.executor.extraClassPath``), never ``spark.jars`` (the child
+  class loader of spark.jars breaks a record index lookup: etl/README.md, "How the Hudi bundle is loaded").
+- DPU-seconds: EMR bills vCPU- and GB-seconds, not DPUs; ``--odp_job_dpus`` stays 0 and the table's
+  seconds are published without a DPU-seconds share.
+- MaxConcurrentRuns 1 of the dataset job: EMR Serverless has no per-job limit; the orchestrator runs one
+  dataset job at a time (see etl/README.md, "Engines").
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, TypeVar
+
+from etl.engine.base import argparse_arguments
+from etl.spark_session import HUDI_SESSION_CONF
+from odp.contracts.base import JobContract
+from odp.tracker import JobRunRef
+from odp.tracker.job_runs import EMR_SERVERLESS_PREFIX
+
+C = TypeVar("C", bound=JobContract)
+EMR_APPLICATION_ENV = "AWS_EMR_SERVERLESS_APPLICATION_ID"
+EMR_JOB_RUN_ENV = "AWS_EMR_SERVERLESS_JOB_RUN_ID"
+
+
+def spark_submit_parameters(hudi_jar: str | None, conf: dict[str, str] | None = None) -> list[str]:
+    """Pure: the spark-submit options of a job on EMR Serverless (and of the sandbox's spark-submit run).
+
+    ``hudi_jar``: where the pinned Hudi bundle sits on every node (a custom image's path, or the release's
+    own bundle); None when the release's Spark already has it on its class path. ``conf``: more settings.
+    """
+    settings = dict(HUDI_SESSION_CONF)
+    if hudi_jar is not None:
+        settings["spark.driver.extraClassPath"] = hudi_jar
+        settings["spark.executor.extraClassPath"] = hudi_jar
+    settings.update(conf or {})
+    parameters: list[str] = []
+    for name, value in settings.items():
+        parameters += ["--conf", f"{name}={value}"]
+    return parameters
+
+
+def emr_job_run(environ: dict[str, str] | os._Environ[str]) -> JobRunRef | None:
+    """Pure: the lease holder of an EMR Serverless job run, from the driver's environment."""
+    application, run = environ.get(EMR_APPLICATION_ENV), environ.get(EMR_JOB_RUN_ENV)
+    if not application or not run:
+        return None
+    return JobRunRef(f"{EMR_SERVERLESS_PREFIX}{application}", run)
+
+
+class EmrServerlessEngine:
+    name = "emr_serverless"
+
+    def parse_arguments(self, contract: type[C], argv: list[str], description: str) -> C:
+        return argparse_arguments(contract, argv, description)
+
+    def spark_session(self, app_name: str) -> Any:
+        from pyspark.sql import SparkSession  # noqa: PLC0415 - keep import time free of Spark
+
+        # spark-submit set everything (sparkSubmitParameters); getOrCreate keeps it.
+        return SparkSession.builder.appName(app_name).getOrCreate()
+
+    def job_run(self, argv: list[str]) -> JobRunRef | None:
+        return emr_job_run(os.environ)
