@@ -175,11 +175,10 @@ class Quota:
 
 def day_number(day_index: np.ndarray) -> np.ndarray:
     """Days after FIRST_DAY (negative: before) -> yyyymmdd."""
-    out = []
-    for offset in day_index.tolist():
-        day = FIRST_DAY + timedelta(days=int(offset))
-        out.append(day.year * 10_000 + day.month * 100 + day.day)
-    return np.array(out, dtype=np.int64)
+    offsets, positions = np.unique(day_index, return_inverse=True)  # a few days, many rows
+    days = [FIRST_DAY + timedelta(days=int(offset)) for offset in offsets.tolist()]
+    numbers = np.array([day.year * 10_000 + day.month * 100 + day.day for day in days], dtype=np.int64)
+    return numbers[positions.reshape(-1)]
 
 
 def dated(rows: dict[str, np.ndarray], rng: np.random.Generator, day_index: np.ndarray) -> dict[str, np.ndarray]:
