@@ -25,6 +25,7 @@ KINDS = (DATA, LOG, METADATA)
 MULTIPART_THRESHOLD = 128 * 1024 * 1024  # fs.s3a.multipart.threshold default
 MULTIPART_PART = 64 * 1024 * 1024  # fs.s3a.multipart.size default
 Snapshot = dict[str, tuple[int, float]]
+TIMELINE = ".hoodie/timeline/"
 
 
 def kind(relative: str) -> str | None:
@@ -63,7 +64,7 @@ class TableIO:
     files_touched: int = 0
     put_requests: int = 0
     data_files_after: int = 0  # data and log files in the folder after the wave (all versions kept)
-    timeline_files_after: int = 0  # files directly under .hoodie/ after the wave (the active timeline)
+    timeline_files_after: int = 0  # instant files of the active timeline after the wave (.hoodie/timeline/)
 
     @property
     def total_bytes_written(self) -> int:
@@ -89,6 +90,12 @@ def under(snapshot: Snapshot, root: Path) -> dict[str, tuple[int, float]]:
     return {
         path[len(prefix) :].replace(os.sep, "/"): state for path, state in snapshot.items() if path.startswith(prefix)
     }
+
+
+def is_active_instant(relative: str) -> bool:
+    """A file of the active timeline: directly in ``.hoodie/timeline/`` (Hudi 1.x; archived instants are in
+    its ``history/`` folder), not a ``.crc``."""
+    return relative.startswith(TIMELINE) and "/" not in relative[len(TIMELINE) :] and kind(relative) is not None
 
 
 def put_requests(size: int) -> int:
@@ -122,7 +129,7 @@ def table_io(before: Snapshot, after: Snapshot, root: Path) -> TableIO:
     existing_groups = {file_group(path) for path in old if kind(path) in (DATA, LOG)}
     out.files_touched = len(changed_groups & existing_groups)
     out.data_files_after = sum(1 for path in new if kind(path) in (DATA, LOG))
-    out.timeline_files_after = sum(1 for path in new if path.startswith(".hoodie/") and path.count("/") == 1)
+    out.timeline_files_after = sum(1 for path in new if is_active_instant(path))
     return out
 
 

@@ -47,22 +47,25 @@ def test_a_wave_of_a_hudi_table_counted_from_two_snapshots(tmp_path: Path) -> No
     table = tmp_path / "tables" / "fact_1"
     write(table, BASE_V1, 1_000)
     write(table, OTHER, 700)
-    write(table, ".hoodie/20261101000000000.commit", 90)
+    write(table, ".hoodie/timeline/20261101000000000.commit", 90)
+    write(table, ".hoodie/hoodie.properties", 10)
     write(tmp_path / "tables" / "other_table", BASE_V1, 5_000)  # another table's folder: not this table's
     before = snapshot(tmp_path / "tables")
     write(table, BASE_V2, 1_200)  # a new version of file group 3f2a: touched
     write(table, LOG_FILE, 300)  # a log file of file group 77bc: touched
-    write(table, ".hoodie/20261102000000000.commit", 110)
+    write(table, ".hoodie/timeline/20261102000000000.commit", 110)
+    write(table, ".hoodie/timeline/.20261102000000000.commit.crc", 8)
+    write(table, ".hoodie/timeline/history/20261001000000000_20261002000000000.archive", 300)
     write(table, "trip_day=20261101/.3f2a-0_1-30-40_20261102000000000.parquet.crc", 20)  # not on S3
     write(table, "trip_day=20261102/9d9d-0_0-30-40_20261102000000000.parquet", 400)  # a new file group
     write(tmp_path / "tables" / "other_table", "x.parquet", 999)
     io = table_io(before, snapshot(tmp_path / "tables"), table)
-    assert io.bytes_written == {DATA: 1_600, LOG: 300, METADATA: 110}
-    assert io.total_bytes_written == 2_010
-    assert io.files_written == 4
+    assert io.bytes_written == {DATA: 1_600, LOG: 300, METADATA: 410}
+    assert io.total_bytes_written == 2_310
+    assert io.files_written == 5
     assert io.files_touched == 2
     assert io.files_deleted == 0
-    assert io.put_requests == 4
+    assert io.put_requests == 5
     assert (io.data_files_after, io.timeline_files_after) == (5, 2)  # 3 base + 1 log + 1 new; 2 commits
 
 
