@@ -161,7 +161,11 @@ def fleet_main(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "markdown":
-        print(markdown(json.loads(args.results.read_text())))
+        document = json.loads(args.results.read_text())
+        if document.get("kind") == "many_files":
+            print(json.dumps({"cdc_wave_many_over_one": document["cdc_wave_many_over_one"]}))
+        else:
+            print(fleet_text(document) if document.get("kind") else markdown(document))
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     if args.command != "run":
