@@ -140,11 +140,9 @@ class Contender(ABC):
         measurement.files_written = files_written(before, after)
         for item in files:
             measured = measurement.tables.setdefault(item.table, TableMeasurement())
-            measured.change_rows, measured.change_bytes, measured.files = (
-                item.change_rows,
-                item.change_bytes,
-                len(item.keys),
-            )
+            measured.change_rows = item.change_rows
+            measured.change_bytes = item.change_bytes
+            measured.files = len(item.keys)
             measured.io = table_io(before, after, self.table_path(item.table))
             measurement.io.add(measured.io)
         return measurement

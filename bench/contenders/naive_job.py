@@ -57,7 +57,7 @@ def merged(
     current: DataFrame | None,
     incoming: DataFrame,
     partition: str | None = PARTITION,
-    columns: list[str] = SCHEMA_ARROW.names,
+    columns: tuple[str, ...] = tuple(SCHEMA_ARROW.names),
 ) -> DataFrame:
     """Last change per key wins; a delete removes the key."""
     if current is not None:
@@ -75,7 +75,7 @@ def rewrite(
     files: list[str],
     target: Path,
     partition: str | None = PARTITION,
-    columns: list[str] = SCHEMA_ARROW.names,
+    columns: tuple[str, ...] = tuple(SCHEMA_ARROW.names),
 ) -> None:
     """Write the merged table next to the old one, then swap them (Spark cannot overwrite what it reads)."""
     current = spark.read.parquet(str(target)) if target.is_dir() else None
@@ -101,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         for table in spec["tables"]:
             started = time.perf_counter()
             partition = table.get("partition", PARTITION)
-            rewrite(spark, table["files"], Path(table["target"]), partition, table.get("columns", SCHEMA_ARROW.names))
+            rewrite(
+                spark, table["files"], Path(table["target"]), partition, tuple(table.get("columns", SCHEMA_ARROW.names))
+            )
             seconds[table.get("table", Path(table["target"]).name)] = round(time.perf_counter() - started, 3)
         hadoop = hadoop_statistics(spark)
     finally:

@@ -50,9 +50,8 @@ class OdpFileProcessor(Contender):
         if outcome is not None:
             measurement.table_seconds = {table["table_id"]: table["seconds"] for table in outcome["tables"]}
             for table in outcome["tables"]:
-                measurement.tables.setdefault(table["table_id"].rsplit(".", 1)[-1], TableMeasurement()).seconds = table[
-                    "seconds"
-                ]
+                name = table["table_id"].rsplit(".", 1)[-1]
+                measurement.tables.setdefault(name, TableMeasurement()).seconds = table["seconds"]
             measurement.failures += [
                 f"{table['table_id']}: {table['error']}" for table in outcome["tables"] if table.get("error")
             ]
