@@ -160,12 +160,16 @@ def test_a_placeholder_with_nothing_to_keep_fails_its_file(spark, lake: Lake, sa
     ]
     bad = lake.land_json_lines(config, "inventory.products+0+0000000016.json", orphan)
     result = lake.run(spark, config.table_id).tables[0]
-    assert result.status is RunStatus.REFRESH_ERROR
-    assert result.error == (
+    reason = (
         f"ChangeFileError: {bad.key}: row 2, column description: the change leaves the stored value as it is "
         "(Debezium's unavailable-value placeholder, or a column its file lacks with missing_columns: keep), but key "
         "id=999 has no earlier change in this run and no stored row to take it from"
     )
+    # found while writing: the run fails, the file is quarantined at this first failure (the next run goes on)
+    assert result.status is RunStatus.REFRESH_ERROR
+    assert result.error.startswith(reason)
+    assert f"[quarantined at its first failure: {bad.key};" in result.error
+    assert [f.key for f in lake.quarantined(config.table_id)] == [bad.key]
     # nothing of the file was written: 107 keeps its stored weight, 999 does not exist
     rows = {row[0]: row[1] for row in rows_of(spark, stored.base_path, ["id", "weight"])}
     assert (rows[107], 999 in rows) == (5.1, False)
@@ -233,12 +237,14 @@ def test_a_parquet_file_missing_a_column_is_refused_kept_or_nulled(spark, lake: 
         "missing column(s) email: the file does not carry them, so its changes would set them to NULL (set the "
         "table's missing_columns to keep to leave the stored values, or null to store NULL)"
     )
-    assert refused.status is RunStatus.REFRESH_ERROR
-    assert refused.error == f"ChangeFileError: {bad[MissingColumns.REFUSE].key}: {message}"
-    unconfigured = results[tables["unconfigured"].table_id]
-    assert unconfigured.error == f"ChangeFileError: {bad['unconfigured'].key}: {message}"
-    drops = results[tables["files"].table_id]
-    assert drops.error == f"ChangeFileError: {bad['files'].key}: {message}"
+    # a refusal is deterministic: the file is quarantined at its first failure, its reason kept, the run goes on
+    for mode in (MissingColumns.REFUSE, "unconfigured", "files"):
+        table_id = tables[mode].table_id
+        run = results[table_id]
+        assert run.status is RunStatus.COMPLETED, run.error
+        assert run.quarantined_files == (bad[mode].key,)
+        [quarantined] = lake.quarantined(table_id)
+        assert f"ChangeFileError: {bad[mode].key}: {message}" in quarantined.last_error
     csv_kept = results[tables["csv"].table_id]
     assert csv_kept.status is RunStatus.COMPLETED, csv_kept.error
     assert rows_of(spark, csv_kept.base_path, ["id", "name", "email"]) == [
@@ -272,4 +278,5 @@ def test_a_parquet_file_missing_a_column_is_refused_kept_or_nulled(spark, lake: 
     again = lake.run(spark, config.table_id).tables[0]
     assert again.status is RunStatus.REFRESH_ERROR
     assert again.error.startswith(f"ChangeFileError: {new_key.key}: row 1, column email: the change leaves")
-    assert again.error.endswith("key id=3 has no earlier change in this run and no stored row to take it from")
+    assert "key id=3 has no earlier change in this run and no stored row to take it from" in again.error
+    assert [f.key for f in lake.quarantined(config.table_id)] == [new_key.key]  # the next run goes on without it
