@@ -28,7 +28,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from etl.change_frame import FILE, ROW
-from etl.errors import ChangeFileError
+from etl.errors import UnstorableChangeError
 
 URL_ENCODE_OPTION = "hoodie.datasource.write.partitionpath.urlencode"
 # The characters Hudi's PartitionPathEncodeUtils escapes (Hive's FileUtils set; tests/unit/etl/test_partition_paths.py
@@ -101,4 +101,4 @@ def check_partition_values(
         return
     first = changes.select(F.col(FILE), error.alias("why")).where(F.col("why").isNotNull()).first()
     if first is not None:
-        raise ChangeFileError(first[FILE], first["why"])
+        raise UnstorableChangeError(first[FILE], first["why"])

@@ -106,11 +106,12 @@ def test_with_catalog_sync_a_value_the_catalog_would_show_encoded_is_refused(spa
     _land(lake, config, "20260101-000001.parquet", [(1, 1, "us"), (2, 2, "eu/west")])
     args = replace(lake.args(config.table_id), catalog_sync=True)
     run = run_file_processor(spark, args, dynamodb=lake.dynamodb, resolve_uri=lake.resolve).tables[0]
-    assert run.status is RunStatus.REFRESH_ERROR
+    assert run.status is RunStatus.COMPLETED, run.error  # refused before writing: quarantined, the run goes on
+    [quarantined] = lake.quarantined(config.table_id)
     assert (
         f"{config.staging_prefix}20260101-000001.parquet: row 2, partition column region: value 'eu/west' is "
         "URL-encoded in the partition path, and Hudi 1.0.2's catalog sync registers the encoded text"
-    ) in run.error
+    ) in quarantined.last_error
     assert not Path(run.base_path.removeprefix("file:")).exists()  # nothing written
 
 
@@ -128,17 +129,18 @@ def test_an_existing_unencoded_table_keeps_its_layout_and_refuses_a_slash(
     assert f"{URL_ENCODE_OPTION}=false" in _properties(first.base_path)
     _land(lake, config, "20260101-000002.parquet", [(2, 2, "o'brien"), (3, 3, "eu/west")])
     refused = lake.run(spark, config.table_id).tables[0]
-    assert refused.status is RunStatus.REFRESH_ERROR
+    # refused before anything was written: the file is quarantined at its first failure, the run goes on
+    assert refused.status is RunStatus.COMPLETED, refused.error
+    [quarantined] = lake.quarantined(config.table_id)
     assert (
         f"{config.staging_prefix}20260101-000002.parquet: row 2, partition column region: value 'eu/west' would "
         "split the partition path into two folder levels: the table was created before ODP URL-encoded partition "
         "values and keeps that layout. To move it to the encoded layout, rebuild it: python -m odp replay "
         f"{config.table_id} (deletes the table"
-    ) in refused.error
+    ) in quarantined.last_error
+    assert refused.quarantined_files == (quarantined.key,)
     assert _partition_folders(first.base_path) == ["region=us"]
     # Without the slash the same table is written in its own layout: o'brien stays as it is in the path.
-    # The refused file was quarantined at its first failure (etl.file_processor.poison): the next run goes on
-    [quarantined] = lake.quarantined(config.table_id)
     assert quarantined.key == f"{config.staging_prefix}20260101-000002.parquet"
     assert lake.landed(config.table_id) == []
     _land(lake, config, "20260101-000003.parquet", [(2, 2, "o'brien")])
