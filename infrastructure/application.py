@@ -14,7 +14,8 @@ from infrastructure.assets import glue_artifacts, lambda_code
 from infrastructure.nag import AUDIT_CONTEXT, CountingNagPlugin
 from infrastructure.pipeline import BRANCH_CONTEXT, PipelineStack
 from infrastructure.stage import BuiltAssets, OdpStage
-from odp.config.loader import OdpConfig, load_config
+from odp.config.loader import ConfigError, OdpConfig, load_config
+from odp.config.views import check_views
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ASSET_CACHE = REPO_ROOT / ".cache" / "assets"
@@ -65,7 +66,12 @@ def build_app(app: App | None = None, *, config_dir: Path = REPO_ROOT / "config"
         app = new_app(context=cdk_json_context(), outdir=outdir)
     config = load_config(config_dir)
     branch = app.node.try_get_context(BRANCH_CONTEXT)
-    assets = BuiltAssets(lambda_code=lambda_code(REPO_ROOT, ASSET_CACHE), glue=glue_artifacts(REPO_ROOT, ASSET_CACHE))
+    views, issues = check_views(config_dir, config)  # config/views/*.sql, deployed with the consumer side
+    if issues:
+        raise ConfigError(issues)
+    assets = BuiltAssets(
+        lambda_code=lambda_code(REPO_ROOT, ASSET_CACHE), glue=glue_artifacts(REPO_ROOT, ASSET_CACHE), views=tuple(views)
+    )
     for name in selected_environments(config, branch):
         if config.environments.environments[name].branch:
             PipelineStack(app, f"odp-{name}-pipeline", name=name, config=config, assets=assets)
