@@ -156,7 +156,10 @@ class LakeFormation(Construct):
             return self.props.databases[name]
         except KeyError:
             known = ", ".join(sorted(self.props.databases))
-            raise ValueError(f"Lake Formation: database {name!r} is not in the catalog (known: {known})") from None
+            raise ValueError(
+                f"Lake Formation: database {name!r} is not in the catalog (known: {known}): Catalog creates the "
+                "tables' databases and <source>_conformed / <source>_purpose_built; name a dataset's database so"
+            ) from None
 
     @staticmethod
     def _after(resource: CfnResource, *targets: CfnResource) -> None:

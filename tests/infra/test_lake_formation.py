@@ -26,6 +26,7 @@ from odp.config.loader import load_config
 from odp.config.views import check_views
 from tests.support.bare_stack import ACCOUNT, assert_nag_clean, bare_stack
 from tests.support.lake_formation_stage import write_config
+from tests.support.synth import cfn_lint_problems
 
 ANALYST = f"arn:aws:iam::{ACCOUNT}:role/odp-analyst"
 AUDITOR = f"arn:aws:iam::{ACCOUNT}:role/odp-auditor"
@@ -289,5 +290,13 @@ def test_a_database_outside_the_catalog_is_refused(tmp_path: Path, lf_config) ->
         results_bucket=storage.athena_results,
         results_key=storage.state_key,
     )
-    with pytest.raises(ValueError, match="database 'shop_raw' is not in the catalog"):
+    with pytest.raises(ValueError, match="not in the catalog") as refused:
         LakeFormation(stack, "LakeFormation", props)
+    assert str(refused.value) == (
+        "Lake Formation: database 'shop_raw' is not in the catalog (known: ): Catalog creates the tables' databases "
+        "and <source>_conformed / <source>_purpose_built; name a dataset's database so"
+    )
+
+
+def test_cfn_lint_finds_no_error_in_the_lake_formation_stage(lake_formation_template, tmp_path: Path) -> None:
+    assert cfn_lint_problems(lake_formation_template, tmp_path) == []
