@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from aws_cdk import CfnParameter, CfnResource, CfnRule, DefaultStackSynthesizer, Fn, RemovalPolicy, Stack, Token
 from aws_cdk import aws_glue as glue
@@ -38,6 +39,7 @@ from constructs import Construct
 from infrastructure.grants import grant_key, grant_objects
 from infrastructure.query import new_workgroup, workgroup_configuration
 from odp.config.access import (
+    AccessFile,
     AccessPlan,
     DatabaseResource,
     DataCellsFilterResource,
@@ -352,6 +354,21 @@ class LakeFormation(Construct):
         table.add_property_override("TableInput", glue_view_table(view))
         table.add_dependency(self._database(view.database))
         return table
+
+
+def shared_lake_formation(environments: Mapping[str, Any], access: AccessFile) -> list[str]:
+    """Pure: a message for each account and region where two environments with consumers would both create the
+    LF-Tags (Lake Formation's tags and settings are per account and region: the second stack would fail)."""
+    places: dict[tuple[str, str], list[str]] = {}
+    for name, environment in environments.items():
+        if any(c.environments is None or name in c.environments for c in access.consumers.values()):
+            places.setdefault((environment.account, environment.region), []).append(name)
+    return [
+        f"Lake Formation: environments {' and '.join(names)} share account {account} in {region} and both have "
+        "consumers (access.yaml): LF-Tags are per account and region; restrict the consumers with environments"
+        for (account, region), names in places.items()
+        if len(names) > 1
+    ]
 
 
 def admin_rule(scope: Construct, environment: str) -> CfnRule:

@@ -19,6 +19,7 @@ from infrastructure.lake_formation import (
     LakeFormationProps,
     admin_parameter_name,
     cfn_exec_role_arn,
+    shared_lake_formation,
 )
 from infrastructure.storage import RetentionSettings, Storage, StorageProps
 from odp.config.access import plan_grants
@@ -300,3 +301,21 @@ def test_a_database_outside_the_catalog_is_refused(tmp_path: Path, lf_config) ->
 
 def test_cfn_lint_finds_no_error_in_the_lake_formation_stage(lake_formation_template, tmp_path: Path) -> None:
     assert cfn_lint_problems(lake_formation_template, tmp_path) == []
+
+
+def test_two_environments_with_consumers_in_one_account_are_refused(lf_config) -> None:
+    config, _ = lf_config
+    dev = config.environments.environments["dev"]
+    both = {"dev": dev, "test": dev.model_copy(update={"branch": None})}
+    assert shared_lake_formation(both, config.access) == [
+        f"Lake Formation: environments dev and test share account {ACCOUNT} in eu-west-1 and both have consumers "
+        "(access.yaml): LF-Tags are per account and region; restrict the consumers with environments"
+    ]
+    elsewhere = {"dev": dev, "test": dev.model_copy(update={"account": "222222222222"})}
+    assert shared_lake_formation(elsewhere, config.access) == []
+    only_dev = config.access.model_copy(
+        update={
+            "consumers": {k: c.model_copy(update={"environments": ["dev"]}) for k, c in config.access.consumers.items()}
+        }
+    )
+    assert shared_lake_formation(both, only_dev) == []
