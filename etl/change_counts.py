@@ -10,7 +10,7 @@ from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from etl.change_frame import DELETE, FILE, OP, ROW
+from etl.change_frame import DELETE, FILE, KEEP, OP, ROW
 from etl.errors import ChangeFileError
 from etl.readers.common import ERROR, SourceFile, executor_error, validation_errors
 from etl.readers.new_columns import DROPPED, DROPPED_TYPE
@@ -23,6 +23,7 @@ class ChangeCounts:
     # new_columns: ignore (etl.readers.new_columns): (file, column) pairs dropped, and the values dropped
     dropped: tuple[tuple[str, str], ...] = ()
     dropped_values: int = 0
+    kept_columns: tuple[str, ...] = ()  # columns some change keeps stored (etl.change_frame.fill_kept): none = no fill
 
     @property
     def dropped_columns(self) -> tuple[str, ...]:
@@ -31,8 +32,8 @@ class ChangeCounts:
 
 
 def count_changes(frame: DataFrame, keys: tuple[str, ...], files: Sequence[SourceFile] = ()) -> ChangeCounts:
-    """Count the changes, the deletes and what ``new_columns: ignore`` dropped, and raise for a bad change, in one
-    Spark job.
+    """Count the changes, the deletes and what ``new_columns: ignore`` dropped, name the columns changes keep
+    stored, and raise for a bad change, in one Spark job.
 
     Errors found while reading (``_odp_error``: a parse, layout, type or event-time problem) carry their own
     place (``row N`` / ``line N``); the checks here add ``row N`` (1-based record number in the file).
@@ -48,6 +49,8 @@ def count_changes(frame: DataFrame, keys: tuple[str, ...], files: Sequence[Sourc
     bad = F.when(reason.isNotNull(), F.struct(F.col(FILE).alias("file"), reason.alias("why")))
     dropped = F.col(DROPPED) if DROPPED in frame.columns else F.lit(None).cast(DROPPED_TYPE)
     pairs = F.transform(dropped, lambda name: F.struct(F.col(FILE).alias("file"), name.alias("name")))
+    # distinct lists of kept columns: few (one per file shape or TOAST pattern), flattened here
+    kept = F.flatten(F.collect_set(F.col(KEEP))) if KEEP in frame.columns else F.array().cast("array<string>")
     try:
         summary = frame.select(
             F.count(F.lit(1)).alias("rows"),
@@ -55,6 +58,7 @@ def count_changes(frame: DataFrame, keys: tuple[str, ...], files: Sequence[Sourc
             F.first(bad, ignorenulls=True).alias("bad"),
             F.coalesce(F.sum(F.size(F.coalesce(dropped, F.array().cast(DROPPED_TYPE)))), F.lit(0)).alias("values"),
             F.array_distinct(F.flatten(F.collect_set(pairs))).alias("dropped"),
+            kept.alias("kept"),
         ).first()
     except (CapturedException, Py4JJavaError) as error:
         raise executor_error(error, files) from error
@@ -65,4 +69,5 @@ def count_changes(frame: DataFrame, keys: tuple[str, ...], files: Sequence[Sourc
         deletes=int(summary["deletes"]),
         dropped=tuple(sorted((pair["file"], pair["name"]) for pair in summary["dropped"] or [])),
         dropped_values=int(summary["values"]),
+        kept_columns=tuple(dict.fromkeys(summary["kept"] or ())),
     )

@@ -256,13 +256,15 @@ class Monitoring(Construct):
         )
 
     def watch_quarantine(self, cadence_name: str) -> None:
-        """Alarm when a run of this cadence quarantined a file (it failed its table max_file_attempts runs)."""
+        """Alarm when a run of this cadence quarantined a file (bad content at its first failure, or a failure that
+        may pass on a retry after max_file_attempts runs; etl.file_processor.poison)."""
         metric = _cadence_metric(QUARANTINED_METRIC, cadence_name, "Sum")
         self._alarm(
             f"quarantined-{cadence_name}",
             metric,
             0,
-            f"A file of cadence {cadence_name} was quarantined after failing its table repeatedly: "
-            "python -m odp status, fix, then python -m odp file release",
+            f"A file of cadence {cadence_name} was quarantined (bad content, or failed its table repeatedly); "
+            "the table's other files were applied: python -m odp status names it and why, fix, then "
+            "python -m odp file release",
         )
         self.dashboard.add_widgets(cloudwatch.GraphWidget(title=f"Quarantined files, {cadence_name}", left=[metric]))

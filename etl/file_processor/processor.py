@@ -37,6 +37,7 @@ from etl.file_processor.table_plan import TablePlan, plan_table_run, source_file
 from etl.file_processor.transform import transform_changes
 from etl.file_processor.write_budget import RowBudget, job_row_budget
 from etl.hudi.commit import CommitResult, CommitTag, commit_once
+from etl.hudi.kept_values import check_kept_columns, stored_data_columns
 from etl.hudi.timeline import CommitSummary, completed_commits, discard_uncommitted_table
 from etl.hudi.writer import ChangeBatch, WriteResult, WriteSettings, job_write_profile, write_changes
 from etl.readers import SourceFile, read_changes
@@ -255,7 +256,7 @@ class _TableRunner:
         historical = config.mode is TableMode.HISTORICAL and bool(landed)
         plan = plan_table_run(config, landed, commits, self.files.applied_content(table_id) if historical else {})
         self._reconcile(plan, keeper)
-        plan, read = self._read(config, plan, keeper, set_aside)
+        plan, read = self._read(config, plan, base_path, keeper, set_aside)
         applied = self._apply(config, read, base_path, keeper, commits) if read is not None else AppliedCommit()
         keeper.check()
         if plan.apply:
@@ -283,7 +284,7 @@ class _TableRunner:
             self.files.mark_processed(files, commit_instant=instant, run_id=self.run_id, retention=self.retention)
 
     def _read(
-        self, config: TableConfig, plan: TablePlan, keeper: LeaseKeeper, set_aside: list[str]
+        self, config: TableConfig, plan: TablePlan, base_path: str, keeper: LeaseKeeper, set_aside: list[str]
     ) -> tuple[TablePlan, ReadChanges | None]:
         """Read and check the plan's files in one pass; a file failing deterministically is quarantined at once
         (etl.file_processor.poison) and the rest is read again without it, until a pass holds no bad change.
@@ -291,11 +292,14 @@ class _TableRunner:
         Returns the plan of the files that remain and their checked changes (None: every file was set aside).
         Raises whatever names no single file, or may pass on the next try: the table's run fails as before.
         """
+        stored = stored_data_columns(self.spark, config, base_path)  # what files must carry without `columns`
         while plan.apply:
             sources = source_files(plan.apply, self.resolve_uri)
             changes: DataFrame | None = None
             try:
-                read = read_changes(self.spark, sources, config.as_read(), run_start=self.run_start)
+                read = read_changes(
+                    self.spark, sources, config.as_read(), run_start=self.run_start, stored_columns=stored
+                )
                 changes = read.transform(with_shard(config)).persist()
                 counts = count_changes(changes, tuple(config.primary_key), sources)
             except Exception as error:
@@ -344,11 +348,14 @@ class _TableRunner:
         sources, changes, counts = read.sources, read.changes, read.counts
         try:
             _log_dropped(config.table_id, counts.dropped)
+            transformed = transform_changes(self.spark, changes, config)
+            check_kept_columns(config, counts.kept_columns, changes.columns, transformed.columns)
             batch = ChangeBatch(
-                transform_changes(self.spark, changes, config),
+                transformed,
                 rows=counts.rows,
                 has_full_load=any(s.is_full_load for s in sources),
                 has_deletes=counts.deletes > 0,
+                kept_columns=counts.kept_columns,
             )
             with self.row_budget.reserve(counts.rows, config.table_id):
                 keeper.check()

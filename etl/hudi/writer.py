@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 
 from etl.change_frame import for_current_table, for_historical_table, latest_per_key, surviving_rows
 from etl.hudi.commit import CommitTag
+from etl.hudi.kept_values import resolve_kept
 from etl.hudi.options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
 from etl.hudi.partition_paths import check_partition_values
 from etl.hudi.schema import align_to_table, table_schema
@@ -72,12 +73,14 @@ class WriteSettings:
 class ChangeBatch:
     """One run's changes of a table (the canonical change frame) and what is known of them before the write:
     ``rows`` (the change count: sizes the local profile's shuffles), whether a full load is among them, and
-    whether any change is a delete (none: no tombstone write, so a run without deletes makes one commit)."""
+    whether any change is a delete (none: no tombstone write, so a run without deletes makes one commit), and the
+    columns some change leaves as stored (a partial update: filled before the write)."""
 
     changes: DataFrame
     rows: int
     has_full_load: bool = False
     has_deletes: bool = True
+    kept_columns: tuple[str, ...] = ()  # columns some change keeps stored (etl.hudi.kept_values); none: no fill
 
 
 @dataclass(frozen=True)
@@ -144,10 +147,13 @@ def write_changes(
     Fault points ``<job>.before_tombstones`` and ``<job>.before_commit`` (odp.faults) come before each write.
     Without catalog sync, the table is then registered in the session catalog.
 
+    Changes that keep a column's stored value (``batch.kept_columns``) get it first (:mod:`etl.hudi.kept_values`).
+
     Raises:
         SchemaEvolutionError: the batch changes a column incompatibly (nothing is written).
         ChangeFileError: a partition value the table's partition layout cannot store (nothing is written;
             :mod:`etl.hudi.partition_paths`).
+        ChangeFileError: or a change keeps a column nothing supplies a value for (nothing is written).
     """
     exists = table_exists(spark, base_path)
     target = HudiTarget.from_table(config).with_stored_layout(stored_partition_encoding(spark, base_path))
@@ -162,7 +168,52 @@ def write_changes(
     # lazy: read after this batch's deletes were added; a key whose last change is a delete has no upsert to drop
     reads = tombstones is not None and exists and not batch.has_full_load
     stored = read_tombstones(spark, tombstones, config.primary_key) if reads else None
-    plan = plan_write(batch.changes, config, has_full_load=batch.has_full_load, exists=exists, tombstones=stored)
+    changes, cached = batch.changes, None
+    if batch.kept_columns:
+        read_stored = exists and not batch.has_full_load  # a full load replaces what is stored
+        changes, cached = resolve_kept(
+            spark,
+            changes,
+            config,
+            base_path,
+            columns=batch.kept_columns,
+            read_stored=read_stored,
+            tombstones=stored,
+        )
+    try:
+        return _write(
+            spark,
+            batch,
+            config,
+            base_path,
+            tag,
+            target=target,
+            changes=changes,
+            settings=settings,
+            exists=exists,
+            stored=stored,
+        )
+    finally:
+        if cached is not None:
+            cached.unpersist()
+
+
+def _write(
+    spark: SparkSession,
+    batch: ChangeBatch,
+    config: TableConfig,
+    base_path: str,
+    tag: CommitTag,
+    *,
+    target: HudiTarget,
+    changes: DataFrame,
+    settings: WriteSettings,
+    exists: bool,
+    stored: DataFrame | None,
+) -> WriteResult:
+    """The plan, the tombstones and the table's commit of :func:`write_changes` (``stored``: the tombstones read)."""
+    tombstones = settings.tombstones_of(config)
+    plan = plan_write(changes, config, has_full_load=batch.has_full_load, exists=exists, tombstones=stored)
     rows = align_to_table(plan.rows, table_schema(spark, base_path)) if exists else plan.rows
     stale_dropped = _count_stale(plan, config)
     fault_point(f"{settings.job}.before_tombstones", table_id=config.table_id)  # nothing of this batch written yet

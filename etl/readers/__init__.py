@@ -19,10 +19,17 @@ __all__ = ["SourceFile", "first_error", "read_changes", "read_debezium", "read_d
 
 
 def read_changes(
-    spark: SparkSession, files: Sequence[SourceFile], config: TableConfig, *, run_start: datetime | None = None
+    spark: SparkSession,
+    files: Sequence[SourceFile],
+    config: TableConfig,
+    *,
+    run_start: datetime | None = None,
+    stored_columns: Sequence[str] = (),
 ) -> DataFrame:
     """Read a table's files with the reader of its source format; event times are checked against the
-    table's horizon from ``run_start`` (None: now) (:mod:`etl.readers.event_horizon`).
+    table's horizon from ``run_start`` (None: now) (:mod:`etl.readers.event_horizon`). ``stored_columns``: the
+    stored table's data columns, which a file declaring its columns must carry when the table configures none
+    (its ``missing_columns`` decides; dms and files sources).
 
     Raises:
         ChangeFileError: a file cannot be read or holds an invalid change (names the file and why).
@@ -30,10 +37,10 @@ def read_changes(
     """
     if not files:
         raise TableConfigError(f"{config.table_id}: no files to read")
-    readers = {
-        SourceFormat.DMS: read_dms,
-        SourceFormat.DEBEZIUM: read_debezium,
-        SourceFormat.DYNAMODB: read_dynamodb,
-        SourceFormat.FILES: read_plain_files,
-    }
-    return readers[config.format](spark, files, config, table_horizon(config, run_start or datetime.now(UTC)))
+    horizon = table_horizon(config, run_start or datetime.now(UTC))
+    if config.format is SourceFormat.DMS:
+        return read_dms(spark, files, config, horizon, stored_columns=stored_columns)
+    if config.format is SourceFormat.FILES:
+        return read_plain_files(spark, files, config, horizon, stored_columns=stored_columns)
+    readers = {SourceFormat.DEBEZIUM: read_debezium, SourceFormat.DYNAMODB: read_dynamodb}
+    return readers[config.format](spark, files, config, horizon)

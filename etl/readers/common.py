@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from etl.change_frame import OP, OPS, ROW
 from etl.errors import ChangeFileError
 from etl.readers.typed_values import placed_error
+from odp.config.models import MissingColumns, TableConfig
 
 ERROR = "_odp_error"
 
@@ -85,3 +86,44 @@ def executor_error(error: Exception, files: Sequence[SourceFile]) -> ChangeFileE
             return ChangeFileError(source.key, f"unreadable {kind}: {cause}")
     names = ", ".join(source.key for source in files) or "(no file list)"
     return ChangeFileError(names, f"reading failed, the error names no single file: {cause}")
+
+
+def expected_columns(config: TableConfig, stored: Sequence[str] = ()) -> tuple[str, ...]:
+    """The lower-case columns every file of the table declaring its columns should carry: the configured
+    ``columns``, else ``stored`` (the stored table's data columns; none for a table with a transform, whose
+    stored columns are the transform's output). Key and ordering columns are left out: their absence has
+    its own error."""
+    own = {name.lower() for name in (*config.primary_key, config.ordering_column or "")}
+    if config.columns:
+        names = list(config.columns)
+    elif config.transform:
+        names = []
+    else:
+        names = list(stored)
+    return tuple(dict.fromkeys(name.lower() for name in names if name.lower() not in own))
+
+
+def missing_columns_of(file: str, present: Sequence[str], expected: Sequence[str], config: TableConfig) -> list[str]:
+    """The expected columns a file's declared columns (``present``, any case) lack that its changes keep stored
+    (``missing_columns: keep``; ``null``: none, the columns stay NULL).
+
+    Raises:
+        ChangeFileError: ``missing_columns: refuse`` (the default) and a column is missing; names the file and it.
+    """
+    have = {name.lower() for name in present}
+    missing = [name for name in expected if name not in have]
+    if not missing or config.missing_columns is MissingColumns.NULL:
+        return []
+    if config.missing_columns is MissingColumns.REFUSE:
+        shown = ", ".join(missing)
+        raise ChangeFileError(
+            file,
+            f"missing column(s) {shown}: the file does not carry them, so its changes would set them to NULL "
+            "(set the table's missing_columns to keep to leave the stored values, or null to store NULL)",
+        )
+    return missing
+
+
+def keep_marks(names: Sequence[str]) -> Column:
+    """:data:`etl.change_frame.KEEP` for every change of a file: the columns whose stored value stays."""
+    return F.array(*[F.lit(name) for name in names]).cast("array<string>")

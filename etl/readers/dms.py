@@ -21,9 +21,17 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from etl.change_frame import FILE, FILE_ORDER, INSERT, OP, ORDERING, ROW, with_sequence
+from etl.change_frame import FILE, FILE_ORDER, INSERT, KEEP, OP, ORDERING, ROW, with_sequence
 from etl.errors import ChangeFileError, TableConfigError
-from etl.readers.common import ERROR, SourceFile, java_cause, row_error
+from etl.readers.common import (
+    ERROR,
+    SourceFile,
+    expected_columns,
+    java_cause,
+    keep_marks,
+    missing_columns_of,
+    row_error,
+)
 from etl.readers.csv_records import parse_csv_content
 from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.json_sources import parsed_changes
@@ -125,12 +133,14 @@ def _csv_frame(spark: SparkSession, files: Sequence[SourceFile], config: TableCo
     if not config.columns:
         raise TableConfigError(f"{config.table_id}: CSV files need the table's columns in its configuration")
     names = [name.lower() for name in config.columns]
+    kept_names = [_configured_name(name, config) for name in names]
     header, delimiter, null_value, encoding = (
         config.csv_header,
         config.csv_delimiter,
         config.csv_null_value,
         config.encoding,
     )
+    missing = config.missing_columns.value
 
     def parser_of(source: SourceFile):
         full_load = source.is_full_load
@@ -142,6 +152,8 @@ def _csv_frame(spark: SparkSession, files: Sequence[SourceFile], config: TableCo
             delimiter=delimiter,
             null_value=null_value,
             encoding=encoding,
+            missing=missing,
+            kept_names=kept_names,
         )
 
     parsed = parsed_changes(spark, files, parser_of)
@@ -155,6 +167,7 @@ def _csv_frame(spark: SparkSession, files: Sequence[SourceFile], config: TableCo
         F.col(FILE).isin(full_loads).alias(FULL_LOAD),
         F.coalesce(F.col(ERROR), row_error(errors)).alias(ERROR),
         *data,
+        F.col(KEEP),
     )
 
 
@@ -174,25 +187,31 @@ def _op_of(present: set[str], source: SourceFile | None, where: str) -> Column:
 
 
 def _changes_of(
-    frame: DataFrame, source: SourceFile | None, config: TableConfig, horizon: EventTimeHorizon | None
+    frame: DataFrame,
+    source: SourceFile | None,
+    config: TableConfig,
+    horizon: EventTimeHorizon | None,
+    expected: Sequence[str] = (),
 ) -> DataFrame:
     """The change frame of one Parquet file (``source``), or of every CSV file (``source`` None: already
-    typed, ``op`` set for full-load rows, :data:`FULL_LOAD` per row).
+    typed, ``op`` set for full-load rows, :data:`FULL_LOAD` per row). ``expected``: the columns a Parquet
+    file must carry (:func:`etl.readers.common.expected_columns`), applied by the table's ``missing_columns``.
 
     Raises:
-        ChangeFileError: a missing key, Op or ordering column.
+        ChangeFileError: a missing key, Op or ordering column; a missing column the table refuses.
     """
     present = set(frame.columns)
     where = source.key if source else "CSV"
     for key in config.primary_key:
         if key.lower() not in present:
             raise ChangeFileError(where, f"missing key column {key}")
+    kept = missing_columns_of(where, frame.columns, expected, config) if source is not None else []
     full_load = F.col(FULL_LOAD) if source is None else F.lit(source.is_full_load)
     op = _op_of(present, source, where)
     declared = {name.lower(): kind for name, kind in (config.columns or {}).items()} if source else {}
     typed, errors = {}, []
     for name in frame.columns:
-        if name in (OP_SOURCE, ROW, ERROR, FILE, FILE_ORDER, FULL_LOAD, DROPPED):
+        if name in (OP_SOURCE, ROW, ERROR, FILE, FILE_ORDER, FULL_LOAD, DROPPED, KEEP):
             continue
         if name in declared:
             value, error = strict_cast(F.col(name), frame.schema[name].dataType, declared[name], name)
@@ -224,23 +243,32 @@ def _changes_of(
         F.coalesce(F.col(ERROR), row_error(errors)).alias(ERROR),
         (F.col(DROPPED) if DROPPED in present else F.lit(None).cast(DROPPED_TYPE)).alias(DROPPED),
         *[value.alias(name) for name, value in typed.items()],
+        *([keep_marks([_configured_name(name, config) for name in kept]).alias(KEEP)] if kept else []),
+        *([F.col(KEEP)] if KEEP in frame.columns else []),  # CSV: marked per file by the parser
     )
 
 
 def read_dms(
-    spark: SparkSession, files: Sequence[SourceFile], config: TableConfig, horizon: EventTimeHorizon | None = None
+    spark: SparkSession,
+    files: Sequence[SourceFile],
+    config: TableConfig,
+    horizon: EventTimeHorizon | None = None,
+    *,
+    stored_columns: Sequence[str] = (),
 ) -> DataFrame:
     """Every file's changes in one frame (columns unioned by name; new columns null elsewhere). ``horizon``:
-    the event times a timestamp / date ordering column may hold (None: any).
+    the event times a timestamp / date ordering column may hold (None: any). ``stored_columns``: the stored
+    table's data columns, what a Parquet file of a table without ``columns`` must carry (``missing_columns``).
 
     Raises:
         ChangeFileError: unreadable Parquet, missing key / ordering / Op column, a column outside ``columns``
-            under ``new_columns: refuse`` (:mod:`etl.readers.new_columns`).
+            under ``new_columns: refuse`` (:mod:`etl.readers.new_columns`), a missing column refused.
         TableConfigError: CSV without configured columns.
     """
     ordered = sorted(files, key=lambda f: f.order)
+    expected = [name for name in expected_columns(config, stored_columns) if name != OP_SOURCE]
     frames = [
-        _changes_of(_parquet_changes(spark, source, config), source, config, horizon)
+        _changes_of(_parquet_changes(spark, source, config), source, config, horizon, expected)
         for source in ordered
         if not _is_csv(source)
     ]

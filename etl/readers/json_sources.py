@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from etl.change_frame import FILE, FILE_ORDER, OP, ORDERING, ROW, with_sequence
+from etl.change_frame import FILE, FILE_ORDER, KEEP, OP, ORDERING, ROW, with_sequence
 from etl.readers.common import ERROR, SourceFile, row_error
 from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.new_columns import DROPPED, record_columns
@@ -37,6 +37,7 @@ PARSED_SCHEMA = T.StructType(
         T.StructField(ERROR, T.StringType()),
         T.StructField(VALUES, T.MapType(T.StringType(), T.StringType())),
         T.StructField(TYPES, T.MapType(T.StringType(), T.StringType())),
+        T.StructField(KEEP, T.ArrayType(T.StringType())),
     ]
 )
 ContentParser = Callable[[bytes], Iterable[ParsedChange]]
@@ -47,7 +48,17 @@ def _rows(source: SourceFile, parse: ContentParser) -> Callable[[tuple[str, byte
 
     def rows(pair: tuple[str, bytes]) -> Iterator[tuple]:
         for change in parse(pair[1]):
-            yield (order, key, change.row, change.op, change.ordering, change.error, change.values, change.types)
+            yield (
+                order,
+                key,
+                change.row,
+                change.op,
+                change.ordering,
+                change.error,
+                change.values,
+                change.types,
+                list(change.keep),
+            )
 
     return rows
 
@@ -70,9 +81,12 @@ def _read(
     keys = tuple(config.primary_key)
     source_format, encoding = config.format.value, config.encoding
     shape = config.debezium_shape.value if config.debezium_shape else None
+    placeholder = config.unavailable_value_placeholder if source_format == "debezium" else None
 
     def parser_of(_: SourceFile) -> ContentParser:
-        return lambda data: parse_content(data, source_format, keys, encoding=encoding, shape=shape, horizon=horizon)
+        return lambda data: parse_content(
+            data, source_format, keys, encoding=encoding, shape=shape, horizon=horizon, placeholder=placeholder
+        )
 
     parsed = parsed_changes(spark, files, parser_of)
     rule = record_columns(parsed, config)
@@ -86,6 +100,7 @@ def _read(
         F.coalesce(F.col(ERROR), row_error([rule.error, *errors])).alias(ERROR),
         rule.dropped.alias(DROPPED),
         *data,
+        F.col(KEEP),
     )
     return with_sequence(frame)
 

@@ -19,9 +19,9 @@ from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from etl.change_frame import FILE, FILE_ORDER, INSERT, OP, ORDERING, ROW, with_sequence
+from etl.change_frame import FILE, FILE_ORDER, INSERT, KEEP, OP, ORDERING, ROW, with_sequence
 from etl.errors import ChangeFileError
-from etl.readers.common import ERROR, SourceFile, row_error
+from etl.readers.common import ERROR, SourceFile, expected_columns, keep_marks, missing_columns_of, row_error
 from etl.readers.dms import _configured_name, ordering_of
 from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.new_columns import file_columns_rule
@@ -71,14 +71,24 @@ def _typed(frame: DataFrame, source: SourceFile, config: TableConfig) -> DataFra
     return frame.select(*[cast[n][0].alias(n) if n in cast else F.col(n) for n in frame.columns])
 
 
+def _declares_columns(source: SourceFile) -> bool:
+    """CSV (with its header) and Parquet declare their columns; JSON lines do not (a key may be left out)."""
+    return not source.name.lower().endswith(JSON_SUFFIXES)
+
+
 def _changes_of(
-    spark: SparkSession, source: SourceFile, config: TableConfig, horizon: EventTimeHorizon | None
+    spark: SparkSession,
+    source: SourceFile,
+    config: TableConfig,
+    horizon: EventTimeHorizon | None,
+    expected: Sequence[str] = (),
 ) -> DataFrame:
     loaded = _load(spark, source)
     present = set(loaded.columns)
     for key in config.primary_key:
         if key.lower() not in present:
             raise ChangeFileError(source.key, f"missing key column {key}")
+    kept = missing_columns_of(source.key, loaded.columns, expected, config) if _declares_columns(source) else []
     ordering_name = (config.ordering_column or "").lower()
     if ordering_name and ordering_name not in present:
         raise ChangeFileError(source.key, f"missing ordering column {config.ordering_column}")
@@ -105,19 +115,29 @@ def _changes_of(
         F.lit(source.order).alias(FILE_ORDER),
         F.col(ROW),
         *[F.col(n) for n in loaded.columns],
+        *([keep_marks([_configured_name(name, config) for name in kept]).alias(KEEP)] if kept else []),
     )
 
 
 def read_plain_files(
-    spark: SparkSession, files: Sequence[SourceFile], config: TableConfig, horizon: EventTimeHorizon | None = None
+    spark: SparkSession,
+    files: Sequence[SourceFile],
+    config: TableConfig,
+    horizon: EventTimeHorizon | None = None,
+    *,
+    stored_columns: Sequence[str] = (),
 ) -> DataFrame:
     """Every file's rows as upserts in one frame (columns unioned by name; new columns null elsewhere).
-    ``horizon``: the event times a timestamp / date ordering column may hold (None: any).
+    ``horizon``: the event times a timestamp / date ordering column may hold (None: any). ``stored_columns``:
+    the stored table's data columns, what a CSV or Parquet file of a table without ``columns`` must carry.
 
     Raises:
         ChangeFileError: an unreadable file, a missing key or ordering column, a value its type cannot hold, a
-            column outside ``columns`` under ``new_columns: refuse`` (:mod:`etl.readers.new_columns`).
+            column outside ``columns`` under ``new_columns: refuse`` (:mod:`etl.readers.new_columns`), a missing
+            column the table's ``missing_columns`` refuses.
     """
-    frames = [_changes_of(spark, source, config, horizon) for source in sorted(files, key=lambda f: f.order)]
+    expected = expected_columns(config, stored_columns)
+    ordered = sorted(files, key=lambda f: f.order)
+    frames = [_changes_of(spark, source, config, horizon, expected) for source in ordered]
     frame = reduce(lambda left, right: left.unionByName(right, allowMissingColumns=True), frames)
     return with_sequence(frame.toDF(*[_configured_name(name, config) for name in frame.columns]))

@@ -14,6 +14,7 @@ the position, in the same width. An event time outside the table's horizon (``ho
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import math
@@ -97,6 +98,7 @@ class ParsedChange:
     values: dict[str, str | None] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+    keep: tuple[str, ...] = ()  # columns whose stored value stays (Debezium's unavailable-value placeholder)
 
 
 def json_documents(text: str) -> Iterator[Any]:
@@ -241,6 +243,32 @@ def debezium_ordering(ts_ms: Any, position: str, what: str, horizon: EventTimeHo
     return f"{digits}|{position}"
 
 
+def unavailable_columns(image: dict[str, Any], placeholder: str | None) -> tuple[str, ...]:
+    """The columns of a row image whose value is Debezium's unavailable-value ``placeholder`` (an unchanged
+    TOASTed Postgres column): the text itself, its UTF-8 bytes in base64 (a binary column in JSON), or a
+    non-empty array of nothing else (an array column). None: no placeholder, nothing is unavailable."""
+    if not placeholder:
+        return ()
+    marks = {placeholder, base64.b64encode(placeholder.encode("utf-8")).decode("ascii")}
+
+    def unavailable(value: Any) -> bool:
+        if isinstance(value, list):
+            return bool(value) and all(isinstance(item, str) and item in marks for item in value)
+        return isinstance(value, str) and value in marks
+
+    return tuple(name for name, value in image.items() if unavailable(value))
+
+
+def _image_change(
+    row: int, op: str, ordering: str, image: dict[str, Any], types: dict[str, str], *, placeholder: str | None
+) -> ParsedChange:
+    """A parsed Debezium change: values as text; a column holding the placeholder is kept (NULL, no type seen)."""
+    keep = unavailable_columns(image, placeholder)
+    values = {name: None if name in keep else as_text(value) for name, value in image.items()}
+    types = types or {name: kind for name, value in image.items() if name not in keep and (kind := python_type(value))}
+    return ParsedChange(row=row, op=op, ordering=ordering, values=values, types=types, keep=keep)
+
+
 def debezium_shape_of(document: dict[str, Any]) -> str:
     """``envelope`` or ``flattened`` for one record (its payload), detected from its fields."""
     if any(name.startswith("__") for name in document):
@@ -254,7 +282,13 @@ def debezium_shape_of(document: dict[str, Any]) -> str:
 
 
 def _flattened_change(
-    record: dict[str, Any], schema: Any, row: int, keys: tuple[str, ...], horizon: EventTimeHorizon | None
+    record: dict[str, Any],
+    schema: Any,
+    row: int,
+    keys: tuple[str, ...],
+    horizon: EventTimeHorizon | None,
+    *,
+    placeholder: str | None = None,
 ) -> ParsedChange:
     """An ExtractNewRecordState record: the row, plus ``__op``, ``__source_ts_ms``, ``__deleted``, positions."""
     deleted = str(record.get(FLATTENED_DELETED, "false")).lower()
@@ -277,18 +311,23 @@ def _flattened_change(
             for part in schema.get("fields") or []
             if not str(part.get("field", "")).startswith("__")
         }
-    types = types or {name: kind for name, value in image.items() if (kind := python_type(value))}
-    return ParsedChange(
-        row=row, op=op, ordering=ordering, values={k: as_text(v) for k, v in image.items()}, types=types
-    )
+    return _image_change(row, op, ordering, image, types, placeholder=placeholder)
 
 
 def debezium_change(
-    document: Any, row: int, keys: tuple[str, ...], shape: str | None = None, horizon: EventTimeHorizon | None = None
+    document: Any,
+    row: int,
+    keys: tuple[str, ...],
+    shape: str | None = None,
+    horizon: EventTimeHorizon | None = None,
+    *,
+    placeholder: str | None = None,
 ) -> ParsedChange | None:
     """One Debezium record (with or without the schema envelope); None for a tombstone.
 
     ``shape`` is ``envelope``, ``flattened`` (ExtractNewRecordState) or None (detected per record).
+    ``placeholder``: the connector's unavailable-value placeholder; a column holding it is kept
+    (:attr:`ParsedChange.keep`, :func:`unavailable_columns`). None: no column is.
 
     Raises:
         RecordError: no op, an unknown op, no row image, a missing or null key, a time or position that is
@@ -307,7 +346,7 @@ def debezium_change(
     if not isinstance(envelope, dict):
         raise RecordError(f"expected a JSON object, got {type(envelope).__name__}")
     if (shape or debezium_shape_of(envelope)) == "flattened":
-        return _flattened_change(envelope, schema, row, keys, horizon)
+        return _flattened_change(envelope, schema, row, keys, horizon, placeholder=placeholder)
     if "op" not in envelope:
         raise RecordError("missing op: not a Debezium change envelope (is the table's debezium_shape right?)")
     op = DEBEZIUM_OPS.get(str(envelope["op"]))
@@ -321,12 +360,7 @@ def debezium_change(
     source = envelope.get("source") or {}
     ts = source.get("ts_ms") if source.get("ts_ms") is not None else envelope.get("ts_ms")
     ordering = debezium_ordering(ts, debezium_position(source), "source.ts_ms", horizon)
-    types = _connect_types(schema, image_field) or {
-        name: kind for name, value in image.items() if (kind := python_type(value))
-    }
-    return ParsedChange(
-        row=row, op=op, ordering=ordering, values={k: as_text(v) for k, v in image.items()}, types=types
-    )
+    return _image_change(row, op, ordering, image, _connect_types(schema, image_field), placeholder=placeholder)
 
 
 # ------------------------------------------------------------------------------------------
@@ -532,14 +566,15 @@ def parse_file(
     *,
     shape: str | None = None,
     horizon: EventTimeHorizon | None = None,
+    placeholder: str | None = None,
 ) -> Iterator[ParsedChange]:
     """Every change of one file; ends with one error change at the first bad record (``row N: reason``).
-    ``horizon``: the event times accepted (None: any)."""
+    ``horizon``: the event times accepted (None: any); ``placeholder``: Debezium's unavailable value (None: none)."""
     row = -1
     try:
         for row, document in enumerate(json_documents(text)):
             if source_format == "debezium":
-                change = debezium_change(document, row, keys, shape, horizon)
+                change = debezium_change(document, row, keys, shape, horizon, placeholder=placeholder)
             else:
                 change = dynamodb_change(document, row, keys, horizon=horizon)
             if change is not None:
@@ -570,8 +605,11 @@ def parse_content(
     encoding: str = "utf-8",
     shape: str | None = None,
     horizon: EventTimeHorizon | None = None,
+    placeholder: str | None = None,
 ) -> Iterator[ParsedChange]:
     """Every change of one file's bytes (gzip or not); one error change when the bytes are not readable text."""
     return decoded_changes(
-        data, encoding, lambda text: parse_file(text, source_format, keys, shape=shape, horizon=horizon)
+        data,
+        encoding,
+        lambda text: parse_file(text, source_format, keys, shape=shape, horizon=horizon, placeholder=placeholder),
     )

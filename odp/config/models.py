@@ -20,6 +20,7 @@ from odp.config.event_time import DEFAULT_EVENT_TIME_TOLERANCE, parse_floor, par
 
 ACCOUNT_ID = r"^\d{12}$"
 REGION = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$"
+AVAILABILITY_ZONE = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d[a-z]$"
 # Names that end up in resource names (state machines, Glue jobs, DynamoDB keys): lower case,
 # digits, dash and underscore, starting with a letter or digit.
 RESOURCE_NAME = r"^[a-z0-9][a-z0-9_-]{0,39}$"
@@ -36,6 +37,7 @@ _CRON = re.compile(r"^cron\(([^ )]+ ){5}[^ )]+\)$")
 
 AccountId = Annotated[str, StringConstraints(pattern=ACCOUNT_ID)]
 Region = Annotated[str, StringConstraints(pattern=REGION)]
+AvailabilityZone = Annotated[str, StringConstraints(pattern=AVAILABILITY_ZONE)]
 ResourceName = Annotated[str, StringConstraints(pattern=RESOURCE_NAME)]
 Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER)]
 GlueName = Annotated[str, StringConstraints(pattern=GLUE_NAME)]
@@ -112,8 +114,18 @@ class Environment(_Strict):
     dr_region: Region | None = Field(
         default=None, description="Optional disaster-recovery region: tracker tables replicate there."
     )
+    availability_zones: Annotated[list[AvailabilityZone], Field(min_length=2, max_length=2)] = Field(
+        description=(
+            "The two Availability Zones of the VPC's subnets, in the environment's region (e.g. eu-west-1a, "
+            "eu-west-1b). Named here, never derived from the region: AZ letters map to different zones per account."
+        )
+    )
     alarm_email: Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")] | None = Field(
-        default=None, description="Optional address subscribed to the alerts topic."
+        default=None,
+        description=(
+            "Address subscribed to the alerts topic; required when manual_approval is true (an environment "
+            "someone approves is one someone must hear from)."
+        ),
     )
 
     @field_validator("vpc_cidr")
@@ -130,6 +142,24 @@ class Environment(_Strict):
     def _dr_region_differs(self) -> Environment:
         if self.dr_region is not None and self.dr_region == self.region:
             raise ValueError(f"dr_region {self.dr_region!r} must differ from region")
+        return self
+
+    @model_validator(mode="after")
+    def _zones_in_region(self) -> Environment:
+        outside = [zone for zone in self.availability_zones if zone[:-1] != self.region]
+        if outside:
+            raise ValueError(f"availability_zones {outside} are not in region {self.region!r}")
+        if len(set(self.availability_zones)) != len(self.availability_zones):
+            raise ValueError(f"availability_zones {self.availability_zones} must be two different zones")
+        return self
+
+    @model_validator(mode="after")
+    def _approved_environments_alert_someone(self) -> Environment:
+        if self.manual_approval and self.alarm_email is None:
+            raise ValueError(
+                "alarm_email is required when manual_approval is true: the alerts topic of an approved "
+                "environment needs a subscriber"
+            )
         return self
 
 
@@ -260,6 +290,19 @@ class NewColumns(StrEnum):
     ADD = "add"  # added to the table as a new column (schema evolution)
     REFUSE = "refuse"  # the file is refused, naming the column (and the row for record formats)
     IGNORE = "ignore"  # dropped, logged and counted (run history, metric IgnoredColumnValues)
+
+
+class MissingColumns(StrEnum):
+    """What a change does with a column its file's format declares it lacks (Parquet, CSV with a header)."""
+
+    REFUSE = "refuse"  # the file fails, naming the column (the default: never NULL by surprise)
+    KEEP = "keep"  # the stored value stays: a partial update
+    NULL = "null"  # the column is NULL in the file's changes (the behaviour before this setting)
+
+
+# Debezium's ``unavailable.value.placeholder`` default: an unchanged TOASTed Postgres column of an update
+# (REPLICA IDENTITY DEFAULT). Binary columns carry its UTF-8 bytes, base64 in JSON.
+DEBEZIUM_UNAVAILABLE_VALUE = "__debezium_unavailable_value"
 
 
 class DebeziumShape(StrEnum):
@@ -400,6 +443,26 @@ class TableSettings(_Strict):
             "history. refuse and ignore need columns."
         ),
     )
+    missing_columns: MissingColumns | None = Field(
+        default=None,
+        description=(
+            "A file whose format declares its columns (Parquet, CSV with a header) without a configured column "
+            "(without columns: a column of the stored table): refuse (default: the file fails, naming the column), "
+            "keep (the stored value stays: a partial update; a key with no stored row fails its file) or null "
+            "(the column is NULL in that file's changes)."
+        ),
+    )
+    unavailable_value_placeholder: Annotated[str, StringConstraints(min_length=1, strip_whitespace=False)] | None = (
+        Field(
+            default=None,
+            description=(
+                "debezium: the connector's unavailable.value.placeholder (formerly toasted.value.placeholder); "
+                f"default {DEBEZIUM_UNAVAILABLE_VALUE}. A column whose new value is the placeholder (text, its "
+                "base64 in a binary column, or an array of it) keeps its stored value (Postgres TOAST); a key with "
+                "no earlier change in the run and no stored row fails its file."
+            ),
+        )
+    )
     transform: str | None = Field(
         default=None,
         description=(
@@ -455,12 +518,15 @@ SOURCE_SETTINGS = (
     "event_time_tolerance",
     "event_time_floor",
     "new_columns",
+    "missing_columns",
+    "unavailable_value_placeholder",
 )
 _SETTINGS_OF_FORMAT = {
     "csv_header": "dms",
     "csv_delimiter": "dms",
     "csv_null_value": "dms",
     "debezium_shape": "debezium",
+    "unavailable_value_placeholder": "debezium",
 }
 
 
@@ -633,6 +699,8 @@ class TableConfig(_Strict):
     event_time_tolerance: str = DEFAULT_EVENT_TIME_TOLERANCE  # see odp.config.event_time
     event_time_floor: str | None = None
     new_columns: NewColumns = NewColumns.ADD  # columns outside ``columns``: add, refuse or ignore
+    missing_columns: MissingColumns = MissingColumns.REFUSE
+    unavailable_value_placeholder: str = DEBEZIUM_UNAVAILABLE_VALUE  # read by debezium sources only
     max_file_attempts: int = DEFAULT_MAX_FILE_ATTEMPTS
     index_buckets: int | None = None  # None: the record level index; N: the bucket index, N per partition
     # Shards merged (an entry with from): schema_name/table are then globs, primary_key starts with shard_column.

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from pyspark.sql import functions as F
 
-from etl.change_frame import for_current_table, latest_per_key, with_sequence
+from etl.change_frame import LATER_STORED, UNRESOLVED, fill_kept, for_current_table, latest_per_key, with_sequence
 from etl.hudi.tombstones import mark_stale, tombstone_rows
 
 SCHEMA = "_odp_op string, _odp_ordering string, _odp_file string, _odp_file_order int, _odp_row long, id int, v string"
@@ -78,3 +79,48 @@ def test_upserts_not_newer_than_a_tombstone_are_stale(spark) -> None:
         (5, False),
     ]
     assert sorted((r.id, r._odp_seq) for r in tombstone_rows(latest, ["id"]).collect()) == [(4, "01 late 000000000003")]
+
+
+KEPT_SCHEMA = f"{SCHEMA}, _odp_keep array<string>"
+
+
+@pytest.mark.spark
+def test_kept_cells_take_the_nearest_earlier_value_in_event_time_order(spark) -> None:
+    """``fill_kept``: the batch's earlier change or the stored row, whichever is later; never across a delete."""
+    changes = spark.createDataFrame(
+        [
+            # key 1: full, then kept: the batch's earlier change supplies it
+            ("U", "02", "f1", 0, 0, 1, "b1", None),
+            ("U", "03", "f1", 0, 1, 1, None, ["v"]),
+            # key 2: a late full change (01) and a kept one (05); the stored row (03) is newer than 01: it wins
+            ("U", "01", "f2", 1, 0, 2, "late", None),
+            ("U", "05", "f2", 1, 1, 2, None, ["v"]),
+            # key 3: stored row, then a delete in the batch, then kept: nothing to keep from
+            ("D", "04", "f1", 0, 2, 3, None, None),
+            ("I", "05", "f1", 0, 3, 3, None, ["v"]),
+            # key 4: kept, but the stored row is newer: event-time ordering drops the change, it needs no value
+            ("U", "02", "f1", 0, 4, 4, None, ["v"]),
+            # key 5: kept twice in a row: both take the stored value
+            ("U", "06", "f1", 0, 5, 5, None, ["v"]),
+            ("U", "07", "f1", 0, 6, 5, None, ["v"]),
+        ],
+        KEPT_SCHEMA,
+    )
+    stored = spark.createDataFrame(
+        [(2, "03", "stored2"), (3, "01", "stored3"), (4, "09", "stored4"), (5, "01", "stored5")],
+        "id int, _odp_seq string, v string",
+    ).withColumn("_odp_op", F.lit("U"))
+    # stored _odp_seq values compare with the batch's "ordering file row" text
+    filled = with_sequence(changes).transform(fill_kept(["id"], ["v"], stored))
+    rows = sorted((r.id, r._odp_ordering, r.v, tuple(r[UNRESOLVED]), r[LATER_STORED]) for r in filled.collect())
+    assert rows == [
+        (1, "02", "b1", (), False),
+        (1, "03", "b1", (), False),
+        (2, "01", "late", (), True),
+        (2, "05", "stored2", (), False),
+        (3, "04", None, (), False),
+        (3, "05", None, ("v",), False),
+        (4, "02", None, ("v",), True),
+        (5, "06", "stored5", (), False),
+        (5, "07", "stored5", (), False),
+    ]

@@ -12,7 +12,8 @@ from odp.compat import StaleTableConfigItemError
 from odp.config import ConfigError, load_config
 from odp.config.items import table_config_from_item, table_config_item
 from odp.config.manager import load_into_dynamodb
-from odp.config.models import DebeziumShape, NewColumns, TableSettings, transform_problems
+from odp.config.models import DebeziumShape, MissingColumns, NewColumns, TableSettings, transform_problems
+from tests.support.config_files import ZONES
 
 COLUMNS = {"zeta": "bigint", "alpha": "string", "mid": "decimal(10,2)", "seq": "string"}  # not sorted on purpose
 
@@ -27,7 +28,14 @@ def _config_dir(root: Path, table: dict, fmt: str = "dms") -> Path:
                     "repository": "org/odp",
                     "connection_arn": "arn:aws:codeconnections:eu-west-1:000000000000:connection/abc-123",
                 },
-                "environments": {"dev": {"account": "111111111111", "region": "eu-west-1", "branch": "main"}},
+                "environments": {
+                    "dev": {
+                        "account": "111111111111",
+                        "region": "eu-west-1",
+                        "availability_zones": ZONES,
+                        "branch": "main",
+                    }
+                },
             }
         )
     )
@@ -162,3 +170,24 @@ def test_new_columns_defaults_to_add_survives_dynamodb_and_refuse_or_ignore_need
         load_config(_config_dir(tmp_path / "bare", {"new_columns": "refuse"}))
     with pytest.raises(ConfigError, match=r"tables\[0\]\.new_columns: Input should be 'add', 'refuse' or 'ignore'"):
         load_config(_config_dir(tmp_path / "typo", {"new_columns": "drop"}))
+
+
+def test_partial_update_settings_default_resolve_and_survive_dynamodb(tmp_path: Path, tracker_tables: dict) -> None:
+    default = load_config(_config_dir(tmp_path / "default", {})).table("shop.public.t")
+    assert (default.missing_columns, default.unavailable_value_placeholder) == (
+        MissingColumns.REFUSE,
+        "__debezium_unavailable_value",
+    )
+    assert not {"missing_columns", "unavailable_value_placeholder"} & set(table_config_item(default))
+    settings = {"missing_columns": "keep", "unavailable_value_placeholder": "__toasted__"}
+    config = load_config(_config_dir(tmp_path / "set", settings, fmt="debezium"))
+    load_into_dynamodb(config, "test", tracker_tables["table_config"], tracker_tables["batch_config"])
+    item = tracker_tables["table_config"].get_item(Key={"table_id": "shop.public.t"}, ConsistentRead=True)["Item"]
+    assert (item["missing_columns"], item["unavailable_value_placeholder"]) == ("keep", "__toasted__")
+    back = table_config_from_item(item)
+    assert (back.missing_columns, back.unavailable_value_placeholder) == (MissingColumns.KEEP, "__toasted__")
+    assert back == config.table("shop.public.t")
+    with pytest.raises(ConfigError, match=r"unavailable_value_placeholder: only for debezium sources, this is a dms"):
+        load_config(_config_dir(tmp_path / "dms", {"unavailable_value_placeholder": "x"}))
+    with pytest.raises(ConfigError, match=r"missing_columns: Input should be 'refuse', 'keep' or 'null'"):
+        load_config(_config_dir(tmp_path / "bad", {"missing_columns": "drop"}))
