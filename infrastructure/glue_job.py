@@ -337,12 +337,23 @@ class GlueJobFamily(Construct):
         role.add_to_policy(
             iam.PolicyStatement(sid="GlueVpcNetworkInterfaces", actions=list(GLUE_VPC_ACTIONS), resources=["*"])
         )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                # Under Lake Formation (hybrid access mode, infrastructure/lake_formation.py) Glue asks Lake
+                # Formation for temporary credentials to a registered location; without this the job's reads and
+                # catalog sync of an opted-in table fail. The action supports no resource-level permission.
+                sid="LakeFormationDataAccess",
+                actions=["lakeformation:GetDataAccess"],
+                resources=["*"],
+            )
+        )
         policy = role.node.find_child("DefaultPolicy")
         acknowledge_many(
             policy,
             {
                 "AwsSolutions-IAM5[Resource::*]": (
-                    "EC2 network-interface actions Glue needs to run in the VPC, glue:GetSecurityConfiguration and "
+                    "EC2 network-interface actions Glue needs to run in the VPC, glue:GetSecurityConfiguration, "
+                    "lakeformation:GetDataAccess and "
                     f"cloudwatch:PutMetricData (limited to the {', '.join(self.metric_namespaces)} namespaces by "
                     "condition) support no resource-level permissions."
                 ),
