@@ -69,6 +69,7 @@ def test_current_cow_partitioned_options() -> None:
     assert options["hoodie.metadata.record.index.enable"] == "true"
     assert options["hoodie.record.index.update.partition.path"] == "true"
     assert options["hoodie.metadata.enable"] == "true"
+    assert options["hoodie.parquet.bloom.filter.enabled"] == "false"  # only bloom indexes read it
     # the writer hands Hudi one row per record key (etl.change_frame.latest_per_key): no second pre-combine
     assert options["hoodie.combine.before.upsert"] == "false"
 
