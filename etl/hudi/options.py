@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from etl.hudi.partition_paths import URL_ENCODE_OPTION
+from etl.hudi.partition_paths import URL_ENCODE_OPTION, partition_extractor
 from etl.hudi.target import HudiTarget
 from odp.config.models import TableType
 
@@ -228,7 +228,8 @@ def hudi_write_options(
 
 
 def glue_sync_options(target: HudiTarget) -> dict[str, str]:
-    """Hudi meta sync to the Glue Data Catalog (Glue's Hive metastore client), hive-style partitions."""
+    """Hudi meta sync to the Glue Data Catalog (Glue's Hive metastore client), hive-style partitions; the partition
+    values registered as written (decoded for a table with URL-encoded paths: :func:`partition_extractor`)."""
     return {
         "hoodie.datasource.meta.sync.enable": "true",
         "hoodie.datasource.hive_sync.enable": "true",
@@ -237,10 +238,9 @@ def glue_sync_options(target: HudiTarget) -> dict[str, str]:
         "hoodie.datasource.hive_sync.database": target.database,
         "hoodie.datasource.hive_sync.table": target.name,
         "hoodie.datasource.hive_sync.partition_fields": ",".join(target.partitions),
-        "hoodie.datasource.hive_sync.partition_extractor_class": (
-            "org.apache.hudi.hive.MultiPartKeysValueExtractor"
-            if target.partitions
-            else "org.apache.hudi.hive.NonPartitionedExtractor"
+        # HoodieSyncConfig.META_SYNC_PARTITION_EXTRACTOR_CLASS: Hudi 1.0.2's one key for every sync tool
+        "hoodie.datasource.hive_sync.partition_extractor_class": partition_extractor(
+            partitioned=bool(target.partitions), encoded=target.encode_partitions
         ),
         "hoodie.datasource.hive_sync.support_timestamp": "true",
     }
