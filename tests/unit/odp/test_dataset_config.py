@@ -99,3 +99,28 @@ def test_name_and_sql_file(tmp_path: Path) -> None:
         "datasets/a.yaml: sql: SQL file datasets/other.sql not found",
         "datasets/b.yaml: sql: SQL file datasets/b.sql is empty",
     ]
+
+
+def test_engine_of_a_cadence_defaults_to_glue_and_takes_emr_serverless(tmp_path: Path) -> None:
+    files = valid_files()
+    cadence = next(iter(files["cadences.yaml"]["cadences"].values()))
+    cadence["engine"] = "emr_serverless"
+    config = load_config(write_config(tmp_path, files))
+    assert [c.engine.value for c in config.cadences.cadences.values()][0] == "emr_serverless"
+    assert (
+        load_config(write_config(tmp_path, valid_files()))
+        .cadences.cadences[next(iter(files["cadences.yaml"]["cadences"]))]
+        .engine.value
+        == "glue"
+    )
+
+
+def test_an_unknown_engine_and_a_dataset_on_emr_serverless_are_refused(tmp_path: Path) -> None:
+    files = files_with(dataset("a", engine="emr_serverless"))
+    name = next(iter(files["cadences.yaml"]["cadences"]))
+    files["cadences.yaml"]["cadences"][name]["engine"] = "dataproc"
+    assert errors(tmp_path, files) == [
+        f"cadences.yaml: cadences.{name}.engine: Input should be 'glue' or 'emr_serverless'",
+        "datasets/a.yaml: engine: engine emr_serverless is not available for datasets yet: the datasets "
+        "state machine starts the Glue dataset job (cadences may use emr_serverless)",
+    ]
