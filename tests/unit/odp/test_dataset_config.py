@@ -103,16 +103,10 @@ def test_name_and_sql_file(tmp_path: Path) -> None:
 
 def test_engine_of_a_cadence_defaults_to_glue_and_takes_emr_serverless(tmp_path: Path) -> None:
     files = valid_files()
-    cadence = next(iter(files["cadences.yaml"]["cadences"].values()))
-    cadence["engine"] = "emr_serverless"
-    config = load_config(write_config(tmp_path, files))
-    assert [c.engine.value for c in config.cadences.cadences.values()][0] == "emr_serverless"
-    assert (
-        load_config(write_config(tmp_path, valid_files()))
-        .cadences.cadences[next(iter(files["cadences.yaml"]["cadences"]))]
-        .engine.value
-        == "glue"
-    )
+    name = next(iter(files["cadences.yaml"]["cadences"]))
+    assert load_config(write_config(tmp_path, files)).cadences.cadences[name].engine.value == "glue"
+    files["cadences.yaml"]["cadences"][name]["engine"] = "emr_serverless"
+    assert load_config(write_config(tmp_path, files)).cadences.cadences[name].engine.value == "emr_serverless"
 
 
 def test_an_unknown_engine_and_a_dataset_on_emr_serverless_are_refused(tmp_path: Path) -> None:
