@@ -70,3 +70,11 @@ def streaming_stage(tmp_path_factory: pytest.TempPathFactory):
     return build_streaming_stage(
         tmp_path_factory.mktemp("streaming-config"), tmp_path_factory.mktemp("streaming-cdk.out")
     )
+
+
+@pytest.fixture(scope="session")
+def emr_stage(tmp_path_factory: pytest.TempPathFactory):
+    """A stage with one cadence on EMR Serverless (tests/support/emr_stage.py), synthesized once per session."""
+    from tests.support.emr_stage import build_emr_stage
+
+    return build_emr_stage(tmp_path_factory.mktemp("emr-config"), tmp_path_factory.mktemp("emr-cdk.out"))

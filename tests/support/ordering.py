@@ -49,6 +49,11 @@ ORDERED_PROPERTIES: dict[tuple[str, str], tuple[str, ...]] = {
     ("AWS::EC2::VPCEndpoint", "SubnetIds"): ("AWS::EC2::Subnet",),
     ("AWS::EC2::VPCEndpoint", "SecurityGroupIds"): ("AWS::EC2::SecurityGroup",),
     ("AWS::EC2::FlowLog", "LogGroupName"): ("AWS::Logs::LogGroup",),
+    ("AWS::EMRServerless::Application", "NetworkConfiguration.SubnetIds"): ("AWS::EC2::Subnet",),
+    ("AWS::EMRServerless::Application", "NetworkConfiguration.SecurityGroupIds"): ("AWS::EC2::SecurityGroup",),
+    ("AWS::EMRServerless::Application", "MonitoringConfiguration.CloudWatchLoggingConfiguration.LogGroupName"): (
+        "AWS::Logs::LogGroup",
+    ),
 }
 # The property of each target type that holds its physical name (what a literal would repeat).
 NAME_PROPERTIES: dict[str, str] = {

@@ -45,3 +45,24 @@ class SynthesizedApp:
 #   every error and informational finding fails the test.) W3010 (hard-coded AZ) no longer occurs:
 #   each Glue connection takes its subnet's AZ by GetAtt.
 CFN_LINT_IGNORED = ("W3005",)
+
+
+def cfn_lint_problems(template: dict[str, Any], folder: Path, repo_root: Path, region: str = "eu-west-1") -> list[str]:
+    """cfn-lint over one template (written to ``folder``): every error, and every warning not in CFN_LINT_IGNORED."""
+    import json
+    import subprocess
+
+    file = folder / "DataLake.template.json"
+    file.write_text(json.dumps(template))
+    result = subprocess.run(
+        [str(repo_root / ".venv" / "bin" / "cfn-lint"), "--format", "json", str(file), "--regions", region],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.stdout.strip(), result.stderr
+    return [
+        f"{match['Rule']['Id']} {match['Message']}"
+        for match in json.loads(result.stdout)
+        if match["Level"] == "Error" or (match["Level"] == "Warning" and match["Rule"]["Id"] not in CFN_LINT_IGNORED)
+    ]
