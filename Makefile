@@ -12,6 +12,9 @@ HUDI_ARTIFACT := org.apache.hudi:hudi-spark3.5-bundle_2.12:$(HUDI_VERSION)
 HUDI_JAR := $(CACHE)/jars/hudi-spark3.5-bundle_2.12-$(HUDI_VERSION).jar
 M2_REPO ?= $(HOME)/.m2/repository
 export ODP_HUDI_BUNDLE_JAR := $(abspath $(HUDI_JAR))
+# checkov in its own venv (requirements-checkov.txt says why); tests/infra/test_checkov.py runs this program.
+CHECKOV_VENV := $(CACHE)/checkov
+export ODP_CHECKOV := $(abspath $(CHECKOV_VENV)/bin/checkov)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 
@@ -24,6 +27,11 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+
+$(CHECKOV_VENV)/.installed: requirements-checkov.txt
+	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
 	@touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -40,7 +48,7 @@ $(HUDI_JAR):
 	  if [ "$$published" != "$$actual" ]; then echo "checksum mismatch for $@: $$actual != $$published"; rm -f $@; exit 1; fi; \
 	  echo "$(notdir $@): sha1 $$actual matches Maven Central"
 
-setup: $(VENV)/.installed node_modules/.installed $(HUDI_JAR) ## install the venv, the CDK CLI and the Hudi jar
+setup: $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed $(HUDI_JAR) ## install the venv, checkov, the CDK CLI and the Hudi jar
 
 test: setup ## lint, then every test (unit, infra, e2e, bench smoke)
 	$(VENV)/bin/ruff check .

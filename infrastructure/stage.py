@@ -13,6 +13,7 @@ from constructs import Construct
 
 from infrastructure.assets import GlueArtifacts
 from infrastructure.batch_manager import BatchManager, BatchManagerProps
+from infrastructure.canary import canary_jobs
 from infrastructure.catalog import Catalog, CatalogProps
 from infrastructure.datasets import DatasetJob, DatasetJobProps, Datasets, DatasetsProps
 from infrastructure.deploy_access import DeployAccess, DeployAccessProps
@@ -105,6 +106,7 @@ class DataLakeStack(Stack):
         assets: BuiltAssets,
         replica_key_arn: str | None,
     ) -> None:
+        self._availability_zones = tuple(environment.availability_zones)
         super().__init__(
             scope,
             construct_id,
@@ -134,6 +136,9 @@ class DataLakeStack(Stack):
                 environment=name,
                 cidr=environment.vpc_cidr,
                 log_key=key,
+                availability_zones=tuple(environment.availability_zones),
+                sns_endpoint=bool(config.datasets),
+                kinesis_endpoint=bool(config.streams.streams),
                 removal_policy=removal,
                 log_retention=retention,
             ),
@@ -297,6 +302,7 @@ class DataLakeStack(Stack):
             monitoring.watch_freshness(cadence_name, cadences[cadence_name])
             monitoring.watch_quarantine(cadence_name)
 
+        canary = canary_jobs(config, name)  # every job kind: the post-deploy canary starts each
         self.deploy_access = DeployAccess(
             self,
             "DeployAccess",
@@ -306,7 +312,7 @@ class DataLakeStack(Stack):
                 tracking=tracking,
                 key=key,
                 state_machines=[processor.state_machine for processor in processors.values()],
-                glue_job_arns=[glue_jobs.job_arn(cadence_name) for cadence_name in cadences],
+                glue_job_arns=[self.format_arn(service="glue", resource="job", resource_name=j.name) for j in canary],
             ),
         )
         self.storage = storage
@@ -318,8 +324,9 @@ class DataLakeStack(Stack):
 
     @property
     def availability_zones(self) -> list[str]:
-        """The region's first two AZs, named without a context lookup (synth needs no credentials)."""
-        return [f"{self.region}a", f"{self.region}b"]
+        """The environment's AZs from config/environments.yaml (synth needs no context lookup, and
+        ``<region>a`` names a different zone in each account, so it is never derived from the region)."""
+        return list(self._availability_zones)
 
 
 class OdpStage(Stage):
