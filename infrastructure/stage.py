@@ -22,16 +22,19 @@ from infrastructure.file_manager import FileManager, FileManagerProps
 from infrastructure.file_processor import EmrServerlessRun, FileProcessor, FileProcessorProps
 from infrastructure.glue_job import GlueStage
 from infrastructure.glue_jobs import GlueJobs, GlueJobsProps
+from infrastructure.lake_formation import JobCatalogAccess, LakeFormation, LakeFormationProps
 from infrastructure.monitoring import Monitoring, MonitoringProps
 from infrastructure.network import Network, NetworkProps
 from infrastructure.query import Query, QueryProps
 from infrastructure.storage import RetentionSettings, Storage, StorageProps
 from infrastructure.streaming import Streaming, StreamingProps
 from infrastructure.tracking import Tracking, TrackingProps
+from odp.config.access import plan_grants
 from odp.config.loader import OdpConfig
 from odp.config.models import Engine
 from odp.config.models import Environment as EnvironmentConfig
 from odp.config.models import RemovalPolicy as RemovalPolicyConfig
+from odp.config.views import View
 from odp.naming import DATASET_RUN_HISTORY, resource_prefix
 
 _REMOVAL = {RemovalPolicyConfig.RETAIN: RemovalPolicy.RETAIN, RemovalPolicyConfig.DESTROY: RemovalPolicy.DESTROY}
@@ -43,6 +46,7 @@ class BuiltAssets:
 
     lambda_code: Path
     glue: GlueArtifacts
+    views: tuple[View, ...] = ()  # config/views/*.sql, checked once per synth (deployed where consumers exist)
 
 
 _RETENTION_DAYS = {
@@ -154,7 +158,7 @@ class DataLakeStack(Stack):
                 replica_key_arn=replica_key_arn,
             ),
         )
-        Catalog(self, "Catalog", CatalogProps(tables=config.tables, zone_buckets=storage.buckets))
+        catalog = Catalog(self, "Catalog", CatalogProps(tables=config.tables, zone_buckets=storage.buckets))
         monitoring = Monitoring(
             self, "Monitoring", MonitoringProps(environment=name, key=key, alarm_email=environment.alarm_email)
         )
@@ -263,6 +267,7 @@ class DataLakeStack(Stack):
                 removal_policy=removal,
             ),
         )
+        job_families = [glue_jobs, *([self.streaming.family] if config.streams.streams else [])]
         if config.datasets:
             dataset_job = DatasetJob(
                 self,
@@ -275,6 +280,7 @@ class DataLakeStack(Stack):
                     library=glue_jobs.code,
                 ),
             )
+            job_families.append(dataset_job)
             Datasets(
                 self,
                 "Datasets",
@@ -289,6 +295,27 @@ class DataLakeStack(Stack):
                     workgroup=query.workgroup,
                     removal_policy=removal,
                     log_retention=retention,
+                ),
+            )
+
+        # Lake Formation, the consumers' views and BI workgroup: only where access.yaml names consumers.
+        if config.access.consumers:
+            LakeFormation(
+                self,
+                "LakeFormation",
+                LakeFormationProps(
+                    environment=name,
+                    plan=plan_grants(
+                        config.access, config.tables, config.datasets, environment=name, account=environment.account
+                    ),
+                    databases=catalog.databases,
+                    zone_buckets=storage.buckets,
+                    zone_keys=storage.keys,
+                    jobs=[JobCatalogAccess(family.role, family.props.databases) for family in job_families],
+                    results_bucket=storage.athena_results,
+                    results_key=key,
+                    views=assets.views,
+                    removal_policy=removal,
                 ),
             )
 

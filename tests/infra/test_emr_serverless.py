@@ -166,7 +166,7 @@ def test_the_emr_stage_is_ordered(template) -> None:
     assert ordering_problems(template, "emr stage") == []
 
 
-def test_cfn_lint_finds_no_error_in_the_emr_stage(template, tmp_path: Path, repo_root: Path) -> None:
+def test_cfn_lint_finds_no_error_in_the_emr_stage(template, tmp_path: Path) -> None:
     from tests.support.synth import cfn_lint_problems
 
-    assert cfn_lint_problems(template, tmp_path, repo_root) == []
+    assert cfn_lint_problems(template, tmp_path) == []

@@ -154,7 +154,7 @@ def test_the_streaming_role_reads_its_streams_and_writes_only_raw_and_its_prefix
     assert "ODP/Streaming" in statements
 
 
-def test_cfn_lint_finds_no_error_in_the_streaming_stage(template: Template, tmp_path: Path, repo_root: Path) -> None:
+def test_cfn_lint_finds_no_error_in_the_streaming_stage(template: Template, tmp_path: Path) -> None:
     from tests.support.synth import cfn_lint_problems
 
-    assert cfn_lint_problems(template.to_json(), tmp_path, repo_root) == []
+    assert cfn_lint_problems(template.to_json(), tmp_path) == []

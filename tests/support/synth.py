@@ -47,20 +47,20 @@ class SynthesizedApp:
 CFN_LINT_IGNORED = ("W3005",)
 
 
-def cfn_lint_problems(template: dict[str, Any], folder: Path, repo_root: Path, region: str = "eu-west-1") -> list[str]:
-    """cfn-lint over one template (written to ``folder``): every error, and every warning not in CFN_LINT_IGNORED."""
+def cfn_lint_problems(template: dict[str, Any], folder: Path, region: str = "eu-west-1") -> list[str]:
+    """cfn-lint (the pinned one of .venv) over one template: every error, and every warning not ignored."""
     import json
     import subprocess
+    import sys
 
-    file = folder / "DataLake.template.json"
-    file.write_text(json.dumps(template))
+    file = folder / "template.json"
+    file.write_text(json.dumps(template), encoding="utf-8")
+    cfn_lint = Path(sys.executable).parent / "cfn-lint"
     result = subprocess.run(
-        [str(repo_root / ".venv" / "bin" / "cfn-lint"), "--format", "json", str(file), "--regions", region],
-        capture_output=True,
-        text=True,
-        check=False,
+        [str(cfn_lint), "--format", "json", str(file), "--regions", region], capture_output=True, text=True, check=False
     )
-    assert result.stdout.strip(), result.stderr
+    if not result.stdout.strip():
+        raise RuntimeError(f"cfn-lint gave no report: {result.stderr}")
     return [
         f"{match['Rule']['Id']} {match['Message']}"
         for match in json.loads(result.stdout)
