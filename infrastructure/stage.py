@@ -311,7 +311,10 @@ class DataLakeStack(Stack):
                     databases=catalog.databases,
                     zone_buckets=storage.buckets,
                     zone_keys=storage.keys,
-                    jobs=[JobCatalogAccess(family.role, family.props.databases) for family in job_families],
+                    jobs=[
+                        *(JobCatalogAccess(family.role, family.props.databases) for family in job_families),
+                        *([] if emr is None else [JobCatalogAccess(emr.role, emr.props.databases)]),
+                    ],
                     results_bucket=storage.athena_results,
                     results_key=key,
                     views=assets.views,

@@ -170,3 +170,19 @@ def test_cfn_lint_finds_no_error_in_the_emr_stage(template, tmp_path: Path) -> N
     from tests.support.synth import cfn_lint_problems
 
     assert cfn_lint_problems(template, tmp_path) == []
+
+
+def test_lake_formation_gives_the_execution_role_data_location_access_and_the_catalog_sync(template) -> None:
+    role = next(
+        k
+        for k, r in _resources(template, "AWS::IAM::Role").items()
+        if "emr-serverless.amazonaws.com" in json.dumps(r["Properties"]["AssumeRolePolicyDocument"])
+    )
+    granted = [
+        p["Properties"]
+        for p in _resources(template, "AWS::LakeFormation::PrincipalPermissions").values()
+        if p["Properties"]["Principal"]["DataLakePrincipalIdentifier"] == {"Fn::GetAtt": [role, "Arn"]}
+    ]
+    assert any("DataLocation" in g["Resource"] and g["Permissions"] == ["DATA_LOCATION_ACCESS"] for g in granted)
+    assert any(g["Resource"].get("Database", {}).get("Name") == "shop_raw" for g in granted)
+    assert any(g["Resource"].get("Table", {}).get("DatabaseName") == "shop_raw" for g in granted)

@@ -1,5 +1,6 @@
 """A stage with one cadence on EMR Serverless and one on Glue, shared by the EMR Serverless tests
-(tests/infra/test_emr_serverless.py): the streaming stage's environment and DMS source, no streams."""
+(tests/infra/test_emr_serverless.py) and checkov: the streaming stage's environment and DMS source, no streams,
+one Lake Formation consumer."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ CONFIG: dict[str, Any] = {
             {"schema": "public", "table": "invoices", "primary_key": ["id"], "cadence": EMR_CADENCE},
             {"schema": "public", "table": "refunds", "primary_key": ["id"], "cadence": GLUE_CADENCE},
         ],
+    },
+    # one consumer, so that Lake Formation (and its grants to every job role) is in the stage
+    "access.yaml": {
+        "consumers": {
+            "auditors": {"role_arn": "arn:aws:iam::111111111111:role/odp-auditor", "read": [{"database": "shop_raw"}]}
+        }
     },
 }
 
