@@ -44,7 +44,7 @@ from infrastructure.glue_job import (
     alert_on_event,
 )
 from infrastructure.grants import grant_key, grant_objects
-from infrastructure.job_role import grant_catalog_sync, grant_file_processor_data, grant_metrics
+from infrastructure.job_role import grant_catalog_sync, grant_file_processor_data, grant_metrics, job_role
 from infrastructure.lambda_function import encrypted_log_group
 from infrastructure.nag import acknowledge, acknowledge_many
 from infrastructure.tracking import Tracking
@@ -217,14 +217,9 @@ class EmrServerless(Construct):
         return f"{self.application.attr_arn}/jobruns/*"
 
     def _role(self, stack: Stack) -> iam.Role:
-        props = self.props
-        stage = props.stage
-        role = iam.Role(
-            self,
-            "ExecutionRole",
-            assumed_by=iam.ServicePrincipal(SERVICE, conditions={"StringEquals": {"aws:SourceAccount": stack.account}}),
-            description=f"ODP {stage.environment} EMR Serverless job runs",
-        )
+        props, stage = self.props, self.props.stage
+        service = iam.ServicePrincipal(SERVICE, conditions={"StringEquals": {"aws:SourceAccount": stack.account}})
+        role = job_role(self, "ExecutionRole", service, description=f"ODP {stage.environment} EMR Serverless job runs")
         grant_file_processor_data(role, stage.buckets, stage.zone_keys, props.tracking)
         grant_key(role, stage.zone_keys["raw"], encrypt=True)
         grant_key(role, stage.state_key, encrypt=True)  # the log group's key

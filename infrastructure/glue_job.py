@@ -43,7 +43,7 @@ from constructs import Construct, IDependable
 
 from infrastructure.assets import GlueArtifacts
 from infrastructure.grants import grant_key, grant_objects
-from infrastructure.job_role import grant_catalog_sync, grant_metrics
+from infrastructure.job_role import grant_catalog_sync, grant_metrics, job_role
 from infrastructure.nag import acknowledge_many, logical_id
 from infrastructure.network import Network
 from odp.contracts.metrics import GLUE_NAMESPACE
@@ -253,14 +253,9 @@ class GlueJobFamily(Construct):
         ]
 
     def _role(self, stack: Stack) -> iam.Role:
-        props = self.props
-        stage_ = props.stage
-        role = iam.Role(
-            self,
-            "Role",
-            assumed_by=iam.ServicePrincipal("glue.amazonaws.com"),
-            description=f"ODP {stage_.environment} {props.purpose} Glue jobs",
-        )
+        props, stage_ = self.props, self.props.stage
+        description = f"ODP {stage_.environment} {props.purpose} Glue jobs"
+        role = job_role(self, "Role", iam.ServicePrincipal("glue.amazonaws.com"), description=description)
         grant_objects(
             role,
             stage_.artifacts_bucket,

@@ -1,6 +1,7 @@
 """Role pieces every Spark job role of ODP shares, whatever runs it (a Glue job family, the EMR Serverless
-application): the File Processor's lake data (``grant_file_processor_data``), the catalog sync per database
-(``grant_catalog_sync``) and CloudWatch metrics limited to named namespaces (``grant_metrics``).
+application): the role itself (``job_role``), the File Processor's lake data (``grant_file_processor_data``), the
+catalog sync per database (``grant_catalog_sync``) and CloudWatch metrics limited to named namespaces
+(``grant_metrics``).
 
 :mod:`infrastructure.glue_job` and :mod:`infrastructure.emr_serverless` both build their roles from these, so the
 two engines' roles cannot drift apart.
@@ -14,6 +15,7 @@ from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
+from constructs import Construct
 
 from infrastructure.grants import grant_key, grant_objects, grant_table
 from infrastructure.nag import acknowledge
@@ -48,6 +50,12 @@ FILE_PROCESSOR_TABLES_WRITTEN = (
     "processing_tracker_history",
 )
 FILE_PROCESSOR_TABLES_READ = ("table_config", "batch_config")
+
+
+def job_role(scope: Construct, construct_id: str, principal: iam.IPrincipal, *, description: str) -> iam.Role:
+    """The role a Spark engine (``principal``: Glue, EMR Serverless) assumes to run ODP's jobs; the callers add
+    the grants of their job kind from the functions below."""
+    return iam.Role(scope, construct_id, assumed_by=principal, description=description)
 
 
 def catalog_database_arns(catalog: str, databases: Sequence[str]) -> list[str]:
