@@ -48,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     onboard.add_argument("--tables", type=int, default=200, help="tables of the generated source (default 200)")
     onboard.add_argument("--shards", type=int, default=4, help="shards of its orders table (default 4)")
-    onboard.add_argument("--write", type=int, default=3, help="onboarded tables the File Processor writes (default 3)")
+    onboard.add_argument("--write", type=int, default=1, help="onboarded tables the File Processor writes (default 1)")
     onboard.add_argument(
         "--config-dir", type=Path, default=DEFAULT_CONFIG, help="configuration folder (default: config/)"
     )

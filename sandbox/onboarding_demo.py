@@ -9,6 +9,13 @@ every shard under the merged table, keeps the other two unmatched; the real File
 table. ``write`` onboarded tables are then written too (``python -m odp retry``'s path: the File Processor for
 those tables), and every written table is checked with Spark and hudi-rs against the source's rows;
 ``python -m odp status`` lists the unmatched prefixes.
+
+The same run also loads two configured tables of the ``shards`` cadence: ``public.documents`` (a per-table
+entry of the one source), whose Debezium Postgres update file, landed for a second sandbox run, leaves its
+TOASTed ``body`` unchanged (``__debezium_unavailable_value``): the stored text must survive; and a DynamoDB
+table streamed through Kinesis Data Streams and Firehose, one file of Kinesis-form records whose
+``ApproximateCreationDateTime`` is in seconds (no precision field), MILLISECOND and MICROSECOND, out of event
+order in the file: the table must hold each key's latest change by event time.
 """
 
 from __future__ import annotations
@@ -24,13 +31,14 @@ import yaml
 
 from odp import __main__ as odp_cli
 from odp.config.loader import OdpConfig, load_config
-from odp.config.models import TableConfig
+from odp.config.models import DEBEZIUM_UNAVAILABLE_VALUE, TableConfig
 from odp.config.store import TableConfigStore
 from odp.operations.backend import file_tracker
 from sandbox.account import SandboxLayout
 from sandbox.operator import sandbox_backend
 from sandbox.report import RunReport
 from sandbox.runner import run_sandbox
+from sandbox.streaming_demo import change_record, with_precision
 from sandbox.validation import TableCheck, check_table
 
 SOURCE = "warehouse"
@@ -39,6 +47,10 @@ SHARDS_CADENCE = "shards"  # the merged table's
 MERGED_ID = f"{SOURCE}.shard_*.orders"
 UNMATCHED_KEYS = (f"{SOURCE}/audit/log/changes+0+0000000000.json", f"{SOURCE}/public/tmp_import/a.json")
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z in milliseconds
+DOCUMENTS_ID = f"{SOURCE}.public.documents"  # a configured table with a TOASTed column
+STREAMED_SOURCE = "sessions_dynamodb"
+STREAMED_ID = f"{STREAMED_SOURCE}.app.sessions"  # a DynamoDB table streamed at every precision
+DOCUMENTS_UPDATE_KEY = f"{SOURCE}/public/documents/documents+0+0000000002.json"  # landed for the second run
 
 
 def flattened(op: str, ts: int, **row: Any) -> dict[str, Any]:
@@ -86,6 +98,67 @@ def merged_rows(shards: int) -> list[dict[str, Any]]:
     return rows
 
 
+def documents_changes() -> list[dict[str, Any]]:
+    """The documents table's first file: two rows with their large ``body`` text."""
+    return [
+        flattened("c", 0, id=1, title="a", body="the long body of document one"),
+        flattened("c", 1, id=2, title="b", body="the long body of document two"),
+    ]
+
+
+def documents_update() -> list[dict[str, Any]]:
+    """The second file: updates that leave the TOASTed ``body`` unchanged (REPLICA IDENTITY DEFAULT), so
+    Debezium's Postgres connector writes its unavailable-value placeholder for it; document 2 twice."""
+    return [
+        flattened("u", 5, id=1, title="a2", body=DEBEZIUM_UNAVAILABLE_VALUE),
+        flattened("u", 6, id=2, title="b2", body=DEBEZIUM_UNAVAILABLE_VALUE),
+        flattened("u", 7, id=2, title="b3", body=DEBEZIUM_UNAVAILABLE_VALUE),
+    ]
+
+
+def documents_rows() -> list[dict[str, Any]]:
+    """The source's documents after both files: the titles updated, every body as first written."""
+    return [
+        {"id": 1, "title": "a2", "body": "the long body of document one"},
+        {"id": 2, "title": "b3", "body": "the long body of document two"},
+    ]
+
+
+def _session(event: str, key: str, state: str, precision: str, created: int) -> dict[str, Any]:
+    """A Kinesis-form DynamoDB record (the streaming demo's builder, as the published Kinesis sample) whose
+    ApproximateCreationDateTime is ``created`` in ``precision`` (``SECONDS``: no precision field)."""
+    record = change_record(event, "sessions", {"id": key, "state": state}, created_ms=T0)
+    return with_precision(record, precision, created)
+
+
+def session_records() -> list[dict[str, Any]]:
+    """One Firehose file, in this order (not event order; times in milliseconds after T0):
+    s-1: MICROSECOND 2000.5, seconds 3000 (latest), MILLISECOND INSERT 1000;
+    s-2: seconds INSERT 1000, MICROSECOND 2000.9 (latest), MICROSECOND 2000.1 (same millisecond, earlier),
+    MILLISECOND 1500; s-3: MICROSECOND INSERT 1000.0, MILLISECOND 4000 (latest)."""
+    micros = T0 * 1000
+    return [
+        _session("MODIFY", "s-1", "s1-micro", "MICROSECOND", micros + 2_000_500),
+        _session("MODIFY", "s-1", "s1-seconds", "SECONDS", T0 // 1000 + 3),
+        _session("INSERT", "s-1", "s1-milli", "MILLISECOND", T0 + 1000),
+        _session("INSERT", "s-2", "s2-seconds", "SECONDS", T0 // 1000 + 1),
+        _session("MODIFY", "s-2", "s2-micro-900", "MICROSECOND", micros + 2_000_900),
+        _session("MODIFY", "s-2", "s2-micro-100", "MICROSECOND", micros + 2_000_100),
+        _session("MODIFY", "s-2", "s2-milli", "MILLISECOND", T0 + 1500),
+        _session("INSERT", "s-3", "s3-micro", "MICROSECOND", micros + 1_000_000),
+        _session("MODIFY", "s-3", "s3-milli", "MILLISECOND", T0 + 4000),
+    ]
+
+
+def session_rows() -> list[dict[str, Any]]:
+    """The DynamoDB table after the file: each key's latest change by event time (written out by hand)."""
+    return [
+        {"id": "s-1", "state": "s1-seconds"},
+        {"id": "s-2", "state": "s2-micro-900"},
+        {"id": "s-3", "state": "s3-milli"},
+    ]
+
+
 def shard_name(shard: int) -> str:
     return f"shard_{shard:03d}"
 
@@ -123,10 +196,34 @@ def write_source(workdir: Path, repo_config: Path, *, tables: int, shards: int) 
                 "target_table": "orders",
                 "primary_key": ["order_id"],
                 "cadence": SHARDS_CADENCE,
-            }
+            },
+            {
+                "schema": "public",
+                "table": "documents",
+                "primary_key": ["id"],
+                "cadence": SHARDS_CADENCE,
+                "columns": {"id": "int", "title": "string", "body": "string"},
+            },
         ],
     }
     (config_dir / "tables" / f"{SOURCE}.yaml").write_text(yaml.safe_dump(source, sort_keys=False), encoding="utf-8")
+    streamed = {
+        "source": STREAMED_SOURCE,
+        "format": "dynamodb",
+        "tables": [
+            {
+                "schema": "app",
+                "table": "sessions",
+                "primary_key": ["id"],
+                "cadence": SHARDS_CADENCE,
+                "database": f"{STREAMED_SOURCE}_raw",
+                "columns": {"id": "string", "state": "string"},
+            }
+        ],
+    }
+    (config_dir / "tables" / f"{STREAMED_SOURCE}.yaml").write_text(
+        yaml.safe_dump(streamed, sort_keys=False), encoding="utf-8"
+    )
     staging = workdir / "staging"
     for number in range(tables):
         _json_lines(
@@ -136,12 +233,16 @@ def write_source(workdir: Path, repo_config: Path, *, tables: int, shards: int) 
         _json_lines(staging / SOURCE / shard_name(shard) / "orders" / "orders+0+0000000000.json", shard_changes(shard))
     for key in UNMATCHED_KEYS:
         _json_lines(staging / key, [flattened("c", 0, id=1)])
+    _json_lines(staging / SOURCE / "public" / "documents" / "documents+0+0000000000.json", documents_changes())
+    firehose_key = "2026/01/01/00/odp-sessions-firehose-1-2026-01-01-00-00-00-0001.jsonl"
+    _json_lines(staging / STREAMED_SOURCE / "app" / "sessions" / firehose_key, session_records())
     return load_config(config_dir), SandboxLayout(lake=workdir / "lake", staging=staging)
 
 
 @dataclass
 class OnboardingResult:
     run: RunReport
+    toast_run: RunReport  # the second sandbox run: the documents update file with TOAST placeholders
     onboarded: int  # tables the File Manager onboarded from the one include entry
     pending: int  # of those, how many have their file landed
     checks: list[TableCheck] = field(default_factory=list)
@@ -150,7 +251,7 @@ class OnboardingResult:
 
     @property
     def ok(self) -> bool:
-        return self.run.ok and bool(self.checks) and all(check.ok for check in self.checks)
+        return self.run.ok and self.toast_run.ok and bool(self.checks) and all(check.ok for check in self.checks)
 
 
 def _odp(layout: SandboxLayout, *argv: str) -> str:
@@ -169,11 +270,14 @@ def _checked(spark: Any, layout: SandboxLayout, table: TableConfig, rows: list[d
 
 
 def run_onboarding_demo(
-    spark: Any, workdir: Path, repo_config: Path, *, tables: int = 200, shards: int = 4, write: int = 3
+    spark: Any, workdir: Path, repo_config: Path, *, tables: int = 200, shards: int = 4, write: int = 1
 ) -> OnboardingResult:
-    """Generate, run the ``shards`` cadence through the sandbox, write ``write`` onboarded tables, check."""
+    """Generate, run the ``shards`` cadence through the sandbox, land the documents' TOAST update and run it
+    again, write ``write`` onboarded tables, check."""
     config, layout = write_source(workdir, repo_config, tables=tables, shards=shards)
     report = run_sandbox(config, layout, spark, cadence=SHARDS_CADENCE)
+    _json_lines(layout.staging / DOCUMENTS_UPDATE_KEY, documents_update())
+    toast_report = run_sandbox(config, layout, spark, cadence=SHARDS_CADENCE)
     written = [f"{SOURCE}.public.{table_name(n)}" for n in range(min(write, tables))]
     with sandbox_backend(layout.lake, layout.staging) as backend:
         store = TableConfigStore(backend.dynamodb.Table(backend.names.table_config))
@@ -183,9 +287,12 @@ def run_onboarding_demo(
             backend.start_run(ONBOARD_CADENCE, written, "onboard-demo")
         merged = store.get(MERGED_ID)
         checks = [_checked(spark, layout, merged, merged_rows(shards))]
+        checks.append(_checked(spark, layout, store.get(DOCUMENTS_ID), documents_rows()))
+        checks.append(_checked(spark, layout, store.get(STREAMED_ID), session_rows()))
         checks += [_checked(spark, layout, store.get(t), table_rows(n)) for n, t in enumerate(written)]
     return OnboardingResult(
         run=report,
+        toast_run=toast_report,
         onboarded=len(onboarded),
         pending=pending,
         checks=checks,
@@ -198,6 +305,7 @@ def render_onboarding(result: OnboardingResult) -> str:
     lines = [
         f"onboarded from one include entry: {result.onboarded} table(s), {result.pending} with their file landed",
         f"announced {result.run.announced_files} file(s); not applied: {len(result.run.skipped_files)}",
+        f"second run (the documents' TOAST update): announced {result.toast_run.announced_files} file(s)",
     ]
     lines += [f"  {key}: {reason}" for key, reason in result.run.skipped_files.items()]
     for check in result.checks:

@@ -9,6 +9,7 @@ validated (Spark and hudi-rs) against the model of the source kept here, never a
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import random
@@ -87,6 +88,19 @@ def change_record(
         "dynamodb": body,
         "eventSource": "aws:dynamodb",
     }
+
+
+def with_precision(record: dict[str, Any], precision: str, created: int) -> dict[str, Any]:
+    """A copy of a Kinesis-form record that declares ``ApproximateCreationDateTimePrecision`` (in its ``dynamodb``
+    object) with ``created`` in that precision. ``SECONDS``: no field, ``created`` in seconds (the magnitude
+    decides, as for the Lambda streams form and records older than the field)."""
+    document = copy.deepcopy(record)
+    document["dynamodb"]["ApproximateCreationDateTime"] = created
+    if precision == "SECONDS":
+        document["dynamodb"].pop("ApproximateCreationDateTimePrecision", None)
+    else:
+        document["dynamodb"]["ApproximateCreationDateTimePrecision"] = precision
+    return document
 
 
 class KinesisFolder:

@@ -7,12 +7,13 @@ Kinesis sample (tests/samples/dynamodb-kinesis/dynamodb-stream.json) decodes wit
 from __future__ import annotations
 
 import base64
-import copy
 import json
 from pathlib import Path
 from typing import Any
 
-from sandbox.streaming_demo import KinesisFolder, change_record
+from sandbox.streaming_demo import KinesisFolder, change_record, with_precision
+
+__all__ = ["BASE_MS", "StreamFolder", "change", "kinesis_sample", "with_precision"]
 
 BASE_MS = 1_731_924_555_000
 
@@ -37,12 +38,3 @@ def kinesis_sample(samples_dir: Path) -> list[dict[str, Any]]:
     no precision field)."""
     event = json.loads((samples_dir / "dynamodb-kinesis" / "dynamodb-stream.json").read_text())
     return [json.loads(base64.b64decode(record["kinesis"]["data"])) for record in event["Records"]]
-
-
-def with_precision(record: dict[str, Any], precision: str, created: int) -> dict[str, Any]:
-    """A copy of a Kinesis-form record that declares ``ApproximateCreationDateTimePrecision`` (in its
-    ``dynamodb`` object) with ``created`` in that precision."""
-    document = copy.deepcopy(record)
-    document["dynamodb"]["ApproximateCreationDateTime"] = created
-    document["dynamodb"]["ApproximateCreationDateTimePrecision"] = precision
-    return document
