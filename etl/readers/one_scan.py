@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import reduce
 from urllib.parse import unquote_plus
 
 from py4j.protocol import Py4JJavaError
@@ -74,8 +75,9 @@ def _footer_schema(spark: SparkSession, source: SourceFile) -> T.StructType:
             footer = jvm.org.apache.parquet.hadoop.Footer(hadoop, reader.getFooter())
         finally:
             reader.close()
-    except Py4JJavaError as error:
-        raise ChangeFileError(source.key, f"unreadable Parquet: {java_cause(error)}") from error
+    except Py4JJavaError as error:  # a direct call's error has no "Caused by": its Java exception is the cause
+        cause = java_cause(error) if "Caused by:" in str(error) else error.java_exception.toString()[:300]
+        raise ChangeFileError(source.key, f"unreadable Parquet: {cause}") from error
     parquet = jvm.org.apache.spark.sql.execution.datasources.parquet
     converter = parquet.ParquetToSparkSchemaConverter(spark._jsparkSession.sessionState().conf())
     # Spark's own rule: the Spark schema a Spark writer stored in the footer, else the Parquet types converted
@@ -105,15 +107,33 @@ def by_schema(
     return list(groups.values())
 
 
+def copies(files: Sequence[SourceFile]) -> list[list[SourceFile]]:
+    """Pure: ``files`` in rounds where each path appears once (a file delivered twice under one key is read
+    twice, as its own change rows each time); one round unless a path repeats."""
+    rounds: list[list[SourceFile]] = []
+    seen: dict[str, int] = {}
+    for source in files:
+        place = seen[same_file(source.uri)] = seen.get(same_file(source.uri), -1) + 1
+        if place == len(rounds):
+            rounds.append([])
+        rounds[place].append(source)
+    return rounds
+
+
 def parquet_scan(spark: SparkSession, schema: T.StructType, files: Sequence[SourceFile]) -> DataFrame:
-    """One scan of Parquet files sharing ``schema``: their columns (lower case), then :data:`FILE`,
-    :data:`FILE_ORDER`, :data:`FULL_LOAD` and :data:`ROW` (the row's 0-based number in its file)."""
-    frame = spark.read.schema(schema).parquet(*[source.uri for source in files])
-    return frame.select(
-        *[F.col(f"`{name}`").alias(name.lower()) for name in schema.fieldNames()],
-        *file_columns(F.col("_metadata.file_path"), files),
-        F.col("_metadata.row_index").alias(ROW),
-    )
+    """One scan of Parquet files sharing ``schema`` (one per :func:`copies` round): their columns (lower case),
+    then :data:`FILE`, :data:`FILE_ORDER`, :data:`FULL_LOAD` and :data:`ROW` (the row's 0-based number in its file)."""
+    frames = [
+        spark.read.schema(schema)
+        .parquet(*[source.uri for source in group])
+        .select(
+            *[F.col(f"`{name}`").alias(name.lower()) for name in schema.fieldNames()],
+            *file_columns(F.col("_metadata.file_path"), group),
+            F.col("_metadata.row_index").alias(ROW),
+        )
+        for group in copies(files)
+    ]
+    return reduce(DataFrame.unionByName, frames)
 
 
 def binary_scan(
@@ -124,10 +144,14 @@ def binary_scan(
 ) -> DataFrame:
     """Every file read whole in one ``binaryFile`` scan and turned into ``schema`` rows by ``rows_of(file)``
     on the executors (a file is one row of the scan, so positions inside it are exact)."""
-    parsers = {same_file(source.uri): rows_of(source) for source in files}
+    parsers: dict[str, list[Callable[[bytes], Iterable[tuple]]]] = {}
+    for source in files:  # a path delivered twice is parsed once per delivery
+        parsers.setdefault(same_file(source.uri), []).append(rows_of(source))
 
     def rows(pair) -> Iterator[tuple]:
-        yield from parsers[same_file(pair[0])](bytes(pair[1]))
+        for parse in parsers[same_file(pair[0])]:
+            yield from parse(bytes(pair[1]))
 
-    scanned = spark.read.format("binaryFile").load([source.uri for source in files]).select("path", "content")
+    uris = list({same_file(source.uri): source.uri for source in files}.values())
+    scanned = spark.read.format("binaryFile").load(uris).select("path", "content")
     return spark.createDataFrame(scanned.rdd.flatMap(rows), schema)

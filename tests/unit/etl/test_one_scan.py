@@ -11,7 +11,7 @@ import pytest
 
 from etl.errors import ChangeFileError
 from etl.readers import SourceFile, first_error, read_changes
-from etl.readers.one_scan import same_file
+from etl.readers.one_scan import copies, same_file
 from odp.config.models import NewColumns, SourceFormat
 from tests.support.lake import table_config
 
@@ -40,6 +40,13 @@ def test_same_file_compares_what_spark_reports_with_the_landed_uri() -> None:
     assert same_file("file:///lake/a b+c.parquet") == same_file("file:/lake/a%20b+c.parquet")
     assert same_file("s3://bucket/k/1.parquet") == "bucket/k/1.parquet"
     assert same_file("file:/lake/1.parquet") != same_file("file:/lake/11.parquet")
+
+
+def test_a_path_delivered_twice_is_read_in_a_second_round() -> None:
+    one, two = SourceFile("file:///l/1.parquet", "k/1", 0), SourceFile("file:///l/2.parquet", "k/2", 1)
+    again = SourceFile("file:/l/1.parquet", "k/1", 2)
+    assert copies([one, two, again]) == [[one, two], [again]]
+    assert copies([one, two]) == [[one, two]]
 
 
 @pytest.mark.spark
