@@ -12,6 +12,13 @@ HUDI_ARTIFACT := org.apache.hudi:hudi-spark3.5-bundle_2.12:$(HUDI_VERSION)
 HUDI_JAR := $(CACHE)/jars/hudi-spark3.5-bundle_2.12-$(HUDI_VERSION).jar
 M2_REPO ?= $(HOME)/.m2/repository
 export ODP_HUDI_BUNDLE_JAR := $(abspath $(HUDI_JAR))
+# checkov in its own venv (requirements-checkov.txt says why); tests/infra/test_checkov.py runs this program.
+CHECKOV_VENV := $(CACHE)/checkov
+export ODP_CHECKOV := $(abspath $(CHECKOV_VENV)/bin/checkov)
+# ODP's own JVM classes (jvm/README.md), compiled against the bundle: the catalog sync's partition extractor.
+EXTENSIONS_JAR := $(CACHE)/jars/odp-hudi-extensions.jar
+EXTENSIONS_SOURCES := $(shell find jvm -name '*.java' 2>/dev/null | sort)
+export ODP_HUDI_EXTENSIONS_JAR := $(abspath $(EXTENSIONS_JAR))
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 
@@ -24,6 +31,11 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+
+$(CHECKOV_VENV)/.installed: requirements-checkov.txt
+	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
 	@touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -40,7 +52,15 @@ $(HUDI_JAR):
 	  if [ "$$published" != "$$actual" ]; then echo "checksum mismatch for $@: $$actual != $$published"; rm -f $@; exit 1; fi; \
 	  echo "$(notdir $@): sha1 $$actual matches Maven Central"
 
-setup: $(VENV)/.installed node_modules/.installed $(HUDI_JAR) ## install the venv, the CDK CLI and the Hudi jar
+# Plain javac + jar (Java 17, release 17: Glue 5.1's JVM), rebuilt when a source or the bundle changes; built in a
+# temporary folder and moved into place, so a failed build never leaves a half-written jar.
+$(EXTENSIONS_JAR): $(EXTENSIONS_SOURCES) $(HUDI_JAR)
+	@build=$$(mktemp -d) && trap 'rm -rf "$$build"' EXIT && \
+	  javac --release 17 -nowarn -cp $(HUDI_JAR) -d "$$build/classes" $(EXTENSIONS_SOURCES) && \
+	  jar --create --file "$$build/extensions.jar" --date=2020-01-01T00:00:00Z -C "$$build/classes" . && \
+	  mv "$$build/extensions.jar" $@ && echo "built $@"
+
+setup: $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed $(HUDI_JAR) $(EXTENSIONS_JAR) ## install the venv, checkov, the CDK CLI, the Hudi jar and ODP's jar
 
 test: setup ## lint, then every test (unit, infra, e2e, bench smoke)
 	$(VENV)/bin/ruff check .

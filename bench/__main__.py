@@ -1,4 +1,6 @@
-"""``python -m bench run [--small] [--tables T --rows R --waves W] [--skew recent] [--table-concurrency N]``.
+"""``python -m bench run [--small] [--tables T --rows R --waves W] [--skew recent] [--table-concurrency N]``,
+``python -m bench fleet [--small] [--fleet 28x10000,...] [--waves N]``, ``python -m bench fixed-cost``,
+``python -m bench many-files``.
 
 Prints the comparison, writes ``<results-dir>/<date>.json`` and ``<date>.png``. A ``--small`` run
 writes its results under the work folder (never into bench/results) unless ``--results-dir`` says.
@@ -13,7 +15,17 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.report import markdown, text_table, write_chart, write_json
+from bench.fleet import DEFAULT_GROUPS, FleetSpec, parse_groups
+from bench.fleet_runner import run_fixed_cost, run_fleet, run_many_files
+from bench.report import (
+    fleet_text,
+    markdown,
+    text_table,
+    write_chart,
+    write_fleet_chart,
+    write_json,
+    write_many_files_chart,
+)
 from bench.runner import CONTENDERS, run_benchmark
 from bench.workload import SKEWS, UNIFORM, WorkloadSpec
 from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY
@@ -21,6 +33,8 @@ from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY
 RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_WORK = Path(__file__).resolve().parents[1] / ".cache" / "bench"
 SMALL = {"tables": 2, "rows": 1_000, "waves": 1}
+SMALL_FLEET = "4x2000"  # one table of each class
+SMALL_HISTORY_DAYS = 3  # a smoke run's fact and event tables: 3 day partitions in the full load, not 30
 
 
 def parser() -> argparse.ArgumentParser:
@@ -54,23 +68,116 @@ def parser() -> argparse.ArgumentParser:
         help="ODP: the bucket index with this many buckets per partition (the table setting index_buckets; safe "
         "here, the workload never changes a row's vendorid); default: the record level index",
     )
+    run.add_argument("--update-fraction", type=float, help="updates per wave, share of R (default 0.10)")
+    run.add_argument("--delete-fraction", type=float, help="deletes per wave, share of R (default 0.02)")
+    run.add_argument("--insert-fraction", type=float, help="inserts per wave, share of R (default 0.05)")
     run.add_argument("--contenders", default=",".join(CONTENDERS), help="comma-separated, run in this order")
     run.add_argument("--scale-factor", type=int, default=None, help="ODP on a table this many times larger (0: off)")
     run.add_argument("--work-dir", type=Path, default=DEFAULT_WORK, help="staging files and tables")
     run.add_argument("--results-dir", type=Path, help="where the JSON and PNG go")
     run.add_argument("--name", help="results file name without suffix (default: today's date)")
+    fleet = commands.add_parser("fleet", help="tables of many sizes and kinds at real change rates (bench.fleet)")
+    fleet.add_argument("--small", action="store_true", help=f"a smoke run: {SMALL_FLEET}, 3 days of history, 1 wave")
+    fleet.add_argument("--fleet", help="<tables>x<rows>,... (default 28x10000,8x200000,3x2000000,1x10000000)")
+    fleet.add_argument("--waves", type=int, help="CDC waves (default 5; the longevity run: 50)")
+    fleet.add_argument(
+        "--mix", help="inserts,updates,deletes of a wave's changes for every class but event, e.g. 0.25,0.65,0.1"
+    )
+    fleet.add_argument("--min-change", type=float, help="least share of a table changed per wave (default 0.001)")
+    fleet.add_argument("--max-change", type=float, help="largest share of a table changed per wave (default 0.01)")
+    fixed = commands.add_parser("fixed-cost", help="a wave where N small tables get one file each vs a wave without")
+    fixed.add_argument("--tables", type=int, default=28)
+    fixed.add_argument("--rows", type=int, default=10_000)
+    fixed.add_argument("--changes", type=int, default=20, help="change rows in each table's one file")
+    many = commands.add_parser("many-files", help="N one-row files of one table vs the same rows in one file")
+    many.add_argument("--files", type=int, default=1_000)
+    many.add_argument("--rows", type=int, default=200_000, help="rows of the table before the wave")
+    for command in (fleet, fixed, many):
+        command.add_argument("--contenders", default="odp,naive_rewrite", help="comma-separated, in this order")
+        command.add_argument("--table-concurrency", type=int, help="ODP: tables of a wave written at once")
+        command.add_argument("--index-buckets", type=int, help="ODP: the bucket index, N buckets per partition")
+        command.add_argument("--work-dir", type=Path, default=DEFAULT_WORK, help="staging files and tables")
+        command.add_argument("--results-dir", type=Path, help="where the JSON and PNG go")
+        command.add_argument("--name", help="results file name without suffix")
     table = commands.add_parser("markdown", help="print a results file as the README's table")
     table.add_argument("results", type=Path)
     return top
 
 
+def fleet_main(args: argparse.Namespace) -> int:
+    """The fleet, fixed-cost and many-files commands."""
+    contenders = [name.strip() for name in args.contenders.split(",") if name.strip()]
+    unknown = sorted(set(contenders) - set(CONTENDERS))
+    if unknown:
+        print(f"unknown contenders {unknown}; choose from {sorted(CONTENDERS)}", file=sys.stderr)
+        return 2
+    small = getattr(args, "small", False)
+    results_dir = args.results_dir or (args.work_dir / "results" if small else RESULTS)
+    name = args.name or f"{args.command}-{datetime.now(UTC).strftime('%Y-%m-%d')}"
+    odp_options = {
+        "table_concurrency": args.table_concurrency or DEFAULT_TABLE_CONCURRENCY,
+        "index_buckets": args.index_buckets,
+    }
+    if args.command == "fleet":
+        try:
+            groups = parse_groups(args.fleet or SMALL_FLEET) if (args.fleet or small) else DEFAULT_GROUPS
+            mix = tuple(float(part) for part in args.mix.split(",")) if args.mix else None
+            options = {
+                "groups": groups,
+                "waves": args.waves if args.waves is not None else (1 if small else 5),
+                "mix": mix,
+                **({"history_days": SMALL_HISTORY_DAYS} if small else {}),
+                **({"min_change_fraction": args.min_change} if args.min_change else {}),
+                **({"max_change_fraction": args.max_change} if args.max_change else {}),
+            }
+            spec = FleetSpec(**options)  # type: ignore[arg-type]
+        except ValueError as error:
+            print(f"fleet: {error}", file=sys.stderr)
+            return 2
+
+        def save_progress(document: dict) -> None:
+            write_json({**document, "partial": True}, results_dir / f"{name}.json")
+
+        document = run_fleet(spec, args.work_dir, contenders, odp_options=odp_options, on_progress=save_progress)
+        chart = write_fleet_chart(document, results_dir / f"{name}.png")
+        print(fleet_text(document))
+    elif args.command == "fixed-cost":
+        document = run_fixed_cost(
+            args.tables, args.rows, args.changes, args.work_dir, contenders, odp_options=odp_options
+        )
+        chart = write_fleet_chart(document, results_dir / f"{name}.png")
+        print(fleet_text(document))
+    else:
+        document = run_many_files(args.files, args.rows, args.work_dir, contenders, odp_options=odp_options)
+        chart = write_many_files_chart(document, results_dir / f"{name}.png")
+        print(json.dumps({"cdc_wave_many_over_one": document["cdc_wave_many_over_one"]}))
+    json_path = write_json(document, results_dir / f"{name}.json")
+    print(f"results: {json_path}" + (f", chart: {chart}" if chart else ""))
+    runs = document["runs"].values() if "runs" in document else [document]
+    failed = [n for run in runs for n, result in run["contenders"].items() if result["status"] in ("wrong", "failed")]
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "markdown":
-        print(markdown(json.loads(args.results.read_text())))
+        document = json.loads(args.results.read_text())
+        if document.get("kind") == "many_files":
+            print(json.dumps({"cdc_wave_many_over_one": document["cdc_wave_many_over_one"]}))
+        else:
+            print(fleet_text(document) if document.get("kind") else markdown(document))
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    sizes = {"tables": args.tables, "rows": args.rows, "waves": args.waves}
+    if args.command != "run":
+        return fleet_main(args)
+    sizes = {
+        "tables": args.tables,
+        "rows": args.rows,
+        "waves": args.waves,
+        "update_fraction": args.update_fraction,
+        "delete_fraction": args.delete_fraction,
+        "insert_fraction": args.insert_fraction,
+    }
     defaults = SMALL if args.small else {}
     spec = WorkloadSpec(
         **{**defaults, **{key: value for key, value in sizes.items() if value is not None}}, skew=args.skew

@@ -52,29 +52,30 @@ def read_parquet_table(path: Path) -> pa.Table:
     return dataset.to_table()
 
 
-def normalised(table: pa.Table) -> pa.Table:
-    """The data columns in the expected order and types, sorted by key.
+def normalised(table: pa.Table, schema: pa.Schema = SCHEMA_ARROW) -> pa.Table:
+    """The data columns of ``schema`` in its order and types, sorted by key.
 
     Raises:
         KeyError: a data column is missing (the caller reports it).
     """
     columns = []
-    for schema_field in SCHEMA_ARROW:
+    for schema_field in schema:
         column = table.column(schema_field.name)
         if pa.types.is_timestamp(column.type) and column.type != schema_field.type:
             column = column.cast(pa.timestamp("us")).cast(schema_field.type)
         else:
             column = column.cast(schema_field.type)
         columns.append(column)
-    out = pa.Table.from_arrays(columns, schema=SCHEMA_ARROW)
+    out = pa.Table.from_arrays(columns, schema=schema)
     return out.sort_by(KEY).combine_chunks()
 
 
 def compare(table: str, expected: pa.Table, actual: pa.Table) -> TableCheck:
-    """Row-for-row comparison on every data column; the detail names the first differences."""
-    expected = normalised(expected)
+    """Row-for-row comparison on every data column of ``expected``; the detail names the first differences."""
+    schema = pa.schema([pa.field(item.name, item.type) for item in expected.schema])
+    expected = normalised(expected, schema)
     try:
-        actual = normalised(actual)
+        actual = normalised(actual, schema)
     except KeyError as missing:
         return TableCheck(table, False, expected.num_rows, actual.num_rows, f"missing column {missing}")
     if expected.num_rows != actual.num_rows or not expected.column(KEY).equals(actual.column(KEY)):
@@ -86,7 +87,7 @@ def compare(table: str, expected: pa.Table, actual: pa.Table) -> TableCheck:
         detail = f"{len(missing)} keys missing (e.g. {missing[:3]}), {len(extra)} extra (e.g. {extra[:3]})"
         return TableCheck(table, False, expected.num_rows, actual.num_rows, f"{detail}, {duplicates} duplicates")
     differing = []
-    for name in SCHEMA_ARROW.names:
+    for name in schema.names:
         if not expected.column(name).equals(actual.column(name)):
             unequal = pc.invert(pc.fill_null(pc.equal(expected.column(name), actual.column(name)), False))
             differing.append(f"{name} ({pc.sum(unequal).as_py()} rows)")

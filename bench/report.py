@@ -97,9 +97,16 @@ def write_chart(document: dict[str, Any], path: Path) -> Path | None:
         f"{machine['cores']} cores, {machine['spark_master']}"
     )
     axis.legend(fontsize=8)
+    return _save(figure, path, 110)
+
+
+def _save(figure: Any, path: Path, dpi: int) -> Path:
+    """Write a matplotlib figure to ``path`` and close it."""
+    import matplotlib.pyplot as plt
+
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
+    figure.savefig(path, dpi=dpi)
     plt.close(figure)
     return path
 
@@ -130,3 +137,102 @@ def markdown(document: dict[str, Any]) -> str:
             ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def fleet_text(document: dict[str, Any]) -> str:
+    """A fleet run (or fixed-cost run) per contender: CDC seconds, bytes written, write amplification, fixed cost."""
+    lines = [f"{document.get('kind', 'fleet')} run, {len(document['workload']['tables'])} tables"]
+    for name, result in document["contenders"].items():
+        if result["status"] != "ok":
+            lines.append(f"{name}: {result['status']}: {result['reason']}")
+            continue
+        waves = ", ".join(f"{wave['seconds']:.1f}" for wave in result["waves"])
+        fit = result["table_costs"]["all"]
+        lines.append(
+            f"{name}: waves s [{waves}], CDC {result['cdc_seconds']:.1f} s, CDC bytes written "
+            f"{result['cdc_bytes_written']:,}, write amplification {result['cdc_write_amplification']}, "
+            f"fixed s/table {fit['fixed_seconds']}, s/change {fit['per_change_seconds']}"
+        )
+    for key in ("targets", "fixed_cost"):
+        if document.get(key):
+            lines.append(f"{key}: {json.dumps(document[key])}")
+    return "\n".join(lines)
+
+
+def write_fleet_chart(document: dict[str, Any], path: Path) -> Path | None:
+    """Four panels per timed contender: wave time vs wave number (the longevity plot), bytes written per
+    wave, write amplification per wave, and each table's seconds vs its change rows (fixed cost, cost per change)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    timed = {name: result for name, result in document["contenders"].items() if result["status"] == "ok"}
+    if not timed:
+        return None
+    figure, axes = plt.subplots(2, 2, figsize=(12, 8))
+    wall, written, amplification, per_table = axes.flat
+    for name, result in timed.items():
+        cdc = [wave for wave in result["waves"] if wave["wave"] > 0]
+        numbers = [wave["wave"] for wave in cdc]
+        line = wall.plot(numbers, [wave["seconds"] for wave in cdc], marker="o", label=f"{name} wall")[0]
+        wall.plot(numbers, [wave["cpu_seconds"] for wave in cdc], ls="--", color=line.get_color(), label=f"{name} CPU")
+        written.plot(
+            numbers, [wave["bytes_written"]["total"] / 1e6 for wave in cdc], marker="o", label=f"{name} written"
+        )
+        read = [wave["table_bytes_read_estimate"] for wave in cdc]
+        if all(value is not None for value in read):
+            written.plot(
+                numbers, [value / 1e6 for value in read], ls="--", color=line.get_color(), label=f"{name} read"
+            )
+        amplification.plot(numbers, [wave["write_amplification"] or 0 for wave in cdc], marker="o", label=name)
+        points = [
+            (table["change_rows"], table["seconds"])
+            for wave in cdc
+            for table in wave["tables"].values()
+            if table["seconds"] is not None
+        ]
+        if points:
+            per_table.scatter(*zip(*points, strict=True), s=10, label=name)
+    wall.set(title="CDC wave: wall (solid) and CPU (dashed) seconds", xlabel="wave", ylabel="s")
+    written.set(title="table folders: MB written (solid), read (dashed, estimate)", xlabel="wave", ylabel="MB")
+    written.set_yscale("log")
+    amplification.set(title="write amplification (bytes written / changed rows' bytes)", xlabel="wave")
+    amplification.set_yscale("log")
+    per_table.set(title="seconds per table and wave vs its change rows", xlabel="change rows", ylabel="s")
+    per_table.set_xscale("log")
+    for axis in axes.flat:
+        axis.legend(fontsize=7)
+    machine = document["machine"]
+    figure.suptitle(f"{document.get('kind', 'fleet')}: {machine['cores']} cores, {machine['spark_master']}")
+    return _save(figure, path, 100)
+
+
+def write_many_files_chart(document: dict[str, Any], path: Path) -> Path | None:
+    """CDC wave seconds per contender: the rows in one file against the same rows in one file each."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bars: dict[str, list[float]] = {}
+    for shape in ("one_file", "many_files"):
+        for name, result in document["runs"][shape]["contenders"].items():
+            if result["status"] == "ok":
+                bars.setdefault(name, []).append(result["cdc_seconds"])
+    bars = {name: values for name, values in bars.items() if len(values) == 2}
+    if not bars:
+        return None
+    figure, axis = plt.subplots(figsize=(8, 4))
+    width = 0.8 / len(bars)
+    for index, (name, values) in enumerate(bars.items()):
+        drawn = axis.bar([0 + index * width, 1 + index * width], values, width, label=name)
+        axis.bar_label(drawn, fmt="%.1f", fontsize=7)
+    axis.set_xticks(
+        [width * (len(bars) - 1) / 2, 1 + width * (len(bars) - 1) / 2], ["1 file", f"{document['files']} files"]
+    )
+    axis.set(
+        ylabel="CDC wave wall time (s)", title=f"{document['files']} changes of one table of {document['rows']:,} rows"
+    )
+    axis.legend(fontsize=8)
+    return _save(figure, path, 100)

@@ -24,6 +24,7 @@ from bench.contenders.hoodiestreamer import HoodieStreamer
 from bench.contenders.hudi_per_table import HudiPerTable
 from bench.contenders.naive import NaiveRewrite
 from bench.contenders.odp import OdpFileProcessor
+from bench.metrics import fixed_and_marginal, s3_requests, table_bytes_read, write_amplification
 from bench.workload import SourceModel, WaveFiles, WorkloadSpec
 from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY
 
@@ -93,6 +94,7 @@ class ContenderResult:
                         ),
                         "files_written": wave.files_written,
                         "processes": wave.processes,
+                        **wave_costs(wave),
                         **(
                             {"seconds_inside_job_per_table": {k: round(v, 2) for k, v in wave.table_seconds.items()}}
                             if wave.table_seconds
@@ -108,9 +110,66 @@ class ContenderResult:
                 "peak_rss_mb": round(max(wave.peak_rss_bytes for wave in self.waves) / MB, 1),
                 "files_written": sum(wave.files_written for wave in self.waves),
                 "processes": sum(wave.processes for wave in self.waves),
+                "cdc_bytes_written": sum(wave.io.total_bytes_written for wave in self.waves if wave.wave > 0),
+                "cdc_write_amplification": write_amplification(
+                    sum(wave.io.total_bytes_written for wave in self.waves if wave.wave > 0),
+                    sum(wave.change_bytes for wave in self.waves if wave.wave > 0),
+                ),
+                "table_costs": table_costs(self.waves),
             }
         )
         return out
+
+
+def _rounded(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def wave_costs(wave: WaveMeasurement) -> dict[str, Any]:
+    """A wave's I/O and cost figures (bench.metrics), for the wave and for each table it changed."""
+    return {
+        "change_bytes": wave.change_bytes,
+        "bytes_written": {**wave.io.bytes_written, "total": wave.io.total_bytes_written},
+        "write_amplification": write_amplification(wave.io.total_bytes_written, wave.change_bytes),
+        "table_bytes_read_estimate": table_bytes_read(wave.hadoop, wave.staging_bytes),
+        "files_touched": wave.io.files_touched,
+        "files_deleted": wave.io.files_deleted,
+        "s3_requests": s3_requests(wave.io, wave.hadoop),
+        "hadoop_statistics": wave.hadoop,
+        "tables": {
+            table: {
+                "change_rows": measured.change_rows,
+                "change_bytes": measured.change_bytes,
+                "landed_files": measured.files,
+                "seconds": _rounded(measured.seconds),
+                "cpu_seconds": _rounded(measured.cpu_seconds, 1),
+                "peak_rss_mb": None if measured.peak_rss_bytes is None else round(measured.peak_rss_bytes / MB, 1),
+                "bytes_written": {**measured.io.bytes_written, "total": measured.io.total_bytes_written},
+                "write_amplification": write_amplification(measured.io.total_bytes_written, measured.change_bytes),
+                "files_written": measured.io.files_written,
+                "files_touched": measured.io.files_touched,
+                "s3_put_requests": measured.io.put_requests,
+                "data_files_after": measured.io.data_files_after,
+                "timeline_files_after": measured.io.timeline_files_after,
+            }
+            for table, measured in sorted(wave.tables.items())
+        },
+    }
+
+
+def table_costs(waves: list[WaveMeasurement]) -> dict[str, Any]:
+    """Fixed cost (seconds of a table with one change) and cost per change, fitted over the CDC waves:
+    per table, and over every table of the run together (``all``)."""
+    points: dict[str, list[tuple[int, float]]] = {}
+    for wave in waves:
+        if wave.wave == 0:
+            continue
+        for table, measured in wave.tables.items():
+            if measured.seconds is not None and measured.change_rows > 0:
+                points.setdefault(table, []).append((measured.change_rows, measured.seconds))
+    out = {table: fixed_and_marginal(values) for table, values in sorted(points.items())}
+    out["all"] = fixed_and_marginal([point for values in points.values() for point in values])
+    return out
 
 
 def load_average() -> tuple[float, float, float]:
@@ -154,10 +213,13 @@ def run_contender(
     return result
 
 
-def generate(spec: WorkloadSpec, staging_root: Path) -> tuple[SourceModel, list[list[WaveFiles]]]:
-    """The full load and every CDC wave, written before any contender runs."""
+def generate(
+    spec: Any, staging_root: Path, model_type: Callable[[Any, Path], SourceModel] = SourceModel
+) -> tuple[SourceModel, list[list[WaveFiles]]]:
+    """The full load and every CDC wave, written before any contender runs (``model_type``: SourceModel
+    for a WorkloadSpec, bench.fleet.FleetModel for a FleetSpec)."""
     shutil.rmtree(staging_root, ignore_errors=True)
-    model = SourceModel(spec, staging_root)
+    model = model_type(spec, staging_root)
     waves = [model.full_load()]
     for _ in range(spec.waves):
         waves.append(model.cdc_wave())
@@ -253,16 +315,19 @@ def machine() -> dict[str, Any]:
 
 
 def build_document(
-    started: datetime, spec: WorkloadSpec, waves: list[list[WaveFiles]], results: dict[str, ContenderResult]
+    started: datetime,
+    spec: WorkloadSpec | dict[str, Any],
+    waves: list[list[WaveFiles]],
+    results: dict[str, ContenderResult],
 ) -> dict[str, Any]:
-    """The results document for the contenders run so far."""
+    """The results document for the contenders run so far (``spec``: a WorkloadSpec or a workload summary)."""
     reference = REFERENCE if results.get(REFERENCE) and results[REFERENCE].timed else STAND_IN
     document: dict[str, Any] = {
         "started_at": started.isoformat(timespec="seconds"),
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "workload": {
-            **asdict(spec),
+            **(asdict(spec) if isinstance(spec, WorkloadSpec) else spec),
             "change_rows_per_wave": [sum(item.change_rows for item in wave) for wave in waves],
         },
         "contenders": {name: result.summary() for name, result in results.items()},
@@ -277,6 +342,23 @@ def build_document(
             f"HoodieStreamer was {results[REFERENCE].status}: {results[REFERENCE].reason}"
         )
     return document
+
+
+def make_contender(
+    name: str,
+    work_root: Path,
+    *,
+    table_concurrency: int = DEFAULT_TABLE_CONCURRENCY,
+    table_type: str = "COPY_ON_WRITE",
+    index_buckets: int | None = None,
+) -> Contender:
+    """The contender ``name`` working under ``work_root``, ODP with its settings (the others have none)."""
+    contender = CONTENDERS[name](work_root)
+    if isinstance(contender, OdpFileProcessor):
+        contender.table_concurrency = table_concurrency
+        contender.table_type = table_type
+        contender.index_buckets = index_buckets
+    return contender
 
 
 def run_benchmark(
@@ -305,11 +387,13 @@ def run_benchmark(
     model, waves = generate(spec, staging_root)
     results: dict[str, ContenderResult] = {}
     for name in contenders:
-        contender = CONTENDERS[name](work_root)
-        if isinstance(contender, OdpFileProcessor):
-            contender.table_concurrency = odp_table_concurrency
-            contender.table_type = odp_table_type
-            contender.index_buckets = odp_index_buckets
+        contender = make_contender(
+            name,
+            work_root,
+            table_concurrency=odp_table_concurrency,
+            table_type=odp_table_type,
+            index_buckets=odp_index_buckets,
+        )
         results[name] = run_contender(contender, model, waves, staging_root)
         if on_progress is not None:
             on_progress(build_document(started, spec, waves, results))

@@ -139,12 +139,19 @@ def ordering_value(wave: int, counter: np.ndarray) -> list[str]:
 
 @dataclass
 class WaveFiles:
-    """The staging keys one table got in one wave, and how many change rows they hold."""
+    """The staging keys one table got in one wave, and how many change rows they hold.
+
+    ``partition``: the table's partition column (``None``: not partitioned); ``columns``: its data columns;
+    ``change_bytes``: bytes of the landed files that hold the changes (a file delivered twice counts once).
+    """
 
     table: str
     wave: int
     keys: list[str]
     change_rows: int
+    partition: str | None = PARTITION
+    columns: tuple[str, ...] = tuple(SCHEMA_ARROW.names)
+    change_bytes: int = 0
 
 
 @dataclass
@@ -155,6 +162,7 @@ class TableModel:
     rng: np.random.Generator
     columns: dict[str, np.ndarray] = field(default_factory=dict)
     alive: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    schema: pa.Schema = SCHEMA_ARROW
 
     @property
     def size(self) -> int:
@@ -169,7 +177,7 @@ class TableModel:
 
     def expected(self) -> pa.Table:
         """The table as the source has it now: live rows, sorted by key."""
-        return to_arrow({name: values[self.alive] for name, values in self.columns.items()}, SCHEMA_ARROW)
+        return to_arrow({name: values[self.alive] for name, values in self.columns.items()}, self.schema)
 
 
 def to_arrow(columns: dict[str, np.ndarray], schema: pa.Schema) -> pa.Table:
@@ -260,6 +268,18 @@ def stamped(rows: dict[str, np.ndarray], wave: int, counters: np.ndarray) -> dic
     return out
 
 
+@dataclass(frozen=True)
+class Changes:
+    """One table's changes in one wave: the keys updated and deleted (sorted), how many rows are inserted,
+    how many of the updates get a late stale version and how many are updated twice."""
+
+    update_keys: np.ndarray
+    delete_keys: np.ndarray
+    n_insert: int
+    n_late: int
+    n_double: int
+
+
 class SourceModel:
     """The source database of the benchmark: writes the staging files and knows the expected tables."""
 
@@ -291,7 +311,8 @@ class SourceModel:
             model.columns = rows
             model.alive = np.ones(self.spec.rows, dtype=bool)
             key = self._write(name, 0, "LOAD00000001.parquet", rows, SCHEMA_ARROW)
-            out.append(WaveFiles(name, 0, [key], self.spec.rows))
+            size = (self.staging_root / key).stat().st_size
+            out.append(WaveFiles(name, 0, [key], self.spec.rows, change_bytes=size))
         self.waves_written = 0
         return out
 
@@ -306,15 +327,30 @@ class SourceModel:
 
     def _table_wave(self, name: str, model: TableModel, wave: int) -> WaveFiles:
         spec = self.spec
-        rng = model.rng
         n_update, n_delete, n_insert = spec.changes_per_wave()
         live = model.live_keys()
         n_update = min(n_update, live.size)
         n_delete = min(n_delete, live.size - n_update)
-        chosen = changed_keys(rng, live, n_update + n_delete, spec)
+        chosen = changed_keys(model.rng, live, n_update + n_delete, spec)
         update_keys, delete_keys = np.sort(chosen[:n_update]), np.sort(chosen[n_update:])
         n_late = round(n_update * spec.late_fraction)
         n_double = round(n_update * spec.double_fraction)
+        return self.write_changes(name, model, wave, Changes(update_keys, delete_keys, n_insert, n_late, n_double))
+
+    def insert_rows(self, model: TableModel, wave: int, count: int) -> dict[str, np.ndarray]:
+        """``count`` new rows for ``model`` in ``wave`` (keys after the highest so far)."""
+        return new_rows(model.rng, model.size + 1, count)
+
+    def write_changes(self, name: str, model: TableModel, wave: int, changes: Changes) -> WaveFiles:
+        """Write one table's wave as two DMS files and move the model to the state after it.
+
+        File one: inserts, final updates, first versions of the doubly updated keys; file two (landing
+        later): deletes, ``n_late`` stale versions older than their final in file one, the second
+        versions of the ``n_double`` doubly updated keys.
+        """
+        update_keys, delete_keys, n_insert = changes.update_keys, changes.delete_keys, changes.n_insert
+        n_late, n_double = changes.n_late, changes.n_double
+        rng = model.rng
         before = model.rows_for(update_keys)
         stale_late = updated(rng, {k: v[:n_late] for k, v in before.items()})
         first_double = updated(rng, {k: v[n_late : n_late + n_double] for k, v in before.items()})
@@ -322,7 +358,7 @@ class SourceModel:
         final_late = {k: v[:n_late] for k, v in final.items()}
         final_double = {k: v[n_late : n_late + n_double] for k, v in final.items()}
         final_single = {k: v[n_late + n_double :] for k, v in final.items()}
-        inserts = new_rows(rng, model.size + 1, n_insert)
+        inserts = self.insert_rows(model, wave, n_insert)
         deletes = model.rows_for(delete_keys)
 
         # Source commit order, which the counters follow: stale and first versions before the finals.
@@ -341,10 +377,10 @@ class SourceModel:
         )
         file_two = concat([with_op(deletes, "D"), with_op(stale_late, "U"), with_op(final_double, "U")])
         day = (FIRST_DAY + timedelta(days=wave)).strftime("%Y%m%d")
-        keys = [
-            self._write(name, wave, f"{day}-120000001.parquet", file_one, CDC_SCHEMA_ARROW),
-            self._write(name, wave, f"{day}-120500002.parquet", file_two, CDC_SCHEMA_ARROW),
-        ]
+        cdc_schema = pa.schema([pa.field(OP, pa.string()), *model.schema])
+        files = ((f"{day}-120000001.parquet", file_one), (f"{day}-120500002.parquet", file_two))
+        # a file without rows is not written (an append-only table's wave has no second file)
+        keys = [self._write(name, wave, file, rows, cdc_schema) for file, rows in files if rows["pk_id"].size]
 
         # The source after the wave.
         model.columns = concat([model.columns, inserts])
@@ -354,4 +390,11 @@ class SourceModel:
             for column, values in rows.items():
                 model.columns[column][positions] = values
         model.alive[delete_keys - 1] = False
-        return WaveFiles(name, wave, keys, int(file_one["pk_id"].size + file_two["pk_id"].size))
+        return WaveFiles(
+            name,
+            wave,
+            keys,
+            int(file_one["pk_id"].size + file_two["pk_id"].size),
+            columns=tuple(model.schema.names),
+            change_bytes=sum((self.staging_root / key).stat().st_size for key in keys),
+        )

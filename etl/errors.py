@@ -16,6 +16,12 @@ class ChangeFileError(EtlError):
         self.reason = reason
 
 
+class UnstorableChangeError(ChangeFileError):
+    """A change of a landed file its table cannot store (a partition value its layout cannot hold, a kept column
+    with nothing to keep), found before anything of the batch was written: the File Processor quarantines the
+    file and applies the table's other files in the same run."""
+
+
 class SchemaEvolutionError(EtlError):
     """Incoming columns cannot be written into the table's schema (an incompatible type change)."""
 

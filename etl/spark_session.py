@@ -15,6 +15,9 @@ from pyspark.sql import SparkSession
 REPO_ROOT = Path(__file__).resolve().parents[1]
 HUDI_BUNDLE_ENV = "ODP_HUDI_BUNDLE_JAR"
 DEFAULT_HUDI_BUNDLE = REPO_ROOT / ".cache" / "jars" / "hudi-spark3.5-bundle_2.12-1.0.2.jar"
+# ODP's own classes Hudi loads by name (jvm/README.md: the catalog sync's partition extractor), built by make setup.
+HUDI_EXTENSIONS_ENV = "ODP_HUDI_EXTENSIONS_JAR"
+DEFAULT_HUDI_EXTENSIONS = REPO_ROOT / ".cache" / "jars" / "odp-hudi-extensions.jar"
 
 
 class HudiBundleMissingError(FileNotFoundError):
@@ -33,6 +36,21 @@ def hudi_bundle_jar() -> Path:
     return jar
 
 
+def hudi_extensions_jar() -> Path:
+    """ODP's jar of Hudi extensions (jvm/): env ODP_HUDI_EXTENSIONS_JAR, else the one ``make setup`` compiles.
+
+    Raises:
+        HudiBundleMissingError: the jar does not exist.
+    """
+    jar = Path(os.environ.get(HUDI_EXTENSIONS_ENV) or DEFAULT_HUDI_EXTENSIONS)
+    if not jar.is_file():
+        raise HudiBundleMissingError(
+            f"ODP's Hudi extensions jar not found at {jar}; run `make setup` (it compiles jvm/) or set "
+            f"{HUDI_EXTENSIONS_ENV}"
+        )
+    return jar
+
+
 # Hudi's session settings, wherever the session is built (local, spark-submit on EMR Serverless).
 HUDI_SESSION_CONF = {
     "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
@@ -42,8 +60,9 @@ HUDI_SESSION_CONF = {
 }
 
 
-def local_spark_conf(jar: Path, warehouse: str) -> dict[str, str]:
-    """Pure: the settings of the local session, the Hudi bundle on the driver's class path included.
+def local_spark_conf(jar: Path, warehouse: str, extensions: Path | None = None) -> dict[str, str]:
+    """Pure: the settings of the local session, the Hudi bundle (and ``extensions``, ODP's jar of classes Hudi
+    loads by name, beside it) on the driver's class path included.
 
     ``spark.driver.extraClassPath``: Hudi's Avro classes (``HoodieDeleteRecord`` of a delete block in the
     record index's log files) must be visible to the JVM's system class loader. With the bundle only on
@@ -52,11 +71,13 @@ def local_spark_conf(jar: Path, warehouse: str) -> dict[str, str]:
     generic record and Hudi fails with ``ClassCastException: GenericData$Record cannot be cast to
     HoodieDeleteRecord`` (Apache Hudi #10609, #11697, #13410). Class path settings are read when the JVM
     starts: pyspark passes the builder's settings to spark-submit as ``--conf``, which puts them on the
-    driver JVM's class path. ``spark.jars`` stays: it is how Spark ships the bundle to executors.
+    driver JVM's class path. ``spark.jars`` stays: it is how Spark ships the bundle to executors. The extensions
+    jar goes where the bundle goes: Hudi loads its classes by name from its own (the system) class loader.
     """
+    jars = [str(jar)] if extensions is None else [str(jar), str(extensions)]
     return {
-        "spark.jars": str(jar),
-        "spark.driver.extraClassPath": str(jar),
+        "spark.jars": ",".join(jars),
+        "spark.driver.extraClassPath": os.pathsep.join(jars),
         **HUDI_SESSION_CONF,
         "spark.sql.warehouse.dir": warehouse,
         "spark.sql.shuffle.partitions": "2",
@@ -79,19 +100,19 @@ def local_spark_session(
     leave out (tests that show what one of them prevents).
 
     Raises:
-        HudiBundleMissingError: no session is active and the Hudi bundle jar is missing.
+        HudiBundleMissingError: no session is active and the Hudi bundle jar or ODP's extensions jar is missing.
     """
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    jar = hudi_bundle_jar()
+    jar, extensions = hudi_bundle_jar(), hudi_extensions_jar()
     # Python workers import etl.* by reference (parsers run on executors): the repo must be on their path.
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if str(REPO_ROOT) not in paths:
         os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *paths])
     warehouse = warehouse_dir or tempfile.mkdtemp(prefix="odp-warehouse-")
     builder = SparkSession.builder.appName(app_name).master("local[2]")
-    for key, value in local_spark_conf(jar, warehouse).items():
+    for key, value in local_spark_conf(jar, warehouse, extensions).items():
         if key not in without:
             builder = builder.config(key, value)
     return builder.getOrCreate()

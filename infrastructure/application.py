@@ -11,10 +11,12 @@ from aws_cdk import App, Validations
 from cdk_nag import AwsSolutionsChecks
 
 from infrastructure.assets import glue_artifacts, lambda_code
+from infrastructure.lake_formation import shared_lake_formation
 from infrastructure.nag import AUDIT_CONTEXT, CountingNagPlugin
 from infrastructure.pipeline import BRANCH_CONTEXT, PipelineStack
 from infrastructure.stage import BuiltAssets, OdpStage
-from odp.config.loader import OdpConfig, load_config
+from odp.config.loader import ConfigError, OdpConfig, load_config
+from odp.config.views import check_views
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ASSET_CACHE = REPO_ROOT / ".cache" / "assets"
@@ -59,13 +61,22 @@ def build_app(app: App | None = None, *, config_dir: Path = REPO_ROOT / "config"
 
     Raises:
         odp.config.loader.ConfigError: the configuration is invalid.
-        ValueError: ``-c branch=`` names a branch no environment deploys from.
+        ValueError: ``-c branch=`` names a branch no environment deploys from, or two environments with
+            consumers share an account and region (``lake_formation.shared_lake_formation``).
     """
     if app is None:
         app = new_app(context=cdk_json_context(), outdir=outdir)
     config = load_config(config_dir)
     branch = app.node.try_get_context(BRANCH_CONTEXT)
-    assets = BuiltAssets(lambda_code=lambda_code(REPO_ROOT, ASSET_CACHE), glue=glue_artifacts(REPO_ROOT, ASSET_CACHE))
+    shared = shared_lake_formation(config.environments.environments, config.access)
+    if shared:
+        raise ValueError("\n".join(shared))
+    views, issues = check_views(config_dir, config)  # config/views/*.sql, deployed with the consumer side
+    if issues:
+        raise ConfigError(issues)
+    assets = BuiltAssets(
+        lambda_code=lambda_code(REPO_ROOT, ASSET_CACHE), glue=glue_artifacts(REPO_ROOT, ASSET_CACHE), views=tuple(views)
+    )
     for name in selected_environments(config, branch):
         if config.environments.environments[name].branch:
             PipelineStack(app, f"odp-{name}-pipeline", name=name, config=config, assets=assets)

@@ -6,7 +6,9 @@ and manylinux wheels of pydantic and PyYAML (Powertools comes from its public la
 of the ``etl`` and ``odp`` packages for ``--extra-py-files``, and a "zip of wheels" for
 ``--additional-python-modules``: ``odp_dependencies.gluewheels.zip`` holding ``wheels/requirements.txt``
 and every wheel it needs (pydantic and PyYAML with their dependencies), the form AWS documents for
-Glue 5 without internet (installed with ``--python-modules-installer-option --no-index``).
+Glue 5 without internet (installed with ``--python-modules-installer-option --no-index``), and ODP's jar of Hudi
+extensions for ``--extra-jars`` (jvm/README.md: the catalog sync's partition extractor), copied from
+``.cache/jars/odp-hudi-extensions.jar``, which ``make setup`` compiles (a synth never runs javac).
 
 A folder is rebuilt only when its inputs change: its name carries the hash of every input file and
 of the pinned requirements, so a second synth reuses it.
@@ -37,13 +39,17 @@ GLUE_LIBRARY_NAME = "odp_etl.zip"
 GLUE_WHEELS_DIR = "wheels"
 # Glue 5 recognises a zip of wheels by this suffix; inside: wheels/requirements.txt and wheels/*.whl.
 GLUE_WHEELS_ZIP = "odp_dependencies.gluewheels.zip"
+# ODP's jar of Hudi extensions: where make setup builds it (relative to the repository), its name in the folder.
+EXTENSIONS_JAR = Path(".cache/jars/odp-hudi-extensions.jar")
+GLUE_EXTENSIONS_JAR = EXTENSIONS_JAR.name
 _FIXED_TIME = (2020, 1, 1, 0, 0, 0)  # keeps zip bytes, and so asset hashes, stable between builds
 _SKIPPED_PARTS = {"__pycache__", ".pytest_cache", "tests"}
 _SKIPPED_SUFFIXES = (".pyc", ".pyo")
 
 
 class AssetBuildError(RuntimeError):
-    """pip could not fetch a dependency: check network access to PyPI or the pip cache."""
+    """pip could not fetch a dependency (check network access to PyPI or the pip cache), or a file ``make setup``
+    builds is missing."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,7 @@ class GlueArtifacts:
     library: str
     wheels_zip: str
     wheels: tuple[str, ...]  # the wheels inside wheels_zip, as wheels/<file>
+    extensions_jar: str = GLUE_EXTENSIONS_JAR  # ODP's jar of Hudi extensions, for --extra-jars
 
 
 def _package_files(root: Path, packages: Iterable[str]) -> Iterator[Path]:
@@ -133,12 +140,18 @@ def glue_artifacts(root: Path, cache: Path) -> GlueArtifacts:
     """The Glue asset folder (built on first use).
 
     Raises:
-        AssetBuildError: pip could not download the wheels.
+        AssetBuildError: pip could not download the wheels, or ODP's extensions jar was not built (``make setup``).
     """
     script = root / GLUE_SCRIPT
+    jar = root / EXTENSIONS_JAR
+    if not jar.is_file():
+        raise AssetBuildError(
+            f"{jar} not found: run `make setup` (it compiles jvm/ into it); the Glue jobs load it with --extra-jars"
+        )
     files = list(_package_files(root, GLUE_PACKAGES))
     # The artifact names take part in the hash: a change of layout is a new folder, never a stale one.
-    final = cache / f"glue-{inputs_hash(root, files, (*PYTHON_DEPENDENCIES, GLUE_LIBRARY_NAME, GLUE_WHEELS_ZIP))}"
+    names = (*PYTHON_DEPENDENCIES, GLUE_LIBRARY_NAME, GLUE_WHEELS_ZIP, GLUE_EXTENSIONS_JAR)
+    final = cache / f"glue-{inputs_hash(root, [*files, jar], names)}"
     if not final.is_dir():
         cache.mkdir(parents=True, exist_ok=True)
         build = Path(tempfile.mkdtemp(prefix="glue-build-", dir=cache))
@@ -148,6 +161,7 @@ def glue_artifacts(root: Path, cache: Path) -> GlueArtifacts:
         if script.is_file():
             shutil.copy2(script, build / GLUE_SCRIPT_NAME)
         _write_zip(build / GLUE_LIBRARY_NAME, root, files)
+        shutil.copyfile(jar, build / GLUE_EXTENSIONS_JAR)
         _write_zip(build / GLUE_WHEELS_ZIP, wheels_dir.parent, sorted(wheels_dir.iterdir()))
         shutil.rmtree(wheels_dir.parent, ignore_errors=True)
         final = _publish(build, final)

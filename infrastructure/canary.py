@@ -1,13 +1,16 @@
-"""Post-deploy canary: run each deployed File Processor job once in its harmless mode (boto3 only).
+"""Post-deploy canary: run every deployed Glue job once in its harmless mode (boto3 only).
 
 python -m infrastructure.canary --env ENV [--config-dir DIR] [--timeout-minutes N]
 
-Starts every cadence's Glue job with ``--odp_table_ids []`` and ``--odp_batch_id canary``: the job
-installs its offline dependencies (the zip of wheels), starts Spark with Hudi's configuration in the
-VPC, imports etl/ and odp/, checks that every tracker table answers (VPC endpoint and IAM), and ends
-without touching a table (etl/jobs/file_processor.py, harmless mode). Waits for every run; exit 0 when
-all SUCCEEDED, 1 naming each run that did not, with Glue's error message. A packaging or permission
-error then stops the promotion instead of failing the first schedule.
+Starts, in harmless mode (etl/jobs/canary.py says what each checks):
+- every cadence's File Processor job with ``--odp_table_ids []`` and ``--odp_batch_id canary``;
+- the dataset job (when datasets are configured) with ``--odp_canary true``;
+- each configured stream's streaming job with ``--odp_canary true``, unless a run of it is already in
+  progress (the job allows one run: its checkpoint has one writer), which is reported, not started.
+Each job installs its offline dependencies, starts Spark in the VPC, reaches every service it needs
+(tracker tables, history table, Glue catalog, SNS, Kinesis) read-only, and ends without writing. Waits
+for every run; exit 0 when all SUCCEEDED, 1 naming each run that did not, with Glue's error message. A
+packaging, network or permission error then stops the promotion instead of failing the first run.
 """
 
 from __future__ import annotations
@@ -15,15 +18,20 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import boto3
 
 from infrastructure.smoke import config_and_environment
+from odp.config.loader import OdpConfig
+from odp.contracts.datasets import DatasetJobArgs
 from odp.contracts.file_processor import FileProcessorJobArgs
-from odp.naming import file_processor_job_name
+from odp.contracts.streaming import StreamingJobArgs
+from odp.naming import file_processor_job_name, stream_job_name
+from odp.tracker.dataset_history import dataset_job_name
 
 CANARY_BATCH_ID = "canary"
 CANARY_ARGUMENTS = FileProcessorJobArgs.run_arguments([], CANARY_BATCH_ID)
@@ -31,16 +39,51 @@ TERMINAL_STATES = {"SUCCEEDED", "FAILED", "STOPPED", "TIMEOUT", "ERROR", "EXPIRE
 POLL_SECONDS = 20
 
 
+@dataclass(frozen=True)
+class CanaryJob:
+    """One job the canary runs: its name, the Arguments of its harmless run, and whether a run already in
+    progress stands in for it (a streaming job runs until stopped and allows one run)."""
+
+    name: str
+    arguments: Mapping[str, str]
+    single_run: bool = False
+
+
+def canary_jobs(config: OdpConfig, environment: str) -> list[CanaryJob]:
+    """Every job kind the environment deploys: the File Processor jobs, the dataset job, the streaming jobs."""
+    jobs = [CanaryJob(file_processor_job_name(environment, c), CANARY_ARGUMENTS) for c in config.cadences.cadences]
+    if config.datasets:
+        jobs.append(CanaryJob(dataset_job_name(environment), DatasetJobArgs.canary_arguments()))
+    jobs += [
+        CanaryJob(stream_job_name(environment, stream), StreamingJobArgs.canary_arguments(), single_run=True)
+        for stream in config.streams.streams
+    ]
+    return jobs
+
+
+def _active_run(glue: Any, name: str) -> str | None:
+    """The id of a run of ``name`` that has not ended, or None."""
+    runs = glue.get_job_runs(JobName=name, MaxResults=10)["JobRuns"]
+    return next((run["Id"] for run in runs if run["JobRunState"] not in TERMINAL_STATES), None)
+
+
 def run_canary(
     glue: Any,
-    job_names: Iterable[str],
+    jobs: Iterable[CanaryJob],
     *,
     timeout_seconds: float,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    report: Callable[[str], None] = print,
 ) -> list[str]:
     """Start each job in harmless mode and wait; every run that did not succeed, as a sentence."""
-    pending = {name: glue.start_job_run(JobName=name, Arguments=CANARY_ARGUMENTS)["JobRunId"] for name in job_names}
+    pending: dict[str, str] = {}
+    for job in jobs:
+        active = _active_run(glue, job.name) if job.single_run else None
+        if active is not None:
+            report(f"{job.name}: run {active} is in progress (one run at a time): not started, its alarms watch it")
+            continue
+        pending[job.name] = glue.start_job_run(JobName=job.name, Arguments=dict(job.arguments))["JobRunId"]
     failures: list[str] = []
     deadline = clock() + timeout_seconds
     while pending:
@@ -72,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         return loaded
     config, environment = loaded
     glue = boto3.session.Session(region_name=environment.region).client("glue")
-    jobs = [file_processor_job_name(args.env, cadence) for cadence in config.cadences.cadences]
+    jobs = canary_jobs(config, args.env)
     failures = run_canary(glue, jobs, timeout_seconds=args.timeout_minutes * 60)
     for failure in failures:
         print(f"FAIL {failure}", file=sys.stderr)

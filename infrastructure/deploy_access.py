@@ -38,7 +38,8 @@ class DeployAccessProps:
         tracking: the tracker tables (write table_config / batch_config, describe all six).
         key: the state key the tables are encrypted with.
         state_machines: what the smoke check describes; default none.
-        glue_job_arns: the File Processor jobs the canary runs; default none (no Glue statement).
+        glue_job_arns: the jobs the canary runs (File Processor, dataset, streaming); default none (no Glue
+            statement).
     """
 
     environment: str
@@ -95,8 +96,9 @@ class DeployAccess(Construct):
         if jobs:
             self.role.add_to_policy(
                 iam.PolicyStatement(
-                    sid="CanaryRunsTheFileProcessorJobs",  # infrastructure.canary: start, then poll each run
-                    actions=["glue:StartJobRun", "glue:GetJobRun"],
+                    # infrastructure.canary: start, then poll each run; GetJobRuns: is a streaming job running?
+                    sid="CanaryRunsEveryJob",
+                    actions=["glue:StartJobRun", "glue:GetJobRun", "glue:GetJobRuns"],
                     resources=jobs,
                 )
             )

@@ -14,9 +14,10 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import jsii
 from aws_cdk import Annotations, Duration
 from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
@@ -62,6 +63,44 @@ def fits_event_pattern_quota(prefixes: list[str]) -> bool:
     """Whether the pattern with these prefixes stays within EVENT_PATTERN_MAX_LENGTH for any bucket name."""
     pattern = object_created_pattern(_LONGEST_BUCKET_NAME, prefixes)
     return len(json.dumps(pattern, separators=(",", ":"))) <= EVENT_PATTERN_MAX_LENGTH
+
+
+# EventBridge retries a failed delivery for up to a day (its default), then moves the event to the DLQ.
+TARGET_MAX_EVENT_AGE = Duration.hours(24)
+TARGET_RETRY_ATTEMPTS = 185
+
+
+@jsii.implements(events.IRuleTarget)
+class RuleToQueue:
+    """The SQS target of one rule: each queue admits EventBridge's SendMessage from this rule only
+    (``aws:SourceArn``; CDK's ``SqsQueue`` target narrows a KMS-encrypted queue to the account only), and an
+    event EventBridge cannot deliver (queue policy, key, throttling past a day of retries) goes to
+    ``dead_letter_queue`` instead of being dropped."""
+
+    def __init__(self, queue: sqs.IQueue, dead_letter_queue: sqs.IQueue) -> None:
+        self.queue = queue
+        self.dead_letter_queue = dead_letter_queue
+
+    def bind(self, rule: events.IRule, _id: str | None = None) -> events.RuleTargetConfig:
+        for queue in (self.queue, self.dead_letter_queue):
+            queue.add_to_resource_policy(
+                iam.PolicyStatement(
+                    sid=f"EventsFrom{rule.node.id}",
+                    principals=[iam.ServicePrincipal("events.amazonaws.com")],
+                    actions=["sqs:SendMessage"],
+                    resources=[queue.queue_arn],
+                    conditions={"ArnEquals": {"aws:SourceArn": rule.rule_arn}},
+                )
+            )
+        return events.RuleTargetConfig(
+            arn=self.queue.queue_arn,
+            target_resource=self.queue,
+            dead_letter_config=events.CfnRule.DeadLetterConfigProperty(arn=self.dead_letter_queue.queue_arn),
+            retry_policy=events.CfnRule.RetryPolicyProperty(
+                maximum_event_age_in_seconds=int(TARGET_MAX_EVENT_AGE.to_seconds()),
+                maximum_retry_attempts=TARGET_RETRY_ATTEMPTS,
+            ),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,7 +173,7 @@ class FileManager(Construct):
                 source=pattern["source"], detail_type=pattern["detail-type"], detail=pattern["detail"]
             ),
         )
-        self.rule.add_target(targets.SqsQueue(self.queue))
+        self.rule.add_target(RuleToQueue(self.queue, self.dead_letter_queue))
 
         self.lambda_ = OdpFunction(self, "Function", OdpFunctionProps(props, FUNCTION))
         self.function = self.lambda_.function

@@ -12,9 +12,9 @@ the streaming jobs (``streaming.py``) and the dataset job (``datasets.py``) are 
   logs SSE-KMS and bookmarks CSE-KMS with the state key;
 - the **code**: one BucketDeployment of the family's sources under its prefix of the artifacts bucket;
 - the **runtime arguments** every job shares (Hudi, the catalog, the ``etl``/``odp`` zip, the offline wheels,
-  metrics and observability metrics, continuous logs) on aws-cdk-lib's stable L2 jobs
-  (``aws_glue.PySparkEtlJob`` / ``PySparkStreamingJob``), the VPC connections by ``Ref`` and the security
-  configuration by ``Ref`` (so CloudFormation creates them first);
+  ODP's jar of Hudi extensions (``--extra-jars``), metrics and observability metrics, continuous logs) on
+  aws-cdk-lib's stable L2 jobs (``aws_glue.PySparkEtlJob`` / ``PySparkStreamingJob``), the VPC connections by
+  ``Ref`` and the security configuration by ``Ref`` (so CloudFormation creates them first);
 - an optional EventBridge **alert** per job when it stops (:meth:`GlueJobFamily.alert_when_stopped`).
 
 A thin construct gives its :class:`GlueJobFamilyProps`, adds its own grants to ``role`` and calls
@@ -112,7 +112,8 @@ def catalog_database_arns(catalog: str, databases: Sequence[str]) -> list[str]:
 
 def runtime_arguments(artifacts_bucket: str, artifacts: GlueArtifacts) -> dict[str, str]:
     """Glue's own switches every ODP job shares, beyond what the L2 job sets itself (``--job-language``,
-    ``--extra-py-files``, ``--enable-metrics``, ``--enable-observability-metrics``, continuous logs)."""
+    ``--extra-py-files``, ``--extra-jars``, ``--enable-metrics``, ``--enable-observability-metrics``, continuous
+    logs)."""
     library = f"s3://{artifacts_bucket}/{LIBRARY_PREFIX}"
     return {
         "--datalake-formats": "hudi",
@@ -337,12 +338,23 @@ class GlueJobFamily(Construct):
         role.add_to_policy(
             iam.PolicyStatement(sid="GlueVpcNetworkInterfaces", actions=list(GLUE_VPC_ACTIONS), resources=["*"])
         )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                # Under Lake Formation (hybrid access mode, infrastructure/lake_formation.py) Glue asks Lake
+                # Formation for temporary credentials to a registered location; without this the job's reads and
+                # catalog sync of an opted-in table fail. The action supports no resource-level permission.
+                sid="LakeFormationDataAccess",
+                actions=["lakeformation:GetDataAccess"],
+                resources=["*"],
+            )
+        )
         policy = role.node.find_child("DefaultPolicy")
         acknowledge_many(
             policy,
             {
                 "AwsSolutions-IAM5[Resource::*]": (
-                    "EC2 network-interface actions Glue needs to run in the VPC, glue:GetSecurityConfiguration and "
+                    "EC2 network-interface actions Glue needs to run in the VPC, glue:GetSecurityConfiguration, "
+                    "lakeformation:GetDataAccess and "
                     f"cloudwatch:PutMetricData (limited to the {', '.join(self.metric_namespaces)} namespaces by "
                     "condition) support no resource-level permissions."
                 ),
@@ -391,6 +403,9 @@ class GlueJobFamily(Construct):
             "connections": self.connections,
             "security_configuration": self.security_configuration,
             "extra_python_files": [ArtifactCode(bucket, f"{LIBRARY_PREFIX}{props.stage.artifacts.library}")],
+            # --extra-jars: ODP's Hudi extensions on the driver's and the executors' class path (the catalog sync's
+            # partition extractor for URL-encoded partition paths, etl/hudi/partition_paths.py)
+            "extra_jars": [ArtifactCode(bucket, f"{LIBRARY_PREFIX}{props.stage.artifacts.extensions_jar}")],
             "enable_metrics": True,
             "enable_observability_metrics": True,
             "default_arguments": {

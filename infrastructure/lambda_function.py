@@ -129,6 +129,7 @@ class OdpFunction(Construct):
             code=lambda_.Code.from_asset(str(code_dir)),
             layers=[lambda_.LayerVersion.from_layer_version_arn(self, "Powertools", layer_arn)],
             environment=lambda_environment(environment, names, service=service),
+            environment_encryption=key,  # the callers grant the role kms:Decrypt on it (grant_key)
             role=self.role,
             timeout=timeout,
             memory_size=memory_size,

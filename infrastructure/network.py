@@ -1,5 +1,10 @@
-"""Network: a VPC without NAT, endpoints for every AWS API the jobs and functions call, flow logs,
-and the self-referencing security group plus Glue NETWORK connection that puts Glue inside the VPC."""
+"""Network: a VPC without NAT, endpoints for every AWS API the jobs call from it, flow logs, and the
+self-referencing security group plus Glue NETWORK connection that puts Glue inside the VPC.
+
+Which endpoints exist follows from the jobs that need them (tests/infra/permissions/reachability.py
+proves every recorded call of a principal in the VPC has one): the always-present ones below, SNS when
+datasets are configured (the dataset job publishes its run notifications) and Kinesis Data Streams when
+a stream is configured (the streaming job's Kinesis source, read by Glue's connector inside the VPC)."""
 
 from __future__ import annotations
 
@@ -21,8 +26,11 @@ INTERFACE_ENDPOINTS = {
     "Monitoring": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING,
     "Sts": ec2.InterfaceVpcEndpointAwsService.STS,
 }
-# Only the Glue job runs in the VPC (the Lambdas do not): it calls S3 and DynamoDB (gateway endpoints),
-# Glue, KMS, CloudWatch Logs and metrics, and STS. An interface endpoint nothing uses costs every hour.
+# Only the Glue jobs run in the VPC (the Lambdas do not): they call S3 and DynamoDB (gateway endpoints),
+# Glue, KMS, CloudWatch Logs and metrics, and STS. An interface endpoint nothing uses costs every hour,
+# so the two below exist only when a job that calls them is configured.
+SNS_ENDPOINT = ("Sns", ec2.InterfaceVpcEndpointAwsService.SNS)  # the dataset job's notifications
+KINESIS_ENDPOINT = ("KinesisStreams", ec2.InterfaceVpcEndpointAwsService.KINESIS_STREAMS)  # a stream's source
 
 
 @dataclass(frozen=True)
@@ -33,6 +41,10 @@ class NetworkProps:
     environment: environment name (physical names: the Glue connections ``odp-<env>-vpc[-2]``).
     cidr: the VPC's CIDR block from config (``vpc_cidr``); /16 to /22 leaves room for two /20 subnets.
     log_key: KMS key of the flow-log group.
+    availability_zones: the two AZs of the subnets, from config (``availability_zones``); default (empty):
+        the stack's own (``Fn::GetAZs`` on an environment-agnostic stack, as in the construct tests).
+    sns_endpoint: an SNS interface endpoint (datasets configured: the dataset job publishes); default False.
+    kinesis_endpoint: a Kinesis Data Streams interface endpoint (a stream configured); default False.
     removal_policy: what happens to the flow-log group when the stack goes; default RETAIN.
     log_retention: flow-log retention; default one month.
     """
@@ -40,6 +52,9 @@ class NetworkProps:
     environment: str
     cidr: str
     log_key: kms.IKey
+    availability_zones: tuple[str, ...] = ()
+    sns_endpoint: bool = False
+    kinesis_endpoint: bool = False
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
 
@@ -54,7 +69,7 @@ class Network(Construct):
             self,
             "Vpc",
             ip_addresses=ec2.IpAddresses.cidr(cidr),
-            availability_zones=Stack.of(self).availability_zones[:2],
+            availability_zones=list(props.availability_zones) or Stack.of(self).availability_zones[:2],
             nat_gateways=0,
             subnet_configuration=[
                 ec2.SubnetConfiguration(name="private", subnet_type=ec2.SubnetType.PRIVATE_ISOLATED, cidr_mask=20)
@@ -63,7 +78,9 @@ class Network(Construct):
                 "S3": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.S3),
                 "DynamoDb": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.DYNAMODB),
             },
-            restrict_default_security_group=False,
+            # CDK's custom resource removes every rule of the default security group (CIS 5.4): nothing
+            # may join it by accident and talk to the jobs.
+            restrict_default_security_group=True,
         )
         flow_log_group = logs.LogGroup(
             self,
@@ -95,7 +112,7 @@ class Network(Construct):
             allow_all_outbound=False,
         )
         endpoint_group.add_ingress_rule(ec2.Peer.ipv4(cidr), ec2.Port.tcp(443), "HTTPS from the VPC")
-        for name, service in INTERFACE_ENDPOINTS.items():
+        for name, service in interface_endpoints(props).items():
             self.vpc.add_interface_endpoint(
                 f"{name}Endpoint",
                 service=service,
@@ -130,6 +147,13 @@ class Network(Construct):
                 )
             )
             self.glue_connection_names.append(connection_name)
+
+
+def interface_endpoints(props: NetworkProps) -> dict[str, ec2.InterfaceVpcEndpointAwsService]:
+    """The interface endpoints of a network with these props: the five every job needs, then SNS and
+    Kinesis Data Streams when the props ask for them."""
+    optional = [(SNS_ENDPOINT, props.sns_endpoint), (KINESIS_ENDPOINT, props.kinesis_endpoint)]
+    return {**INTERFACE_ENDPOINTS, **{name: service for (name, service), wanted in optional if wanted}}
 
 
 def glue_connection_name(environment: str, index: int) -> str:

@@ -26,6 +26,49 @@ def row_count_query(table: TableConfig) -> str:
     return f"SELECT COUNT(*) AS row_count, COUNT(*) > 0 AS valid FROM {target}"  # noqa: S608
 
 
+ENGINE_VERSION = "Athena engine version 3"
+
+
+def workgroup_configuration(
+    results_bucket: s3.IBucket, key: kms.IKey, *, prefix: str = "results/", bytes_scanned_cutoff: int | None = None
+) -> athena.CfnWorkGroup.WorkGroupConfigurationProperty:
+    """An enforced workgroup configuration: engine v3, CloudWatch metrics, results SSE-KMS with ``key`` under
+    ``s3://<results_bucket>/<prefix>``, and (when given) a limit of bytes scanned per query."""
+    return athena.CfnWorkGroup.WorkGroupConfigurationProperty(
+        enforce_work_group_configuration=True,
+        publish_cloud_watch_metrics_enabled=True,
+        bytes_scanned_cutoff_per_query=bytes_scanned_cutoff,
+        engine_version=athena.CfnWorkGroup.EngineVersionProperty(selected_engine_version=ENGINE_VERSION),
+        result_configuration=athena.CfnWorkGroup.ResultConfigurationProperty(
+            output_location=f"s3://{results_bucket.bucket_name}/{prefix}",
+            encryption_configuration=athena.CfnWorkGroup.EncryptionConfigurationProperty(
+                encryption_option="SSE_KMS", kms_key=key.key_arn
+            ),
+        ),
+    )
+
+
+def new_workgroup(
+    scope: Construct,
+    construct_id: str,
+    *,
+    name: str,
+    description: str,
+    removal_policy: RemovalPolicy,
+    configuration: athena.CfnWorkGroup.WorkGroupConfigurationProperty,
+) -> athena.CfnWorkGroup:
+    """An enabled workgroup; a DESTROY environment deletes it with its saved queries (otherwise deletion fails)."""
+    return athena.CfnWorkGroup(
+        scope,
+        construct_id,
+        name=name,
+        description=description,
+        state="ENABLED",
+        recursive_delete_option=removal_policy == RemovalPolicy.DESTROY,
+        work_group_configuration=configuration,
+    )
+
+
 @dataclass(frozen=True)
 class QueryProps:
     """The Athena side of an environment.
@@ -51,27 +94,13 @@ class Query(Construct):
         environment, results_bucket, key = props.environment, props.results_bucket, props.key
         removal_policy, tables = props.removal_policy, props.tables
         self.workgroup_name = resource_prefix(environment)
-        self.workgroup = athena.CfnWorkGroup(
+        self.workgroup = new_workgroup(
             self,
             "WorkGroup",
             name=self.workgroup_name,
             description=f"ODP {environment}: queries over the lake, results encrypted with KMS",
-            state="ENABLED",
-            # A destroy environment deletes the workgroup with its saved queries; otherwise deletion fails.
-            recursive_delete_option=removal_policy == RemovalPolicy.DESTROY,
-            work_group_configuration=athena.CfnWorkGroup.WorkGroupConfigurationProperty(
-                enforce_work_group_configuration=True,
-                publish_cloud_watch_metrics_enabled=True,
-                engine_version=athena.CfnWorkGroup.EngineVersionProperty(
-                    selected_engine_version="Athena engine version 3"
-                ),
-                result_configuration=athena.CfnWorkGroup.ResultConfigurationProperty(
-                    output_location=f"s3://{results_bucket.bucket_name}/results/",
-                    encryption_configuration=athena.CfnWorkGroup.EncryptionConfigurationProperty(
-                        encryption_option="SSE_KMS", kms_key=key.key_arn
-                    ),
-                ),
-            ),
+            removal_policy=removal_policy,
+            configuration=workgroup_configuration(results_bucket, key),
         )
         self.queries: dict[str, athena.CfnNamedQuery] = {}
         for table in tables:

@@ -13,6 +13,7 @@ from constructs import Construct
 
 from infrastructure.assets import GlueArtifacts
 from infrastructure.batch_manager import BatchManager, BatchManagerProps
+from infrastructure.canary import canary_jobs
 from infrastructure.catalog import Catalog, CatalogProps
 from infrastructure.datasets import DatasetJob, DatasetJobProps, Datasets, DatasetsProps
 from infrastructure.deploy_access import DeployAccess, DeployAccessProps
@@ -20,15 +21,18 @@ from infrastructure.file_manager import FileManager, FileManagerProps
 from infrastructure.file_processor import FileProcessor, FileProcessorProps
 from infrastructure.glue_job import GlueStage
 from infrastructure.glue_jobs import GlueJobs, GlueJobsProps
+from infrastructure.lake_formation import JobCatalogAccess, LakeFormation, LakeFormationProps
 from infrastructure.monitoring import Monitoring, MonitoringProps
 from infrastructure.network import Network, NetworkProps
 from infrastructure.query import Query, QueryProps
 from infrastructure.storage import RetentionSettings, Storage, StorageProps
 from infrastructure.streaming import Streaming, StreamingProps
 from infrastructure.tracking import Tracking, TrackingProps
+from odp.config.access import plan_grants
 from odp.config.loader import OdpConfig
 from odp.config.models import Environment as EnvironmentConfig
 from odp.config.models import RemovalPolicy as RemovalPolicyConfig
+from odp.config.views import View
 from odp.naming import DATASET_RUN_HISTORY, resource_prefix
 
 _REMOVAL = {RemovalPolicyConfig.RETAIN: RemovalPolicy.RETAIN, RemovalPolicyConfig.DESTROY: RemovalPolicy.DESTROY}
@@ -40,6 +44,7 @@ class BuiltAssets:
 
     lambda_code: Path
     glue: GlueArtifacts
+    views: tuple[View, ...] = ()  # config/views/*.sql, checked once per synth (deployed where consumers exist)
 
 
 _RETENTION_DAYS = {
@@ -103,6 +108,7 @@ class DataLakeStack(Stack):
         assets: BuiltAssets,
         replica_key_arn: str | None,
     ) -> None:
+        self._availability_zones = tuple(environment.availability_zones)
         super().__init__(
             scope,
             construct_id,
@@ -132,6 +138,9 @@ class DataLakeStack(Stack):
                 environment=name,
                 cidr=environment.vpc_cidr,
                 log_key=key,
+                availability_zones=tuple(environment.availability_zones),
+                sns_endpoint=bool(config.datasets),
+                kinesis_endpoint=bool(config.streams.streams),
                 removal_policy=removal,
                 log_retention=retention,
             ),
@@ -147,7 +156,7 @@ class DataLakeStack(Stack):
                 replica_key_arn=replica_key_arn,
             ),
         )
-        Catalog(self, "Catalog", CatalogProps(tables=config.tables, zone_buckets=storage.buckets))
+        catalog = Catalog(self, "Catalog", CatalogProps(tables=config.tables, zone_buckets=storage.buckets))
         monitoring = Monitoring(
             self, "Monitoring", MonitoringProps(environment=name, key=key, alarm_email=environment.alarm_email)
         )
@@ -236,6 +245,7 @@ class DataLakeStack(Stack):
                 removal_policy=removal,
             ),
         )
+        job_families = [glue_jobs, *([self.streaming.family] if config.streams.streams else [])]
         if config.datasets:
             dataset_job = DatasetJob(
                 self,
@@ -248,6 +258,7 @@ class DataLakeStack(Stack):
                     library=glue_jobs.code,
                 ),
             )
+            job_families.append(dataset_job)
             Datasets(
                 self,
                 "Datasets",
@@ -265,6 +276,27 @@ class DataLakeStack(Stack):
                 ),
             )
 
+        # Lake Formation, the consumers' views and BI workgroup: only where access.yaml names consumers.
+        if config.access.consumers:
+            LakeFormation(
+                self,
+                "LakeFormation",
+                LakeFormationProps(
+                    environment=name,
+                    plan=plan_grants(
+                        config.access, config.tables, config.datasets, environment=name, account=environment.account
+                    ),
+                    databases=catalog.databases,
+                    zone_buckets=storage.buckets,
+                    zone_keys=storage.keys,
+                    jobs=[JobCatalogAccess(family.role, family.props.databases) for family in job_families],
+                    results_bucket=storage.athena_results,
+                    results_key=key,
+                    views=assets.views,
+                    removal_policy=removal,
+                ),
+            )
+
         monitoring.watch_queue("file-manager", file_manager.dead_letter_queue)
         monitoring.watch_function("file-manager", file_manager.function)
         monitoring.watch_function("batch-manager", batch_manager.function)
@@ -275,6 +307,7 @@ class DataLakeStack(Stack):
             monitoring.watch_freshness(cadence_name, cadences[cadence_name])
             monitoring.watch_quarantine(cadence_name)
 
+        canary = canary_jobs(config, name)  # every job kind: the post-deploy canary starts each
         self.deploy_access = DeployAccess(
             self,
             "DeployAccess",
@@ -284,7 +317,7 @@ class DataLakeStack(Stack):
                 tracking=tracking,
                 key=key,
                 state_machines=[processor.state_machine for processor in processors.values()],
-                glue_job_arns=[glue_jobs.job_arn(cadence_name) for cadence_name in cadences],
+                glue_job_arns=[self.format_arn(service="glue", resource="job", resource_name=j.name) for j in canary],
             ),
         )
         self.storage = storage
@@ -296,8 +329,9 @@ class DataLakeStack(Stack):
 
     @property
     def availability_zones(self) -> list[str]:
-        """The region's first two AZs, named without a context lookup (synth needs no credentials)."""
-        return [f"{self.region}a", f"{self.region}b"]
+        """The environment's AZs from config/environments.yaml (synth needs no context lookup, and
+        ``<region>a`` names a different zone in each account, so it is never derived from the region)."""
+        return list(self._availability_zones)
 
 
 class OdpStage(Stage):

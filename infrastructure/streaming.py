@@ -41,7 +41,7 @@ from odp.contracts.metrics import (
     STREAMING_NAMESPACE,
 )
 from odp.contracts.streaming import StreamingJobArgs
-from odp.naming import resource_prefix
+from odp.naming import kinesis_stream_name, resource_prefix, stream_job_name
 
 SCRIPT = Path(__file__).resolve().parents[1] / "etl" / "jobs" / "streaming_job.py"
 SCRIPT_PREFIX = "glue/streaming/"
@@ -54,14 +54,6 @@ PERIOD = Duration.minutes(5)
 # DynamoDB's service-linked role for Kinesis Data Streams replication, created on the first destination.
 KINESIS_REPLICATION_SERVICE = "kinesisreplication.dynamodb.amazonaws.com"
 KINESIS_REPLICATION_ROLE = "AWSServiceRoleForDynamoDBKinesisDataStreamsReplication"
-
-
-def stream_job_name(environment: str, stream: str) -> str:
-    return f"{resource_prefix(environment)}-stream-{stream}"
-
-
-def kinesis_stream_name(environment: str, stream: str) -> str:
-    return f"{resource_prefix(environment)}-{stream}"
 
 
 @dataclass(frozen=True)

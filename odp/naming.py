@@ -140,6 +140,7 @@ NAME_RULES: dict[str, NameRule] = {
     "pipeline": NameRule("CodePipeline pipeline", 100, r"[A-Za-z0-9.@_-]+", 1, "letters, digits and .@_-"),
     "athena_workgroup": NameRule("Athena workgroup", 128, r"[A-Za-z0-9._-]+", 1, "letters, digits, '.', '_', '-'"),
     "kms_alias": NameRule("KMS alias", 256, r"alias/[A-Za-z0-9/_-]+", 7, "letters, digits and /_- after alias/"),
+    "kinesis_stream": NameRule("Kinesis data stream", 128, r"[A-Za-z0-9_.-]+", 1, "letters, digits, '_', '.', '-'"),
 }
 
 BUCKET_PURPOSES = ("staging", "raw", "conformed", "purpose_built", "artifacts", "athena_results", "access_logs")
@@ -162,6 +163,7 @@ class PhysicalName:
     kind: str
     name: str
     cadence: str | None = None
+    stream: str | None = None  # the stream (streams.yaml) it derives from
 
     def problem(self) -> str | None:
         return NAME_RULES[self.kind].problem(self.name)
@@ -196,6 +198,33 @@ CADENCE_ALARMS = (
     "freshness-{cadence}",
     "quarantined-{cadence}",
 )
+
+
+# The alarms of each stream: names after "<prefix>-stream-<stream>-" (infrastructure/streaming.py).
+STREAM_ALARMS = ("iterator-age", "batch-duration", "bad-records", "failed-tables")
+
+
+def stream_job_name(environment: str, stream: str) -> str:
+    """The Glue streaming job of a stream: ``odp-<env>-stream-<stream>``."""
+    return f"{resource_prefix(environment)}-stream-{stream}"
+
+
+def kinesis_stream_name(environment: str, stream: str) -> str:
+    """The Kinesis data stream of a stream: ``odp-<env>-<stream>``."""
+    return f"{resource_prefix(environment)}-{stream}"
+
+
+def stream_physical_names(environment: str, stream: str) -> list[PhysicalName]:
+    """Every physical name one stream of an environment creates (the job, the Kinesis stream, the alarms and
+    the job-stopped rule, whose 64 characters are the tightest)."""
+    job = stream_job_name(environment, stream)
+    names = [
+        PhysicalName("glue_job", job, stream=stream),
+        PhysicalName("kinesis_stream", kinesis_stream_name(environment, stream), stream=stream),
+        PhysicalName("events_rule", f"{job}-job-stopped", stream=stream),
+    ]
+    names += [PhysicalName("cloudwatch_alarm", f"{job}-{alarm}", stream=stream) for alarm in STREAM_ALARMS]
+    return names
 
 
 def physical_names(environment: str, account: str, region: str, cadences: list[str]) -> list[PhysicalName]:

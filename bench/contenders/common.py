@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from bench import fs_stats
 from bench.measure import StepResult, files_written, snapshot
+from bench.metrics import TableIO, table_io
 from bench.workload import WaveFiles
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +45,21 @@ def spark_submit_prefix(app_name: str) -> list[str]:
 
 
 @dataclass
+class TableMeasurement:
+    """One table in one wave of one contender. ``seconds``: inside the job (one application for every
+    table) or the table's own process; ``cpu_seconds`` and ``peak_rss_bytes`` only where the table has
+    its own process."""
+
+    change_rows: int = 0
+    change_bytes: int = 0
+    files: int = 0
+    seconds: float | None = None
+    cpu_seconds: float | None = None
+    peak_rss_bytes: int | None = None
+    io: TableIO = field(default_factory=TableIO)
+
+
+@dataclass
 class WaveMeasurement:
     """One wave of one contender: every table, one or more processes."""
 
@@ -55,14 +72,35 @@ class WaveMeasurement:
     change_rows: int = 0
     failures: list[str] = field(default_factory=list)
     table_seconds: dict[str, float] = field(default_factory=dict)  # per table inside the job, where it reports them
+    change_bytes: int = 0  # bytes of the landed files holding the wave's changes (each file once)
+    staging_bytes: int = 0  # bytes of every landed file of the wave (a file delivered twice: twice)
+    tables: dict[str, TableMeasurement] = field(default_factory=dict)
+    hadoop: dict[str, dict[str, int]] = field(default_factory=dict)  # FileSystem statistics of its processes
+    io: TableIO = field(default_factory=TableIO)  # every table folder together
 
-    def add(self, step: StepResult) -> None:
+    def add(self, step: StepResult, table: str | None = None) -> None:
+        """Count one process; ``table``: the one table it ran (its time, CPU and memory are that table's)."""
         self.seconds += step.seconds
         self.cpu_seconds += step.cpu_seconds
         self.peak_rss_bytes = max(self.peak_rss_bytes, step.peak_rss_bytes)
         self.processes += 1
         if not step.ok:
             self.failures.append(f"exit {step.returncode}, log {step.log_path}")
+        if table is not None:
+            measured = self.tables.setdefault(table, TableMeasurement())
+            measured.seconds = step.seconds
+            measured.cpu_seconds = step.cpu_seconds
+            measured.peak_rss_bytes = step.peak_rss_bytes
+
+    def add_outcome(self, outcome_path: Path) -> dict | None:
+        """Read a job's outcome file (``<spec>.outcome.json``): its Hadoop statistics and seconds per table."""
+        if not outcome_path.is_file():
+            return None
+        outcome = json.loads(outcome_path.read_text())
+        fs_stats.add(self.hadoop, outcome.get("hadoop", {}))
+        for table, seconds in outcome.get("table_seconds", {}).items():
+            self.tables.setdefault(table, TableMeasurement()).seconds = seconds
+        return outcome
 
 
 class Contender(ABC):
@@ -86,11 +124,27 @@ class Contender(ABC):
         return self.tables_root / table
 
     def run_wave(self, wave: int, files: list[WaveFiles], staging_root: Path) -> WaveMeasurement:
-        """Run the wave and count the files it wrote under the tables' folders."""
+        """Run the wave and count what it wrote under each table's folder; a wave in which no table got a
+        file starts nothing (as the Batch Manager starts no job run)."""
+        files = [item for item in files if item.keys]
         before = snapshot(self.tables_root)
-        measurement = WaveMeasurement(wave=wave, change_rows=sum(item.change_rows for item in files))
-        self._run(measurement, wave, files, staging_root)
-        measurement.files_written = files_written(before, snapshot(self.tables_root))
+        measurement = WaveMeasurement(
+            wave=wave,
+            change_rows=sum(item.change_rows for item in files),
+            change_bytes=sum(item.change_bytes for item in files),
+            staging_bytes=sum((staging_root / key).stat().st_size for item in files for key in item.keys),
+        )
+        if files:
+            self._run(measurement, wave, files, staging_root)
+        after = snapshot(self.tables_root)
+        measurement.files_written = files_written(before, after)
+        for item in files:
+            measured = measurement.tables.setdefault(item.table, TableMeasurement())
+            measured.change_rows = item.change_rows
+            measured.change_bytes = item.change_bytes
+            measured.files = len(item.keys)
+            measured.io = table_io(before, after, self.table_path(item.table))
+            measurement.io.add(measured.io)
         return measurement
 
     @abstractmethod

@@ -18,10 +18,17 @@ class NaiveRewrite(Contender):
     def _run(self, measurement: WaveMeasurement, wave: int, files: list[WaveFiles], staging_root: Path) -> None:
         spec = {
             "tables": [
-                {"files": [str(staging_root / key) for key in item.keys], "target": str(self.table_path(item.table))}
+                {
+                    "table": item.table,
+                    "files": [str(staging_root / key) for key in item.keys],
+                    "target": str(self.table_path(item.table)),
+                    "partition": item.partition,
+                    "columns": list(item.columns),
+                }
                 for item in files
             ]
         }
         spec_path = self.write_spec(f"wave_{wave}", spec)
         command = [sys.executable, "-m", "bench.contenders.naive_job", str(spec_path)]
         measurement.add(run_step(command, log_path=self.logs / f"wave_{wave}.log", env=child_env()))
+        measurement.add_outcome(spec_path.with_suffix(".outcome.json"))

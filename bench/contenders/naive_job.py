@@ -13,11 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import time
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from bench.fs_stats import hadoop_statistics
 from bench.workload import KEY, OP, ORDERING, PARTITION, SCHEMA_ARROW
 
 FILE_ORDER, ROW = "_file_order", "_row"
@@ -51,27 +53,38 @@ def changes(spark: SparkSession, files: list[str]) -> DataFrame:
     return out
 
 
-def merged(current: DataFrame | None, incoming: DataFrame) -> DataFrame:
+def merged(
+    current: DataFrame | None,
+    incoming: DataFrame,
+    partition: str | None = PARTITION,
+    columns: tuple[str, ...] = tuple(SCHEMA_ARROW.names),
+) -> DataFrame:
     """Last change per key wins; a delete removes the key."""
     if current is not None:
-        current = (
-            current.withColumn(PARTITION, F.col(PARTITION).cast("bigint"))
-            .withColumn(OP, F.lit("I"))
-            .withColumn(FILE_ORDER, F.lit(-1))
-            .withColumn(ROW, F.lit(0))
-        )
+        if partition is not None:  # read back from the folder names: as the column's type again
+            current = current.withColumn(partition, F.col(partition).cast("bigint"))
+        current = current.withColumn(OP, F.lit("I")).withColumn(FILE_ORDER, F.lit(-1)).withColumn(ROW, F.lit(0))
         incoming = current.unionByName(incoming)
     window = Window.partitionBy(KEY).orderBy(F.col(ORDERING).desc(), F.col(FILE_ORDER).desc(), F.col(ROW).desc())
     latest = incoming.withColumn("_rank", F.row_number().over(window)).where("_rank = 1")
-    return latest.where(F.col(OP) != "D").select(*SCHEMA_ARROW.names)
+    return latest.where(F.col(OP) != "D").select(*columns)
 
 
-def rewrite(spark: SparkSession, files: list[str], target: Path) -> None:
+def rewrite(
+    spark: SparkSession,
+    files: list[str],
+    target: Path,
+    partition: str | None = PARTITION,
+    columns: tuple[str, ...] = tuple(SCHEMA_ARROW.names),
+) -> None:
     """Write the merged table next to the old one, then swap them (Spark cannot overwrite what it reads)."""
     current = spark.read.parquet(str(target)) if target.is_dir() else None
     staging = target.with_name(target.name + ".next")
     shutil.rmtree(staging, ignore_errors=True)
-    merged(current, changes(spark, files)).write.partitionBy(PARTITION).mode("overwrite").parquet(str(staging))
+    writer = merged(current, changes(spark, files), partition, columns).write
+    if partition is not None:
+        writer = writer.partitionBy(partition)
+    writer.mode("overwrite").parquet(str(staging))
     if target.is_dir():
         shutil.rmtree(target)
     staging.rename(target)
@@ -80,13 +93,23 @@ def rewrite(spark: SparkSession, files: list[str], target: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("spec", type=Path)
-    spec = json.loads(parser.parse_args(argv).spec.read_text())
+    spec_path = parser.parse_args(argv).spec
+    spec = json.loads(spec_path.read_text())
     spark = session()
+    seconds: dict[str, float] = {}
     try:
         for table in spec["tables"]:
-            rewrite(spark, table["files"], Path(table["target"]))
+            started = time.perf_counter()
+            partition = table.get("partition", PARTITION)
+            rewrite(
+                spark, table["files"], Path(table["target"]), partition, tuple(table.get("columns", SCHEMA_ARROW.names))
+            )
+            seconds[table.get("table", Path(table["target"]).name)] = round(time.perf_counter() - started, 3)
+        hadoop = hadoop_statistics(spark)
     finally:
         spark.stop()
+    outcome = {"table_seconds": seconds, "hadoop": hadoop}
+    spec_path.with_suffix(".outcome.json").write_text(json.dumps(outcome, indent=1))
     return 0
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
-from bench.contenders.common import Contender, WaveMeasurement
+from bench.contenders.common import Contender, TableMeasurement, WaveMeasurement
 from bench.contenders.odp_job import DATABASE
 from bench.measure import child_env, run_step
 from bench.workload import WaveFiles, table_id
@@ -39,16 +38,20 @@ class OdpFileProcessor(Contender):
             "table_concurrency": self.table_concurrency,
             "table_type": self.table_type,
             "index_buckets": self.index_buckets,
-            "tables": [{"table_id": table_id(item.table), "keys": item.keys} for item in files],
+            "tables": [
+                {"table_id": table_id(item.table), "keys": item.keys, "partition": item.partition} for item in files
+            ],
         }
         spec_path = self.write_spec(f"wave_{wave}", spec)
         command = [sys.executable, "-m", "bench.contenders.odp_job", str(spec_path)]
         step = run_step(command, log_path=self.logs / f"wave_{wave}.log", env=child_env())
         measurement.add(step)
-        outcome_path = spec_path.with_suffix(".outcome.json")
-        if outcome_path.is_file():
-            outcome = json.loads(outcome_path.read_text())
+        outcome = measurement.add_outcome(spec_path.with_suffix(".outcome.json"))
+        if outcome is not None:
             measurement.table_seconds = {table["table_id"]: table["seconds"] for table in outcome["tables"]}
+            for table in outcome["tables"]:
+                name = table["table_id"].rsplit(".", 1)[-1]
+                measurement.tables.setdefault(name, TableMeasurement()).seconds = table["seconds"]
             measurement.failures += [
                 f"{table['table_id']}: {table['error']}" for table in outcome["tables"] if table.get("error")
             ]

@@ -18,6 +18,7 @@ from pathlib import Path
 import boto3
 from moto import mock_aws
 
+from bench.fs_stats import hadoop_statistics
 from odp.config.items import table_config_item
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
 from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY, FileProcessorJobArgs
@@ -36,7 +37,9 @@ def table_config(
     schema_name: str,
     table: str,
     table_type: TableType = TableType.COPY_ON_WRITE,
+    *,
     index_buckets: int | None = None,
+    partition_by: tuple[str, ...] = ("vendorid",),
 ) -> TableConfig:
     """The benchmark's table settings: the same key, ordering and partitioning as the other contenders."""
     return TableConfig(
@@ -46,7 +49,7 @@ def table_config(
         format=SourceFormat.DMS,
         primary_key=("pk_id",),
         ordering_column="cdc_timestamp_seq",
-        partition_by=("vendorid",),
+        partition_by=partition_by,
         table_type=table_type,
         mode=TableMode.CURRENT,
         cadence="every_10_minutes",
@@ -103,7 +106,15 @@ def run(spec: dict) -> dict:
     for table in spec["tables"]:
         source, schema_name, name = table["table_id"].split(".")
         table_type = TableType(spec.get("table_type", TableType.COPY_ON_WRITE.value))
-        config = table_config(source, schema_name, name, table_type, spec.get("index_buckets"))
+        partition = table.get("partition", "vendorid")
+        config = table_config(
+            source,
+            schema_name,
+            name,
+            table_type,
+            index_buckets=spec.get("index_buckets"),
+            partition_by=(partition,) if partition else (),
+        )
         configs.put_item(Item=table_config_item(config))
         for order, key in enumerate(table["keys"]):
             size = (staging_root / key).stat().st_size
@@ -123,10 +134,12 @@ def run(spec: dict) -> dict:
     spark = local_spark_session("bench-odp", spec["warehouse"])
     try:
         outcome = run_file_processor(spark, args, dynamodb=dynamodb, resolve_uri=resolver(staging_root))
+        hadoop = hadoop_statistics(spark)
     finally:
         spark.stop()
     return {
         "run_id": outcome.run_id,
+        "hadoop": hadoop,
         "tables": [
             {
                 "table_id": result.table_id,

@@ -28,6 +28,7 @@ from botocore.exceptions import ClientError
 from pyspark.sql import DataFrame, SparkSession
 
 from etl.change_counts import ChangeCounts, count_changes
+from etl.errors import UnstorableChangeError
 from etl.file_processor.concurrency import effective_concurrency, run_tables
 from etl.file_processor.cost import dpu_seconds_share, publish_costs
 from etl.file_processor.lease import LeaseKeeper
@@ -256,8 +257,7 @@ class _TableRunner:
         historical = config.mode is TableMode.HISTORICAL and bool(landed)
         plan = plan_table_run(config, landed, commits, self.files.applied_content(table_id) if historical else {})
         self._reconcile(plan, keeper)
-        plan, read = self._read(config, plan, base_path, keeper, set_aside)
-        applied = self._apply(config, read, base_path, keeper, commits) if read is not None else AppliedCommit()
+        plan, applied = self._read_and_apply(config, plan, base_path, keeper, commits=commits, set_aside=set_aside)
         keeper.check()
         if plan.apply:
             self.files.mark_processed(
@@ -282,6 +282,34 @@ class _TableRunner:
         for instant, files in plan.reconcile:
             keeper.check()
             self.files.mark_processed(files, commit_instant=instant, run_id=self.run_id, retention=self.retention)
+
+    def _read_and_apply(
+        self,
+        config: TableConfig,
+        plan: TablePlan,
+        base_path: str,
+        keeper: LeaseKeeper,
+        *,
+        commits: list[CommitSummary],
+        set_aside: list[str],
+    ) -> tuple[TablePlan, AppliedCommit]:
+        """Read, check and commit the plan's files; a file the write refuses before writing anything
+        (:class:`etl.errors.UnstorableChangeError`) is quarantined like a bad read, and the rest read and
+        applied again in this run. Returns the plan of the files applied and what the commit applied."""
+        while True:
+            plan, read = self._read(config, plan, base_path, keeper, set_aside)
+            if read is None:
+                return plan, AppliedCommit()
+            try:
+                return plan, self._apply(config, read, base_path, keeper, commits)
+            except UnstorableChangeError as error:
+                bad = deterministic_failure(error, plan.apply)
+                if bad is None:
+                    raise
+                after = plan.set_aside(bad, f"{type(error).__name__}: {error}")
+                keeper.check()
+                self._quarantine(config.table_id, after.quarantine[len(plan.quarantine) :], set_aside)
+                plan = after
 
     def _read(
         self, config: TableConfig, plan: TablePlan, base_path: str, keeper: LeaseKeeper, set_aside: list[str]

@@ -37,7 +37,7 @@ from etl.change_frame import (
     UPDATE,
     fill_kept,
 )
-from etl.errors import ChangeFileError, TransformError
+from etl.errors import ChangeFileError, TransformError, UnstorableChangeError
 from etl.hudi.schema import HUDI_META_PREFIX
 from odp.config.models import SourceFormat, TableConfig, TableMode
 
@@ -160,7 +160,7 @@ def _refuse_unresolved(filled: DataFrame, config: TableConfig) -> None:
     if first is None:
         return
     key = ", ".join(f"{name}={first[name]!r}" for name in keys)
-    raise ChangeFileError(
+    raise UnstorableChangeError(
         first[FILE],
         f"row {first[ROW] + 1}, column {first['column']}: the change leaves the stored value as it is (Debezium's "
         "unavailable-value placeholder, or a column its file lacks with missing_columns: keep), but key "

@@ -157,13 +157,7 @@ def write_changes(
     """
     exists = table_exists(spark, base_path)
     target = HudiTarget.from_table(config).with_stored_layout(stored_partition_encoding(spark, base_path))
-    check_partition_values(
-        batch.changes,
-        config.partition_by,
-        config.table_id,
-        encoded=target.encode_partitions,
-        catalog_sync=settings.catalog_sync,
-    )
+    check_partition_values(batch.changes, config.partition_by, config.table_id, encoded=target.encode_partitions)
     tombstones = settings.tombstones_of(config)
     # lazy: read after this batch's deletes were added; a key whose last change is a delete has no upsert to drop
     reads = tombstones is not None and exists and not batch.has_full_load

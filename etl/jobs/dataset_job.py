@@ -3,6 +3,10 @@
 The engine (etl.engine: Glue, EMR Serverless through etl/jobs/emr_serverless.py, or local) parses
 DatasetJobArgs' names and builds the session. Exit status 1
 when any dataset failed or a ``fail`` quality rule did not hold (so a state machine sees it).
+
+Harmless mode (the post-deploy canary, ``--odp_canary true``): the configuration is downloaded as in a
+real run, Spark starts, then :func:`etl.jobs.canary.dataset_checks` reaches the history table, the
+datasets' Glue databases and the alerts topic, and the job exits without refreshing anything.
 """
 
 from __future__ import annotations
@@ -44,8 +48,30 @@ def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
     args = parse_arguments(list(sys.argv if argv is None else argv), engine)
     config = load_config(local_config_dir(args.config_dir))
     spark = engine.spark_session("odp-dataset-job")
+    if args.canary:
+        return run_canary_checks(spark, args, config)
     outcome = run_datasets(spark, config, args, record=recorder(args))
     return 1 if outcome.failed else 0
+
+
+def run_canary_checks(spark: Any, args: DatasetJobArgs, config: Any, *, clients: Any = None) -> int:
+    """Harmless mode: the session runs, then every service the job needs answers (each line logged); 0.
+
+    ``clients``: a boto3 Session-like object (``client(name)``); default boto3's.
+    """
+    import boto3  # noqa: PLC0415 - only on Glue and in the canary's test
+
+    from etl.jobs.canary import dataset_checks  # noqa: PLC0415
+
+    session = clients or boto3
+    spark.range(1).count()  # the session really runs
+    databases = [dataset.database for dataset in config.datasets]
+    lines = dataset_checks(
+        args, databases, dynamodb=session.client("dynamodb"), glue=session.client("glue"), sns=session.client("sns")
+    )
+    for line in lines:
+        logger.info("canary: %s", line)
+    return 0
 
 
 def local_config_dir(location: str, *, s3: Any = None) -> Path:

@@ -6,16 +6,18 @@ Lists travel as JSON and are never evaluated. Exit status 1 when any table faile
 
 Harmless mode (the post-deploy canary, ``--odp_table_ids []``): no table is touched; the run proves the
 packaging (the offline dependencies import, Spark starts with Hudi's configuration) and the access
-(every tracker table answers DescribeTable through the VPC endpoint), and fails if either does not.
+(every tracker table answers DescribeTable through the VPC endpoint: etl/jobs/canary.py), and fails if
+either does not.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from etl.jobs.arguments import parse_job_arguments
+from etl.jobs.canary import file_processor_checks
 from odp.contracts.file_processor import FileProcessorJobArgs
 
 if TYPE_CHECKING:
@@ -35,22 +37,6 @@ def parse_arguments(argv: list[str], engine: Engine | None = None) -> FileProces
     return parse_job_arguments(FileProcessorJobArgs, argv, "ODP File Processor", engine)
 
 
-def canary_checks(args: FileProcessorJobArgs, dynamodb: Any) -> list[str]:
-    """Harmless mode: what the deployed job can reach without touching a table, one line per check.
-
-    Raises:
-        ImportError: an offline dependency did not install.
-        botocore.exceptions.ClientError: a tracker table is unreachable or not granted.
-    """
-    import pydantic  # noqa: PLC0415 - the point is to import them here, on Glue
-    import yaml  # noqa: PLC0415
-
-    lines = [f"pydantic {pydantic.VERSION}", f"PyYAML {yaml.__version__}"]
-    for name in args.tracker_tables.as_dict().values():
-        lines.append(f"{name} {dynamodb.describe_table(TableName=name)['Table']['TableStatus']}")
-    return lines
-
-
 def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
     """Run one batch; 0 when every table completed or was skipped, 1 when any failed."""
     from etl.engine import detect_engine  # noqa: PLC0415
@@ -65,7 +51,7 @@ def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
         import boto3  # noqa: PLC0415
 
         spark.range(1).count()  # the session really runs
-        for line in canary_checks(args, boto3.client("dynamodb")):
+        for line in file_processor_checks(args, boto3.client("dynamodb")):
             logger.info("canary: %s", line)
         return 0
     outcome = run_file_processor(spark, args, job_run=engine.job_run(argv))

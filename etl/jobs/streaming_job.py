@@ -4,6 +4,11 @@ Everything else is importable and tested locally: the micro-batch is
 :func:`etl.streaming.batch.process_micro_batch`, the source normalisation
 :func:`etl.streaming.sources.glue_kinesis_records`. Runs only on Glue (``gluestreaming``, Glue 5.1);
 locally the same micro-batch runs under :mod:`etl.streaming.local`.
+
+Harmless mode (the post-deploy canary, ``--odp_canary true``): Spark starts, then
+:func:`etl.jobs.canary.streaming_checks` reads the streamed tables' table_config items, the Kinesis
+stream's summary and the Glue databases, and the job exits before the Kinesis source is created (no
+record is read, no checkpoint written).
 """
 
 from __future__ import annotations
@@ -78,6 +83,17 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - runs on Gl
     args = parse_job_arguments(StreamingJobArgs, argv, "ODP streaming job")
     glue = GlueContext(SparkContext.getOrCreate())
     spark = glue.spark_session
+    if args.canary:
+        from etl.jobs.canary import streaming_checks  # noqa: PLC0415
+
+        spark.range(1).count()  # the session really runs
+        table_config = boto3.resource("dynamodb").Table(args.table_config_table)
+        lines = streaming_checks(
+            args, table_config=table_config, kinesis=boto3.client("kinesis"), glue=boto3.client("glue")
+        )
+        for line in lines:
+            logger.info("canary: %s", line)
+        return 0
     target = stream_target(args, boto3.resource("dynamodb").Table(args.table_config_table))
     cloudwatch = boto3.client("cloudwatch")
     source = glue.create_data_frame.from_options(connection_type="kinesis", connection_options=kinesis_options(args))

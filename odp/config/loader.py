@@ -31,7 +31,7 @@ from odp.config.models import (
 )
 from odp.config.patterns import MergedRoute, Pick, SourceRule, resolve_table
 from odp.config.streams import STREAMS_FILE, StreamsFile, stream_issues
-from odp.naming import physical_names
+from odp.naming import physical_names, stream_physical_names
 
 ENVIRONMENTS_FILE = "environments.yaml"
 CADENCES_FILE = "cadences.yaml"
@@ -344,6 +344,18 @@ def _check_physical_names(environments: EnvironmentsFile, cadences: CadencesFile
                 )
 
 
+def _check_stream_names(environments: EnvironmentsFile, streams: StreamsFile, issues: list[ConfigIssue]) -> None:
+    """Every AWS name a stream becomes in each environment follows its service's rule: a stream name too
+    long for ``odp-<env>-stream-<stream>-job-stopped`` (an EventBridge rule: 64 characters) fails here."""
+    for stream in streams.streams:
+        for env_name in environments.environments:
+            problems = [p for p in (n.problem() for n in stream_physical_names(env_name, stream)) if p is not None]
+            issues.extend(
+                ConfigIssue(STREAMS_FILE, f"streams.{stream}", f"in environment {env_name!r}: {problem}")
+                for problem in problems
+            )
+
+
 def _table_files(config_dir: Path) -> Iterator[Path]:
     tables_dir = config_dir / TABLES_DIR
     if tables_dir.is_dir():
@@ -544,6 +556,8 @@ def load_config(config_dir: str | Path) -> OdpConfig:
     rules: list[SourceRule] = []
     tables, table_files = _load_tables(root, cadence_names, issues, rules)
     streams = _load_streams(root, tables, table_files, issues)
+    if environments is not None and streams is not None:
+        _check_stream_names(environments, streams, issues)
     from odp.config.dataset_loader import load_datasets  # noqa: PLC0415 - it imports this module
 
     datasets = load_datasets(root, tables, issues)

@@ -20,6 +20,7 @@ from odp.config.event_time import DEFAULT_EVENT_TIME_TOLERANCE, parse_floor, par
 
 ACCOUNT_ID = r"^\d{12}$"
 REGION = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$"
+AVAILABILITY_ZONE = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d[a-z]$"
 # Names that end up in resource names (state machines, Glue jobs, DynamoDB keys): lower case,
 # digits, dash and underscore, starting with a letter or digit.
 RESOURCE_NAME = r"^[a-z0-9][a-z0-9_-]{0,39}$"
@@ -36,6 +37,7 @@ _CRON = re.compile(r"^cron\(([^ )]+ ){5}[^ )]+\)$")
 
 AccountId = Annotated[str, StringConstraints(pattern=ACCOUNT_ID)]
 Region = Annotated[str, StringConstraints(pattern=REGION)]
+AvailabilityZone = Annotated[str, StringConstraints(pattern=AVAILABILITY_ZONE)]
 ResourceName = Annotated[str, StringConstraints(pattern=RESOURCE_NAME)]
 Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER)]
 GlueName = Annotated[str, StringConstraints(pattern=GLUE_NAME)]
@@ -112,8 +114,18 @@ class Environment(_Strict):
     dr_region: Region | None = Field(
         default=None, description="Optional disaster-recovery region: tracker tables replicate there."
     )
+    availability_zones: Annotated[list[AvailabilityZone], Field(min_length=2, max_length=2)] = Field(
+        description=(
+            "The two Availability Zones of the VPC's subnets, in the environment's region (e.g. eu-west-1a, "
+            "eu-west-1b). Named here, never derived from the region: AZ letters map to different zones per account."
+        )
+    )
     alarm_email: Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")] | None = Field(
-        default=None, description="Optional address subscribed to the alerts topic."
+        default=None,
+        description=(
+            "Address subscribed to the alerts topic; required when manual_approval is true (an environment "
+            "someone approves is one someone must hear from)."
+        ),
     )
 
     @field_validator("vpc_cidr")
@@ -130,6 +142,24 @@ class Environment(_Strict):
     def _dr_region_differs(self) -> Environment:
         if self.dr_region is not None and self.dr_region == self.region:
             raise ValueError(f"dr_region {self.dr_region!r} must differ from region")
+        return self
+
+    @model_validator(mode="after")
+    def _zones_in_region(self) -> Environment:
+        outside = [zone for zone in self.availability_zones if zone[:-1] != self.region]
+        if outside:
+            raise ValueError(f"availability_zones {outside} are not in region {self.region!r}")
+        if len(set(self.availability_zones)) != len(self.availability_zones):
+            raise ValueError(f"availability_zones {self.availability_zones} must be two different zones")
+        return self
+
+    @model_validator(mode="after")
+    def _approved_environments_alert_someone(self) -> Environment:
+        if self.manual_approval and self.alarm_email is None:
+            raise ValueError(
+                "alarm_email is required when manual_approval is true: the alerts topic of an approved "
+                "environment needs a subscriber"
+            )
         return self
 
 

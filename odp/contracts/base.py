@@ -26,6 +26,14 @@ RawRoot = Annotated[
     ),
 ]
 CatalogSync = Annotated[bool, Glue("odp_catalog_sync", "Hudi meta sync to the Glue Data Catalog (off locally)")]
+Canary = Annotated[
+    bool,
+    Glue(
+        "odp_canary",
+        "harmless mode (the post-deploy canary): reach every service the job needs, read-only, write nothing, exit",
+    ),
+    PerRun,
+]
 
 
 @cache
@@ -165,6 +173,15 @@ class JobContract:
                 value = getattr(value, argument.member)
             rendered[f"--{argument.name}"] = argument.render(value)
         return rendered
+
+    @classmethod
+    def canary_arguments(cls) -> dict[str, str]:
+        """The Arguments of the post-deploy canary's run of a job whose contract declares ``canary: Canary``.
+
+        Raises:
+            TypeError: the contract has no canary argument.
+        """
+        return cls.render({"canary": True}, per_run=True)
 
     @classmethod
     def static_arguments(cls, **values: Any) -> dict[str, str]:

@@ -12,7 +12,7 @@ from typing import Annotated
 from odp.config.datasets import DatasetConfig, Zone
 from odp.config.models import TableConfig
 from odp.contracts.arguments import Glue
-from odp.contracts.base import CatalogSync, JobContract
+from odp.contracts.base import Canary, CatalogSync, JobContract
 from odp.naming import table_base_path
 
 
@@ -56,3 +56,4 @@ class DatasetJobArgs(JobContract):
     topic_arn: Annotated[
         str, Glue("odp_topic_arn", "SNS topic notified of every run that wrote or failed; empty = none")
     ] = ""
+    canary: Canary = False

@@ -1,5 +1,5 @@
 """The streaming job's arguments, each declared once: the Glue script parses them, the CDK construct sets
-them as DefaultArguments (all are static: one Glue streaming job per configured stream)."""
+them as DefaultArguments (all but ``canary`` are static: one Glue streaming job per configured stream)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from odp.contracts.arguments import Glue, NonEmpty
-from odp.contracts.base import CatalogSync, Environment, JobContract, RawRoot, TableIds
+from odp.contracts.base import Canary, CatalogSync, Environment, JobContract, RawRoot, TableIds
 
 
 @dataclass(frozen=True)
@@ -31,3 +31,4 @@ class StreamingJobArgs(JobContract):
         Literal["TRIM_HORIZON", "LATEST"], Glue("odp_starting_position", "where a new checkpoint starts reading")
     ] = "TRIM_HORIZON"
     catalog_sync: CatalogSync = True
+    canary: Canary = False

@@ -70,3 +70,11 @@ def streaming_stage(tmp_path_factory: pytest.TempPathFactory):
     return build_streaming_stage(
         tmp_path_factory.mktemp("streaming-config"), tmp_path_factory.mktemp("streaming-cdk.out")
     )
+
+
+@pytest.fixture(scope="session")
+def lake_formation_template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The DataLake template of a configuration with consumers and views (tests/support/lake_formation_stage.py)."""
+    from tests.support.lake_formation_stage import build_lake_formation_template
+
+    return build_lake_formation_template(tmp_path_factory.mktemp("lf-config"), tmp_path_factory.mktemp("lf-cdk.out"))

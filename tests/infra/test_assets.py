@@ -19,6 +19,8 @@ def _tree(root: Path) -> None:
     (root / "lambdas" / "file_manager" / "handler.py").write_text("def handler(event, context):\n    return {}\n")
     (root / "etl" / "jobs").mkdir(parents=True)
     (root / "etl" / "jobs" / "file_processor.py").write_text("print('job')\n")
+    (root / ".cache" / "jars").mkdir(parents=True)
+    (root / ".cache" / "jars" / "odp-hudi-extensions.jar").write_bytes(b"PK jar")  # what make setup compiles
 
 
 def _fake_pip(calls: list[tuple[str, ...]]):
@@ -68,9 +70,25 @@ def test_glue_artifacts_hold_script_library_and_wheels(tmp_path: Path, monkeypat
     with zipfile.ZipFile(built.directory / built.wheels_zip) as archive:
         assert sorted(archive.namelist()) == ["wheels/pydantic-2.14.3-py3-none-any.whl", "wheels/requirements.txt"]
         assert archive.read("wheels/requirements.txt").decode().split() == list(assets.PYTHON_DEPENDENCIES)
+    assert (built.directory / built.extensions_jar).read_bytes() == b"PK jar"  # shipped for --extra-jars
     again = assets.glue_artifacts(tmp_path, tmp_path / "cache2")
     for name in (built.library, built.wheels_zip):
         assert (again.directory / name).read_bytes() == (built.directory / name).read_bytes()
+    # a rebuilt jar is a new folder, never a stale one
+    (tmp_path / ".cache" / "jars" / "odp-hudi-extensions.jar").write_bytes(b"PK jar 2")
+    rebuilt = assets.glue_artifacts(tmp_path, tmp_path / "cache")
+    assert rebuilt.directory != built.directory
+    assert (rebuilt.directory / rebuilt.extensions_jar).read_bytes() == b"PK jar 2"
+
+
+def test_glue_artifacts_without_the_extensions_jar_name_make_setup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tree(tmp_path)
+    (tmp_path / ".cache" / "jars" / "odp-hudi-extensions.jar").unlink()
+    monkeypatch.setattr(assets, "_pip", _fake_pip([]))
+    with pytest.raises(assets.AssetBuildError, match=r"odp-hudi-extensions.jar not found: run `make setup`"):
+        assets.glue_artifacts(tmp_path, tmp_path / "cache")
 
 
 def test_the_zip_of_wheels_installs_in_one_offline_pip_call(repo_root: Path, tmp_path: Path) -> None:

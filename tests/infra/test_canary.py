@@ -1,5 +1,5 @@
-"""The post-deploy canary: it starts every File Processor job in harmless mode and waits; the job's
-harmless mode touches no table and fails when a tracker table cannot be reached."""
+"""The post-deploy canary: it starts every job kind in harmless mode and waits; each job's harmless mode
+(etl/jobs/canary.py) writes nothing and fails when a service it needs cannot be reached."""
 
 from __future__ import annotations
 
@@ -7,13 +7,24 @@ import json
 
 import boto3
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, EndpointConnectionError
 from moto import mock_aws
 
-from etl.jobs.file_processor import canary_checks
-from infrastructure.canary import CANARY_ARGUMENTS, run_canary
+from etl.jobs.canary import dataset_checks, file_processor_checks, streaming_checks, topic_line
+from etl.jobs.dataset_job import run_canary_checks
+from infrastructure.canary import CANARY_ARGUMENTS, CanaryJob, canary_jobs, run_canary
+from odp.config.loader import load_config
+from odp.config.manager import load_into_dynamodb
+from odp.config.store import TableConfigNotFoundError
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.contracts.file_processor import FileProcessorJobArgs
-from odp.naming import TrackerTableNames
+from odp.contracts.streaming import StreamingJobArgs
+from odp.naming import DATASET_RUN_HISTORY, TrackerTableNames
+from odp.tracker.dataset_history import dataset_history_table_name
+from odp.tracker.schema import create_tables
+
+A = CanaryJob("odp-dev-file-processor-a", CANARY_ARGUMENTS)
+B = CanaryJob("odp-dev-file-processor-b", CANARY_ARGUMENTS)
 
 
 class _Clock:
@@ -36,7 +47,7 @@ def test_the_canary_starts_each_job_with_no_tables_and_waits_for_success(aws_env
         assert (
             run_canary(
                 glue,
-                ["odp-dev-file-processor-a", "odp-dev-file-processor-b"],
+                [A, B],
                 timeout_seconds=600,
                 sleep=clock.sleep,
                 clock=clock,
@@ -55,15 +66,18 @@ class _FailingGlue:
     def start_job_run(self, JobName: str, Arguments: dict) -> dict:
         return {"JobRunId": "jr_1"}
 
+    def get_job_runs(self, JobName: str, MaxResults: int) -> dict:
+        return {"JobRuns": []}
+
     def get_job_run(self, JobName: str, RunId: str) -> dict:
         return {"JobRun": {"JobRunState": "FAILED", "ErrorMessage": "ModuleNotFoundError: No module named 'pydantic'"}}
 
 
 def test_a_failed_run_is_named_with_glues_message() -> None:
     clock = _Clock()
-    assert run_canary(
-        _FailingGlue(), ["odp-dev-file-processor-a"], timeout_seconds=60, sleep=clock.sleep, clock=clock
-    ) == ["odp-dev-file-processor-a run jr_1 ended FAILED: ModuleNotFoundError: No module named 'pydantic'"]
+    assert run_canary(_FailingGlue(), [A], timeout_seconds=60, sleep=clock.sleep, clock=clock) == [
+        "odp-dev-file-processor-a run jr_1 ended FAILED: ModuleNotFoundError: No module named 'pydantic'"
+    ]
 
 
 def _args(names: TrackerTableNames) -> FileProcessorJobArgs:
@@ -86,7 +100,7 @@ def test_harmless_mode_checks_every_tracker_table_and_fails_when_one_is_missing(
         args = _args(names)
         assert args.table_ids == ()
         with pytest.raises(ClientError, match="ResourceNotFoundException"):
-            canary_checks(args, dynamodb)
+            file_processor_checks(args, dynamodb)
         for name in names.as_dict().values():
             dynamodb.create_table(
                 TableName=name,
@@ -94,7 +108,153 @@ def test_harmless_mode_checks_every_tracker_table_and_fails_when_one_is_missing(
                 AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
                 BillingMode="PAY_PER_REQUEST",
             )
-        lines = canary_checks(args, dynamodb)
+        lines = file_processor_checks(args, dynamodb)
     assert lines[0].startswith("pydantic ")
     assert lines[1].startswith("PyYAML ")
     assert lines[2:] == [f"{name} ACTIVE" for name in names.as_dict().values()]
+
+
+def test_the_canary_runs_every_job_kind_the_environment_deploys(config, streaming_stage) -> None:
+    """Issue 24, item 7: the File Processor jobs, the dataset job, and each configured streaming job."""
+    jobs = canary_jobs(config, "dev")
+    assert [j.name for j in jobs] == [
+        *(f"odp-dev-file-processor-{cadence}" for cadence in config.cadences.cadences),
+        "odp-dev-dataset-job",
+    ]
+    assert jobs[-1].arguments == {"--odp_canary": "true"}
+    streaming = canary_jobs(load_config(streaming_stage.config_dir), "dev")
+    assert [(j.name, j.single_run) for j in streaming if j.single_run] == [
+        ("odp-dev-stream-shop_changes", True),
+        ("odp-dev-stream-partner_changes", True),
+    ]
+    assert all(j.arguments == StreamingJobArgs.canary_arguments() for j in streaming if j.single_run)
+
+
+def test_the_canary_argument_is_declared_once_per_run_and_parsed_by_each_contract() -> None:
+    assert DatasetJobArgs.canary_arguments() == StreamingJobArgs.canary_arguments() == {"--odp_canary": "true"}
+    assert DatasetJobArgs.option("canary") == "--odp_canary"
+    assert "--odp_canary" not in DatasetJobArgs.static_arguments(roots=LakeRoots("s3://r", "s3://c", "s3://p"))
+    parsed = DatasetJobArgs.from_arguments(
+        {"odp_raw_root": "r", "odp_conformed_root": "c", "odp_purpose_built_root": "p"} | {"odp_canary": "true"}
+    )
+    assert parsed.canary is True
+    with pytest.raises(TypeError, match="unknown \\['canary'\\]"):
+        FileProcessorJobArgs.canary_arguments()  # its harmless mode is an empty table list
+
+
+class _RunningStream:
+    """A streaming job whose run is in progress: Glue refuses a second run (one checkpoint writer)."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+
+    def get_job_runs(self, JobName: str, MaxResults: int) -> dict:
+        return {"JobRuns": [{"Id": "jr_live", "JobRunState": "RUNNING"}]}
+
+    def start_job_run(self, JobName: str, Arguments: dict) -> dict:
+        self.started.append(JobName)
+        return {"JobRunId": "jr_2"}
+
+    def get_job_run(self, JobName: str, RunId: str) -> dict:
+        return {"JobRun": {"JobRunState": "SUCCEEDED"}}
+
+
+def test_a_streaming_job_already_running_is_reported_not_started() -> None:
+    glue, said = _RunningStream(), []
+    stream = CanaryJob("odp-dev-stream-s", StreamingJobArgs.canary_arguments(), single_run=True)
+    dataset = CanaryJob("odp-dev-dataset-job", DatasetJobArgs.canary_arguments())
+    assert run_canary(glue, [stream, dataset], timeout_seconds=60, sleep=lambda s: None, report=said.append) == []
+    assert glue.started == ["odp-dev-dataset-job"]  # get_job_runs is asked only for the single-run job
+    assert said == [
+        "odp-dev-stream-s: run jr_live is in progress (one run at a time): not started, its alarms watch it"
+    ]
+
+
+REGION = "eu-west-1"
+
+
+def _dataset_args(history: str, topic: str) -> DatasetJobArgs:
+    arguments = {"odp_raw_root": "s3://r", "odp_conformed_root": "s3://c", "odp_purpose_built_root": "s3://p"}
+    arguments |= {"odp_dataset_history_table": history, "odp_topic_arn": topic} | DatasetJobArgs.canary_arguments()
+    return DatasetJobArgs.from_arguments(arguments)
+
+
+@pytest.mark.spark
+def test_the_dataset_jobs_harmless_mode_reaches_history_catalog_and_topic(aws_env, spark, config) -> None:
+    """The entry point's canary branch on a real Spark session; each service moto serves, then one removed."""
+    history = dataset_history_table_name("dev")
+    databases = sorted({d.database for d in config.datasets})
+    with mock_aws():
+        session = boto3.session.Session(region_name=REGION)
+        create_tables(session.client("dynamodb"), {DATASET_RUN_HISTORY: history})
+        topic = session.client("sns").create_topic(Name="odp-dev-alerts")["TopicArn"]
+        glue = session.client("glue")
+        for database in databases:
+            glue.create_database(DatabaseInput={"Name": database})
+        args = _dataset_args(history, topic)
+        assert run_canary_checks(spark, args, config, clients=session) == 0
+        lines = dataset_checks(
+            args, databases, dynamodb=session.client("dynamodb"), glue=glue, sns=session.client("sns")
+        )
+        assert lines[2:] == [f"{history} ACTIVE", *(f"glue database {d}" for d in databases), f"sns {topic} reached"]
+        glue.delete_database(Name=databases[0])
+        with pytest.raises(ClientError, match="EntityNotFoundException"):
+            run_canary_checks(spark, args, config, clients=session)
+
+
+class _PublishOnlyTopic:
+    def get_topic_attributes(self, TopicArn: str) -> dict:
+        raise ClientError({"Error": {"Code": "AuthorizationError", "Message": "not authorized"}}, "GetTopicAttributes")
+
+
+class _UnreachableTopic:
+    def get_topic_attributes(self, TopicArn: str) -> dict:
+        raise EndpointConnectionError(endpoint_url="https://sns.eu-west-1.amazonaws.com/")
+
+
+def test_a_refused_topic_read_proves_the_route_a_connection_error_fails() -> None:
+    assert topic_line(_PublishOnlyTopic(), "arn:t") == (
+        "sns arn:t reached (GetTopicAttributes refused: the role only publishes)"
+    )
+    with pytest.raises(EndpointConnectionError):
+        topic_line(_UnreachableTopic(), "arn:t")
+
+
+def test_the_streaming_jobs_harmless_mode_reaches_table_config_kinesis_and_catalog(aws_env, streaming_stage) -> None:
+    config = load_config(streaming_stage.config_dir)
+    names = TrackerTableNames.for_environment("dev")
+    with mock_aws():
+        session = boto3.session.Session(region_name=REGION)
+        dynamodb = session.resource("dynamodb")
+        create_tables(dynamodb.meta.client, names)
+        table_config = dynamodb.Table(names.table_config)
+        kinesis = session.client("kinesis")
+        kinesis.create_stream(StreamName="odp-dev-shop_changes", ShardCount=1)
+        arn = kinesis.describe_stream_summary(StreamName="odp-dev-shop_changes")["StreamDescriptionSummary"][
+            "StreamARN"
+        ]
+        glue = session.client("glue")
+        glue.create_database(DatabaseInput={"Name": "shop_raw"})
+        args = StreamingJobArgs.from_arguments(
+            {
+                "odp_environment": "dev",
+                "odp_stream": "shop_changes",
+                "odp_stream_arn": arn,
+                "odp_table_ids": json.dumps(["shop_dynamodb.app.orders", "shop_dynamodb.app.customers"]),
+                "odp_raw_root": "s3://raw",
+                "odp_error_root": "s3://a/streaming/errors",
+                "odp_checkpoint_location": "s3://a/streaming/shop_changes/checkpoint/",
+                "odp_table_config": names.table_config,
+            }
+            | StreamingJobArgs.canary_arguments()
+        )
+        with pytest.raises(TableConfigNotFoundError, match=r"shop_dynamodb\.app\.orders: no table_config item"):
+            streaming_checks(args, table_config=table_config, kinesis=kinesis, glue=glue)
+        load_into_dynamodb(config, "dev", table_config, dynamodb.Table(names.batch_config))
+        lines = streaming_checks(args, table_config=table_config, kinesis=kinesis, glue=glue)
+    assert lines[2:] == [
+        "table_config shop_dynamodb.app.orders",
+        "table_config shop_dynamodb.app.customers",
+        "kinesis odp-dev-shop_changes ACTIVE",
+        "glue database shop_raw",
+    ]

@@ -97,6 +97,10 @@ def test_the_base_alone(tmp_path, streaming: bool) -> None:
                     "--datalake-formats": "hudi",
                     "--python-modules-installer-option": "--no-index",
                     "--extra-py-files": Match.any_value(),
+                    # ODP's Hudi extensions (the catalog sync's decoding partition extractor), beside the library
+                    "--extra-jars": Match.object_like(
+                        {"Fn::Join": ["", ["s3://", Match.any_value(), "/glue/file_processor/odp-hudi-extensions.jar"]]}
+                    ),
                 }
             ),
             **({} if streaming else {"Timeout": 60}),

@@ -77,6 +77,8 @@ def test_default_arguments_carry_the_contract_and_hudi(synthesized, config) -> N
         modules = json.dumps(arguments["--additional-python-modules"])
         assert modules.count(".gluewheels.zip") == 1  # the zip of wheels, one S3 object
         assert ".whl" not in modules
+        jars = json.dumps(arguments["--extra-jars"])  # ODP's Hudi extensions (the catalog sync's partition extractor)
+        assert jars.count("/glue/file_processor/odp-hudi-extensions.jar") == 1
 
 
 def test_security_configuration_encrypts_s3_logs_and_bookmarks(synthesized) -> None:

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from odp.config import ConfigError, load_config
-from odp.naming import NAME_RULES, physical_names
+from odp.naming import NAME_RULES, physical_names, stream_physical_names
 
 LONGEST_REGION = "ap-southeast-2"
 # Resource type -> (the property holding its physical name, the rule it follows).
@@ -46,7 +46,8 @@ def _write_config(repo_root: Path, root: Path, environment: str, cadence: str) -
         shutil.rmtree(root)
     shutil.copytree(repo_root / "config", root)
     environments = yaml.safe_load((root / "environments.yaml").read_text())
-    dev = {**environments["environments"]["dev"], "region": LONGEST_REGION}
+    zones = [f"{LONGEST_REGION}a", f"{LONGEST_REGION}b"]  # test data: the zones of the config written here
+    dev = {**environments["environments"]["dev"], "region": LONGEST_REGION, "availability_zones": zones}
     environments["deployment"]["region"] = LONGEST_REGION
     environments["environments"] = {environment: dev}
     (root / "environments.yaml").write_text(yaml.safe_dump(environments))
@@ -142,3 +143,25 @@ def test_every_physical_name_follows_its_service_rule(worst_case) -> None:
     assert set(checked) == {kind for _, kind in NAMED_RESOURCES.values()}  # every rule met a name
     # Validation checks odp.naming.physical_names: every name the stage derives from the configuration is there.
     assert unlisted == []
+
+
+def test_every_stream_name_of_the_two_stream_stage_is_one_validation_checks(streaming_stage) -> None:
+    """Issue 24, item 9: odp.naming.stream_physical_names lists every name a stream becomes (the Glue job,
+    the Kinesis stream, the alarms, the job-stopped rule), so odp/config refuses a stream whose name AWS
+    would refuse (tests/unit/odp/test_config_errors.py has the 64-character rule case)."""
+    config = load_config(streaming_stage.config_dir)
+    listed = {n.name: n.kind for s in config.streams.streams for n in stream_physical_names("dev", s)}
+    kinds = {
+        "AWS::Glue::Job": ("Name", "glue_job"),
+        "AWS::Kinesis::Stream": ("Name", "kinesis_stream"),
+        "AWS::CloudWatch::Alarm": ("AlarmName", "cloudwatch_alarm"),
+        "AWS::Events::Rule": ("Name", "events_rule"),
+    }
+    made = {}
+    for resource in streaming_stage.template["Resources"].values():
+        if resource["Type"] in kinds:
+            key, kind = kinds[resource["Type"]]
+            name = resource["Properties"].get(key)
+            if isinstance(name, str) and any(s in name for s in config.streams.streams):
+                made[name] = kind
+    assert made == listed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from aws_cdk import App, RemovalPolicy, Stack
 from aws_cdk import aws_kms as kms
@@ -48,3 +50,29 @@ def test_network_props(tmp_path, overrides, deletion, days) -> None:
     audit = audit_acknowledgments(app)
     assert audit.unacknowledged == []
     assert audit.unmatched == []
+
+
+def _services(template: Template) -> set[str]:
+    """The endpoint service names (the part after com.amazonaws.<region>.)."""
+    return {
+        json.dumps(e["Properties"]["ServiceName"]).rsplit(".", 1)[1].rstrip('"]}')
+        for e in template.find_resources("AWS::EC2::VPCEndpoint").values()
+    }
+
+
+def test_sns_and_kinesis_endpoints_only_when_asked_and_zones_from_props(tmp_path) -> None:
+    """Items 2, 3 and 10 of issue 24: endpoints follow from the jobs; AZs come from config, never the region."""
+    always = {"s3", "dynamodb", "glue", "kms", "logs", "monitoring", "sts"}
+    _, template = _synth(tmp_path / "plain")
+    assert _services(template) == always
+    _, template = _synth(tmp_path / "sns", availability_zones=("eu-west-1b", "eu-west-1c"), sns_endpoint=True)
+    assert _services(template) == always | {"sns"}
+    zones = [s["Properties"]["AvailabilityZone"] for s in template.find_resources("AWS::EC2::Subnet").values()]
+    assert sorted(zones) == ["eu-west-1b", "eu-west-1c"]
+    _, template = _synth(tmp_path / "kinesis", kinesis_endpoint=True)
+    assert _services(template) == always | {"kinesis-streams"}
+
+
+def test_the_default_security_group_is_restricted(tmp_path) -> None:
+    _, template = _synth(tmp_path)
+    template.resource_count_is("Custom::VpcRestrictDefaultSG", 1)

@@ -19,9 +19,10 @@ def test_vpc_has_no_nat_gateway_endpoints_and_flow_logs(synthesized) -> None:
     gateway = [e for e in endpoints if e.get("VpcEndpointType") in (None, "Gateway")]
     interface = [e for e in endpoints if e.get("VpcEndpointType") == "Interface"]
     assert len(gateway) == 2
-    # What the Glue job calls, nothing else (no SQS, Step Functions, Secrets Manager: nothing in the VPC uses them).
+    # What the Glue jobs call, nothing else (no SQS, Step Functions, Secrets Manager: nothing in the VPC uses
+    # them); SNS because datasets are configured (the dataset job publishes), no Kinesis: no stream is.
     services = sorted(e["ServiceName"].rsplit(".", 1)[-1] for e in interface)
-    assert services == ["glue", "kms", "logs", "monitoring", "sts"]
+    assert services == ["glue", "kms", "logs", "monitoring", "sns", "sts"]
     assert len(synthesized.resources(template, "AWS::EC2::FlowLog")) == 1
     subnets = synthesized.resources(template, "AWS::EC2::Subnet")
     assert len({s["Properties"]["AvailabilityZone"] for s in subnets.values()}) == 2

@@ -4,6 +4,8 @@ resource depends on it. A deliberately bad stack shows that a literal fails, nam
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from aws_cdk import App, Stack
 from aws_cdk import aws_athena as athena
@@ -63,3 +65,20 @@ def test_a_literal_without_dependency_fails_naming_resource_and_property() -> No
 def test_a_dependency_or_a_reference_orders_the_target(depend: bool, reference: bool) -> None:
     problems = ordering_problems(_bad_stack(depend=depend, reference=reference), "Bad")
     assert [p for p in problems if "WorkGroup" in p or "SecurityConfiguration" in p] == []
+
+
+def test_the_lake_formation_stage_is_ordered(lake_formation_template) -> None:
+    assert ordering_problems(lake_formation_template, "lake formation stage") == []
+
+
+def test_a_lake_formation_grant_without_its_database_dependency_fails(lake_formation_template) -> None:
+    bad = copy.deepcopy(lake_formation_template)
+    for resource in bad["Resources"].values():
+        if resource["Type"].startswith("AWS::LakeFormation::"):
+            resource.pop("DependsOn", None)
+    problems = ordering_problems(bad, "bad")
+    assert any("PrincipalPermissions) Resource.TableWithColumns.DatabaseName = 'shop_raw'" in p for p in problems)
+    assert any(
+        "PrincipalPermissions) Resource.DataCellsFilter.Name = 'odp_analysts_orders_ro_1'" in p for p in problems
+    )
+    assert any("TagAssociation) LFTags.TagKey = 'zone'" in p for p in problems), problems

@@ -15,11 +15,20 @@ from collections.abc import Iterator
 import boto3
 import pytest
 from moto import mock_aws
+from moto.core.responses import ActionResult
+from moto.stepfunctions.responses import StepFunctionResponse
 
 from odp.contracts.state_machines import render_definition
 from sandbox.moto_patches import ServiceBindings, bound_services
 
-GUARD_STATES = ("FindRunningExecutions", "OldestRunningExecution", "PreviousRunStillRunning")
+GUARD_STATES = (
+    "FindRunningExecutions",
+    "AnyExecutionListed",
+    "OldestListedExecution",
+    "OldestRunningExecution",
+    "PreviousRunStillRunning",
+)
+LISTED = ["FindRunningExecutions", "AnyExecutionListed", "OldestListedExecution", "OldestRunningExecution"]
 VALUES = {
     "AlertsTopicArn": "arn:aws:sns:eu-west-1:123456789012:alerts",
     "BatchManagerFunctionArn": "arn:aws:lambda:eu-west-1:123456789012:function:batch-manager",
@@ -72,7 +81,7 @@ def test_an_execution_alone_goes_on_to_plan(sfn) -> None:
     machine = _machine(sfn, wait_seconds=0)
     execution = sfn.start_execution(stateMachineArn=machine, name="alone", input="{}")["executionArn"]
     assert _finish(sfn, execution)["status"] == "SUCCEEDED"
-    assert _visited(sfn, execution) == ["FindRunningExecutions", "OldestRunningExecution", "PlanBatches", "Planned"]
+    assert _visited(sfn, execution) == [*LISTED, "PlanBatches", "Planned"]
 
 
 def test_a_younger_execution_ends_while_the_older_one_runs(sfn) -> None:
@@ -81,13 +90,13 @@ def test_a_younger_execution_ends_while_the_older_one_runs(sfn) -> None:
     time.sleep(0.3)
     younger = sfn.start_execution(stateMachineArn=machine, name="younger", input="{}")["executionArn"]
     assert _finish(sfn, younger)["status"] == "SUCCEEDED"
-    assert _visited(sfn, younger) == ["FindRunningExecutions", "OldestRunningExecution", "PreviousRunStillRunning"]
+    assert _visited(sfn, younger) == [*LISTED, "PreviousRunStillRunning"]
     assert _finish(sfn, older)["status"] == "SUCCEEDED"
     assert "PlanBatches" in _visited(sfn, older)
 
 
-def test_the_whole_definition_passes_the_guard_then_plans(aws_env) -> None:
-    """The real file, unchanged: an execution alone passes the guard and asks the Batch Manager for a plan."""
+def _whole_run(name: str) -> tuple[str, list[str], list[dict]]:
+    """The real file, unchanged, on moto: (status, states visited, Batch Manager events)."""
     calls: list[dict] = []
 
     def batch_manager(event: dict, context: object) -> dict:
@@ -102,13 +111,27 @@ def test_the_whole_definition_passes_the_guard_then_plans(aws_env) -> None:
             definition=json.dumps(render_definition(VALUES)),
             roleArn="arn:aws:iam::123456789012:role/sfn",
         )["stateMachineArn"]
-        execution = sfn.start_execution(stateMachineArn=machine, name="whole", input="{}")["executionArn"]
-        assert _finish(sfn, execution)["status"] == "SUCCEEDED"
-        assert _visited(sfn, execution) == [
-            "FindRunningExecutions",
-            "OldestRunningExecution",
-            "PlanBatches",
-            "AnyWork",
-            "NothingToDo",
-        ]
+        execution = sfn.start_execution(stateMachineArn=machine, name=name, input="{}")["executionArn"]
+        return _finish(sfn, execution)["status"], _visited(sfn, execution), calls
+
+
+def test_the_whole_definition_passes_the_guard_then_plans(aws_env) -> None:
+    """An execution alone passes the guard and asks the Batch Manager for a plan."""
+    status, visited, calls = _whole_run("whole")
+    assert status == "SUCCEEDED"
+    assert visited == [*LISTED, "PlanBatches", "AnyWork", "NothingToDo"]
+    assert [call["action"] for call in calls] == ["plan"]
+
+
+def test_an_empty_listing_goes_on_to_plan_instead_of_failing(aws_env, monkeypatch) -> None:
+    """Issue 24, item 8: ListExecutions is eventually consistent; a fresh execution may not list itself.
+    Before the Choice on the count, States.ArrayGetItem(..., -1) failed the execution (NotifyFailure)."""
+
+    def nothing_listed_yet(self: StepFunctionResponse) -> ActionResult:
+        return ActionResult({"executions": []})
+
+    monkeypatch.setattr(StepFunctionResponse, "list_executions", nothing_listed_yet)
+    status, visited, calls = _whole_run("unlisted")
+    assert status == "SUCCEEDED"
+    assert visited == ["FindRunningExecutions", "AnyExecutionListed", "PlanBatches", "AnyWork", "NothingToDo"]
     assert [call["action"] for call in calls] == ["plan"]

@@ -147,7 +147,8 @@ def test_pipeline_pins_the_cdk_tools_and_gives_synth_a_large_machine(synthesized
         assert [p["Environment"]["ComputeType"] for p in synth] == ["BUILD_GENERAL1_LARGE"]
 
 
-def test_config_loader_may_run_the_canary_on_the_file_processor_jobs_only(synthesized, config) -> None:
+def test_config_loader_may_run_the_canary_on_exactly_the_canarys_jobs(synthesized, config) -> None:
+    """Every job kind the canary starts (issue 24, item 7), and nothing else."""
     for env, template in synthesized.data_lakes.items():
         (role_logical,) = [
             logical
@@ -156,8 +157,9 @@ def test_config_loader_may_run_the_canary_on_the_file_processor_jobs_only(synthe
         ]
         glue = [s for s in synthesized.role_statements(template, role_logical) if "glue:StartJobRun" in s["Action"]]
         assert len(glue) == 1
-        assert sorted(glue[0]["Action"]) == ["glue:GetJobRun", "glue:StartJobRun"]
+        assert sorted(glue[0]["Action"]) == ["glue:GetJobRun", "glue:GetJobRuns", "glue:StartJobRun"]
         resources = json.dumps(glue[0]["Resource"])
         for cadence in config.cadences.cadences:
             assert f":job/odp-{env}-file-processor-{cadence}" in resources
-        assert len(glue[0]["Resource"]) == len(config.cadences.cadences)
+        assert f":job/odp-{env}-dataset-job" in resources
+        assert len(glue[0]["Resource"]) == len(config.cadences.cadences) + 1

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import yaml
 
+ZONES = ["eu-west-1a", "eu-west-1b"]
 VALID = {
     "environments.yaml": {
         "deployment": {"account": "000000000000", "region": "eu-west-1"},
@@ -14,8 +15,15 @@ VALID = {
             "connection_arn": "arn:aws:codeconnections:eu-west-1:000000000000:connection/abc-123",
         },
         "environments": {
-            "dev": {"account": "111111111111", "region": "eu-west-1", "branch": "main"},
-            "prod": {"account": "333333333333", "region": "eu-west-1", "branch": "prod", "manual_approval": True},
+            "dev": {"account": "111111111111", "region": "eu-west-1", "availability_zones": ZONES, "branch": "main"},
+            "prod": {
+                "account": "333333333333",
+                "region": "eu-west-1",
+                "availability_zones": ZONES,
+                "branch": "prod",
+                "manual_approval": True,
+                "alarm_email": "data-platform-oncall@example.com",
+            },
         },
     },
     "cadences.yaml": {"cadences": {"fast": {"schedule": "rate(10 minutes)", "batch_size": 5}}},

@@ -49,6 +49,24 @@ ORDERED_PROPERTIES: dict[tuple[str, str], tuple[str, ...]] = {
     ("AWS::EC2::VPCEndpoint", "SubnetIds"): ("AWS::EC2::Subnet",),
     ("AWS::EC2::VPCEndpoint", "SecurityGroupIds"): ("AWS::EC2::SecurityGroup",),
     ("AWS::EC2::FlowLog", "LogGroupName"): ("AWS::Logs::LogGroup",),
+    # Lake Formation (infrastructure/lake_formation.py): databases, LF-Tags, filters and locations by name.
+    ("AWS::LakeFormation::Resource", "RoleArn"): ("AWS::IAM::Role",),
+    ("AWS::LakeFormation::TagAssociation", "Resource.Database.Name"): ("AWS::Glue::Database",),
+    ("AWS::LakeFormation::TagAssociation", "LFTags.TagKey"): ("AWS::LakeFormation::Tag",),
+    ("AWS::LakeFormation::DataCellsFilter", "DatabaseName"): ("AWS::Glue::Database",),
+    ("AWS::LakeFormation::PrincipalPermissions", "Resource.Database.Name"): ("AWS::Glue::Database",),
+    ("AWS::LakeFormation::PrincipalPermissions", "Resource.Table.DatabaseName"): ("AWS::Glue::Database",),
+    ("AWS::LakeFormation::PrincipalPermissions", "Resource.TableWithColumns.DatabaseName"): ("AWS::Glue::Database",),
+    ("AWS::LakeFormation::PrincipalPermissions", "Resource.DataCellsFilter.DatabaseName"): ("AWS::Glue::Database",),
+    ("AWS::LakeFormation::PrincipalPermissions", "Resource.DataCellsFilter.Name"): (
+        "AWS::LakeFormation::DataCellsFilter",
+    ),
+    ("AWS::LakeFormation::PrincipalPermissions", "Resource.LFTagPolicy.Expression.TagKey"): (
+        "AWS::LakeFormation::Tag",
+    ),
+    ("AWS::LakeFormation::PrincipalPermissions", "Resource.DataLocation.ResourceArn"): (
+        "AWS::LakeFormation::Resource",
+    ),
 }
 # The property of each target type that holds its physical name (what a literal would repeat).
 NAME_PROPERTIES: dict[str, str] = {
@@ -63,6 +81,8 @@ NAME_PROPERTIES: dict[str, str] = {
     "AWS::Logs::LogGroup": "LogGroupName",
     "AWS::StepFunctions::StateMachine": "StateMachineName",
     "AWS::SNS::Topic": "TopicName",
+    "AWS::LakeFormation::Tag": "TagKey",
+    "AWS::LakeFormation::DataCellsFilter": "Name",
 }
 _REFERENCES = ("Ref", "Fn::GetAtt", "Fn::ImportValue")
 

@@ -19,7 +19,13 @@ CONFIG: dict[str, Any] = {
             "repository": "org/odp",
             "connection_arn": "arn:aws:codeconnections:eu-west-1:000000000000:connection/abc-123",
         },
-        "environments": {"dev": {"account": "111111111111", "region": "eu-west-1"}},
+        "environments": {
+            "dev": {
+                "account": "111111111111",
+                "region": "eu-west-1",
+                "availability_zones": ["eu-west-1a", "eu-west-1b"],
+            }
+        },
     },
     "cadences.yaml": {"cadences": {"hourly": {"schedule": "rate(1 hour)", "batch_size": 5}}},
     "streams.yaml": {

@@ -45,3 +45,24 @@ class SynthesizedApp:
 #   every error and informational finding fails the test.) W3010 (hard-coded AZ) no longer occurs:
 #   each Glue connection takes its subnet's AZ by GetAtt.
 CFN_LINT_IGNORED = ("W3005",)
+
+
+def cfn_lint_problems(template: dict[str, Any], folder: Path, region: str = "eu-west-1") -> list[str]:
+    """cfn-lint (the pinned one of .venv) over one template: every error, and every warning not ignored."""
+    import json
+    import subprocess
+    import sys
+
+    file = folder / "template.json"
+    file.write_text(json.dumps(template), encoding="utf-8")
+    cfn_lint = Path(sys.executable).parent / "cfn-lint"
+    result = subprocess.run(
+        [str(cfn_lint), "--format", "json", str(file), "--regions", region], capture_output=True, text=True, check=False
+    )
+    if not result.stdout.strip():
+        raise RuntimeError(f"cfn-lint gave no report: {result.stderr}")
+    return [
+        f"{match['Rule']['Id']} {match['Message']}"
+        for match in json.loads(result.stdout)
+        if match["Level"] == "Error" or (match["Level"] == "Warning" and match["Rule"]["Id"] not in CFN_LINT_IGNORED)
+    ]

@@ -17,14 +17,18 @@ from odp.config.datasets import DatasetConfig
 from odp.config.models import TableConfig
 from odp.contracts.state_machines import render_definition
 from sandbox.aws_calls import AwsCall
-from tests.infra.permissions.iam_policy import Request, evaluate, evaluate_resource_policy
+from tests.infra.permissions.iam_policy import Request, as_list, evaluate, evaluate_resource_policy
+from tests.infra.permissions.reachability import needs_of, unreachable
 from tests.infra.permissions.requirements import (
+    Delivery,
     Requirement,
     Translation,
     call_requirements,
     catalog_sync_requirements,
     configuration_requirements,
     dataset_catalog_requirements,
+    rule_requirements,
+    scheduler_requirements,
     state_machine_platform_requirements,
     state_machine_requirements,
     streaming_runtime_requirements,
@@ -33,9 +37,11 @@ from tests.infra.permissions.template import (
     STATE_MACHINE,
     Resolver,
     Role,
+    encryption_key_arn,
     find_by_name,
     principals,
     resource_policy,
+    role_of,
     role_policies,
 )
 
@@ -95,6 +101,33 @@ def state_machine_definition(resolver: Resolver, logical: str, asset_text: Calla
     return render_definition(values, asset_text(properties["DefinitionS3Location"]["Key"]))
 
 
+def derived_requirements(
+    resolver: Resolver, *, tables: Iterable[TableConfig] = (), datasets: Iterable[DatasetConfig] = ()
+) -> list[Requirement]:
+    """What AWS does with the code principals' roles because of the template and the configuration:
+    code loading, logs, the catalog sync of tables and datasets, the streaming jobs' Kinesis source."""
+    tables = list(tables)
+    return (
+        configuration_requirements(resolver)
+        + catalog_sync_requirements(resolver, [table for table in tables if table.stream is None])
+        + dataset_catalog_requirements(resolver, datasets)
+        + streaming_runtime_requirements(resolver, tables)
+    )
+
+
+def check_reachability(
+    resolver: Resolver,
+    calls: Mapping[str, list[AwsCall]],
+    *,
+    tables: Iterable[TableConfig] = (),
+    datasets: Iterable[DatasetConfig] = (),
+) -> list[str]:
+    """Every service a principal in the VPC needs (recorded calls, derived requirements) that its
+    subnets cannot reach (tests/infra/permissions/reachability.py)."""
+    recorded = [call for found in calls.values() for call in found]
+    return unreachable(resolver, needs_of(recorded, derived_requirements(resolver, tables=tables, datasets=datasets)))
+
+
 def check_template(
     resolver: Resolver,
     calls: Mapping[str, list[AwsCall]],
@@ -116,13 +149,7 @@ def check_template(
         for call in recorded
         for requirement in call_requirements(call, resolver, translations[recorded_in])
     ]
-    tables = list(tables)
-    derived = (
-        configuration_requirements(resolver)
-        + catalog_sync_requirements(resolver, [table for table in tables if table.stream is None])
-        + dataset_catalog_requirements(resolver, datasets)
-        + streaming_runtime_requirements(resolver, tables)
-    )
+    derived = derived_requirements(resolver, tables=tables, datasets=datasets)
     for requirement in recorded_requirements + derived:
         by_principal.setdefault(requirement.principal, []).append(requirement)
     for principal, requirements in by_principal.items():
@@ -137,11 +164,69 @@ def check_template(
         requirements = state_machine_requirements(principal, definition, resolver, own_arn=own_arn)
         requirements += state_machine_platform_requirements(resolver, logical, principal)
         failures += refusals(resolver, role, role_policies(resolver, role), requirements)
+    with_role, deliveries = rule_requirements(resolver)
+    for _principal, reference, requirement in scheduler_requirements(resolver) + with_role:
+        role = role_of(resolver, resolver.logical_id_of(reference))
+        failures += refusals(resolver, role, role_policies(resolver, role), [requirement])
+    failures += delivery_refusals(resolver, deliveries)
+    return failures
+
+
+def _admitting(documents: Iterable[Mapping[str, Any]], service: str) -> list[dict[str, Any]]:
+    """The statements of resource policies that apply to an AWS service principal (it by name, or everyone)."""
+    kept = []
+    for document in documents:
+        for statement in as_list(document.get("Statement")):
+            principal = statement.get("Principal")
+            named = isinstance(principal, Mapping) and (
+                service in as_list(principal.get("Service")) or "*" in as_list(principal.get("AWS"))
+            )
+            if principal == "*" or named:
+                kept.append({k: v for k, v in statement.items() if k != "Principal"})
+    return [{"Statement": kept}]
+
+
+def delivery_refusals(resolver: Resolver, deliveries: Iterable[Delivery]) -> list[str]:
+    """A sentence for each rule target (or dead-letter queue) whose resource policy, or whose key's policy,
+    does not admit EventBridge from that rule (``aws:SourceArn``, ``aws:SourceAccount``)."""
+    failures = []
+    account = resolver.deployment.account
+    for delivery in deliveries:
+        context = {"aws:SourceArn": delivery.source_arn, "aws:SourceAccount": account, "aws:SecureTransport": "true"}
+        who = f"{delivery.principal} ({delivery.service})"
+        why = f"needed by the delivery of rule {delivery.rule}'s events (EventBridge sends without a role)"
+        found = resource_policy(resolver, delivery.resource)
+        checks = [(delivery.action, delivery.resource, found)]
+        target = next(
+            (
+                logical
+                for kind in ("AWS::SQS::Queue", "AWS::SNS::Topic")
+                for logical in resolver.of_type(kind)
+                if resolver.get_att(logical, "Arn") == delivery.resource
+            ),
+            None,
+        )
+        key = None if target is None else encryption_key_arn(resolver, target)
+        if key is not None:
+            checks += [
+                (action, key, resource_policy(resolver, key)) for action in ("kms:GenerateDataKey", "kms:Decrypt")
+            ]
+        for action, resource, policy in checks:
+            if policy is None:
+                failures.append(f"{who} is not allowed {action} on {resource}: it has no resource policy: {why}")
+                continue
+            label, documents = policy
+            decision = evaluate(_admitting(documents, delivery.service), Request(action, resource, context))
+            if decision.denied_by or not decision.allowed:
+                failures.append(f"{who} is not allowed {action} on {resource} by {label}: {why}")
     return failures
 
 
 def roles_of(resolver: Resolver, principal: str) -> set[str]:
     """Logical ids of the roles of a principal (``state-machine <name>`` for one state machine)."""
+    for _principal, reference, _requirement in scheduler_requirements(resolver) + rule_requirements(resolver)[0]:
+        if _principal == principal:
+            return {resolver.logical_id_of(reference)}
     if principal.startswith(f"{STATE_MACHINE} "):
         logical = find_by_name(resolver, "AWS::StepFunctions::StateMachine", principal.split(" ", 1)[1])
         return {resolver.logical_id_of(resolver.resources[logical]["Properties"]["RoleArn"])}

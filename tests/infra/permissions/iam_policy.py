@@ -42,7 +42,7 @@ class Decision:
     denied_by: tuple[str, ...] = ()
 
 
-def _as_list(value: Any) -> list[Any]:
+def as_list(value: Any) -> list[Any]:
     if value is None:
         return []
     return list(value) if isinstance(value, list | tuple) else [value]
@@ -58,7 +58,7 @@ def wildcard_match(pattern: str, value: str, *, case_sensitive: bool = True) -> 
 
 
 def _string_values(value: Any) -> list[str]:
-    return [str(v).lower() if isinstance(v, bool) else str(v) for v in _as_list(value)]
+    return [str(v).lower() if isinstance(v, bool) else str(v) for v in as_list(value)]
 
 
 def _equals(want: str, have: str) -> bool:
@@ -157,15 +157,15 @@ def statement_applies(statement: Mapping[str, Any], request: Request) -> bool:
     if "Principal" in statement or "NotPrincipal" in statement:
         raise UnsupportedPolicyError("identity policies have no Principal; evaluate resource policies elsewhere")
     if "Action" in statement:
-        action_ok = _matches_any(_as_list(statement["Action"]), request.action, case_sensitive=False)
+        action_ok = _matches_any(as_list(statement["Action"]), request.action, case_sensitive=False)
     else:
-        action_ok = not _matches_any(_as_list(statement.get("NotAction")), request.action, case_sensitive=False)
+        action_ok = not _matches_any(as_list(statement.get("NotAction")), request.action, case_sensitive=False)
     if not action_ok:
         return False
     if "Resource" in statement:
-        resource_ok = _matches_any(_as_list(statement["Resource"]), request.resource, case_sensitive=True)
+        resource_ok = _matches_any(as_list(statement["Resource"]), request.resource, case_sensitive=True)
     else:
-        resource_ok = not _matches_any(_as_list(statement.get("NotResource")), request.resource, case_sensitive=True)
+        resource_ok = not _matches_any(as_list(statement.get("NotResource")), request.resource, case_sensitive=True)
     return resource_ok and conditions_hold(statement.get("Condition"), request.context)
 
 
@@ -185,7 +185,7 @@ def principal_matches(statement: Mapping[str, Any], role_arn: str) -> bool:
         return False
     partition, account = role_arn.split(":")[1], role_arn.split(":")[4]
     names = {"*", role_arn, account, f"arn:{partition}:iam::{account}:root"}
-    return any(str(value) in names for value in _as_list(principal.get("AWS")))
+    return any(str(value) in names for value in as_list(principal.get("AWS")))
 
 
 def evaluate_resource_policy(documents: Iterable[Mapping[str, Any]], request: Request, role_arn: str) -> Decision:
@@ -194,7 +194,7 @@ def evaluate_resource_policy(documents: Iterable[Mapping[str, Any]], request: Re
         {
             "Statement": [
                 {k: v for k, v in s.items() if k != "Principal"}
-                for s in _as_list(d.get("Statement"))
+                for s in as_list(d.get("Statement"))
                 if principal_matches(s, role_arn)
             ]
         }
@@ -208,7 +208,7 @@ def evaluate(documents: Iterable[Mapping[str, Any]], request: Request) -> Decisi
     allowed: list[str] = []
     denied: list[str] = []
     for document in documents:
-        for index, statement in enumerate(_as_list(document.get("Statement"))):
+        for index, statement in enumerate(as_list(document.get("Statement"))):
             if not statement_applies(statement, request):
                 continue
             label = str(statement.get("Sid") or f"statement {index}")

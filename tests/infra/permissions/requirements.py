@@ -192,6 +192,10 @@ def _control_plane_requirements(
         return [need("cloudwatch:PutMetricData", "*", ("cloudwatch:namespace", call.params["Namespace"]))]
     if call.service == "stepfunctions" and call.operation == "DescribeStateMachine":
         return [need("states:DescribeStateMachine", translation.arn(resolver, call.params["stateMachineArn"]))]
+    if call.service == "glue" and call.operation in ("StartJobRun", "GetJobRun", "GetJobRuns"):
+        d = resolver.deployment
+        job = translation.name(resolver, call.params["JobName"])
+        return [need(f"glue:{call.operation}", f"arn:{d.partition}:glue:{d.region}:{d.account}:job/{job}")]
     if call.service == "sns" and call.operation == "Publish":
         topic = translation.arn(resolver, call.params["TopicArn"])
         return [need("sns:Publish", topic), *_topic_key_requirements(resolver, topic, call.principal, call.describe())]
@@ -294,7 +298,7 @@ _STATES_TRACING = (
 _GLUE_WRITTEN_ARGUMENTS = ("--TempDir", "--spark-event-logs-path")  # prefixes Glue writes to, not code it loads
 
 
-def _function_principal(resolver: Resolver, logical: str) -> str | None:
+def function_principal(resolver: Resolver, logical: str) -> str | None:
     name = resolver.physical_name(logical)
     prefix = f"odp-{resolver.deployment.environment}-"
     principal = name.removeprefix(prefix)
@@ -304,7 +308,7 @@ def _function_principal(resolver: Resolver, logical: str) -> str | None:
 def _lambda_requirements(resolver: Resolver) -> Iterator[Requirement]:
     d = resolver.deployment
     for logical, function in resolver.of_type("AWS::Lambda::Function").items():
-        principal = _function_principal(resolver, logical)
+        principal = function_principal(resolver, logical)
         if principal is None:
             continue
         name = resolver.physical_name(logical)
@@ -316,12 +320,16 @@ def _lambda_requirements(resolver: Resolver) -> Iterator[Requirement]:
         )
         for action in ("logs:CreateLogStream", "logs:PutLogEvents"):
             yield Requirement(principal, action, stream, reason=f"Lambda writes the logs of {name}")
+        if "KmsKeyArn" in properties:  # Lambda decrypts the environment variables with the function's role
+            via = ("kms:ViaService", f"lambda.{d.region}.amazonaws.com")
+            key = str(resolver.resolve(properties["KmsKeyArn"]))
+            yield Requirement(principal, "kms:Decrypt", key, (SECURE_TRANSPORT, via), f"the environment of {name}")
         if properties.get("TracingConfig", {}).get("Mode") == "Active":
             for action in _LAMBDA_TRACING:
                 yield Requirement(principal, action, "*", reason=f"active tracing of {name}")
     for mapping in resolver.of_type("AWS::Lambda::EventSourceMapping").values():
         properties = mapping["Properties"]
-        principal = _function_principal(resolver, resolver.logical_id_of(properties["FunctionName"]))
+        principal = function_principal(resolver, resolver.logical_id_of(properties["FunctionName"]))
         source = properties.get("EventSourceArn")
         if principal is None or source is None or ":sqs:" not in str(resolver.resolve(source)):
             continue
@@ -335,7 +343,7 @@ def _lambda_requirements(resolver: Resolver) -> Iterator[Requirement]:
             yield Requirement(principal, "kms:Decrypt", key, (SECURE_TRANSPORT, via), reason)
 
 
-def _glue_job_principal(resolver: Resolver, name: str) -> str | None:
+def glue_job_principal(resolver: Resolver, name: str) -> str | None:
     environment = resolver.deployment.environment
     if name.startswith(f"odp-{environment}-file-processor-"):
         return FILE_PROCESSOR_JOB
@@ -349,7 +357,7 @@ def _glue_code_requirements(resolver: Resolver) -> Iterator[Requirement]:
     datasets' config is listed by the job itself) with the job's role."""
     for job in resolver.of_type("AWS::Glue::Job").values():
         properties = resolver.resolve(job["Properties"])
-        principal = _glue_job_principal(resolver, properties["Name"])
+        principal = glue_job_principal(resolver, properties["Name"])
         if principal is None:
             continue
         values = [properties["Command"]["ScriptLocation"]] + [
@@ -469,7 +477,7 @@ def streaming_runtime_requirements(resolver: Resolver, tables: Iterable[TableCon
     found: list[Requirement] = []
     for job in resolver.of_type("AWS::Glue::Job").values():
         properties = resolver.resolve(job["Properties"])
-        if _glue_job_principal(resolver, properties["Name"]) != STREAMING_JOB:
+        if glue_job_principal(resolver, properties["Name"]) != STREAMING_JOB:
             continue
         args = StreamingJobArgs.from_arguments(properties["DefaultArguments"])
         reason = f"Glue's Kinesis connector reads {args.stream_arn} for job {properties['Name']} (Glue, not our code)"
@@ -494,3 +502,69 @@ def streaming_runtime_requirements(resolver: Resolver, tables: Iterable[TableCon
         if args.catalog_sync:
             found += catalog_sync_requirements(resolver, [by_id[t] for t in args.table_ids], STREAMING_JOB)
     return found
+
+
+SCHEDULER = "scheduler"  # with the schedule's name: EventBridge Scheduler's role for it
+EVENTS_RULE = "events-rule"  # with the rule's name: the role EventBridge assumes for a target
+# A target's service -> what EventBridge (or Scheduler) does with the role, or with the resource's policy.
+_TARGET_ACTIONS = {"states": "states:StartExecution", "sqs": "sqs:SendMessage", "sns": "sns:Publish"}
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """EventBridge delivering a rule's events to a target with no role: the target's resource policy (and
+    its key's policy) must admit ``service`` for ``action`` from ``source_arn``."""
+
+    rule: str  # the rule's name, for messages
+    source_arn: str
+    action: str
+    resource: str  # the target (queue, topic) ARN
+    service: str = "events.amazonaws.com"
+
+    @property
+    def principal(self) -> str:
+        return f"{EVENTS_RULE} {self.rule}"
+
+
+def _target_action(principal: str, arn: str) -> str:
+    service = arn.split(":")[2]
+    if service not in _TARGET_ACTIONS:
+        raise UnmappedCallError(f"{principal}: a target on {service} ({arn}) has no IAM mapping")
+    return _TARGET_ACTIONS[service]
+
+
+def scheduler_requirements(resolver: Resolver) -> list[tuple[str, Any, Requirement]]:
+    """(principal, role reference, requirement): each schedule's target, started with its role."""
+    found = []
+    for logical, schedule in resolver.of_type("AWS::Scheduler::Schedule").items():
+        target = schedule["Properties"]["Target"]
+        principal = f"{SCHEDULER} {resolver.physical_name(logical)}"
+        arn = str(resolver.resolve(target["Arn"]))
+        reason = f"EventBridge Scheduler starts the target of schedule {resolver.physical_name(logical)}"
+        found.append(
+            (principal, target["RoleArn"], Requirement(principal, _target_action(principal, arn), arn, reason=reason))
+        )
+    return found
+
+
+def rule_requirements(resolver: Resolver) -> tuple[list[tuple[str, Any, Requirement]], list[Delivery]]:
+    """Each rule target: with a role, (principal, role reference, requirement); without one, a
+    :class:`Delivery` through the target's resource policy (and the dead-letter queue's, when it has one)."""
+    with_role: list[tuple[str, Any, Requirement]] = []
+    deliveries: list[Delivery] = []
+    for logical, rule in resolver.of_type("AWS::Events::Rule").items():
+        name = resolver.physical_name(logical)
+        principal = f"{EVENTS_RULE} {name}"
+        source = resolver.get_att(logical, "Arn")
+        for target in rule["Properties"].get("Targets", []):
+            arn = str(resolver.resolve(target["Arn"]))
+            action = _target_action(principal, arn)
+            if "RoleArn" in target:
+                reason = f"EventBridge starts the target {target['Id']} of rule {name}"
+                with_role.append((principal, target["RoleArn"], Requirement(principal, action, arn, reason=reason)))
+            else:
+                deliveries.append(Delivery(name, source, action, arn))
+            dead_letter = target.get("DeadLetterConfig", {}).get("Arn")
+            if dead_letter is not None:
+                deliveries.append(Delivery(name, source, "sqs:SendMessage", str(resolver.resolve(dead_letter))))
+    return with_role, deliveries

@@ -68,6 +68,8 @@ _ARN_FORMS = {  # resource type -> (attribute, ARN built from the physical name)
     "AWS::Logs::LogGroup": ("LogGroupName", "arn:{p}:logs:{r}:{a}:log-group:{n}:*"),
     "AWS::KMS::Key": (None, "arn:{p}:kms:{r}:{a}:key/{n}"),
     "AWS::Kinesis::Stream": ("Name", "arn:{p}:kinesis:{r}:{a}:stream/{n}"),
+    "AWS::Events::Rule": ("Name", "arn:{p}:events:{r}:{a}:rule/{n}"),
+    "AWS::Scheduler::Schedule": ("Name", "arn:{p}:scheduler:{r}:{a}:schedule/default/{n}"),
 }
 # Resource types whose Ref is the ARN (the others' Ref is the physical name).
 _REF_IS_ARN = {"AWS::SNS::Topic", "AWS::StepFunctions::StateMachine", "AWS::KMS::Key"}

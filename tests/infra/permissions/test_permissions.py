@@ -24,6 +24,7 @@ import yaml
 from moto import mock_aws
 
 from etl.hudi.timeline import latest_instant
+from infrastructure.canary import canary_jobs, run_canary
 from infrastructure.smoke import check_environment
 from odp.config.loader import OdpConfig
 from odp.naming import TrackerTableNames
@@ -48,7 +49,8 @@ from sandbox.datasets_flow import (
 )
 from sandbox.demo_data import DemoGenerator
 from sandbox.runner import PROCESS_ENVIRONMENT, run_sandbox
-from tests.infra.permissions.check import check_template, without_action
+from tests.infra.permissions.check import check_reachability, check_template, without_action
+from tests.infra.permissions.reachability import without_endpoint
 from tests.infra.permissions.requirements import Translation
 from tests.infra.permissions.template import (
     Deployment,
@@ -84,11 +86,18 @@ def _smoke_check_calls(config: OdpConfig, environment: str) -> list[aws_calls.Aw
     with mock_aws(), aws_calls.CallRecorder() as recorder:
         dynamodb = boto3.client("dynamodb", region_name=region)
         create_tables(dynamodb, TrackerTableNames.for_environment(environment))
+        glue = boto3.client("glue", region_name=region)
+        jobs = canary_jobs(config, environment)
+        for job in jobs:
+            glue.create_job(Name=job.name, Role="arn:aws:iam::123456789012:role/g", Command={"Name": "glueetl"})
         with aws_calls.acting_as(aws_calls.CONFIG_LOADER):
             failures = check_environment(
                 config, environment, dynamodb, boto3.client("stepfunctions", region_name=region), account
             )
+            # The canary runs as the same role (infrastructure/pipeline.py post_deploy_commands): its own calls.
+            canary_failures = run_canary(glue, jobs, timeout_seconds=600, sleep=lambda _: None, report=lambda _: None)
     assert failures, "moto has no state machines and no config items: the smoke check must report them"
+    assert canary_failures == []
     return recorder.calls
 
 
@@ -196,9 +205,13 @@ def test_the_flow_exercised_every_principal(recorded: RecordedFlow) -> None:
     assert {("dynamodb", "UpdateItem"), ("s3", "GetObject"), ("s3", "PutObject")} <= operations[
         aws_calls.FILE_PROCESSOR_JOB
     ]
-    assert {("dynamodb", "Scan"), ("dynamodb", "BatchWriteItem"), ("dynamodb", "DescribeTable")} <= operations[
-        aws_calls.CONFIG_LOADER
-    ]
+    assert {
+        ("dynamodb", "Scan"),
+        ("dynamodb", "BatchWriteItem"),
+        ("dynamodb", "DescribeTable"),
+        ("glue", "StartJobRun"),  # the canary, as the same role
+        ("glue", "GetJobRun"),
+    } <= operations[aws_calls.CONFIG_LOADER]
     scans = {(c.params["TableName"], c.origin) for c in recorded.of(aws_calls.CONFIG_LOADER) if c.operation == "Scan"}
     origin = "odp/config/manager.py (_scan_all)"
     assert scans == {("odp-sandbox-table-config", origin), ("odp-sandbox-batch-config", origin)}
@@ -239,8 +252,41 @@ def test_the_datasets_state_machine_runs_as_production_starts_it(recorded: Recor
 def test_every_call_is_allowed_by_the_principals_policies(
     synthesized: SynthesizedApp, config: OdpConfig, recorded: RecordedFlow, environment: str
 ) -> None:
-    failures = _failures(synthesized, config, recorded, environment, synthesized.data_lakes[environment])
+    """And reachable (issue 24, item 2): the jobs run in isolated subnets; every service they call has an
+    endpoint there."""
+    template = synthesized.data_lakes[environment]
+    failures = _failures(synthesized, config, recorded, environment, template)
+    failures += _unreachable(config, recorded, environment, template)
     assert failures == [], "\n".join(failures)
+
+
+def _unreachable(config: OdpConfig, recorded: RecordedFlow, environment: str, template: dict) -> list[str]:
+    settings = config.environments.environments[environment]
+    resolver = Resolver(template, Deployment(environment, settings.account, settings.region))
+    calls = {name: calls for name, calls in recorded.calls.items() if name in (SANDBOX, environment)}
+    return check_reachability(resolver, calls, tables=config.tables, datasets=config.datasets)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_removing_the_sns_endpoint_fails_naming_the_dataset_jobs_publish(
+    synthesized: SynthesizedApp, config: OdpConfig, recorded: RecordedFlow
+) -> None:
+    template = synthesized.data_lakes["dev"]
+    settings = config.environments.environments["dev"]
+    changed = without_endpoint(
+        template, Resolver(template, Deployment("dev", settings.account, settings.region)), "sns"
+    )
+
+    failures = _unreachable(config, recorded, "dev", changed)
+
+    assert len(failures) == 2  # one per subnet of the dataset job's two connections
+    for failure in failures:
+        assert failure.startswith("dataset-job (Glue job odp-dev-dataset-job) cannot reach sns from subnet "), failure
+        assert failure.endswith(
+            ": no VPC endpoint com.amazonaws.eu-west-1.sns in or for the subnet and no NAT route: needed by "
+            "sns.Publish from etl/jobs/dataset_job.py (record)"
+        ), failure
 
 
 def _without_action(template: dict, config: OdpConfig, principal: str, action: str) -> dict:
@@ -296,6 +342,8 @@ REMOVALS = [
     ("config-loader", "dynamodb:BatchWriteItem", ":table/odp-dev-table-config"),
     ("config-loader", "dynamodb:DescribeTable", ":table/odp-dev-file-tracker"),
     ("config-loader", "states:DescribeStateMachine", ":stateMachine:odp-dev-file-processor-"),
+    ("config-loader", "glue:StartJobRun", ":job/odp-dev-dataset-job"),  # the canary's own calls
+    ("config-loader", "glue:GetJobRun", ":job/odp-dev-file-processor-hourly"),
     (SM_10, "glue:StartJobRun", ":job/odp-dev-file-processor-every_10_minutes"),
     (SM_10, "glue:GetJobRun", ":job/odp-dev-file-processor-every_10_minutes"),
     (SM_10, "sns:Publish", ":odp-dev-alerts"),

@@ -31,7 +31,8 @@ from sandbox import aws_calls
 from sandbox.account import environment_variables
 from sandbox.staging import hadoop_file_uri
 from sandbox.streaming_demo import BASE_MS, POISON_LINE, KinesisFolder, change_record
-from tests.infra.permissions.check import check_template, without_action
+from tests.infra.permissions.check import check_reachability, check_template, without_action
+from tests.infra.permissions.reachability import without_endpoint
 from tests.infra.permissions.requirements import Translation
 from tests.infra.permissions.template import Deployment, Resolver
 from tests.support.streaming_stage import StreamingStage
@@ -189,3 +190,23 @@ def test_removing_a_needed_streaming_grant_fails_naming_it(
         assert failure.startswith("streaming-job (role "), failure
         assert f" is not allowed {action} on " in failure, failure
     assert any(resource in failure.split(" on ", 1)[1] for failure in failures), failures
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_the_micro_batchs_calls_and_the_kinesis_source_are_reachable(
+    streaming_stage: StreamingStage, streaming_flow: StreamingFlow
+) -> None:
+    """Item 3 of issue 24: the Kinesis source needs a kinesis-streams endpoint in the jobs' subnets."""
+    resolver = streaming_flow.resolver(streaming_stage.template)
+    calls = {ENVIRONMENT: streaming_flow.calls}
+    tables = streaming_flow.config.tables
+    assert check_reachability(resolver, calls, tables=tables) == []
+
+    changed = without_endpoint(streaming_stage.template, resolver, "kinesis-streams")
+    failures = check_reachability(streaming_flow.resolver(changed), calls, tables=tables)
+
+    assert len(failures) == 4  # two jobs, two subnets each
+    assert all(f.startswith("streaming-job (Glue job odp-dev-stream-") for f in failures), failures
+    assert all(" cannot reach kinesis-streams from subnet " in f for f in failures), failures
+    assert all(": needed by kinesis:DescribeStream (Glue's Kinesis connector reads " in f for f in failures), failures

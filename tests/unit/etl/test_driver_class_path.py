@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from etl.spark_session import hudi_bundle_jar, local_spark_conf
+from etl.spark_session import hudi_bundle_jar, hudi_extensions_jar, local_spark_conf
 from tests.support.kill_harness import run_child
 
 CHILD = "tests.unit.etl.classpath_child"
@@ -26,6 +26,10 @@ def test_the_local_session_puts_the_bundle_on_the_driver_class_path_and_ships_it
     conf = local_spark_conf(jar, "/tmp/warehouse")
     assert conf["spark.driver.extraClassPath"] == str(jar)
     assert conf["spark.jars"] == str(jar)
+    # ODP's jar of Hudi extensions (jvm/): beside the bundle, where Hudi's class loader finds the classes it loads by name
+    with_extensions = local_spark_conf(jar, "/tmp/warehouse", Path("/jars/odp-hudi-extensions.jar"))
+    assert with_extensions["spark.driver.extraClassPath"] == "/jars/hudi.jar:/jars/odp-hudi-extensions.jar"
+    assert with_extensions["spark.jars"] == "/jars/hudi.jar,/jars/odp-hudi-extensions.jar"
 
 
 @pytest.mark.spark
@@ -33,6 +37,7 @@ def test_the_driver_jvm_started_with_the_bundle_on_its_class_path(spark) -> None
     # the builder's settings reach spark-submit as --conf, which starts the JVM with them
     class_path = spark.sparkContext._jvm.java.lang.System.getProperty("java.class.path").split(":")
     assert str(hudi_bundle_jar()) in class_path
+    assert str(hudi_extensions_jar()) in class_path
 
 
 @pytest.mark.slow

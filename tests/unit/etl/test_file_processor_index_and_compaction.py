@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import etl.hudi.writer
@@ -54,6 +55,12 @@ def test_a_table_written_with_the_old_global_simple_index_moves_to_the_record_in
     assert (upgraded.inserts, upgraded.updates, upgraded.deletes) == (1, 0, 2)
     assert rows_of(spark, upgraded.base_path, ["id", "region", "_hoodie_partition_path"]) == [(1, "us", "region=us")]
     assert (base / ".hoodie" / "metadata" / "record_index").is_dir()
+    # no base file carries a bloom filter (etl.hudi.options.NO_BASE_FILE_BLOOM_FILTER): Hudi keeps it in the
+    # footer's key-value metadata, and neither index reads it
+    base_files = [f for f in base.rglob("*.parquet") if ".hoodie" not in f.parts]
+    assert base_files
+    footers = [pq.ParquetFile(f).metadata.metadata or {} for f in base_files]
+    assert [k for footer in footers for k in footer if b"bloom" in k.lower()] == []
 
 
 @pytest.mark.spark

@@ -16,6 +16,7 @@ from odp.config import load_config
 from odp.config.manager import load_into_dynamodb
 from odp.config.models import SourceFormat
 from odp.tracker import RunStatus
+from tests.support.config_files import ZONES
 from tests.support.lake import Lake, rows_of, table_config
 
 # Not in alphabetical order: a store that sorts the columns would shift every value.
@@ -31,7 +32,9 @@ def write_config_dir(root: Path, tables: dict[str, object]) -> Path:
             "repository": "org/odp",
             "connection_arn": "arn:aws:codeconnections:eu-west-1:000000000000:connection/abc-123",
         },
-        "environments": {"dev": {"account": "111111111111", "region": "eu-west-1", "branch": "main"}},
+        "environments": {
+            "dev": {"account": "111111111111", "region": "eu-west-1", "availability_zones": ZONES, "branch": "main"}
+        },
     }
     (root / "environments.yaml").write_text(yaml.safe_dump(environments))
     cadences = {"cadences": {"hourly": {"schedule": "rate(1 hour)", "batch_size": 5}}}

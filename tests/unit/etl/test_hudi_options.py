@@ -27,6 +27,7 @@ from odp.config.datasets import DatasetConfig, DatasetSource, Refresh, Zone
 from odp.config.models import TableMode, TableType
 from odp.naming import tombstone_path
 from tests.support.lake import table_config
+from tests.support.paths import REPO_ROOT
 
 GLUE = WriteProfile(HudiProfile.GLUE)
 LOCAL = WriteProfile(HudiProfile.LOCAL, cores=2)
@@ -69,6 +70,7 @@ def test_current_cow_partitioned_options() -> None:
     assert options["hoodie.metadata.record.index.enable"] == "true"
     assert options["hoodie.record.index.update.partition.path"] == "true"
     assert options["hoodie.metadata.enable"] == "true"
+    assert options["hoodie.parquet.bloom.filter.enabled"] == "false"  # only bloom indexes read it
     # the writer hands Hudi one row per record key (etl.change_frame.latest_per_key): no second pre-combine
     assert options["hoodie.combine.before.upsert"] == "false"
 
@@ -253,3 +255,23 @@ def test_a_raw_tables_target() -> None:
         one_row_per_key=True,
     )
     assert target.index == "bucket:8"
+
+
+def test_catalog_sync_reads_partition_values_decoded_from_encoded_paths_and_as_written_from_unencoded_ones() -> None:
+    """An encoded table syncs with ODP's decoding extractor (jvm/partition-extractor; tests/unit/etl/
+    test_partition_paths.py runs it), an unencoded one with Hudi's own: a literal % in its paths is no escape."""
+    target = HudiTarget.from_table(table_config("sites", partition_by=("region",)))
+    extractors = {
+        encoded: hudi_write_options(
+            target.with_stored_layout(encoded), operation=WriteOperation.UPSERT, profile=GLUE, catalog_sync=True
+        )["hoodie.datasource.hive_sync.partition_extractor_class"]
+        for encoded in (None, True, False)
+    }
+    assert extractors == {
+        None: "odp.hudi.DecodingPartitionValueExtractor",  # a new table: encoded
+        True: "odp.hudi.DecodingPartitionValueExtractor",
+        False: "org.apache.hudi.hive.MultiPartKeysValueExtractor",
+    }
+    # the class make setup compiles into .cache/jars/odp-hudi-extensions.jar
+    source = REPO_ROOT / "jvm/partition-extractor/src/main/java/odp/hudi/DecodingPartitionValueExtractor.java"
+    assert "public class DecodingPartitionValueExtractor implements PartitionValueExtractor" in source.read_text()

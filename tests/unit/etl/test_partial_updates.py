@@ -160,12 +160,17 @@ def test_a_placeholder_with_nothing_to_keep_fails_its_file(spark, lake: Lake, sa
     ]
     bad = lake.land_json_lines(config, "inventory.products+0+0000000016.json", orphan)
     result = lake.run(spark, config.table_id).tables[0]
-    assert result.status is RunStatus.REFRESH_ERROR
-    assert result.error == (
-        f"ChangeFileError: {bad.key}: row 2, column description: the change leaves the stored value as it is "
+    reason = (
+        f"UnstorableChangeError: {bad.key}: row 2, column description: the change leaves the stored value as it is "
         "(Debezium's unavailable-value placeholder, or a column its file lacks with missing_columns: keep), but key "
         "id=999 has no earlier change in this run and no stored row to take it from"
     )
+    # found before writing: the file is quarantined at its first failure, the rest of the run goes on
+    assert result.status is RunStatus.COMPLETED, result.error
+    assert result.quarantined_files == (bad.key,)
+    [quarantined] = lake.quarantined(config.table_id)
+    assert quarantined.key == bad.key
+    assert reason in quarantined.last_error
     # nothing of the file was written: 107 keeps its stored weight, 999 does not exist
     rows = {row[0]: row[1] for row in rows_of(spark, stored.base_path, ["id", "weight"])}
     assert (rows[107], 999 in rows) == (5.1, False)
@@ -228,17 +233,18 @@ def test_a_parquet_file_missing_a_column_is_refused_kept_or_nulled(spark, lake: 
         else:
             bad[mode] = lake.land_parquet(config, "20260101-1.parquet", second, WITHOUT_EMAIL)
     results = {t.table_id: t for t in lake.run(spark, *(c.table_id for c in tables.values())).tables}
-    refused = results[tables[MissingColumns.REFUSE].table_id]
     message = (
         "missing column(s) email: the file does not carry them, so its changes would set them to NULL (set the "
         "table's missing_columns to keep to leave the stored values, or null to store NULL)"
     )
-    assert refused.status is RunStatus.REFRESH_ERROR
-    assert refused.error == f"ChangeFileError: {bad[MissingColumns.REFUSE].key}: {message}"
-    unconfigured = results[tables["unconfigured"].table_id]
-    assert unconfigured.error == f"ChangeFileError: {bad['unconfigured'].key}: {message}"
-    drops = results[tables["files"].table_id]
-    assert drops.error == f"ChangeFileError: {bad['files'].key}: {message}"
+    # a refusal is deterministic: the file is quarantined at its first failure, its reason kept, the run goes on
+    for mode in (MissingColumns.REFUSE, "unconfigured", "files"):
+        table_id = tables[mode].table_id
+        run = results[table_id]
+        assert run.status is RunStatus.COMPLETED, run.error
+        assert run.quarantined_files == (bad[mode].key,)
+        [quarantined] = lake.quarantined(table_id)
+        assert f"ChangeFileError: {bad[mode].key}: {message}" in quarantined.last_error
     csv_kept = results[tables["csv"].table_id]
     assert csv_kept.status is RunStatus.COMPLETED, csv_kept.error
     assert rows_of(spark, csv_kept.base_path, ["id", "name", "email"]) == [
@@ -270,6 +276,8 @@ def test_a_parquet_file_missing_a_column_is_refused_kept_or_nulled(spark, lake: 
         config, "20260101-2.parquet", [{"Op": "I", "seq": "4", "id": 3, "name": "cy"}], WITHOUT_EMAIL
     )
     again = lake.run(spark, config.table_id).tables[0]
-    assert again.status is RunStatus.REFRESH_ERROR
-    assert again.error.startswith(f"ChangeFileError: {new_key.key}: row 1, column email: the change leaves")
-    assert again.error.endswith("key id=3 has no earlier change in this run and no stored row to take it from")
+    assert again.status is RunStatus.COMPLETED, again.error
+    assert again.quarantined_files == (new_key.key,)
+    [quarantined] = lake.quarantined(config.table_id)
+    assert f"UnstorableChangeError: {new_key.key}: row 1, column email: the change leaves" in quarantined.last_error
+    assert "key id=3 has no earlier change in this run and no stored row to take it from" in quarantined.last_error

@@ -1,7 +1,8 @@
 """Partition values in paths: URL-encoded for new tables, the layout fixed at a table's first write.
 
-Golden runs of the File Processor on real Spark + Hudi, read back by Spark, by hudi-rs and through Hudi's own
-partition value extractor (the class the catalog sync uses), called through the Spark JVM gateway.
+Golden runs of the File Processor on real Spark + Hudi, read back by Spark, by hudi-rs and through the partition value
+extractor the catalog sync is configured with (ODP's ``odp.hudi.DecodingPartitionValueExtractor`` from
+``.cache/jars/odp-hudi-extensions.jar``, which ``make setup`` compiles), called through the Spark JVM gateway.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 from etl.file_processor.processor import run_file_processor
 from etl.hudi.options import WriteOperation, WriteProfile, glue_sync_options, hudi_write_options
-from etl.hudi.partition_paths import ESCAPED, URL_ENCODE_OPTION, needs_encoding
+from etl.hudi.partition_paths import URL_ENCODE_OPTION
 from etl.hudi.target import HudiTarget
 from odp.config.models import TableConfig
 from odp.tracker import RunStatus
@@ -23,9 +24,15 @@ from tests.support.lake import Lake, hudi_rs_rows, rows_of, table_config
 
 SCHEMA = pa.schema([("Op", pa.string()), ("seq", pa.int64()), ("id", pa.int64()), ("region", pa.string())])
 COLUMNS = {"seq": "bigint", "id": "bigint", "region": "string"}
-EXTRACTOR = glue_sync_options(HudiTarget.from_table(table_config("t", partition_by=("region",))))[
-    "hoodie.datasource.hive_sync.partition_extractor_class"
-]  # org.apache.hudi.hive.MultiPartKeysValueExtractor
+EXTRACTOR_OPTION = "hoodie.datasource.hive_sync.partition_extractor_class"
+
+
+def _extractor(spark, encoded: bool = True):  # a py4j JavaObject
+    """The catalog sync's extractor of a ``region``-partitioned table of this layout, instantiated by its class name
+    as the sync does (Hudi's ReflectionUtils, no-argument constructor)."""
+    target = HudiTarget.from_table(table_config("t", partition_by=("region",))).with_stored_layout(encoded)
+    name = glue_sync_options(target)[EXTRACTOR_OPTION]
+    return reduce(getattr, name.split("."), spark.sparkContext._jvm)()
 
 
 def _table(lake: Lake) -> TableConfig:
@@ -52,12 +59,23 @@ def _properties(base_path: str) -> str:
 
 
 @pytest.mark.spark
-def test_escaped_characters_are_hudis(spark) -> None:
-    """ESCAPED (what ODP checks) is exactly what Hudi's own PartitionPathEncodeUtils escapes, ASCII by ASCII."""
-    utils = spark.sparkContext._jvm.org.apache.hudi.common.util.PartitionPathEncodeUtils
-    hudi = {chr(code) for code in range(1, 128) if utils.escapePathName(f"a{chr(code)}b") != f"a{chr(code)}b"}
-    assert hudi == set(ESCAPED)
-    assert [needs_encoding(v) for v in ("eu/west", "eu west", "zürich", "50%")] == [True, False, False, True]
+def test_the_catalog_sync_extractor_decodes_every_value_hudi_encodes(spark) -> None:
+    """Every ASCII character, escaped by Hudi's own escapePathName as the writer does, comes back as it was."""
+    jvm = spark.sparkContext._jvm
+    escape = jvm.org.apache.hudi.common.util.PartitionPathEncodeUtils.escapePathName
+    extractor = _extractor(spark)
+    assert extractor.getClass().getName() == "odp.hudi.DecodingPartitionValueExtractor"
+    values = [f"a{chr(code)}b" for code in range(1, 128)]
+    assert [list(extractor.extractPartitionValuesInPath(f"region={escape(value)}")) for value in values] == [
+        [value] for value in values
+    ]
+    assert list(extractor.extractPartitionValuesInPath("region=eu%2Fwest/city=o%27brien")) == ["eu/west", "o'brien"]
+    assert list(extractor.extractPartitionValuesInPath("")) == []
+    # Hudi's own extractor (what the sync used before) returns the encoded text: the catalog would show it
+    hudis = jvm.org.apache.hudi.hive.MultiPartKeysValueExtractor()
+    assert list(hudis.extractPartitionValuesInPath("region=eu%2Fwest")) == ["eu%2Fwest"]
+    # an unencoded table keeps Hudi's extractor: a literal % in its paths is no escape
+    assert list(_extractor(spark, encoded=False).extractPartitionValuesInPath("region=50%25")) == ["50%25"]
 
 
 def test_new_tables_encode_and_the_options_carry_the_layout() -> None:
@@ -88,30 +106,55 @@ def test_a_slash_in_a_partition_value_is_one_encoded_folder_read_back_as_written
     assert rows_of(spark, run.base_path, ["id", "region"]) == expected
     assert hudi_rs_rows(run.base_path, ["id", "region"]) == expected
     assert spark.read.format("hudi").load(run.base_path).where("region = 'eu/west'").count() == 1
-    # What the catalog sync would register: Hudi's extractor over each partition path, as its hms executor calls it.
-    jvm = spark.sparkContext._jvm
-    extractor = reduce(getattr, EXTRACTOR.split("."), jvm)()  # Hudi's class, as the sync instantiates it
+    # What the catalog sync registers: the configured extractor over each partition path, as its hms executor calls it.
+    extractor = _extractor(spark)
     registered = {
         folder: list(extractor.extractPartitionValuesInPath(folder)) for folder in _partition_folders(run.base_path)
     }
-    decoded = jvm.org.apache.hudi.common.util.PartitionPathEncodeUtils.unescapePathName
-    assert registered == {"region=eu%2Fwest": ["eu%2Fwest"], "region=us": ["us"]}  # as written in the path
-    assert [decoded(value) for values in registered.values() for value in values] == ["eu/west", "us"]
+    assert registered == {"region=eu%2Fwest": ["eu/west"], "region=us": ["us"]}
+
+
+@pytest.fixture
+def local_metastore(spark, tmp_path: Path):  # yields a py4j HiveMetaStoreClient
+    """An embedded Hive metastore (Derby, in tmp_path) for Hudi's hms sync in this session, and a client to read it.
+
+    Hudi's sync builds a new HiveConf, which takes Hive's settings from the JVM's system properties: the Derby URL
+    and a schema created on first use go there for the test, and are cleared after it."""
+    settings = {
+        "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={tmp_path / 'metastore_db'};create=true",
+        "hive.metastore.schema.verification": "false",
+        "datanucleus.schema.autoCreateAll": "true",
+        "hive.metastore.warehouse.dir": str(tmp_path / "hive-warehouse"),
+    }
+    jvm = spark.sparkContext._jvm
+    for key, value in settings.items():
+        jvm.java.lang.System.setProperty(key, value)
+    client = jvm.org.apache.hadoop.hive.metastore.HiveMetaStoreClient(jvm.org.apache.hadoop.hive.conf.HiveConf())
+    yield client
+    client.close()
+    for key in settings:
+        jvm.java.lang.System.clearProperty(key)
 
 
 @pytest.mark.spark
-def test_with_catalog_sync_a_value_the_catalog_would_show_encoded_is_refused(spark, lake: Lake) -> None:
-    """Hudi 1.0.2's hms sync registers the extractor's values undecoded (above: eu%2Fwest): refused, not stored."""
+def test_with_catalog_sync_encoded_values_are_stored_and_registered_decoded(spark, lake: Lake, local_metastore) -> None:
+    """The hms sync (what the Glue jobs run, against the Glue catalog) registers the values as written, not encoded."""
     config = _table(lake)
-    _land(lake, config, "20260101-000001.parquet", [(1, 1, "us"), (2, 2, "eu/west")])
+    _land(lake, config, "20260101-000001.parquet", [(1, 1, "us"), (2, 2, "eu/west"), (3, 3, "o'brien")])
     args = replace(lake.args(config.table_id), catalog_sync=True)
     run = run_file_processor(spark, args, dynamodb=lake.dynamodb, resolve_uri=lake.resolve).tables[0]
-    assert run.status is RunStatus.REFRESH_ERROR
-    assert (
-        f"{config.staging_prefix}20260101-000001.parquet: row 2, partition column region: value 'eu/west' is "
-        "URL-encoded in the partition path, and Hudi 1.0.2's catalog sync registers the encoded text"
-    ) in run.error
-    assert not Path(run.base_path.removeprefix("file:")).exists()  # nothing written
+    assert run.status is RunStatus.COMPLETED, run.error
+    assert _partition_folders(run.base_path) == ["region=eu%2Fwest", "region=o%27brien", "region=us"]
+    assert rows_of(spark, run.base_path, ["id", "region"]) == [(1, "us"), (2, "eu/west"), (3, "o'brien")]
+    partitions = local_metastore.listPartitions("lake_db", config.target_table, -1)
+    registered = {
+        tuple(partition.getValues()): partition.getSd().getLocation().rsplit("/", 1)[-1] for partition in partitions
+    }
+    assert registered == {
+        ("eu/west",): "region=eu%2Fwest",
+        ("o'brien",): "region=o%27brien",
+        ("us",): "region=us",
+    }
 
 
 @pytest.mark.spark
@@ -128,17 +171,18 @@ def test_an_existing_unencoded_table_keeps_its_layout_and_refuses_a_slash(
     assert f"{URL_ENCODE_OPTION}=false" in _properties(first.base_path)
     _land(lake, config, "20260101-000002.parquet", [(2, 2, "o'brien"), (3, 3, "eu/west")])
     refused = lake.run(spark, config.table_id).tables[0]
-    assert refused.status is RunStatus.REFRESH_ERROR
+    # refused before anything was written: the file is quarantined at its first failure, the run goes on
+    assert refused.status is RunStatus.COMPLETED, refused.error
+    [quarantined] = lake.quarantined(config.table_id)
     assert (
         f"{config.staging_prefix}20260101-000002.parquet: row 2, partition column region: value 'eu/west' would "
         "split the partition path into two folder levels: the table was created before ODP URL-encoded partition "
         "values and keeps that layout. To move it to the encoded layout, rebuild it: python -m odp replay "
         f"{config.table_id} (deletes the table"
-    ) in refused.error
+    ) in quarantined.last_error
+    assert refused.quarantined_files == (quarantined.key,)
     assert _partition_folders(first.base_path) == ["region=us"]
     # Without the slash the same table is written in its own layout: o'brien stays as it is in the path.
-    # The refused file was quarantined at its first failure (etl.file_processor.poison): the next run goes on
-    [quarantined] = lake.quarantined(config.table_id)
     assert quarantined.key == f"{config.staging_prefix}20260101-000002.parquet"
     assert lake.landed(config.table_id) == []
     _land(lake, config, "20260101-000003.parquet", [(2, 2, "o'brien")])

@@ -28,6 +28,17 @@ def table(files: dict, index: int = 0) -> dict:
     return files["tables/shop.yaml"]["tables"][index]
 
 
+def stream_every_table(files: dict, stream: str) -> None:
+    """shop.yaml as a DynamoDB source whose tables all come from one stream named ``stream``."""
+    files["streams.yaml"] = {"streams": {stream: {}}}
+    shop = files["tables/shop.yaml"]
+    shop["format"] = "dynamodb"
+    shop["defaults"] = {"stream": stream, "database": "shop_raw"}
+    for entry in shop["tables"]:
+        entry.pop("columns", None)
+        entry.pop("partition_by", None)
+
+
 def test_the_base_configuration_is_valid(tmp_path: Path) -> None:
     config = load_config(write_config(tmp_path, valid_files()))
     assert [t.table_id for t in config.tables] == ["shop.public.orders", "shop.public.customers"]
@@ -165,6 +176,36 @@ CASES: list[tuple[str, Callable[[dict], None], str]] = [
         "disaster-recovery region equal to the primary",
         lambda f: f["environments.yaml"]["environments"]["prod"].update(dr_region="eu-west-1"),
         "environments.yaml: environments.prod: dr_region 'eu-west-1' must differ from region",
+    ),
+    (
+        "availability zone outside the region",
+        lambda f: f["environments.yaml"]["environments"]["dev"].update(availability_zones=["eu-west-1a", "us-east-1b"]),
+        "environments.yaml: environments.dev: availability_zones ['us-east-1b'] are not in region 'eu-west-1'",
+    ),
+    (
+        "one availability zone twice",
+        lambda f: f["environments.yaml"]["environments"]["dev"].update(availability_zones=["eu-west-1a", "eu-west-1a"]),
+        "environments.yaml: environments.dev: availability_zones ['eu-west-1a', 'eu-west-1a'] must be two different zones",
+    ),
+    (
+        "availability zones missing",
+        lambda f: f["environments.yaml"]["environments"]["dev"].pop("availability_zones"),
+        "environments.yaml: environments.dev.availability_zones: Field required",
+    ),
+    (
+        "approved environment without a subscriber to its alerts",
+        lambda f: f["environments.yaml"]["environments"]["prod"].pop("alarm_email"),
+        "environments.yaml: environments.prod: alarm_email is required when manual_approval is true: the alerts "
+        "topic of an approved environment needs a subscriber",
+    ),
+    (
+        "stream name too long for its job-stopped rule",
+        lambda f: stream_every_table(f, "s" * 40),
+        "streams.yaml: streams."
+        + "s" * 40
+        + ": in environment 'prod': the EventBridge rule name 'odp-prod-stream-"
+        + "s" * 40
+        + "-job-stopped' has 68 characters; AWS allows 1 to 64",
     ),
     (
         "VPC too large",

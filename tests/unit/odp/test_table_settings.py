@@ -13,6 +13,7 @@ from odp.config import ConfigError, load_config
 from odp.config.items import table_config_from_item, table_config_item
 from odp.config.manager import load_into_dynamodb
 from odp.config.models import DebeziumShape, MissingColumns, NewColumns, TableSettings, transform_problems
+from tests.support.config_files import ZONES
 
 COLUMNS = {"zeta": "bigint", "alpha": "string", "mid": "decimal(10,2)", "seq": "string"}  # not sorted on purpose
 
@@ -27,7 +28,14 @@ def _config_dir(root: Path, table: dict, fmt: str = "dms") -> Path:
                     "repository": "org/odp",
                     "connection_arn": "arn:aws:codeconnections:eu-west-1:000000000000:connection/abc-123",
                 },
-                "environments": {"dev": {"account": "111111111111", "region": "eu-west-1", "branch": "main"}},
+                "environments": {
+                    "dev": {
+                        "account": "111111111111",
+                        "region": "eu-west-1",
+                        "availability_zones": ZONES,
+                        "branch": "main",
+                    }
+                },
             }
         )
     )

@@ -1,0 +1,183 @@
+"""The fleet runs: the fleet (and longevity) run, the fixed-cost run and the many-files run.
+
+Each generates its files from ``bench.fleet`` before any contender runs, runs the contenders one after
+another on the same files (``bench.runner.run_contender``: every table checked against the model, a
+wrong contender not timed) and returns a results document (see bench/README.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.fleet import FleetModel, FleetSpec, split_into_row_files, workload_summary
+from bench.runner import ContenderResult, build_document, generate, make_contender, run_contender
+from bench.workload import WaveFiles
+
+LOG = logging.getLogger("bench")
+Progress = Callable[[dict[str, Any]], None] | None
+ODP, NAIVE = "odp", "naive_rewrite"
+
+
+def _run_all(
+    model: FleetModel,
+    waves: list[list[WaveFiles]],
+    work_root: Path,
+    contenders: list[str],
+    *,
+    odp_options: dict[str, Any],
+    started: datetime,
+    on_progress: Progress = None,
+) -> dict[str, Any]:
+    results: dict[str, ContenderResult] = {}
+    document: dict[str, Any] = {}
+    for name in contenders:
+        contender = make_contender(name, work_root, **odp_options)
+        results[name] = run_contender(contender, model, waves, model.staging_root)
+        document = build_document(started, workload_summary(model.spec, model), waves, results)  # type: ignore[arg-type]
+        if on_progress is not None:
+            on_progress(document)
+    document.update({f"odp_{key}": value for key, value in odp_options.items()})
+    return document
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    return round(numerator / denominator, 3) if numerator is not None and denominator else None
+
+
+def _timed(document: dict[str, Any], name: str) -> dict[str, Any] | None:
+    result = document["contenders"].get(name)
+    return result if result and result["status"] == "ok" else None
+
+
+def fleet_targets(document: dict[str, Any]) -> dict[str, Any]:
+    """The issue's fleet and longevity targets, read from the document (None where a side is untimed)."""
+    odp, naive = _timed(document, ODP), _timed(document, NAIVE)
+    out: dict[str, Any] = {
+        "cdc_wall_odp_over_naive": _ratio(odp and odp["cdc_seconds"], naive and naive["cdc_seconds"]),
+        "cdc_wall_target": 0.5,
+        "cdc_bytes_written_odp_over_naive": _ratio(
+            odp and odp["cdc_bytes_written"], naive and naive["cdc_bytes_written"]
+        ),
+        "cdc_bytes_written_target": 0.1,
+    }
+    for name, result in document["contenders"].items():
+        if result["status"] != "ok" or len(result["waves"]) <= 5:
+            continue
+        cdc = [wave["seconds"] for wave in result["waves"] if wave["wave"] > 0]
+        out.setdefault("last_wave_over_wave_5", {})[name] = _ratio(cdc[-1], cdc[4])
+    if "last_wave_over_wave_5" in out:
+        out["last_wave_over_wave_5_target"] = 1.2
+    return out
+
+
+def fresh_model(spec: FleetSpec, staging_root: Path) -> FleetModel:
+    """A fleet model over an emptied staging folder."""
+    shutil.rmtree(staging_root, ignore_errors=True)
+    return FleetModel(spec, staging_root)
+
+
+def run_fleet(
+    spec: FleetSpec,
+    work_root: Path,
+    contenders: list[str],
+    *,
+    odp_options: dict[str, Any] | None = None,
+    on_progress: Progress = None,
+) -> dict[str, Any]:
+    """The fleet run (``spec.waves`` CDC waves; the longevity run is the same with more waves)."""
+    started = datetime.now(UTC)
+    LOG.info("generating the fleet %s, %d waves", spec.groups, spec.waves)
+    model, waves = generate(spec, work_root / "staging", FleetModel)
+    assert isinstance(model, FleetModel)
+    document = _run_all(
+        model, waves, work_root, contenders, odp_options=odp_options or {}, started=started, on_progress=on_progress
+    )
+    document["kind"] = "fleet"
+    document["targets"] = fleet_targets(document)
+    return document
+
+
+def run_fixed_cost(
+    tables: int,
+    rows: int,
+    changes: int,
+    work_root: Path,
+    contenders: list[str],
+    *,
+    odp_options: dict[str, Any] | None = None,
+    seed: int = 11,
+) -> dict[str, Any]:
+    """Wave 1: only an anchor table gets a file of ``changes`` rows; wave 2: the anchor and ``tables`` small
+    tables each get one file of ``changes`` rows. (wave 2 - wave 1) / ``tables`` is the cost a small table
+    with a file adds to a wave; the anchor makes every contender start its application in both waves, so
+    the difference is the tables' cost, not a JVM's."""
+    started = datetime.now(UTC)
+    spec = FleetSpec(groups=((1, rows), (tables, rows)), waves=2, seed=seed)
+    model = fresh_model(spec, work_root / "staging")
+    anchor = spec.table_names[0]
+    waves = [
+        model.full_load(),
+        model.wave(1, {anchor: changes}, single_file=True, late=False),
+        model.wave(2, dict.fromkeys(spec.table_names, changes), single_file=True, late=False),
+    ]
+    document = _run_all(model, waves, work_root, contenders, odp_options=odp_options or {}, started=started)
+    document["kind"] = "fixed_cost"
+    fixed: dict[str, Any] = {"tables": tables, "rows": rows, "changes_per_table": changes, "anchor": anchor}
+    for name, result in document["contenders"].items():
+        if result["status"] != "ok":
+            continue
+        none, every = result["waves"][1]["seconds"], result["waves"][2]["seconds"]
+        fixed[name] = {
+            "wave_with_none_s": none,
+            "wave_with_every_table_s": every,
+            "seconds_per_table": round((every - none) / tables, 3),
+        }
+    fixed["target_seconds_per_table"] = 1.0
+    document["fixed_cost"] = fixed
+    return document
+
+
+def run_many_files(
+    files: int,
+    rows: int,
+    work_root: Path,
+    contenders: list[str],
+    *,
+    odp_options: dict[str, Any] | None = None,
+    seed: int = 11,
+) -> dict[str, Any]:
+    """One table of ``rows`` rows, then one CDC wave of ``files`` changes: landed as one file, and (in a
+    second run on the same rows) as ``files`` one-row files. Reports each run and the ratio of the CDC waves."""
+    started = datetime.now(UTC)
+    documents: dict[str, Any] = {}
+    for shape in ("one_file", "many_files"):
+        root = work_root / shape
+        spec = FleetSpec(groups=((1, rows),), waves=1, seed=seed)
+        model = fresh_model(spec, root / "staging")
+        table = spec.table_names[0]
+        load = model.full_load()
+        wave = model.wave(1, {table: files}, single_file=True, late=False)
+        if shape == "many_files":
+            wave = [split_into_row_files(model.staging_root, wave[0])]
+        documents[shape] = _run_all(
+            model, [load, wave], root, contenders, odp_options=odp_options or {}, started=started
+        )
+    ratios = {}
+    for name in contenders:
+        one, many = _timed(documents["one_file"], name), _timed(documents["many_files"], name)
+        ratios[name] = _ratio(many and many["cdc_seconds"], one and one["cdc_seconds"])
+    return {
+        "kind": "many_files",
+        "started_at": started.isoformat(timespec="seconds"),
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "files": files,
+        "rows": rows,
+        "runs": documents,
+        "cdc_wave_many_over_one": ratios,
+        "target": 3.0,
+    }
