@@ -25,7 +25,7 @@ from typing import Any
 
 import boto3
 
-from infrastructure.smoke import config_and_environment
+from infrastructure.smoke import config_and_environment, report
 from odp.config.loader import OdpConfig
 from odp.contracts.datasets import DatasetJobArgs
 from odp.contracts.file_processor import FileProcessorJobArgs
@@ -117,10 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     glue = boto3.session.Session(region_name=environment.region).client("glue")
     jobs = canary_jobs(config, args.env)
     failures = run_canary(glue, jobs, timeout_seconds=args.timeout_minutes * 60)
-    for failure in failures:
-        print(f"FAIL {failure}", file=sys.stderr)
-    print(f"canary of {args.env}: {'ok' if not failures else f'{len(failures)} failure(s)'} ({len(jobs)} job(s))")
-    return 1 if failures else 0
+    return report(f"canary of {args.env} ({len(jobs)} job(s))", failures)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ definition is stepfunctions/file_processor.asl.json, filled through definition s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from aws_cdk import RemovalPolicy, Stack
@@ -16,17 +17,19 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from infrastructure.emr_serverless import EmrServerless
 from infrastructure.lambda_function import encrypted_log_group
 from infrastructure.nag import acknowledge
 from odp.config.models import Cadence
-from odp.contracts.state_machines import DEFINITION_FILE, FileProcessorSubstitutions
+from odp.contracts.state_machines import DEFINITION_FILE, FileProcessorSubstitutions, RunJobTask, glue_run_job
 from odp.naming import schedule_name, state_machine_name
 
 
 def substitutions(
-    *, alerts_topic_arn: str, batch_manager_arn: str, cadence: str, job_name: str, max_concurrency: int
+    *, alerts_topic_arn: str, batch_manager_arn: str, cadence: str, run_job: RunJobTask, max_concurrency: int
 ) -> dict[str, str]:
-    """A value for each placeholder of the File Processor's definition (odp.contracts.state_machines).
+    """A value for each placeholder of the File Processor's definition (odp.contracts.state_machines);
+    ``run_job`` is the engine's task (``glue_run_job`` or ``EmrServerless.run_job``).
 
     Raises:
         DefinitionError: (a ValueError) the definition's placeholders are not the substitutions' fields.
@@ -35,8 +38,8 @@ def substitutions(
         alerts_topic_arn=alerts_topic_arn,
         batch_manager_function_arn=batch_manager_arn,
         cadence=cadence,
-        file_processor_job_name=job_name,
         max_concurrency=max_concurrency,
+        **run_job.fields(),
     ).values()
 
 
@@ -49,8 +52,10 @@ class FileProcessorProps:
         cadence_name: the cadence's name in cadences.yaml.
         cadence: its configuration (schedule, Map concurrency).
         batch_manager: the Batch Manager function the state machine invokes.
-        job_name: the cadence's File Processor job.
+        job_name: the cadence's File Processor Glue job.
         job_arn: its ARN.
+        emr_serverless: the stage's EMR Serverless application and the cadence's static contract arguments when
+            the cadence says ``engine: emr_serverless`` (the state machine then runs the job there); None: Glue.
         alerts_topic: where failures are published.
         key: the state key (encrypts logs, tables, topic).
         removal_policy: RETAIN (default) keeps data when the stack goes; DESTROY deletes it.
@@ -67,6 +72,19 @@ class FileProcessorProps:
     key: kms.IKey
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+    emr_serverless: EmrServerlessRun | None = None
+
+
+@dataclass(frozen=True)
+class EmrServerlessRun:
+    """A cadence's job on the EMR Serverless application: its static contract arguments and timeout."""
+
+    application: EmrServerless
+    static_arguments: Mapping[str, str]
+    timeout_minutes: int
+
+    def task(self) -> RunJobTask:
+        return self.application.run_job(self.static_arguments, self.timeout_minutes)
 
 
 class FileProcessor(Construct):
@@ -113,7 +131,7 @@ class FileProcessor(Construct):
                 alerts_topic_arn=alerts_topic.topic_arn,
                 batch_manager_arn=batch_manager.function_arn,
                 cadence=cadence_name,
-                job_name=job_name,
+                run_job=glue_run_job(job_name) if props.emr_serverless is None else props.emr_serverless.task(),
                 max_concurrency=cadence.max_concurrency,
             ),
             logs=sfn.LogOptions(destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
@@ -128,13 +146,23 @@ class FileProcessor(Construct):
                 resources=[batch_manager.function_arn],
             )
         )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                sid="RunFileProcessorJob",  # what glue:startJobRun.sync needs: start, poll, stop
-                actions=["glue:StartJobRun", "glue:GetJobRun", "glue:GetJobRuns", "glue:BatchStopJobRun"],
-                resources=[job_arn],
+        if props.emr_serverless is None:
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    sid="RunFileProcessorJob",  # what glue:startJobRun.sync needs: start, poll, stop
+                    actions=["glue:StartJobRun", "glue:GetJobRun", "glue:GetJobRuns", "glue:BatchStopJobRun"],
+                    resources=[job_arn],
+                )
             )
-        )
+        else:
+            props.emr_serverless.application.grant_run_jobs(role)
+            acknowledge(
+                role.node.find_child("DefaultPolicy"),
+                "AwsSolutions-IAM5[Resource::<"
+                + Stack.of(self).get_logical_id(props.emr_serverless.application.application)
+                + ".Arn>/jobruns/*]",
+                "emr-serverless:startJobRun.sync polls and cancels the run it started; its id is known only then.",
+            )
         stack = Stack.of(self)
         role.add_to_principal_policy(
             iam.PolicyStatement(

@@ -43,7 +43,8 @@ from constructs import Construct, IDependable
 
 from infrastructure.assets import GlueArtifacts
 from infrastructure.grants import grant_key, grant_objects
-from infrastructure.nag import acknowledge, acknowledge_many, logical_id
+from infrastructure.job_role import grant_catalog_sync, grant_metrics
+from infrastructure.nag import acknowledge_many, logical_id
 from infrastructure.network import Network
 from odp.contracts.metrics import GLUE_NAMESPACE
 from odp.naming import resource_prefix
@@ -76,38 +77,8 @@ GLUE_VPC_ACTIONS = (
     "ec2:CreateTags",
     "ec2:DeleteTags",
 )
-# Hudi's catalog sync (and Spark's catalog reads) on the databases of the family, and the VPC connections.
-CATALOG_ACTIONS = (
-    "glue:GetDatabase",
-    "glue:GetDatabases",
-    "glue:GetTable",
-    "glue:GetTables",
-    "glue:CreateTable",
-    "glue:UpdateTable",
-    "glue:GetPartition",
-    "glue:GetPartitions",
-    "glue:BatchGetPartition",
-    "glue:CreatePartition",
-    "glue:BatchCreatePartition",
-    "glue:UpdatePartition",
-    "glue:BatchUpdatePartition",
-    "glue:DeletePartition",
-    "glue:BatchDeletePartition",
-    "glue:GetConnection",
-)
-# Spark with the Glue Data Catalog reads the `default` database when its session starts.
-DEFAULT_DATABASE = "default"
 # The states after which a job no longer runs; a streaming job should never reach one.
 STOPPED_STATES = ("FAILED", "TIMEOUT", "ERROR", "STOPPED")
-
-
-def catalog_database_arns(catalog: str, databases: Sequence[str]) -> list[str]:
-    """The catalog ARNs the jobs may sync into: each configured database (and `default`) and its tables."""
-    names = sorted(set(databases))
-    return [
-        *(f"{catalog}:database/{name}" for name in sorted({DEFAULT_DATABASE, *names})),
-        *(f"{catalog}:table/{name}/*" for name in names),
-    ]
 
 
 def runtime_arguments(artifacts_bucket: str, artifacts: GlueArtifacts) -> dict[str, str]:
@@ -300,18 +271,7 @@ class GlueJobFamily(Construct):
         grant_key(role, stage_.state_key, encrypt=True)
         if not isinstance(props.data_key, BucketKeys):
             grant_key(role, props.data_key, encrypt=True)
-        catalog = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}"
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid="GlueCatalogSync",
-                actions=list(CATALOG_ACTIONS),
-                resources=[
-                    f"{catalog}:catalog",
-                    *catalog_database_arns(catalog, props.databases),
-                    *(f"{catalog}:connection/{name}" for name in stage_.network.glue_connection_names),
-                ],
-            )
-        )
+        grant_catalog_sync(role, props.databases, connection_names=stage_.network.glue_connection_names)
         role.add_to_policy(
             iam.PolicyStatement(
                 # GetSecurityConfiguration supports no resource-level permission: on any ARN it is never allowed.
@@ -327,14 +287,7 @@ class GlueJobFamily(Construct):
                 resources=[f"arn:{stack.partition}:logs:{stack.region}:{stack.account}:log-group:/aws-glue/*"],
             )
         )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid="GlueMetrics",
-                actions=["cloudwatch:PutMetricData"],
-                resources=["*"],
-                conditions={"StringEquals": {"cloudwatch:namespace": self.metric_namespaces}},
-            )
-        )
+        grant_metrics(role, self.metric_namespaces, sid="GlueMetrics")
         role.add_to_policy(
             iam.PolicyStatement(sid="GlueVpcNetworkInterfaces", actions=list(GLUE_VPC_ACTIONS), resources=["*"])
         )
@@ -365,12 +318,6 @@ class GlueJobFamily(Construct):
             region=stack.region,
             account=stack.account,
         )
-        for database in sorted(set(props.databases)):
-            acknowledge(
-                policy,
-                f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{stack.region}:{stack.account}:table/{database}/*]",
-                f"Hudi's catalog sync creates and updates the tables of database {database}, which change with config.",
-            )
         return role
 
     @property
@@ -424,18 +371,33 @@ class GlueJobFamily(Construct):
 
     def alert_when_stopped(self, job_name: str, *, rule_name: str, topic: sns.ITopic, description: str) -> None:
         """An EventBridge rule sending the job's "Glue Job State Change" to ``topic`` when it stops."""
-        rule = events.Rule(
+        alert_on_event(
             self,
             f"{job_name}-stopped",
             rule_name=rule_name,
             description=description,
-            event_pattern=events.EventPattern(
+            pattern=events.EventPattern(
                 source=["aws.glue"],
                 detail_type=["Glue Job State Change"],
                 detail={"jobName": [job_name], "state": list(STOPPED_STATES)},
             ),
+            topic=topic,
         )
-        rule.add_target(targets.SnsTopic(topic))
+
+
+def alert_on_event(
+    scope: Construct,
+    construct_id: str,
+    *,
+    rule_name: str,
+    description: str,
+    pattern: events.EventPattern,
+    topic: sns.ITopic,
+) -> events.Rule:
+    """An EventBridge rule sending the events ``pattern`` matches (a job or job run state change) to ``topic``."""
+    rule = events.Rule(scope, construct_id, rule_name=rule_name, description=description, event_pattern=pattern)
+    rule.add_target(targets.SnsTopic(topic))
+    return rule
 
 
 def acknowledge_bucket_deployments(stack: Stack, artifacts_bucket: s3.IBucket) -> None:

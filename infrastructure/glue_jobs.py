@@ -14,7 +14,7 @@ from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct
 
 from infrastructure.glue_job import LIBRARY_PREFIX, GlueJobFamily, GlueJobFamilyProps, GlueJobSpec, GlueStage
-from infrastructure.grants import grant_key, grant_objects, grant_table
+from infrastructure.job_role import grant_file_processor_data
 from infrastructure.tracking import Tracking
 from odp.config.models import Cadence
 from odp.contracts.file_processor import FileProcessorJobArgs
@@ -94,21 +94,12 @@ class GlueJobs(GlueJobFamily):
             Annotations.of(self).add_warning_v2(
                 "odp:glue-script-missing", "etl/jobs/file_processor.py does not exist yet: the job has no script"
             )
-        grant_objects(self.role, stage.buckets["staging"], reason="The job reads any landed file of its tables.")
-        grant_objects(
-            self.role,
-            stage.buckets["raw"],
-            write=True,
-            delete=True,  # Hudi cleans old file versions and rewrites file groups
-            reason="The job owns the Hudi tables under s3://raw/<database>/<table>/, any of them.",
-        )
-        for logical in ("file_tracker", "file_tracker_history", "processing_tracker", "processing_tracker_history"):
-            grant_table(self.role, logical, props.tracking.table(logical), write=True)
-        for logical in ("table_config", "batch_config"):
-            grant_table(self.role, logical, props.tracking.table(logical), write=False)
-        grant_key(self.role, stage.zone_keys["staging"], encrypt=False)
+        grant_file_processor_data(self.role, stage.buckets, stage.zone_keys, props.tracking)
         self.job_names: dict[str, str] = {}
+        # cadence -> the job's contract arguments (DefaultArguments; a cadence on EMR Serverless passes the same)
+        self.contract_arguments: dict[str, dict[str, str]] = {}
         for name, cadence in props.cadences.items():
+            self.contract_arguments[name] = job_arguments(props, name)
             job_name = file_processor_job_name(stage.environment, name)
             self.add_job(
                 GlueJobSpec(
@@ -116,7 +107,7 @@ class GlueJobs(GlueJobFamily):
                     name=job_name,
                     description=f"ODP File Processor, cadence {name}: landed CDC files -> Hudi tables",
                     script=artifacts.script or "file_processor.py",
-                    arguments=job_arguments(props, name),
+                    arguments=self.contract_arguments[name],
                     worker_type=cadence.worker_type.value,
                     number_of_workers=cadence.number_of_workers,
                     timeout_minutes=cadence.job_timeout_minutes,

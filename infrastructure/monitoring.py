@@ -15,7 +15,6 @@ from aws_cdk import Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -25,6 +24,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from infrastructure.glue_job import alert_on_event
 from odp.config.models import Cadence
 from odp.contracts.metrics import (
     CADENCE_DIMENSION,
@@ -196,18 +196,18 @@ class Monitoring(Construct):
         self.dashboard.add_widgets(cloudwatch.GraphWidget(title=title, left=metrics))
 
     def watch_glue_jobs(self, job_names: list[str]) -> None:
-        rule = events.Rule(
+        rule = alert_on_event(
             self,
             "GlueJobFailed",
             rule_name=f"{self._prefix}-glue-job-failed",
             description="A File Processor Glue run failed, timed out or errored",
-            event_pattern=events.EventPattern(
+            pattern=events.EventPattern(
                 source=["aws.glue"],
                 detail_type=["Glue Job State Change"],
                 detail={"jobName": job_names, "state": ["FAILED", "TIMEOUT", "ERROR"]},
             ),
+            topic=self.topic,
         )
-        rule.add_target(targets.SnsTopic(self.topic))
         metric = cloudwatch.Metric(
             namespace=EVENTS_NAMESPACE,
             metric_name=MATCHED_EVENTS_METRIC,

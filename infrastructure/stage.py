@@ -17,8 +17,9 @@ from infrastructure.canary import canary_jobs
 from infrastructure.catalog import Catalog, CatalogProps
 from infrastructure.datasets import DatasetJob, DatasetJobProps, Datasets, DatasetsProps
 from infrastructure.deploy_access import DeployAccess, DeployAccessProps
+from infrastructure.emr_serverless import EmrServerless, EmrServerlessProps, needed
 from infrastructure.file_manager import FileManager, FileManagerProps
-from infrastructure.file_processor import FileProcessor, FileProcessorProps
+from infrastructure.file_processor import EmrServerlessRun, FileProcessor, FileProcessorProps
 from infrastructure.glue_job import GlueStage
 from infrastructure.glue_jobs import GlueJobs, GlueJobsProps
 from infrastructure.lake_formation import JobCatalogAccess, LakeFormation, LakeFormationProps
@@ -30,6 +31,7 @@ from infrastructure.streaming import Streaming, StreamingProps
 from infrastructure.tracking import Tracking, TrackingProps
 from odp.config.access import plan_grants
 from odp.config.loader import OdpConfig
+from odp.config.models import Engine
 from odp.config.models import Environment as EnvironmentConfig
 from odp.config.models import RemovalPolicy as RemovalPolicyConfig
 from odp.config.views import View
@@ -201,6 +203,23 @@ class DataLakeStack(Stack):
         # Leases record the job run that holds them; both the planner and the job ask Glue whether it ended.
         glue_jobs.grant_read_job_runs(glue_jobs.role)
         glue_jobs.grant_read_job_runs(batch_manager.function)
+        emr = None  # the EMR Serverless application, only when a cadence runs there
+        if needed(cadences):
+            emr = EmrServerless(
+                self,
+                "EmrServerless",
+                EmrServerlessProps(
+                    stage=glue_stage,
+                    tracking=tracking,
+                    databases=[table.database for table in config.tables],
+                    alerts_topic=monitoring.topic,
+                    removal_policy=removal,
+                    log_retention=retention,
+                ),
+            )
+            glue_jobs.grant_read_job_runs(emr.role)  # a lease may be held by either engine's run
+            for grantee in (emr.role, glue_jobs.role, batch_manager.function):
+                emr.grant_read_job_runs(grantee)
         processors = {
             cadence_name: FileProcessor(
                 self,
@@ -216,6 +235,9 @@ class DataLakeStack(Stack):
                     key=key,
                     removal_policy=removal,
                     log_retention=retention,
+                    emr_serverless=None
+                    if emr is None or cadence.engine is not Engine.EMR_SERVERLESS
+                    else EmrServerlessRun(emr, glue_jobs.contract_arguments[cadence_name], cadence.job_timeout_minutes),
                 ),
             )
             for cadence_name, cadence in cadences.items()
@@ -289,7 +311,10 @@ class DataLakeStack(Stack):
                     databases=catalog.databases,
                     zone_buckets=storage.buckets,
                     zone_keys=storage.keys,
-                    jobs=[JobCatalogAccess(family.role, family.props.databases) for family in job_families],
+                    jobs=[
+                        *(JobCatalogAccess(family.role, family.props.databases) for family in job_families),
+                        *([] if emr is None else [JobCatalogAccess(emr.role, emr.props.databases)]),
+                    ],
                     results_bucket=storage.athena_results,
                     results_key=key,
                     views=assets.views,

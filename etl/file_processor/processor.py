@@ -303,13 +303,7 @@ class _TableRunner:
             try:
                 return plan, self._apply(config, read, base_path, keeper, commits)
             except UnstorableChangeError as error:
-                bad = deterministic_failure(error, plan.apply)
-                if bad is None:
-                    raise
-                after = plan.set_aside(bad, f"{type(error).__name__}: {error}")
-                keeper.check()
-                self._quarantine(config.table_id, after.quarantine[len(plan.quarantine) :], set_aside)
-                plan = after
+                plan = self._set_aside(config.table_id, plan, error, keeper, set_aside)
 
     def _read(
         self, config: TableConfig, plan: TablePlan, base_path: str, keeper: LeaseKeeper, set_aside: list[str]
@@ -330,19 +324,29 @@ class _TableRunner:
                 )
                 changes = read.transform(with_shard(config)).persist()
                 counts = count_changes(changes, tuple(config.primary_key), sources)
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - _set_aside raises it again unless it convicts one file
                 if changes is not None:
                     changes.unpersist()
-                bad = deterministic_failure(error, plan.apply)
-                if bad is None:
-                    raise
-                after = plan.set_aside(bad, f"{type(error).__name__}: {error}")
-                keeper.check()
-                self._quarantine(config.table_id, after.quarantine[len(plan.quarantine) :], set_aside)
-                plan = after
+                plan = self._set_aside(config.table_id, plan, error, keeper, set_aside)
                 continue
             return plan, ReadChanges(sources, changes, counts)
         return plan, None
+
+    def _set_aside(
+        self, table_id: str, plan: TablePlan, error: Exception, keeper: LeaseKeeper, set_aside: list[str]
+    ) -> TablePlan:
+        """The plan without the one file ``error`` convicts (etl.file_processor.poison), that file quarantined.
+
+        Raises:
+            error: again, when it convicts no single file (it may pass on the next try, or names none).
+        """
+        bad = deterministic_failure(error, plan.apply)
+        if bad is None:
+            raise error
+        after = plan.set_aside(bad, f"{type(error).__name__}: {error}")
+        keeper.check()
+        self._quarantine(table_id, after.quarantine[len(plan.quarantine) :], set_aside)
+        return after
 
     def _quarantine(self, table_id: str, held: Sequence[tuple[TrackedFile, str]], set_aside: list[str]) -> None:
         """file_tracker: each held file landed -> quarantined, its reason kept; its key joins ``set_aside``.

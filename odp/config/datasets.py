@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
-from odp.config.models import ColumnName, GlueName, TableConfig, TableMode, TableType, _Strict
+from odp.config.models import ColumnName, Engine, GlueName, TableConfig, TableMode, TableType, _Strict
 
 DATASETS_DIR = "datasets"
 HISTORICAL_SEQ = "_odp_seq"  # historical raw tables keep every change: their record key adds it
@@ -132,6 +132,23 @@ class DatasetFile(_Strict):
         description="incremental (one source, one output row per source row) or full (any SQL).",
     )
     quality: list[QualityRule] = Field(default_factory=list, description="Rules checked before every write.")
+    engine: Engine = Field(
+        default=Engine.GLUE,
+        description=(
+            "What runs the dataset's job: glue (the dataset job) or emr_serverless (not wired yet: refused by "
+            "validation until the datasets state machine can start it on EMR Serverless)."
+        ),
+    )
+
+    @field_validator("engine")
+    @classmethod
+    def _engine_is_wired(cls, value: Engine) -> Engine:
+        if value is not Engine.GLUE:
+            raise ValueError(
+                f"engine {value.value} is not available for datasets yet: the datasets state machine starts the "
+                "Glue dataset job (cadences may use emr_serverless)"
+            )
+        return value
 
     @model_validator(mode="after")
     def _names_are_unique(self) -> DatasetFile:

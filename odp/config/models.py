@@ -184,6 +184,13 @@ class GlueWorkerType(StrEnum):
     G_025X = "G.025X"
 
 
+class Engine(StrEnum):
+    """What runs a job: AWS Glue (the default) or an EMR Serverless application (infrastructure/emr_serverless.py)."""
+
+    GLUE = "glue"
+    EMR_SERVERLESS = "emr_serverless"
+
+
 _WORKER_DPUS = {
     GlueWorkerType.G_025X: 0.25,
     GlueWorkerType.G_1X: 1.0,
@@ -227,6 +234,13 @@ class Cadence(_Strict):
     )
     job_timeout_minutes: Annotated[int, Field(ge=5, le=2880)] = Field(
         default=60, description="Glue job timeout; a run past it fails and its tables retry next time."
+    )
+    engine: Engine = Field(
+        default=Engine.GLUE,
+        description=(
+            "What runs the cadence's File Processor: glue (its Glue job) or emr_serverless (the stage's EMR "
+            "Serverless application; worker_type and number_of_workers then size nothing)."
+        ),
     )
     table_concurrency: Annotated[int, Field(ge=1, le=32)] = Field(
         default=4,

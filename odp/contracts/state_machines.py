@@ -12,9 +12,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_origin
+
+from odp.contracts.file_processor import FileProcessorJobArgs
 
 STEPFUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "stepfunctions"
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
@@ -61,17 +64,123 @@ class Substitutions:
         return render_definition(self.values(), self.DEFINITION.read_text(encoding="utf-8"))
 
 
+GLUE_RUN_JOB = "arn:aws:states:::glue:startJobRun.sync"
+EMR_SERVERLESS_RUN_JOB = "arn:aws:states:::emr-serverless:startJobRun.sync"
+GLUE_RETRY_ERRORS = (
+    "Glue.ConcurrentRunsExceededException",
+    "Glue.ThrottlingException",
+    "Glue.InternalServiceException",
+    "Glue.OperationTimeoutException",
+)
+EMR_SERVERLESS_RETRY_ERRORS = ("EMRServerless.ThrottlingException", "EMRServerless.InternalServerException")
+# etl/jobs/emr_serverless.py's first argument: which job to run.
+FILE_PROCESSOR_JOB = "file_processor"
+_INTRINSIC_SPECIAL = re.compile(r"([\\'{}])")
+_UNRESOLVED_MARK = "${Token["  # a CDK token inside a string
+
+
+@dataclass(frozen=True)
+class RunJobTask:
+    """The ``RunFileProcessor`` task's engine-specific parts (``${RunJob...}`` of the File Processor definition).
+
+    The Map item (a :class:`odp.contracts.batches.Batch`) is the task's input either way; the task's result is
+    ``{"job_run_id": ...}`` for ``BatchSucceeded``."""
+
+    resource: str
+    parameters: Mapping[str, Any]
+    result_selector: Mapping[str, str]
+    retry_errors: Sequence[str]
+
+    def fields(self) -> dict[str, str]:
+        """The four substitution fields of :class:`FileProcessorSubstitutions`, as JSON text."""
+        return {
+            "run_job_resource": self.resource,
+            "run_job_parameters": json.dumps(self.parameters),
+            "run_job_result_selector": json.dumps(self.result_selector),
+            "run_job_retry_errors": json.dumps(list(self.retry_errors)),
+        }
+
+
+def glue_run_job(job_name: str) -> RunJobTask:
+    """glue:startJobRun.sync of the cadence's job; the Map item's ``arguments`` are the run's Arguments."""
+    return RunJobTask(
+        resource=GLUE_RUN_JOB,
+        parameters={"JobName": job_name, "Arguments.$": "$.arguments"},
+        result_selector={"job_run_id.$": "$.Id", "state.$": "$.JobRunState"},
+        retry_errors=GLUE_RETRY_ERRORS,
+    )
+
+
+def intrinsic_literal(value: str) -> str:
+    """A string literal of an intrinsic function (``'...'`` with ``' { } \\`` escaped).
+
+    A value holding a CDK token (a bucket name, a table name) is left unescaped: what it resolves to has none of
+    those characters, and escaping would break the token's own braces."""
+    if _UNRESOLVED_MARK in value:
+        return f"'{value}'"
+    return "'" + _INTRINSIC_SPECIAL.sub(r"\\\1", value) + "'"
+
+
+def entry_point_arguments(job: str, static_arguments: Mapping[str, str]) -> str:
+    """Pure: the ``States.Array(...)`` of ``etl/jobs/emr_serverless.py``'s arguments: the job, the contract's static
+    arguments (what Glue holds as DefaultArguments) and each per-run argument from the Map item's field of the same
+    name (a tuple as JSON text, as the contract renders it)."""
+    per_run = [argument for argument in FileProcessorJobArgs.arguments() if argument.per_run]
+    parts = [intrinsic_literal(job)]
+    for name, value in static_arguments.items():
+        parts += [intrinsic_literal(name), intrinsic_literal(value)]
+    for argument in per_run:
+        path = f"$.{argument.field}"
+        value = f"States.JsonToString({path})" if get_origin(argument.kind) is tuple else path
+        parts += [intrinsic_literal(f"--{argument.name}"), value]
+    return f"States.Array({', '.join(parts)})"
+
+
+def emr_serverless_run_job(
+    *,
+    application_id: str,
+    execution_role_arn: str,
+    entry_point: str,
+    static_arguments: Mapping[str, str],
+    spark_submit_parameters: str,
+    timeout_minutes: int,
+) -> RunJobTask:
+    """emr-serverless:startJobRun.sync of ``etl/jobs/emr_serverless.py file_processor`` with the same contract."""
+    return RunJobTask(
+        resource=EMR_SERVERLESS_RUN_JOB,
+        parameters={
+            "ApplicationId": application_id,
+            "ExecutionRoleArn": execution_role_arn,
+            "Name.$": "$.batch_id",
+            "ExecutionTimeoutMinutes": timeout_minutes,
+            "JobDriver": {
+                "SparkSubmit": {
+                    "EntryPoint": entry_point,
+                    "EntryPointArguments.$": entry_point_arguments(FILE_PROCESSOR_JOB, static_arguments),
+                    "SparkSubmitParameters": spark_submit_parameters,
+                }
+            },
+        },
+        result_selector={"job_run_id.$": "$.JobRunId"},
+        retry_errors=EMR_SERVERLESS_RETRY_ERRORS,
+    )
+
+
 @dataclass(frozen=True)
 class FileProcessorSubstitutions(Substitutions):
-    """``stepfunctions/file_processor.asl.json``, one state machine per cadence."""
+    """``stepfunctions/file_processor.asl.json``, one state machine per cadence; the ``run_job_*`` fields come from
+    :meth:`RunJobTask.fields` (:func:`glue_run_job` or :func:`emr_serverless_run_job`)."""
 
     DEFINITION: ClassVar[Path] = STEPFUNCTIONS_DIR / "file_processor.asl.json"
 
     alerts_topic_arn: str
     batch_manager_function_arn: str
     cadence: str
-    file_processor_job_name: str
     max_concurrency: int
+    run_job_resource: str
+    run_job_parameters: str
+    run_job_result_selector: str
+    run_job_retry_errors: str
 
 
 @dataclass(frozen=True)

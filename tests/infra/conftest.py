@@ -78,3 +78,11 @@ def lake_formation_template(tmp_path_factory: pytest.TempPathFactory) -> dict[st
     from tests.support.lake_formation_stage import build_lake_formation_template
 
     return build_lake_formation_template(tmp_path_factory.mktemp("lf-config"), tmp_path_factory.mktemp("lf-cdk.out"))
+
+
+@pytest.fixture(scope="session")
+def emr_stage(tmp_path_factory: pytest.TempPathFactory):
+    """A stage with one cadence on EMR Serverless (tests/support/emr_stage.py), synthesized once per session."""
+    from tests.support.emr_stage import build_emr_stage
+
+    return build_emr_stage(tmp_path_factory.mktemp("emr-config"), tmp_path_factory.mktemp("emr-cdk.out"))

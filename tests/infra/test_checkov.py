@@ -1,5 +1,5 @@
 """checkov (the ecosystem's independent IaC scanner, pinned in requirements-checkov.txt) on every
-environment's synthesized templates and the two-stream stage: each failed check carries a recorded reason
+environment's synthesized templates, the two-stream stage and the stage with a cadence on EMR Serverless: each failed check carries a recorded reason
 in infrastructure/checkov_suppressions.yaml, and each recorded reason still explains a finding.
 
 checkov runs once per session, over both cloud assemblies (tests/support/checkov.py).
@@ -15,8 +15,8 @@ from tests.support.synth import SynthesizedApp
 
 
 @pytest.fixture(scope="module")
-def checkov_run(synthesized: SynthesizedApp, streaming_stage: StreamingStage) -> CheckovRun:
-    return run_checkov([synthesized.outdir, streaming_stage.outdir])
+def checkov_run(synthesized: SynthesizedApp, streaming_stage: StreamingStage, emr_stage: StreamingStage) -> CheckovRun:
+    return run_checkov([synthesized.outdir, streaming_stage.outdir, emr_stage.outdir])
 
 
 def test_checkov_read_every_template(checkov_run: CheckovRun, synthesized: SynthesizedApp) -> None:

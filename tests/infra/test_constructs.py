@@ -1,6 +1,7 @@
 """Each construct of the stage on its own bare stack, with its typed props: aws_cdk.assertions on what it
 creates and the cdk-nag audit (no finding left, no acknowledgment unused). FileManager, Network,
-DeployAccess, SecureBucket, the Glue job base and Datasets have their own modules; the rest are here."""
+DeployAccess, SecureBucket, the Glue job base and Datasets have their own modules; the rest (EMR Serverless
+included) are here."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from infrastructure.application import ASSET_CACHE, REPO_ROOT
 from infrastructure.assets import GlueArtifacts, lambda_code
 from infrastructure.batch_manager import BatchManager, BatchManagerProps
 from infrastructure.catalog import Catalog, CatalogProps
-from infrastructure.file_processor import FileProcessor, FileProcessorProps
+from infrastructure.emr_serverless import EmrServerless, EmrServerlessProps, needed
+from infrastructure.file_processor import EmrServerlessRun, FileProcessor, FileProcessorProps
 from infrastructure.glue_job import GlueStage
 from infrastructure.glue_jobs import GlueJobs, GlueJobsProps
 from infrastructure.lambda_function import FunctionOwnerProps, FunctionSpec, OdpFunction, OdpFunctionProps
@@ -145,17 +147,15 @@ def test_batch_manager(tmp_path, code_dir) -> None:
     assert_nag_clean(app)
 
 
-def test_file_processor(tmp_path) -> None:
-    app, stack = bare_stack(tmp_path)
-    key = kms.Key(stack, "Key", enable_key_rotation=True)
-    monitoring = Monitoring(stack, "Monitoring", MonitoringProps(environment="x", key=key))
-    FileProcessor(
+def _file_processor(stack, key: kms.IKey, monitoring: Monitoring, cadence: Cadence, **more) -> FileProcessor:
+    """The cadence ``hourly``'s File Processor on a bare stack (its Glue job and Batch Manager by ARN)."""
+    return FileProcessor(
         stack,
         "FileProcessor",
         FileProcessorProps(
             environment="x",
             cadence_name="hourly",
-            cadence=Cadence(schedule="rate(1 hour)", batch_size=5, max_concurrency=3),
+            cadence=cadence,
             batch_manager=lambda_.Function.from_function_arn(
                 stack, "Manager", "arn:aws:lambda:eu-west-1:111111111111:function:odp-x-batch-manager"
             ),
@@ -163,8 +163,16 @@ def test_file_processor(tmp_path) -> None:
             job_arn="arn:aws:glue:eu-west-1:111111111111:job/odp-x-file-processor-hourly",
             alerts_topic=monitoring.topic,
             key=key,
+            **more,
         ),
     )
+
+
+def test_file_processor(tmp_path) -> None:
+    app, stack = bare_stack(tmp_path)
+    key = kms.Key(stack, "Key", enable_key_rotation=True)
+    monitoring = Monitoring(stack, "Monitoring", MonitoringProps(environment="x", key=key))
+    _file_processor(stack, key, monitoring, Cadence(schedule="rate(1 hour)", batch_size=5, max_concurrency=3))
     template = Template.from_stack(stack)
     template.has_resource_properties(
         "AWS::StepFunctions::StateMachine", {"StateMachineName": "odp-x-file-processor-hourly"}
@@ -202,32 +210,29 @@ def test_query(tmp_path, config, removal, deletion) -> None:
     assert_nag_clean(app)
 
 
-def test_glue_jobs(tmp_path, config) -> None:
-    app, stack = bare_stack(tmp_path)
+def _job_stage(stack, folder: Path, script: str | None) -> tuple[Storage, Tracking, GlueStage]:
+    """Storage, network and trackers on ``stack``, and the GlueStage every job construct takes."""
     storage = Storage(stack, "Storage", StorageProps(environment="x", retention=RetentionSettings(7, 30)))
     network = Network(stack, "Network", NetworkProps(environment="x", cidr="10.1.0.0/16", log_key=storage.state_key))
     tracking = Tracking(stack, "Tracking", TrackingProps(environment="x", key=storage.state_key))
+    artifacts = GlueArtifacts(
+        directory=folder, script=script, library="odp_etl.zip", wheels_zip="w.gluewheels.zip", wheels=()
+    )
+    stage = GlueStage("x", network, storage.buckets, storage.keys, storage.state_key, artifacts)
+    return storage, tracking, stage
+
+
+def test_glue_jobs(tmp_path, config) -> None:
+    app, stack = bare_stack(tmp_path)
     folder = tmp_path / "glue"
     folder.mkdir()
     (folder / "file_processor.py").write_text("print(1)\n", encoding="utf-8")
+    _, tracking, stage = _job_stage(stack, folder, "file_processor.py")
     jobs = GlueJobs(
         stack,
         "Glue",
         GlueJobsProps(
-            stage=GlueStage(
-                environment="x",
-                network=network,
-                buckets=storage.buckets,
-                zone_keys=storage.keys,
-                state_key=storage.state_key,
-                artifacts=GlueArtifacts(
-                    directory=folder,
-                    script="file_processor.py",
-                    library="odp_etl.zip",
-                    wheels_zip="w.gluewheels.zip",
-                    wheels=(),
-                ),
-            ),
+            stage=stage,
             cadences=config.cadences.cadences,
             tracking=tracking,
             history_retention_days=30,
@@ -241,4 +246,47 @@ def test_glue_jobs(tmp_path, config) -> None:
     statements = json.dumps(template.find_resources("AWS::IAM::Policy"))
     assert '"Sid": "GlueMetrics"' in statements
     assert '"ODP"' in statements  # the table runs' cost metrics namespace
+    assert_nag_clean(app)
+
+
+def test_emr_serverless_application_and_a_cadence_on_it(tmp_path, config) -> None:
+    app, stack = bare_stack(tmp_path)
+    storage, tracking, stage = _job_stage(stack, tmp_path, None)
+    monitoring = Monitoring(stack, "Monitoring", MonitoringProps(environment="x", key=storage.state_key))
+    emr = EmrServerless(
+        stack,
+        "Emr",
+        EmrServerlessProps(
+            stage=stage,
+            tracking=tracking,
+            databases=["shop_raw"],
+            alerts_topic=monitoring.topic,
+            initial_executors=4,
+            image_uri="111111111111.dkr.ecr.eu-west-1.amazonaws.com/odp-emr:1",
+        ),
+    )
+    _file_processor(
+        stack,
+        storage.state_key,
+        monitoring,
+        Cadence(schedule="rate(1 hour)", batch_size=5, engine="emr_serverless"),
+        emr_serverless=EmrServerlessRun(emr, {"--odp_cadence": "hourly"}, 45),
+    )
+    template = Template.from_stack(stack)
+    template.has_resource_properties(
+        "AWS::EMRServerless::Application",
+        {
+            "Name": "odp-x-spark",
+            "ReleaseLabel": "emr-7.12.0",
+            "ImageConfiguration": {"ImageUri": "111111111111.dkr.ecr.eu-west-1.amazonaws.com/odp-emr:1"},
+            "InitialCapacity": Match.array_with(
+                [Match.object_like({"Key": "Executor", "Value": Match.object_like({"WorkerCount": 4})})]
+            ),
+        },
+    )
+    machine = next(iter(template.find_resources("AWS::StepFunctions::StateMachine").values()))
+    values = machine["Properties"]["DefinitionSubstitutions"]
+    assert values["RunJobResource"] == "arn:aws:states:::emr-serverless:startJobRun.sync"
+    assert '\\"ExecutionTimeoutMinutes\\": 45' in json.dumps(values["RunJobParameters"])
+    assert not needed(config.cadences.cadences)  # the shipped configuration stays on Glue: no application
     assert_nag_clean(app)

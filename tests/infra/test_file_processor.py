@@ -40,7 +40,8 @@ def test_substitutions_fill_map_concurrency_job_and_cadence(synthesized, config)
         _, props = machines[state_machine_name("test", name)]
         values = props["DefinitionSubstitutions"]
         assert values["MaxConcurrency"] == str(cadence.max_concurrency)
-        assert values["FileProcessorJobName"] == file_processor_job_name("test", name)
+        assert json.loads(values["RunJobParameters"])["JobName"] == file_processor_job_name("test", name)
+        assert values["RunJobResource"] == "arn:aws:states:::glue:startJobRun.sync"
         assert values["Cadence"] == name
         assert "Fn::GetAtt" in values["BatchManagerFunctionArn"]
         assert "Ref" in values["AlertsTopicArn"]
@@ -87,10 +88,12 @@ def test_state_machine_role_is_scoped_to_its_job_function_and_topic(synthesized)
 
 
 def test_substitutions_refuse_a_changed_placeholder_list(monkeypatch, tmp_path) -> None:
-    from odp.contracts.state_machines import FileProcessorSubstitutions
+    from odp.contracts.state_machines import FileProcessorSubstitutions, glue_run_job
 
     changed = tmp_path / "file_processor.asl.json"
     changed.write_text(FileProcessorSubstitutions.DEFINITION.read_text(encoding="utf-8") + "${NewPlaceholder}")
     monkeypatch.setattr(FileProcessorSubstitutions, "DEFINITION", changed)
     with pytest.raises(ValueError, match="NewPlaceholder"):
-        substitutions(alerts_topic_arn="a", batch_manager_arn="b", cadence="c", job_name="j", max_concurrency=1)
+        substitutions(
+            alerts_topic_arn="a", batch_manager_arn="b", cadence="c", run_job=glue_run_job("j"), max_concurrency=1
+        )

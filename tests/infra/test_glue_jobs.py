@@ -109,7 +109,7 @@ def test_network_connection_and_databases(synthesized, config) -> None:
 
 
 def test_catalog_grant_names_each_configured_database(synthesized, config) -> None:
-    from infrastructure.glue_job import catalog_database_arns
+    from infrastructure.job_role import catalog_database_arns
 
     assert catalog_database_arns("c", ["b", "a", "b"]) == [
         "c:database/a",

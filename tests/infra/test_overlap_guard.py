@@ -18,7 +18,7 @@ from moto import mock_aws
 from moto.core.responses import ActionResult
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from odp.contracts.state_machines import render_definition
+from odp.contracts.state_machines import glue_run_job, placeholder_name, render_definition
 from sandbox.moto_patches import ServiceBindings, bound_services
 
 GUARD_STATES = (
@@ -33,8 +33,8 @@ VALUES = {
     "AlertsTopicArn": "arn:aws:sns:eu-west-1:123456789012:alerts",
     "BatchManagerFunctionArn": "arn:aws:lambda:eu-west-1:123456789012:function:batch-manager",
     "Cadence": "hourly",
-    "FileProcessorJobName": "odp-dev-file-processor-hourly",
     "MaxConcurrency": 1,
+    **{placeholder_name(k): v for k, v in glue_run_job("odp-dev-file-processor-hourly").fields().items()},
 }
 
 

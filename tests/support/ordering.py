@@ -49,6 +49,11 @@ ORDERED_PROPERTIES: dict[tuple[str, str], tuple[str, ...]] = {
     ("AWS::EC2::VPCEndpoint", "SubnetIds"): ("AWS::EC2::Subnet",),
     ("AWS::EC2::VPCEndpoint", "SecurityGroupIds"): ("AWS::EC2::SecurityGroup",),
     ("AWS::EC2::FlowLog", "LogGroupName"): ("AWS::Logs::LogGroup",),
+    ("AWS::EMRServerless::Application", "NetworkConfiguration.SubnetIds"): ("AWS::EC2::Subnet",),
+    ("AWS::EMRServerless::Application", "NetworkConfiguration.SecurityGroupIds"): ("AWS::EC2::SecurityGroup",),
+    ("AWS::EMRServerless::Application", "MonitoringConfiguration.CloudWatchLoggingConfiguration.LogGroupName"): (
+        "AWS::Logs::LogGroup",
+    ),
     # Lake Formation (infrastructure/lake_formation.py): databases, LF-Tags, filters and locations by name.
     ("AWS::LakeFormation::Resource", "RoleArn"): ("AWS::IAM::Role",),
     ("AWS::LakeFormation::TagAssociation", "Resource.Database.Name"): ("AWS::Glue::Database",),

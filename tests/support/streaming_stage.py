@@ -73,9 +73,15 @@ class StreamingStage:
 
 def build_streaming_stage(config_dir: Path, outdir: Path) -> StreamingStage:
     """Write :data:`CONFIG` to ``config_dir``, build and synthesize the app (cdk-nag runs: a finding raises)."""
+    return build_stage(CONFIG, config_dir, outdir)
+
+
+def build_stage(config: dict[str, Any], config_dir: Path, outdir: Path) -> StreamingStage:
+    """Write ``config`` (file name -> content) to ``config_dir``, build and synthesize the app with its one
+    environment ``dev`` (cdk-nag runs: a finding raises)."""
     from infrastructure.application import build_app, cdk_json_context, new_app
 
-    for name, content in CONFIG.items():
+    for name, content in config.items():
         (config_dir / name).parent.mkdir(parents=True, exist_ok=True)
         (config_dir / name).write_text(yaml.safe_dump(content, sort_keys=False))
     app = build_app(new_app(context=cdk_json_context(), outdir=str(outdir)), config_dir=config_dir)

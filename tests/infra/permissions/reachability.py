@@ -66,7 +66,8 @@ def needs_of(calls: Iterable[AwsCall], requirements: Iterable[Requirement]) -> l
 def _subnets_of_connection(resolver: Resolver, name: str) -> str:
     for logical, connection in resolver.of_type("AWS::Glue::Connection").items():
         connection_input = connection["Properties"]["ConnectionInput"]
-        if resolver.resolve(connection_input["Name"]) == name:
+        # a job names its connection by Ref (resolved to the logical id) or, in older templates, by its name
+        if name in (logical, resolver.resolve(connection_input["Name"])):
             requirements = connection_input.get("PhysicalConnectionRequirements", {})
             if "SubnetId" not in requirements:
                 raise TemplateError(f"Glue connection {name} ({logical}) names no subnet")

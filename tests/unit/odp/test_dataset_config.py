@@ -99,3 +99,22 @@ def test_name_and_sql_file(tmp_path: Path) -> None:
         "datasets/a.yaml: sql: SQL file datasets/other.sql not found",
         "datasets/b.yaml: sql: SQL file datasets/b.sql is empty",
     ]
+
+
+def test_engine_of_a_cadence_defaults_to_glue_and_takes_emr_serverless(tmp_path: Path) -> None:
+    files = valid_files()
+    name = next(iter(files["cadences.yaml"]["cadences"]))
+    assert load_config(write_config(tmp_path, files)).cadences.cadences[name].engine.value == "glue"
+    files["cadences.yaml"]["cadences"][name]["engine"] = "emr_serverless"
+    assert load_config(write_config(tmp_path, files)).cadences.cadences[name].engine.value == "emr_serverless"
+
+
+def test_an_unknown_engine_and_a_dataset_on_emr_serverless_are_refused(tmp_path: Path) -> None:
+    files = files_with(dataset("a", engine="emr_serverless"))
+    name = next(iter(files["cadences.yaml"]["cadences"]))
+    files["cadences.yaml"]["cadences"][name]["engine"] = "dataproc"
+    assert errors(tmp_path, files) == [
+        f"cadences.yaml: cadences.{name}.engine: Input should be 'glue' or 'emr_serverless'",
+        "datasets/a.yaml: engine: engine emr_serverless is not available for datasets yet: the datasets "
+        "state machine starts the Glue dataset job (cadences may use emr_serverless)",
+    ]

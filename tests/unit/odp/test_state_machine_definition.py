@@ -12,6 +12,7 @@ from odp.contracts.state_machines import (
     DatasetsSubstitutions,
     DefinitionError,
     FileProcessorSubstitutions,
+    glue_run_job,
     placeholder_name,
     placeholders_in,
     render_definition,
@@ -21,8 +22,8 @@ VALUES = {
     "AlertsTopicArn": "arn:aws:sns:eu-west-1:123456789012:alerts",
     "BatchManagerFunctionArn": "arn:aws:lambda:eu-west-1:123456789012:function:batch-manager",
     "Cadence": "every_10_minutes",
-    "FileProcessorJobName": "odp-dev-file-processor-every_10_minutes",
     "MaxConcurrency": 4,
+    **{placeholder_name(k): v for k, v in glue_run_job("odp-dev-file-processor-every_10_minutes").fields().items()},
 }
 
 
@@ -42,7 +43,9 @@ def test_rendered_definition_has_no_placeholder_left_and_bounded_concurrency() -
     assert process["MaxConcurrency"] == 4
     task = process["Iterator"]["States"]["RunFileProcessor"]
     assert task["Resource"] == "arn:aws:states:::glue:startJobRun.sync"
-    assert task["Parameters"]["JobName"] == VALUES["FileProcessorJobName"]
+    assert task["Parameters"] == {"JobName": "odp-dev-file-processor-every_10_minutes", "Arguments.$": "$.arguments"}
+    assert task["ResultSelector"] == {"job_run_id.$": "$.Id", "state.$": "$.JobRunState"}
+    assert "Glue.ConcurrentRunsExceededException" in task["Retry"][0]["ErrorEquals"]
 
 
 def test_missing_or_extra_values_are_refused() -> None:
@@ -58,15 +61,18 @@ def test_each_placeholder_is_one_field_of_its_substitutions_class() -> None:
         "AlertsTopicArn",
         "BatchManagerFunctionArn",
         "Cadence",
-        "FileProcessorJobName",
         "MaxConcurrency",
+        "RunJobResource",
+        "RunJobParameters",
+        "RunJobResultSelector",
+        "RunJobRetryErrors",
     )
     filled = FileProcessorSubstitutions(
         alerts_topic_arn=VALUES["AlertsTopicArn"],
         batch_manager_function_arn=VALUES["BatchManagerFunctionArn"],
         cadence=VALUES["Cadence"],
-        file_processor_job_name=VALUES["FileProcessorJobName"],
         max_concurrency=4,
+        **glue_run_job("odp-dev-file-processor-every_10_minutes").fields(),
     )
     assert filled.values() == {name: str(value) for name, value in VALUES.items()}
     assert filled.render() == render_definition(VALUES)
