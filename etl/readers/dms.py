@@ -5,7 +5,8 @@ DMS upper-cases column names when the task says so; names are matched case-insen
 written as configured (lower case when not configured). Ordering: the configured column (validated
 per row, see :func:`ordering_of`), then the file key, then the row position.
 
-Parquet is read by Spark; CSV is parsed per file on the executors (:mod:`etl.readers.csv_records`):
+Parquet is read by Spark, a table's files in one scan per distinct schema (:mod:`etl.readers.one_scan`: footers
+checked per file first); CSV is parsed per file on the executors (:mod:`etl.readers.csv_records`):
 header or not, every line's field count checked, strict decoding. Declared column types are enforced
 on both (:func:`etl.readers.typed_values.strict_cast`).
 """
@@ -15,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import reduce
 
-from py4j.protocol import Py4JJavaError
-from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -27,7 +26,6 @@ from etl.readers.common import (
     ERROR,
     SourceFile,
     expected_columns,
-    java_cause,
     keep_marks,
     missing_columns_of,
     row_error,
@@ -35,12 +33,12 @@ from etl.readers.common import (
 from etl.readers.csv_records import parse_csv_content
 from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.json_sources import parsed_changes
-from etl.readers.new_columns import DROPPED, DROPPED_TYPE, file_columns_rule
+from etl.readers.new_columns import DROPPED, DROPPED_TYPE, file_columns_rule, refusal, undeclared
+from etl.readers.one_scan import FULL_LOAD, by_schema, parquet_scan, parquet_schemas
 from etl.readers.typed_values import spark_type, strict_cast, typed_values
-from odp.config.models import TableConfig
+from odp.config.models import NewColumns, TableConfig
 
 OP_SOURCE = "op"
-FULL_LOAD = "_odp_full_load"  # transient: the CSV row comes from a full-load file
 ORDERING_DIGITS = 20
 # $AR_H_CHANGE_SEQ (DMS's change sequence) is 35 digits: digit text is padded to at least that, so a value
 # stored by an earlier release (unpadded 35 digits) and a new one compare the same way.
@@ -103,25 +101,52 @@ def ordering_of(
     return F.coalesce(text, F.lit("")), F.coalesce(missing, error)
 
 
-def _load_parquet(spark: SparkSession, source: SourceFile) -> DataFrame:
-    try:
-        frame = spark.read.parquet(source.uri)
-        frame.schema  # noqa: B018 - resolves the footer now, so a broken file is named here
-    except (CapturedException, Py4JJavaError) as error:
-        raise ChangeFileError(source.key, f"unreadable Parquet: {java_cause(error)}") from error
-    frame = frame.toDF(*[column.lower() for column in frame.columns])
-    return frame.withColumn(ROW, F.monotonically_increasing_id()).withColumn(ERROR, F.lit(None).cast("string"))
-
-
-def _parquet_changes(spark: SparkSession, source: SourceFile, config: TableConfig) -> DataFrame:
-    """A Parquet file's rows under the table's ``new_columns`` (:func:`etl.readers.new_columns.file_columns_rule`).
+def _file_columns_checked(
+    source: SourceFile, names: Sequence[str], config: TableConfig, expected: Sequence[str]
+) -> list[str]:
+    """Pure: the checks of one Parquet file's declared columns (``names``, lower case, from its footer), in the
+    order a file is refused; returns the expected columns its changes keep stored (``missing_columns: keep``).
 
     Raises:
-        ChangeFileError: unreadable Parquet; a column outside ``columns`` under ``new_columns: refuse``.
+        ChangeFileError: a column outside ``columns`` under ``new_columns: refuse``, a missing key column, a
+            missing column the table refuses, no Op column in a CDC file, no ordering column in a CDC file.
     """
-    frame = _load_parquet(spark, source)
-    data = [name for name in frame.columns if name not in (OP_SOURCE, ROW, ERROR)]
-    return file_columns_rule(frame, data, source.key, config)
+    extra = undeclared([name for name in names if name != OP_SOURCE], config)
+    if extra and config.new_columns is NewColumns.REFUSE:
+        raise ChangeFileError(source.key, refusal(config, extra[0]))
+    for key in config.primary_key:
+        if key.lower() not in names:
+            raise ChangeFileError(source.key, f"missing key column {key}")
+    kept = missing_columns_of(source.key, names, expected, config)
+    if OP_SOURCE not in names and not source.is_full_load:
+        raise ChangeFileError(source.key, "missing Op column in a CDC file")
+    ordering_name = (config.ordering_column or "").lower()
+    if ordering_name and ordering_name not in names and not source.is_full_load:
+        raise ChangeFileError(source.key, f"missing ordering column {config.ordering_column}")
+    return kept
+
+
+def _parquet_frames(
+    spark: SparkSession,
+    files: Sequence[SourceFile],
+    config: TableConfig,
+    horizon: EventTimeHorizon | None,
+    expected: Sequence[str],
+) -> list[DataFrame]:
+    """The change frames of the Parquet files: every footer checked in file order (the first bad file is
+    named), then one scan per distinct schema (:mod:`etl.readers.one_scan`), usually one for the table."""
+    schemas = parquet_schemas(spark, files)
+    kept_of: dict[str, list[str]] = {}
+    for source, schema in zip(files, schemas, strict=True):
+        names = [name.lower() for name in schema.fieldNames()]
+        kept_of[schema.json()] = _file_columns_checked(source, names, config, expected)
+    frames = []
+    for schema, group in by_schema(files, schemas):
+        frame = parquet_scan(spark, schema, group).withColumn(ERROR, F.lit(None).cast("string"))
+        data = [name.lower() for name in schema.fieldNames() if name.lower() != OP_SOURCE]
+        frame = file_columns_rule(frame, data, group[0].key, config)
+        frames.append(_changes_of(frame, config, horizon, kept=kept_of[schema.json()], parquet=True))
+    return frames
 
 
 def _is_csv(source: SourceFile) -> bool:
@@ -171,44 +196,34 @@ def _csv_frame(spark: SparkSession, files: Sequence[SourceFile], config: TableCo
     )
 
 
-def _op_of(present: set[str], source: SourceFile | None, where: str) -> Column:
-    """``I``/``U``/``D`` as DMS wrote it; absent or empty = insert in a Parquet full-load file.
-
-    Raises:
-        ChangeFileError: no Op column in a CDC file.
-    """
-    is_full_load = source is not None and source.is_full_load
-    if OP_SOURCE in present:
-        op = F.upper(F.trim(F.col(OP_SOURCE)))
-        return F.when(op.isNull() | (op == ""), F.lit(INSERT)).otherwise(op) if is_full_load else op
-    if is_full_load:
-        return F.lit(INSERT)
-    raise ChangeFileError(where, "missing Op column in a CDC file")
-
-
 def _changes_of(
     frame: DataFrame,
-    source: SourceFile | None,
     config: TableConfig,
     horizon: EventTimeHorizon | None,
-    expected: Sequence[str] = (),
+    *,
+    kept: Sequence[str] = (),
+    parquet: bool,
 ) -> DataFrame:
-    """The change frame of one Parquet file (``source``), or of every CSV file (``source`` None: already
-    typed, ``op`` set for full-load rows, :data:`FULL_LOAD` per row). ``expected``: the columns a Parquet
-    file must carry (:func:`etl.readers.common.expected_columns`), applied by the table's ``missing_columns``.
+    """The change frame of one scan: Parquet files sharing a schema (``parquet``: columns checked per file by
+    :func:`_file_columns_checked`, typed here, an empty Op of a full-load row an insert, ``kept``: the columns
+    every change keeps stored), or every CSV file (already typed, ``op`` set for full-load rows, kept columns
+    marked per file by the parser). Both carry :data:`FILE`, :data:`FILE_ORDER`, :data:`ROW` and :data:`FULL_LOAD`.
 
     Raises:
-        ChangeFileError: a missing key, Op or ordering column; a missing column the table refuses.
+        ChangeFileError: CSV: a key or ordering column outside the configured columns.
     """
     present = set(frame.columns)
-    where = source.key if source else "CSV"
-    for key in config.primary_key:
-        if key.lower() not in present:
-            raise ChangeFileError(where, f"missing key column {key}")
-    kept = missing_columns_of(where, frame.columns, expected, config) if source is not None else []
-    full_load = F.col(FULL_LOAD) if source is None else F.lit(source.is_full_load)
-    op = _op_of(present, source, where)
-    declared = {name.lower(): kind for name, kind in (config.columns or {}).items()} if source else {}
+    if not parquet:
+        for key in config.primary_key:
+            if key.lower() not in present:
+                raise ChangeFileError("CSV", f"missing key column {key}")
+    full_load = F.col(FULL_LOAD)
+    if OP_SOURCE in present:
+        op = F.upper(F.trim(F.col(OP_SOURCE)))
+        op = F.when(full_load & (op.isNull() | (op == "")), F.lit(INSERT)).otherwise(op) if parquet else op
+    else:  # every file of the scan is a full load (checked per file)
+        op = F.lit(INSERT)
+    declared = {name.lower(): kind for name, kind in (config.columns or {}).items()} if parquet else {}
     typed, errors = {}, []
     for name in frame.columns:
         if name in (OP_SOURCE, ROW, ERROR, FILE, FILE_ORDER, FULL_LOAD, DROPPED, KEEP):
@@ -227,18 +242,15 @@ def _changes_of(
             typed[ordering_name], kind, config.ordering_column, required=~full_load, horizon=horizon
         )
         errors.append(ordering_error)
-    elif ordering_name and (source is None or not source.is_full_load):
-        raise ChangeFileError(where, f"missing ordering column {config.ordering_column}")
-    else:
+    elif ordering_name and not parquet:
+        raise ChangeFileError("CSV", f"missing ordering column {config.ordering_column}")
+    else:  # Parquet: every file of the scan is a full load (checked per file)
         ordering = F.lit("")
-    if source is None:
-        file_columns = [F.col(FILE), F.col(FILE_ORDER)]
-    else:
-        file_columns = [F.lit(source.key).alias(FILE), F.lit(source.order).alias(FILE_ORDER)]
     return frame.select(
         op.alias(OP),
         ordering.alias(ORDERING),
-        *file_columns,
+        F.col(FILE),
+        F.col(FILE_ORDER),
         F.col(ROW),
         F.coalesce(F.col(ERROR), row_error(errors)).alias(ERROR),
         (F.col(DROPPED) if DROPPED in present else F.lit(None).cast(DROPPED_TYPE)).alias(DROPPED),
@@ -267,14 +279,11 @@ def read_dms(
     """
     ordered = sorted(files, key=lambda f: f.order)
     expected = [name for name in expected_columns(config, stored_columns) if name != OP_SOURCE]
-    frames = [
-        _changes_of(_parquet_changes(spark, source, config), source, config, horizon, expected)
-        for source in ordered
-        if not _is_csv(source)
-    ]
+    parquet_files = [source for source in ordered if not _is_csv(source)]
+    frames = _parquet_frames(spark, parquet_files, config, horizon, expected) if parquet_files else []
     csv_files = [source for source in ordered if _is_csv(source)]
     if csv_files:
-        frames.append(_changes_of(_csv_frame(spark, csv_files, config), None, config, horizon))
+        frames.append(_changes_of(_csv_frame(spark, csv_files, config), config, horizon, parquet=False))
     frame = reduce(lambda left, right: left.unionByName(right, allowMissingColumns=True), frames)
     return with_sequence(frame.toDF(*[_configured_name(name, config) for name in frame.columns]))
 

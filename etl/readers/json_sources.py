@@ -1,6 +1,7 @@
 """Debezium and DynamoDB-stream files -> change frame, and the executor-side parse every text format shares.
 
-Files are read whole on the executors as bytes (one task per file, so row positions are exact; gzip is
+Files are read whole on the executors as bytes (all of a table's files in one scan, each file whole in one
+task, so row positions are exact; gzip is
 recognised by its magic bytes, whatever the extension, and text is decoded strictly in the table's
 encoding) and parsed by the pure functions of :mod:`etl.readers.records` (JSON) or
 :mod:`etl.readers.csv_records` (DMS CSV). A file that does not parse yields one error record naming
@@ -23,6 +24,7 @@ from etl.change_frame import FILE, FILE_ORDER, KEEP, OP, ORDERING, ROW, with_seq
 from etl.readers.common import ERROR, SourceFile, row_error
 from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.new_columns import DROPPED, record_columns
+from etl.readers.one_scan import binary_scan
 from etl.readers.records import ParsedChange, parse_content
 from etl.readers.typed_values import TYPES, VALUES, typed_values
 from odp.config.models import TableConfig
@@ -43,11 +45,11 @@ PARSED_SCHEMA = T.StructType(
 ContentParser = Callable[[bytes], Iterable[ParsedChange]]
 
 
-def _rows(source: SourceFile, parse: ContentParser) -> Callable[[tuple[str, bytes]], Iterator[tuple]]:
+def _rows(source: SourceFile, parse: ContentParser) -> Callable[[bytes], Iterator[tuple]]:
     order, key = source.order, source.key
 
-    def rows(pair: tuple[str, bytes]) -> Iterator[tuple]:
-        for change in parse(pair[1]):
+    def rows(data: bytes) -> Iterator[tuple]:
+        for change in parse(data):
             yield (
                 order,
                 key,
@@ -66,13 +68,9 @@ def _rows(source: SourceFile, parse: ContentParser) -> Callable[[tuple[str, byte
 def parsed_changes(
     spark: SparkSession, files: Sequence[SourceFile], parser_of: Callable[[SourceFile], ContentParser]
 ) -> DataFrame:
-    """Every file parsed on the executors (one task per file) into :data:`PARSED_SCHEMA` rows."""
-    context = spark.sparkContext
-    rdds = [
-        context.binaryFiles(source.uri, minPartitions=1).flatMap(_rows(source, parser_of(source)))
-        for source in sorted(files, key=lambda f: f.order)
-    ]
-    return spark.createDataFrame(context.union(rdds), PARSED_SCHEMA)
+    """Every file parsed on the executors into :data:`PARSED_SCHEMA` rows, all files in one scan
+    (:func:`etl.readers.one_scan.binary_scan`: each file whole in one task)."""
+    return binary_scan(spark, files, lambda source: _rows(source, parser_of(source)), PARSED_SCHEMA)
 
 
 def _read(

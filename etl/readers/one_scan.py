@@ -1,0 +1,157 @@
+"""A table's files of one format in one Spark scan, each row still knowing its file.
+
+Reading every file on its own and unioning the frames makes the plan, the listings and the Spark jobs grow with
+the file count (503 one-row DMS files: one schema job, one listing and one plan branch each). Here:
+
+- Parquet: every file's footer is read on the driver (:func:`parquet_schemas`, a few threads, no Spark job), so
+  the per-file checks (key / Op / ordering present, ``new_columns``, ``missing_columns``) still see what each file
+  declares and an unreadable footer still names its file. Files are grouped by their Spark schema (one group in
+  the usual case) and each group is one scan with that schema given (:func:`parquet_scan`), so Spark infers nothing
+  again.
+- Text formats (DMS CSV, Debezium, DynamoDB): one ``binaryFile`` scan of every file (:func:`binary_scan`), each
+  file whole on one executor, parsed by the format's pure parser.
+
+A scanned row's file is found from ``_metadata.file_path`` (the path Spark listed) mapped back to its
+:class:`SourceFile` (:func:`same_file`): :data:`FILE` (the key errors name), :data:`FILE_ORDER` and whether it
+is a full-load file. A Parquet row's number in its file is ``_metadata.row_index`` (exact, whatever the splits).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import reduce
+from urllib.parse import unquote_plus
+
+from py4j.protocol import Py4JJavaError
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from etl.change_frame import FILE, FILE_ORDER, ROW
+from etl.errors import ChangeFileError
+from etl.readers.common import SourceFile, java_cause
+
+FULL_LOAD = "_odp_full_load"  # transient: the row comes from a full-load file
+_PATH = "_odp_path"  # transient: the path Spark read the row from
+FOOTER_THREADS = 8  # footers read at once on the driver (S3 latency, not CPU, bounds them)
+
+
+_SCHEME = r"^[A-Za-z][A-Za-z0-9+.-]*:/*"
+
+
+def same_file(path: str) -> str:
+    """Pure: a path as compared with another: without its scheme and leading slashes, URL-decoded (Spark reports
+    ``file:/x/a%20b`` for ``file:///x/a b``; ``s3://bucket/k`` is ``bucket/k``). :func:`same_file_column` in Spark."""
+    return unquote_plus(re.sub(_SCHEME, "", path))
+
+
+def same_file_column(path: Column) -> Column:
+    """:func:`same_file` of a path column (Spark's ``url_decode`` is Java's form decoding, like ``unquote_plus``)."""
+    return F.call_function("url_decode", F.regexp_replace(path, _SCHEME, ""))
+
+
+def file_columns(path: Column, files: Sequence[SourceFile]) -> list[Column]:
+    """:data:`FILE`, :data:`FILE_ORDER` and :data:`FULL_LOAD` of a row from the path Spark read it from."""
+    entries = []
+    for source in files:
+        file = (F.lit(source.key).alias("k"), F.lit(source.order).alias("o"), F.lit(source.is_full_load).alias("f"))
+        entries += [F.lit(same_file(source.uri)), F.struct(*file)]
+    found = F.create_map(*entries)[same_file_column(path)]
+    return [found["k"].alias(FILE), found["o"].alias(FILE_ORDER), found["f"].alias(FULL_LOAD)]
+
+
+def _footer_schema(spark: SparkSession, source: SourceFile) -> T.StructType:
+    jvm = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    hadoop = jvm.org.apache.hadoop.fs.Path(source.uri)
+    try:
+        reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(
+            jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(hadoop, conf)
+        )
+        try:
+            footer = jvm.org.apache.parquet.hadoop.Footer(hadoop, reader.getFooter())
+        finally:
+            reader.close()
+    except Py4JJavaError as error:  # a direct call's error has no "Caused by": its Java exception is the cause
+        cause = java_cause(error) if "Caused by:" in str(error) else error.java_exception.toString()[:300]
+        raise ChangeFileError(source.key, f"unreadable Parquet: {cause}") from error
+    parquet = jvm.org.apache.spark.sql.execution.datasources.parquet
+    converter = parquet.ParquetToSparkSchemaConverter(spark._jsparkSession.sessionState().conf())
+    # Spark's own rule: the Spark schema a Spark writer stored in the footer, else the Parquet types converted
+    schema = parquet.ParquetFileFormat.readSchemaFromFooter(footer, converter)
+    return T.StructType.fromJson(json.loads(schema.json()))
+
+
+def parquet_schemas(spark: SparkSession, files: Sequence[SourceFile]) -> list[T.StructType]:
+    """Each file's Spark schema from its footer, in ``files``' order (driver threads, no Spark job).
+
+    Raises:
+        ChangeFileError: the first file (in ``files``' order) whose footer does not read
+            (``unreadable Parquet: <cause>``).
+    """
+    with ThreadPoolExecutor(max_workers=FOOTER_THREADS) as pool:
+        futures = [pool.submit(_footer_schema, spark, source) for source in files]
+    return [future.result() for future in futures]
+
+
+def by_schema(
+    files: Sequence[SourceFile], schemas: Sequence[T.StructType]
+) -> list[tuple[T.StructType, list[SourceFile]]]:
+    """Pure: the files grouped by schema (first appearance order); a group is read by one scan."""
+    groups: dict[str, tuple[T.StructType, list[SourceFile]]] = {}
+    for source, schema in zip(files, schemas, strict=True):
+        groups.setdefault(schema.json(), (schema, []))[1].append(source)
+    return list(groups.values())
+
+
+def copies(files: Sequence[SourceFile]) -> list[list[SourceFile]]:
+    """Pure: ``files`` in rounds where each path appears once (a file delivered twice under one key is read
+    twice, as its own change rows each time); one round unless a path repeats."""
+    rounds: list[list[SourceFile]] = []
+    seen: dict[str, int] = {}
+    for source in files:
+        place = seen[same_file(source.uri)] = seen.get(same_file(source.uri), -1) + 1
+        if place == len(rounds):
+            rounds.append([])
+        rounds[place].append(source)
+    return rounds
+
+
+def parquet_scan(spark: SparkSession, schema: T.StructType, files: Sequence[SourceFile]) -> DataFrame:
+    """One scan of Parquet files sharing ``schema`` (one per :func:`copies` round): their columns (lower case),
+    then :data:`FILE`, :data:`FILE_ORDER`, :data:`FULL_LOAD` and :data:`ROW` (the row's 0-based number in its file)."""
+    frames = [
+        spark.read.schema(schema)
+        .parquet(*[source.uri for source in group])
+        .select(
+            *[F.col(f"`{name}`").alias(name.lower()) for name in schema.fieldNames()],
+            *file_columns(F.col("_metadata.file_path"), group),
+            F.col("_metadata.row_index").alias(ROW),
+        )
+        for group in copies(files)
+    ]
+    return reduce(DataFrame.unionByName, frames)
+
+
+def binary_scan(
+    spark: SparkSession,
+    files: Sequence[SourceFile],
+    rows_of: Callable[[SourceFile], Callable[[bytes], Iterable[tuple]]],
+    schema: T.StructType,
+) -> DataFrame:
+    """Every file read whole in one ``binaryFile`` scan and turned into ``schema`` rows by ``rows_of(file)``
+    on the executors (a file is one row of the scan, so positions inside it are exact)."""
+    parsers: dict[str, list[Callable[[bytes], Iterable[tuple]]]] = {}
+    for source in files:  # a path delivered twice is parsed once per delivery
+        parsers.setdefault(same_file(source.uri), []).append(rows_of(source))
+
+    def rows(pair) -> Iterator[tuple]:
+        for parse in parsers[same_file(pair[0])]:
+            yield from parse(bytes(pair[1]))
+
+    uris = list({same_file(source.uri): source.uri for source in files}.values())
+    scanned = spark.read.format("binaryFile").load(uris).select("path", "content")
+    return spark.createDataFrame(scanned.rdd.flatMap(rows), schema)

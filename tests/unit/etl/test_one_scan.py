@@ -1,0 +1,138 @@
+"""A table's files of one format are read by one scan (etl.readers.one_scan): the plan does not grow with the file
+count, and every per-file error still names its file among many."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from etl.errors import ChangeFileError
+from etl.readers import SourceFile, first_error, read_changes
+from etl.readers.one_scan import copies, same_file
+from odp.config.models import NewColumns, SourceFormat
+from tests.support.lake import table_config
+
+DMS = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int64()), ("NAME", pa.string())])
+
+
+def _dms_file(folder: Path, n: int, schema: pa.Schema = DMS) -> SourceFile:
+    path = folder / f"20260101-{n:04d}.parquet"
+    row = {"Op": "I", "SEQ": str(n + 1), "ID": n, "NAME": f"n{n}", "EXTRA": "x"}
+    pq.write_table(pa.Table.from_pylist([{k: row[k] for k in schema.names}], schema=schema), path)
+    return SourceFile(uri=path.as_uri(), key=f"src/app/t/{path.name}", order=n)
+
+
+def _dms_files(folder: Path, count: int, schema: pa.Schema = DMS) -> list[SourceFile]:
+    return [_dms_file(folder, n, schema) for n in range(count)]
+
+
+def _scans(frame) -> int:
+    """File scans in the lineage of the RDD Spark will run for the frame (a Parquet / binaryFile scan is one
+    FileScanRDD; the text readers' parse sits on the binaryFile scan's RDD; one per file before)."""
+    lineage = frame._jdf.queryExecution().toRdd().toDebugString()
+    return lineage.count("FileScanRDD") + lineage.count("BinaryFileRDD")
+
+
+def test_same_file_compares_what_spark_reports_with_the_landed_uri() -> None:
+    assert same_file("file:///lake/a b+c.parquet") == same_file("file:/lake/a%20b+c.parquet")
+    assert same_file("s3://bucket/k/1.parquet") == "bucket/k/1.parquet"
+    assert same_file("file:/lake/1.parquet") != same_file("file:/lake/11.parquet")
+
+
+def test_a_path_delivered_twice_is_read_in_a_second_round() -> None:
+    one, two = SourceFile("file:///l/1.parquet", "k/1", 0), SourceFile("file:///l/2.parquet", "k/2", 1)
+    again = SourceFile("file:/l/1.parquet", "k/1", 2)
+    assert copies([one, two, again]) == [[one, two], [again]]
+    assert copies([one, two]) == [[one, two]]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("source_format", [SourceFormat.DMS, SourceFormat.FILES])
+def test_parquet_files_of_a_table_are_one_scan_whatever_their_count(spark, tmp_path: Path, source_format) -> None:
+    config = table_config("t", source_format=source_format, columns={"id": "bigint", "name": "string", "seq": "bigint"})
+    scans = {}
+    for count in (2, 50):
+        folder = tmp_path / str(count)
+        folder.mkdir()
+        files = _dms_files(folder, count)
+        frame = read_changes(spark, files, config)
+        scans[count] = _scans(frame)
+        first_error(frame, config.primary_key, files)
+        rows = frame.orderBy("_odp_file_order").select("_odp_file", "_odp_file_order", "_odp_row", "id").collect()
+        assert [tuple(row) for row in rows] == [(f.key, f.order, 0, f.order) for f in files]
+    assert scans == {2: 1, 50: 1}
+
+
+@pytest.mark.spark
+def test_row_numbers_and_files_of_a_multi_row_multi_file_scan(spark, tmp_path: Path) -> None:
+    files = []
+    for n in range(3):
+        path = tmp_path / f"{n}.parquet"
+        rows = [{"Op": "U", "SEQ": str(10 * n + r), "ID": r, "NAME": f"{n}-{r}"} for r in range(4)]
+        pq.write_table(pa.Table.from_pylist(rows, schema=DMS), path, row_group_size=2)
+        files.append(SourceFile(uri=path.as_uri(), key=f"k/{path.name}", order=2 - n))  # order is not the name's
+    frame = read_changes(spark, files, table_config("t"))
+    got = frame.orderBy("_odp_file_order", "_odp_row").select("_odp_file", "_odp_file_order", "_odp_row", "name")
+    assert [tuple(row) for row in got.collect()] == [
+        (f"k/{n}.parquet", 2 - n, r, f"{n}-{r}") for n in (2, 1, 0) for r in range(4)
+    ]
+
+
+@pytest.mark.spark
+def test_dms_files_of_two_schemas_are_two_scans_and_keep_their_own_columns(spark, tmp_path: Path) -> None:
+    wide = DMS.append(pa.field("EXTRA", pa.string()))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    narrow_files = _dms_files(tmp_path / "a", 3)
+    wide_files = [
+        SourceFile(f.uri, f.key.replace("20260101", "20260102"), f.order + 3)
+        for f in _dms_files(tmp_path / "b", 2, wide)
+    ]
+    frame = read_changes(spark, narrow_files + wide_files, table_config("t"))
+    assert _scans(frame) == 2
+    got = frame.orderBy("_odp_file_order").select("_odp_file_order", "EXTRA").collect()
+    assert [tuple(row) for row in got] == [(0, None), (1, None), (2, None), (3, "x"), (4, "x")]
+
+
+@pytest.mark.spark
+def test_a_text_format_is_one_binary_scan_and_a_bad_line_names_its_file(spark, tmp_path: Path) -> None:
+    config = table_config("t", columns={"id": "int", "name": "string", "seq": "string"})
+    files = []
+    for n in range(30):
+        path = tmp_path / f"20260101-{n:02d}.csv"
+        path.write_text(f"I,{n},n{n},{n + 1}\n" + ("I,x,bad,1\n" if n == 17 else ""))
+        files.append(SourceFile(uri=path.as_uri(), key=f"src/app/t/{path.name}", order=n))
+    frame = read_changes(spark, files, config)
+    assert _scans(frame) == 1
+    with pytest.raises(ChangeFileError) as raised:
+        first_error(frame, config.primary_key, files)
+    assert str(raised.value).startswith("src/app/t/20260101-17.csv: row 2, column id: value 'x'")
+
+
+@pytest.mark.spark
+def test_per_file_errors_name_the_right_file_among_many(spark, tmp_path: Path) -> None:
+    files = _dms_files(tmp_path, 40)
+    config = table_config("t", columns={"id": "bigint", "name": "string", "seq": "bigint"})
+    # a file with an undeclared column, refused: named although it is the 31st of 40
+    refused = table_config(
+        "t", columns={"id": "bigint", "name": "string", "seq": "bigint"}, new_columns=NewColumns.REFUSE
+    )
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    mixed = [*files[:30], _dms_file(extra, 30, DMS.append(pa.field("EXTRA", pa.string()))), *files[31:]]
+    with pytest.raises(ChangeFileError, match=r"^src/app/t/20260101-0030.parquet: column extra is not in the table"):
+        read_changes(spark, mixed, refused)
+    # an unreadable footer among many
+    corrupt = Path(files[23].uri.removeprefix("file://"))
+    corrupt.write_bytes(b"PAR1 not a parquet file PAR1")
+    with pytest.raises(ChangeFileError, match=r"^src/app/t/20260101-0023.parquet: unreadable Parquet: "):
+        read_changes(spark, files, config)
+    # a value error in one row of one file, found in the one scan
+    pq.write_table(pa.Table.from_pylist([{"Op": "I", "SEQ": None, "ID": 23, "NAME": "x"}], schema=DMS), corrupt)
+    frame = read_changes(spark, files, config)
+    with pytest.raises(ChangeFileError) as raised:
+        first_error(frame, config.primary_key, files)
+    assert str(raised.value) == "src/app/t/20260101-0023.parquet: row 1, ordering column seq is NULL"
