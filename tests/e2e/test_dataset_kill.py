@@ -40,12 +40,14 @@ def dataset_job_argv(sandbox: Sandbox) -> list[str]:
 
 def test_a_dataset_job_killed_after_its_commit_reruns_without_applying_twice(tmp_path: Path, repo_root: Path) -> None:
     sandbox = Sandbox(tmp_path, repo_root)
-    (sandbox.config / "datasets").mkdir()
-    (sandbox.config / "datasets" / "alpha_clean.yaml").write_text(json.dumps(DATASET))
-    (sandbox.config / "datasets" / "alpha_clean.sql").write_text("SELECT id, upper(name) AS name FROM alpha")
     sandbox.land("alpha", "20260101-000001.parquet", [("I", 1, 1, "ann"), ("I", 2, 2, "bob"), ("D", 3, 2, "bob")])
     sandbox.land("beta", "20260101-000001.parquet", [("I", 1, 10, "x")])
     assert sandbox.run().returncode == 0, "the File Processor run that fills the raw table"
+    # the dataset is configured after that run: `sandbox run` refreshes the datasets downstream of what it
+    # changed, and this test's first dataset job must be the one that commits (and is killed)
+    (sandbox.config / "datasets").mkdir()
+    (sandbox.config / "datasets" / "alpha_clean.yaml").write_text(json.dumps(DATASET))
+    (sandbox.config / "datasets" / "alpha_clean.sql").write_text("SELECT id, upper(name) AS name FROM alpha")
     dataset_dir = sandbox.lake / "conformed" / "shop_conformed" / "alpha_clean"
 
     killed = run_child(dataset_job_argv(sandbox), output=tmp_path / "job-1.log", fault_point=AFTER_COMMIT_FAULT)
