@@ -62,18 +62,20 @@ def choose_for_run(
     changes: int,
 ) -> WriteChoice | None:
     """The write choice of a run's upsert into an existing table (None: not an upsert of an existing current table,
-    e.g. a full load or a table's first write, which keep their operation). Reads the table's size only for a
-    COPY_ON_WRITE table (:func:`etl.hudi.table_size.stored_table`)."""
+    e.g. a full load or a table's first write, which keep their operation). Reads the table's size
+    (:func:`etl.hudi.table_size.stored_table`) only for a COPY_ON_WRITE table and a batch large enough for a rewrite
+    to pay off (:func:`etl.hudi.write_strategy.worth_sizing`)."""
     if not exists or operation is not WriteOperation.UPSERT or config.mode is not TableMode.CURRENT:
         return None
     copy_on_write = config.table_type is TableType.COPY_ON_WRITE
-    stored = stored_table(spark, base_path) if copy_on_write else None
+    costs = write_strategy.DEFAULT_COSTS  # looked up per run: a test can price a plan
+    sized = copy_on_write and write_strategy.worth_sizing(changes, costs)
     choice = write_strategy.choose_write(
-        stored,
+        stored_table(spark, base_path) if sized else None,
         changes,
         refused=write_strategy.rewrite_refusal(config, target.index),
         copy_on_write=copy_on_write,
-        costs=write_strategy.DEFAULT_COSTS,  # looked up per run: tests price a plan out of reach
+        costs=costs,
     )
     logger.info("%s: %s", config.table_id, choice.reason)
     return choice
@@ -83,7 +85,8 @@ def choose_for_run(
 class RewriteCounts:
     """What a rewrite applied, counted as Hudi's upsert counts it (its write statistics count every row a
     rewrite writes as an insert): a change of a key without a stored row is an insert, a change not older than
-    its stored row an update (a delete: a delete), a change older than its stored row nothing."""
+    its stored row an update (a delete: a delete; a change of partition: an insert and a delete), a change older
+    than its stored row nothing."""
 
     inserts: int
     updates: int
@@ -98,32 +101,44 @@ class TableRewrite:
     operation: WriteOperation = WriteOperation.INSERT_OVERWRITE_TABLE
 
 
-def rewrite_counts(stored: DataFrame, changes: DataFrame, keys: Sequence[str]) -> RewriteCounts:
+def rewrite_counts(
+    stored: DataFrame, changes: DataFrame, keys: Sequence[str], partitions: Sequence[str] = ()
+) -> RewriteCounts:
     """The changes' inserts, updates and deletes against the stored rows (one Spark job: the changes joined with
-    the stored keys and orderings)."""
+    the stored keys, orderings and partition values)."""
     stored_seq = F.col("_odp_stored_seq")
-    joined = changes.select(*keys, SEQ, IS_DELETED).join(
-        stored.select(*keys, F.col(SEQ).alias("_odp_stored_seq")), on=list(keys), how="left"
+    was = {name: f"_odp_stored_{index}" for index, name in enumerate(partitions)}
+    joined = changes.select(*keys, SEQ, IS_DELETED, *partitions).join(
+        stored.select(*keys, F.col(SEQ).alias("_odp_stored_seq"), *[F.col(n).alias(a) for n, a in was.items()]),
+        on=list(keys),
+        how="left",
     )
-    applies = stored_seq.isNotNull() & (F.col(SEQ) >= stored_seq)
+    applies = stored_seq.isNotNull() & (F.col(SEQ) >= stored_seq)  # not older than the stored row
+    moves = F.lit(False)
+    for name, alias in was.items():
+        moves = moves | ~F.col(name).eqNullSafe(F.col(alias))
 
     def tally(condition: Column) -> Column:
         return F.coalesce(F.sum(F.when(condition, 1).otherwise(0)), F.lit(0))
 
+    deleted, kept = F.col(IS_DELETED), ~F.col(IS_DELETED)
     row = joined.agg(
-        tally(stored_seq.isNull() & ~F.col(IS_DELETED)).alias("inserts"),
-        tally(applies & ~F.col(IS_DELETED)).alias("updates"),
-        tally(applies & F.col(IS_DELETED)).alias("deletes"),
+        tally(stored_seq.isNull() & kept).alias("inserts"),
+        tally(applies & kept & ~moves).alias("updates"),
+        tally(applies & deleted).alias("deletes"),
+        tally(applies & kept & moves).alias("moves"),
     ).first()
-    return RewriteCounts(int(row["inserts"]), int(row["updates"]), int(row["deletes"]))
+    moved = int(row["moves"])
+    return RewriteCounts(int(row["inserts"]) + moved, int(row["updates"]), int(row["deletes"]) + moved)
 
 
 def apply_choice(
-    spark: SparkSession, choice: WriteChoice | None, rows: DataFrame, base_path: str, keys: Sequence[str]
+    spark: SparkSession, choice: WriteChoice | None, rows: DataFrame, base_path: str, config: TableConfig
 ) -> tuple[DataFrame, TableRewrite | None]:
     """The rows a run writes and its rewrite: for a table rewrite, the merged snapshot (written with
     ``insert_overwrite_table``) and its counts; else the plan's rows and None (the plan's upsert)."""
     if choice is None or choice.strategy is not WriteStrategy.REWRITE_TABLE:
         return rows, None
-    stored = stored_rows(spark, base_path)
-    return merged_snapshot(stored, rows, keys), TableRewrite(rewrite_counts(stored, rows, keys))
+    stored, keys = stored_rows(spark, base_path), config.primary_key
+    counts = rewrite_counts(stored, rows, keys, config.partition_by)
+    return merged_snapshot(stored, rows, keys), TableRewrite(counts)

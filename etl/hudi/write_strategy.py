@@ -14,6 +14,7 @@ etl/README.md ("Upsert or rewrite") has the model and where a rewrite is refused
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from etl.hudi.target import RECORD_INDEX
@@ -83,6 +84,12 @@ def rewrite_refusal(config: TableConfig, index: str) -> str | None:
     return None
 
 
+def worth_sizing(changes: int, costs: WriteCosts = DEFAULT_COSTS) -> bool:
+    """Pure: whether a rewrite could save ``min_saving_seconds`` for this many changes at all (else the table's size
+    is not read: most runs change a few rows, and reading the size is fixed cost)."""
+    return costs.seconds_per_change * changes >= costs.min_saving_seconds
+
+
 def choose_write(
     stored: StoredTable | None,
     changes: int,
@@ -99,6 +106,11 @@ def choose_write(
     ``partitions_hit``: the partitions the changes touch (None: unknown, then no partition rewrite).
     A partition rewrite is priced as its share of the stored rows (partitions of equal size).
     """
+    if not worth_sizing(changes, costs):
+        fewest = math.ceil(costs.min_saving_seconds / costs.seconds_per_change)
+        return WriteChoice(
+            WriteStrategy.UPSERT, f"upsert: {changes} changes, fewer than the {fewest} a rewrite needs to pay off"
+        )
     if stored is None or stored.rows is None:
         return WriteChoice(WriteStrategy.UPSERT, f"upsert: {changes} changes, the table's size is unknown")
     share = changes / stored.rows if stored.rows else 1.0

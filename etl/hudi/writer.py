@@ -216,7 +216,7 @@ def _write(
     choice = choose_for_run(
         spark, config, target, base_path, operation=plan.operation, exists=exists, changes=batch.rows
     )
-    rows, rewrite = apply_choice(spark, choice, rows, base_path, config.primary_key)  # rewrite: the merged snapshot
+    rows, rewrite = apply_choice(spark, choice, rows, base_path, config)  # a rewrite: the merged snapshot
     operation = rewrite.operation if rewrite is not None else plan.operation
     stale_dropped = _count_stale(plan, config)
     fault_point(f"{settings.job}.before_tombstones", table_id=config.table_id)  # nothing of this batch written yet

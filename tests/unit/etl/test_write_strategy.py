@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from etl.hudi.write_strategy import StoredTable, WriteCosts, choose_write, rewrite_refusal
+from etl.hudi.write_strategy import StoredTable, WriteCosts, choose_write, rewrite_refusal, worth_sizing
 from odp.config.models import TableMode, TableType
 from odp.tracker import WriteStrategy
 from tests.support.lake import table_config
@@ -26,7 +26,7 @@ TABLE = StoredTable(rows=200_000, bytes=8_000_000, file_groups=2, partitions=1, 
 def test_the_cheaper_plan_is_chosen_from_the_change_share(changes: int, expected: WriteStrategy) -> None:
     choice = choose_write(TABLE, changes)
     assert choice.strategy is expected
-    assert choice.reason.startswith(f"{expected.value}: {changes} changes into about 200000 rows")
+    assert choice.reason.startswith(f"{expected.value}: {changes} changes")
     assert not choice.recommend_merge_on_read
 
 
@@ -54,8 +54,16 @@ def test_a_small_table_stays_an_upsert_whatever_its_share() -> None:
     assert choose_write(small, 10_000).strategy is WriteStrategy.REWRITE_TABLE
 
 
+def test_too_few_changes_upsert_without_reading_the_size() -> None:
+    # 0.5 s of saving needs at least 0.5 / 70 us = 7,143 changes, whatever the table
+    assert not worth_sizing(7_142)
+    assert worth_sizing(7_143)
+    assert choose_write(None, 7_142).reason == "upsert: 7142 changes, fewer than the 7143 a rewrite needs to pay off"
+    assert choose_write(TABLE, 2_000).reason == "upsert: 2000 changes, fewer than the 7143 a rewrite needs to pay off"
+
+
 def test_an_unknown_size_is_an_upsert() -> None:
-    assert choose_write(None, 5).reason == "upsert: 5 changes, the table's size is unknown"
+    assert choose_write(None, 50_000).reason == "upsert: 50000 changes, the table's size is unknown"
     mor = StoredTable(rows=None, bytes=1_000, file_groups=1, partitions=1)
     assert choose_write(mor, 5_000_000).strategy is WriteStrategy.UPSERT
 
