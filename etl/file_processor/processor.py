@@ -104,12 +104,17 @@ class AppliedCommit:
         if self.commit is None:
             return {}
         written = self.commit.written
+        choice = written.choice if written is not None else None  # None also for a replayed commit
+        # a rewrite's write statistics count every row as an insert: the rewrite counted what it applied
+        counts = written.counts if written is not None and written.counts is not None else self.commit
         return {
+            "write_strategy": choice.strategy if choice is not None else None,
+            "write_reason": choice.reason if choice is not None else None,
             "files": self.files,
             "rows": self.rows,
-            "inserts": self.commit.inserts,
-            "updates": self.commit.updates,
-            "deletes": self.commit.deletes,
+            "inserts": counts.inserts,
+            "updates": counts.updates,
+            "deletes": counts.deletes,
             "commit_instant": self.commit.instant,
             "stale_dropped": written.stale_dropped if written is not None else 0,
             "ignored_columns": self.ignored_columns,
