@@ -195,3 +195,14 @@ def test_cfn_lint_finds_no_error_in_the_emr_datasets_stage(template, tmp_path: P
     from tests.support.synth import cfn_lint_problems
 
     assert cfn_lint_problems(template, tmp_path) == []
+
+
+def test_lake_formation_gives_the_execution_role_the_catalog_sync_on_the_emr_datasets_database(template) -> None:
+    role = _execution_role(template)
+    databases = {
+        p["Properties"]["Resource"]["Database"]["Name"]
+        for p in resources_of(template, "AWS::LakeFormation::PrincipalPermissions").values()
+        if p["Properties"]["Principal"]["DataLakePrincipalIdentifier"] == {"Fn::GetAtt": [role, "Arn"]}
+        and "Database" in p["Properties"]["Resource"]
+    }
+    assert databases == {"shop_raw", "shop_purpose_built"}  # not shop_conformed: its dataset runs on Glue
