@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import boto3
 
 from etl.datasets.lease import DatasetLeases, dataset_leases
+from odp.config.loader import load_config
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.tracker import EmrServerlessJobRuns, JobRunRef, JobRunsByEngine, ProcessingTracker
 from odp.tracker.dataset_history import dataset_lease_id
+from odp.tracker.dataset_run import DatasetRun
 from tests.support.emr_runs import moto_emr_run
 from tests.support.paths import AWS_REGION
 
@@ -103,3 +106,29 @@ def test_the_job_leases_only_when_given_the_lease_table(tracker_tables: dict[str
         state = ProcessingTracker(dynamodb.Table(table), None).state("dataset:trips_clean")
         assert state.lease_owner == "datasets-1"
         assert state.lease_expires_at is not None
+
+
+def test_a_dataset_whose_lease_stays_held_fails_named_and_the_others_still_run(
+    tracker_tables: dict[str, Any], repo_root: Path
+) -> None:
+    from etl.datasets.job import run_datasets
+
+    config = load_config(repo_root / "config")
+    tracker, clock = _tracker(tracker_tables), _Clock()
+    assert tracker.acquire("dataset:trips_clean", "datasets-first", lease_seconds=900)
+    assert tracker.acquire("dataset:revenue_per_vendor_day", "datasets-first", lease_seconds=900)
+    recorded: list[DatasetRun] = []
+    args = DatasetJobArgs(LakeRoots("s3://raw", "s3://conformed", "s3://purpose"))
+    # every dataset is held: nothing reaches Spark (no session is needed), each run is recorded as failed
+    outcome = run_datasets(None, config, args, record=recorded.append, leases=_leases(tracker, "datasets-2", clock))
+    assert [(r.dataset, r.status.value) for r in outcome.runs] == [
+        ("trips_clean", "failed"),
+        ("revenue_per_vendor_day", "failed"),
+    ]
+    assert recorded == list(outcome.runs)
+    for run in outcome.runs:
+        assert run.run_id == "datasets-2"
+        assert run.error is not None
+        assert run.error.startswith("not refreshed: leased by another run: datasets-first holds the table until ")
+        assert run.error.endswith(" (waited 60 s)")
+    assert tracker.state("dataset:trips_clean").lease_owner == "datasets-first"  # never taken from a live run
