@@ -7,9 +7,9 @@ execution role, its logs and its failure alert. Created only when a cadence uses
   route to the internet). Logs go to CloudWatch ``/aws/emr-serverless/odp-<env>`` encrypted with the state key.
 - **execution role** (trusted by ``emr-serverless.amazonaws.com`` of this account), from the same pieces as
   the Glue job roles (:mod:`infrastructure.job_role`): the File Processor's lake data, the raw key, the catalog
-  sync per database, ``cloudwatch:PutMetricData`` into ``ODP`` only, the code and library under ``emr/`` and
-  ``glue/file_processor/`` of the artifacts bucket, its log group, and ``emr-serverless:GetJobRun`` on its own
-  job runs (lease takeover, odp/tracker/job_runs.py).
+  sync per database, ``lakeformation:GetDataAccess`` (as the Glue job roles), ``cloudwatch:PutMetricData`` into
+  ``ODP`` only, the code and library under ``emr/`` and ``glue/file_processor/`` of the artifacts bucket, its
+  log group, and ``emr-serverless:GetJobRun`` on its own job runs (lease takeover, odp/tracker/job_runs.py).
 - **entry point** ``s3://<artifacts>/emr/emr_serverless.py`` (``etl/jobs/emr_serverless.py``, deployed here);
   ``etl``/``odp`` come as ``--py-files`` (the Glue jobs' zip); Hudi is the release's own bundle
   (:data:`HUDI_BUNDLE`) on the driver's and executors' class path, never ``spark.jars``.
@@ -44,7 +44,13 @@ from infrastructure.glue_job import (
     alert_on_event,
 )
 from infrastructure.grants import grant_key, grant_objects
-from infrastructure.job_role import grant_catalog_sync, grant_file_processor_data, grant_metrics, job_role
+from infrastructure.job_role import (
+    grant_catalog_sync,
+    grant_file_processor_data,
+    grant_lake_formation_data_access,
+    grant_metrics,
+    job_role,
+)
 from infrastructure.lambda_function import encrypted_log_group
 from infrastructure.nag import acknowledge, acknowledge_many
 from infrastructure.tracking import Tracking
@@ -239,6 +245,7 @@ class EmrServerless(Construct):
         )
         grant_catalog_sync(role, props.databases)
         grant_metrics(role, [NAMESPACE], sid="OdpMetrics")
+        grant_lake_formation_data_access(role)
         role.add_to_policy(
             iam.PolicyStatement(
                 sid="JobRunLogs",
@@ -258,8 +265,8 @@ class EmrServerless(Construct):
             role.node.find_child("DefaultPolicy"),
             {
                 "AwsSolutions-IAM5[Resource::*]": (
-                    "cloudwatch:PutMetricData supports no resource-level permission; a condition limits it to the "
-                    f"{NAMESPACE} namespace."
+                    "cloudwatch:PutMetricData (a condition limits it to the "
+                    f"{NAMESPACE} namespace) and lakeformation:GetDataAccess support no resource-level permission."
                 ),
                 "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:{region}:{account}:log-group:*]": (
                     "EMR Serverless looks its log group up with logs:DescribeLogGroups, which names no log group."
@@ -325,10 +332,9 @@ class EmrServerless(Construct):
         dataset job's static contract arguments (infrastructure/datasets.py)."""
         return datasets_emr_state(self._job_run_settings(timeout_minutes), static_arguments)
 
-    def grant_run_jobs(self, role: iam.IRole) -> None:
-        """What a state machine needs for emr-serverless:startJobRun.sync: start, poll and cancel runs of this
-        application, pass the execution role (to EMR Serverless only), and the .sync integration's own rule."""
-        stack = Stack.of(self)
+    def grant_start_job_runs(self, role: iam.IRole) -> None:
+        """Start runs of this application as its execution role (passed to EMR Serverless only): the state
+        machines' tasks and the post-deploy canary (infrastructure/canary.py)."""
         role.add_to_principal_policy(
             iam.PolicyStatement(
                 sid="RunEmrServerlessJob",
@@ -338,17 +344,23 @@ class EmrServerless(Construct):
         )
         role.add_to_principal_policy(
             iam.PolicyStatement(
-                sid="WatchEmrServerlessJob",
-                actions=["emr-serverless:GetJobRun", "emr-serverless:CancelJobRun"],
-                resources=[self.job_runs_arn],
-            )
-        )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
                 sid="PassEmrExecutionRole",
                 actions=["iam:PassRole"],
                 resources=[self.role.role_arn],
                 conditions={"StringEquals": {"iam:PassedToService": SERVICE}},
+            )
+        )
+
+    def grant_run_jobs(self, role: iam.IRole) -> None:
+        """What a state machine needs for emr-serverless:startJobRun.sync: start, poll and cancel runs of this
+        application, pass the execution role (to EMR Serverless only), and the .sync integration's own rule."""
+        stack = Stack.of(self)
+        self.grant_start_job_runs(role)
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="WatchEmrServerlessJob",
+                actions=["emr-serverless:GetJobRun", "emr-serverless:CancelJobRun"],
+                resources=[self.job_runs_arn],
             )
         )
         role.add_to_principal_policy(

@@ -144,6 +144,8 @@ class DataLakeStack(Stack):
                 availability_zones=tuple(environment.availability_zones),
                 sns_endpoint=bool(config.datasets),
                 kinesis_endpoint=bool(config.streams.streams),
+                lake_formation_endpoint=bool(config.access.consumers),
+                emr_serverless_endpoint=needed(cadences, config.datasets),
                 removal_policy=removal,
                 log_retention=retention,
             ),
@@ -349,6 +351,7 @@ class DataLakeStack(Stack):
                 key=key,
                 state_machines=[processor.state_machine for processor in processors.values()],
                 glue_job_arns=[self.format_arn(service="glue", resource="job", resource_name=j.name) for j in canary],
+                emr_serverless=emr,
             ),
         )
         self.storage = storage

@@ -303,3 +303,58 @@ def render_definition(values: dict[str, Any], text: str | None = None) -> dict[s
         return json.loads(rendered)
     except json.JSONDecodeError as error:
         raise DefinitionError(f"the rendered definition is not JSON: {error}") from error
+
+
+_ARRAY_ITEM = re.compile(r"\s*(?:'((?:\\.|[^'\\])*)'|States\.JsonToString\(\$\.(\w+)\)|\$\.(\w+))\s*(?:,|$)")
+
+
+def evaluate_entry_point_arguments(expression: str, item: Mapping[str, Any]) -> list[str]:
+    """Pure: what Step Functions makes of :func:`entry_point_arguments`' ``States.Array(...)`` for a Map item
+    (the post-deploy canary starts the EMR Serverless run exactly as the state machine does, with its own item).
+
+    Raises:
+        DefinitionError: the expression is not the ``States.Array`` of literals and ``$.field`` paths it writes,
+            or the item has no such field.
+    """
+    if not (expression.startswith("States.Array(") and expression.endswith(")")):
+        raise DefinitionError(f"not a States.Array(...) expression: {expression[:60]!r}")
+    body = expression.removeprefix("States.Array(").removesuffix(")")
+    values: list[str] = []
+    position = 0
+    while position < len(body):
+        match = _ARRAY_ITEM.match(body, position)
+        if match is None or match.end() == position:
+            raise DefinitionError(f"cannot read States.Array item at {body[position : position + 40]!r}")
+        literal, as_json, path = match.groups()
+        if literal is not None:
+            values.append(re.sub(r"\\(.)", r"\1", literal))
+        else:
+            field = as_json or path
+            if field not in item:
+                raise DefinitionError(f"the Map item has no field {field!r} (States.Array reads $.{field})")
+            values.append(json.dumps(item[field], separators=(",", ":")) if as_json else str(item[field]))
+        position = match.end()
+    return values
+
+
+def emr_serverless_start_request(parameters: Mapping[str, Any], item: Mapping[str, Any]) -> dict[str, Any]:
+    """Pure: boto3 ``emr-serverless.start_job_run`` keyword arguments equal to what the state machine's
+    :func:`emr_serverless_run_job` task starts for a Map item (``Name.$``: the item's batch id).
+
+    Raises:
+        DefinitionError: see :func:`evaluate_entry_point_arguments`.
+    """
+    submit = parameters["JobDriver"]["SparkSubmit"]
+    return {
+        "applicationId": parameters["ApplicationId"],
+        "executionRoleArn": parameters["ExecutionRoleArn"],
+        "name": str(item["batch_id"]),
+        "executionTimeoutMinutes": int(parameters["ExecutionTimeoutMinutes"]),
+        "jobDriver": {
+            "sparkSubmit": {
+                "entryPoint": submit["EntryPoint"],
+                "entryPointArguments": evaluate_entry_point_arguments(submit["EntryPointArguments.$"], item),
+                "sparkSubmitParameters": submit["SparkSubmitParameters"],
+            }
+        },
+    }

@@ -206,3 +206,11 @@ def test_lake_formation_gives_the_execution_role_the_catalog_sync_on_the_emr_dat
         and "Database" in p["Properties"]["Resource"]
     }
     assert databases == {"shop_raw", "shop_purpose_built"}  # not shop_conformed: its dataset runs on Glue
+
+
+def test_the_dataset_jobs_reach_emr_serverless_from_the_isolated_subnets(template) -> None:
+    """Both dataset roles ask emr-serverless:GetJobRun about a lease's holder: the interface endpoint exists."""
+    endpoints = [
+        json.dumps(r["Properties"]["ServiceName"]) for r in resources_of(template, "AWS::EC2::VPCEndpoint").values()
+    ]
+    assert any("emr-serverless" in name for name in endpoints), endpoints
