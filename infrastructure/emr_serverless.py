@@ -54,9 +54,10 @@ from infrastructure.job_role import (
 from infrastructure.lambda_function import encrypted_log_group
 from infrastructure.nag import acknowledge, acknowledge_many
 from infrastructure.tracking import Tracking
+from odp.config.datasets import DatasetConfig
 from odp.config.models import Cadence, Engine
 from odp.contracts.metrics import NAMESPACE
-from odp.contracts.state_machines import RunJobTask, emr_serverless_run_job
+from odp.contracts.state_machines import EmrJobRunSettings, RunJobTask, datasets_emr_state, emr_serverless_run_job
 from odp.naming import resource_prefix
 
 # emr-7.12.0: Spark 3.5 and Hudi 1.0.2-amzn-1 (the EMR release guide's Hudi release history); emr-7.11.0 was the
@@ -73,9 +74,10 @@ SERVICE = "emr-serverless.amazonaws.com"
 SYNC_RULE = "StepFunctionsGetEventsForEMRServerlessJobRule"
 
 
-def needed(cadences: Mapping[str, Cadence]) -> bool:
-    """Whether any cadence runs on EMR Serverless (the application exists only then)."""
-    return any(cadence.engine is Engine.EMR_SERVERLESS for cadence in cadences.values())
+def needed(cadences: Mapping[str, Cadence], datasets: Sequence[DatasetConfig] = ()) -> bool:
+    """Whether any cadence or dataset runs on EMR Serverless (the application exists only then)."""
+    engines = [cadence.engine for cadence in cadences.values()] + [dataset.engine for dataset in datasets]
+    return Engine.EMR_SERVERLESS in engines
 
 
 def spark_parameters(library_uri: str) -> str:
@@ -306,20 +308,29 @@ class EmrServerless(Construct):
             "A lease names the job run holding it; any run of this application may hold one.",
         )
 
+    def _job_run_settings(self, timeout_minutes: int) -> EmrJobRunSettings:
+        """What every job run of this application names: the application, the execution role, the entry point
+        and the spark-submit parameters (the library as ``--py-files``)."""
+        bucket = self.props.stage.artifacts_bucket.bucket_name
+        return {
+            "application_id": self.application.attr_application_id,
+            "execution_role_arn": self.role.role_arn,
+            "entry_point": f"s3://{bucket}/{CODE_PREFIX}{ENTRY_POINT}",
+            "spark_submit_parameters": spark_parameters(
+                f"s3://{bucket}/{LIBRARY_PREFIX}{self.props.stage.artifacts.library}"
+            ),
+            "timeout_minutes": timeout_minutes,
+        }
+
     def run_job(self, static_arguments: Mapping[str, str], timeout_minutes: int) -> RunJobTask:
         """The File Processor task of a cadence on this application, with the cadence's static contract arguments
         (what its Glue job holds as DefaultArguments)."""
-        bucket = self.props.stage.artifacts_bucket.bucket_name
-        return emr_serverless_run_job(
-            application_id=self.application.attr_application_id,
-            execution_role_arn=self.role.role_arn,
-            entry_point=f"s3://{bucket}/{CODE_PREFIX}{ENTRY_POINT}",
-            static_arguments=static_arguments,
-            spark_submit_parameters=spark_parameters(
-                f"s3://{bucket}/{LIBRARY_PREFIX}{self.props.stage.artifacts.library}"
-            ),
-            timeout_minutes=timeout_minutes,
-        )
+        return emr_serverless_run_job(**self._job_run_settings(timeout_minutes), static_arguments=static_arguments)
+
+    def dataset_state(self, static_arguments: Mapping[str, str], timeout_minutes: int) -> str:
+        """The datasets state machine's ``RefreshDatasetsOnEmr`` state: the dataset job on this application, with the
+        dataset job's static contract arguments (infrastructure/datasets.py)."""
+        return datasets_emr_state(self._job_run_settings(timeout_minutes), static_arguments)
 
     def grant_start_job_runs(self, role: iam.IRole) -> None:
         """Start runs of this application as its execution role (passed to EMR Serverless only): the state

@@ -33,7 +33,7 @@ SNS_ENDPOINT = ("Sns", ec2.InterfaceVpcEndpointAwsService.SNS)  # the dataset jo
 KINESIS_ENDPOINT = ("KinesisStreams", ec2.InterfaceVpcEndpointAwsService.KINESIS_STREAMS)  # a stream's source
 # Lake Formation on (access.yaml names consumers): the jobs' lakeformation:GetDataAccess
 LAKE_FORMATION_ENDPOINT = ("LakeFormation", ec2.InterfaceVpcEndpointAwsService.LAKE_FORMATION)
-# A cadence on EMR Serverless: the File Processor asks emr-serverless:GetJobRun whether a lease's holder ended
+# A cadence or dataset on EMR Serverless: its jobs ask emr-serverless:GetJobRun whether a lease's holder ended
 EMR_SERVERLESS_ENDPOINT = ("EmrServerless", ec2.InterfaceVpcEndpointAwsService.EMR_SERVERLESS)
 
 
