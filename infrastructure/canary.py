@@ -9,7 +9,9 @@ Starts, in harmless mode (etl/jobs/canary.py says what each checks):
   progress (the job allows one run: its checkpoint has one writer), which is reported, not started;
 - for each cadence on EMR Serverless, the File Processor on the EMR Serverless application, started exactly as
   the cadence's state machine starts it (its RunFileProcessor task's parameters, read with
-  states:DescribeStateMachine) with the canary's batch: no tables, batch id ``canary``.
+  states:DescribeStateMachine) with the canary's batch: no tables, batch id ``canary``;
+- when a dataset runs on EMR Serverless, the dataset job on the application, started as the datasets state
+  machine's RefreshDatasetsOnEmr task starts it, with ``--odp_canary true`` appended.
 Each job installs its offline dependencies, starts Spark in the VPC, reaches every service it needs
 (tracker tables, history table, Glue catalog, SNS, Kinesis) read-only, and ends without writing. Waits
 for every run; exit 0 when all succeeded, 1 naming each run that did not, with the engine's error message. A
@@ -30,13 +32,14 @@ from typing import Any
 import boto3
 
 from infrastructure.smoke import config_and_environment, report
+from odp.config.datasets import of_engine
 from odp.config.loader import OdpConfig
 from odp.config.models import Engine
 from odp.contracts.datasets import DatasetJobArgs
 from odp.contracts.file_processor import FileProcessorJobArgs
-from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB, emr_serverless_start_request
+from odp.contracts.state_machines import DATASET_JOB, EMR_SERVERLESS_RUN_JOB, emr_serverless_start_request
 from odp.contracts.streaming import StreamingJobArgs
-from odp.naming import file_processor_job_name, state_machine_name, stream_job_name
+from odp.naming import datasets_state_machine_name, file_processor_job_name, state_machine_name, stream_job_name
 from odp.tracker.dataset_history import dataset_job_name
 
 CANARY_BATCH_ID = "canary"
@@ -46,6 +49,8 @@ EMR_TERMINAL_STATES = {"SUCCESS", "FAILED", "CANCELLED"}
 # The canary's Map item (odp.contracts.batches.Batch's per-run fields): no tables, batch id "canary".
 CANARY_ITEM = {"table_ids": [], "batch_id": CANARY_BATCH_ID}
 POLL_SECONDS = 20
+# etl/jobs/emr_serverless.py's job -> what the canary appends to its run's arguments (its harmless mode).
+EMR_CANARY_ARGUMENTS = {DATASET_JOB: DatasetJobArgs.canary_arguments()}
 
 
 @dataclass(frozen=True)
@@ -71,17 +76,22 @@ def canary_jobs(config: OdpConfig, environment: str) -> list[CanaryJob]:
 
 
 def emr_canary_machines(config: OdpConfig, environment: str, account: str, region: str) -> list[str]:
-    """The state machine ARN of each cadence on EMR Serverless: the canary starts its File Processor run."""
-    return [
-        f"arn:aws:states:{region}:{account}:stateMachine:{state_machine_name(environment, name)}"
+    """The state machine ARN of each cadence on EMR Serverless (the canary starts its File Processor run) and, when a
+    dataset runs on EMR Serverless, of the datasets state machine (the canary starts its dataset job run)."""
+    names = [
+        state_machine_name(environment, name)
         for name, cadence in config.cadences.cadences.items()
         if cadence.engine is Engine.EMR_SERVERLESS
     ]
+    if of_engine(config.datasets, Engine.EMR_SERVERLESS):
+        names.append(datasets_state_machine_name(environment))
+    return [f"arn:aws:states:{region}:{account}:stateMachine:{name}" for name in names]
 
 
 def emr_canary_request(definition: str) -> dict[str, Any]:
-    """Pure: the emr-serverless StartJobRun a File Processor state machine's definition starts, for the canary's
-    batch (:data:`CANARY_ITEM`).
+    """Pure: the emr-serverless StartJobRun a state machine's definition starts, for the canary's item
+    (:data:`CANARY_ITEM`: the File Processor's harmless batch, no tables) and with the job's canary arguments
+    appended (:data:`EMR_CANARY_ARGUMENTS`: the dataset job's ``--odp_canary true``).
 
     Raises:
         LookupError: the definition has no emr-serverless:startJobRun.sync task.
@@ -97,7 +107,11 @@ def emr_canary_request(definition: str) -> dict[str, Any]:
 
     for task in tasks(json.loads(definition)["States"]):
         if task["Resource"] == EMR_SERVERLESS_RUN_JOB:
-            return emr_serverless_start_request(task["Parameters"], CANARY_ITEM)
+            request = emr_serverless_start_request(task["Parameters"], CANARY_ITEM)
+            arguments = request["jobDriver"]["sparkSubmit"]["entryPointArguments"]
+            for name, value in EMR_CANARY_ARGUMENTS.get(arguments[0], {}).items():
+                arguments += [name, value]
+            return request
     raise LookupError("the state machine starts no EMR Serverless job run")
 
 

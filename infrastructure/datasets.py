@@ -39,7 +39,7 @@ from odp.config.datasets import DatasetConfig, of_engine
 from odp.config.models import Engine
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.contracts.state_machines import NO_DATASETS_ON_EMR, DatasetsSubstitutions
-from odp.naming import PROCESSING_TRACKER, resource_prefix
+from odp.naming import PROCESSING_TRACKER, datasets_state_machine_name, resource_prefix
 from odp.tracker.dataset_history import dataset_job_name
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -237,7 +237,8 @@ class Datasets(Construct):
     """The datasets state machine, its EventBridge trigger, alarm, dashboard widget and named queries.
 
     Attributes:
-        state_machine, trigger, alarm, queries (dataset name -> named query).
+        state_machine, trigger, alarm, queries (dataset name -> named query); runs_on_emr: the state machine
+        starts an EMR Serverless run (a dataset says ``engine: emr_serverless``).
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: DatasetsProps) -> None:
@@ -245,6 +246,7 @@ class Datasets(Construct):
         prefix = resource_prefix(props.environment)
         # The application runs the datasets only when one of them says engine: emr_serverless.
         emr = props.emr_serverless if on_emr(props.datasets) else None
+        self.runs_on_emr = emr is not None
         log_group = encrypted_log_group(
             self,
             f"/aws/vendedlogs/states/{prefix}-datasets",
@@ -255,7 +257,7 @@ class Datasets(Construct):
         self.state_machine = sfn.StateMachine(
             self,
             "StateMachine",
-            state_machine_name=f"{prefix}-datasets",
+            state_machine_name=datasets_state_machine_name(props.environment),
             definition_body=sfn.DefinitionBody.from_file(str(DatasetsSubstitutions.DEFINITION)),
             definition_substitutions=DatasetsSubstitutions(
                 dataset_job_name=props.job.job_name,

@@ -38,7 +38,7 @@ class DeployAccessProps:
         deployment_account: the account of the pipelines.
         tracking: the tracker tables (write table_config / batch_config, describe all six).
         key: the state key the tables are encrypted with.
-        state_machines: what the smoke check describes; default none.
+        state_machines: what the smoke check describes (and the canary, for an EMR Serverless run); default none.
         glue_job_arns: the jobs the canary runs (File Processor, dataset, streaming); default none (no Glue
             statement).
         emr_serverless: the EMR Serverless application a cadence runs on: the canary starts the File Processor

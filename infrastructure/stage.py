@@ -3,19 +3,28 @@ region is configured) a small stack in that region holding the key of the table 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from aws_cdk import Environment, RemovalPolicy, Stack, Stage, Tags
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infrastructure.assets import GlueArtifacts
 from infrastructure.batch_manager import BatchManager, BatchManagerProps
 from infrastructure.canary import canary_jobs
 from infrastructure.catalog import Catalog, CatalogProps
-from infrastructure.datasets import DatasetJob, DatasetJobProps, Datasets, DatasetsProps, grant_dataset_engines
+from infrastructure.datasets import (
+    DatasetJob,
+    DatasetJobProps,
+    Datasets,
+    DatasetsProps,
+    grant_dataset_engines,
+)
 from infrastructure.deploy_access import DeployAccess, DeployAccessProps
 from infrastructure.emr_serverless import EmrServerless, EmrServerlessProps, needed
 from infrastructure.file_manager import FileManager, FileManagerProps
@@ -349,7 +358,7 @@ class DataLakeStack(Stack):
                 deployment_account=config.environments.deployment.account,
                 tracking=tracking,
                 key=key,
-                state_machines=[processor.state_machine for processor in processors.values()],
+                state_machines=described_state_machines(self, processors.values()),
                 glue_job_arns=[self.format_arn(service="glue", resource="job", resource_name=j.name) for j in canary],
                 emr_serverless=emr,
             ),
@@ -366,6 +375,16 @@ class DataLakeStack(Stack):
         """The environment's AZs from config/environments.yaml (synth needs no context lookup, and
         ``<region>a`` names a different zone in each account, so it is never derived from the region)."""
         return list(self._availability_zones)
+
+
+def described_state_machines(stack: Stack, processors: Iterable[FileProcessor]) -> list[sfn.IStateMachine]:
+    """What the smoke check describes (every File Processor's state machine) and the post-deploy canary reads an EMR
+    Serverless run from (those and, when it starts one, the datasets state machine: infrastructure/canary.py)."""
+    machines = [processor.state_machine for processor in processors]
+    datasets = stack.node.try_find_child("Datasets")
+    if isinstance(datasets, Datasets) and datasets.runs_on_emr:
+        machines.append(datasets.state_machine)
+    return machines
 
 
 class OdpStage(Stage):

@@ -66,6 +66,11 @@ def state_machine_name(environment: str, cadence: str) -> str:
     return f"{resource_prefix(environment)}-file-processor-{cadence}"
 
 
+def datasets_state_machine_name(environment: str) -> str:
+    """The datasets state machine (infrastructure/datasets.py): the dataset job after each File Processor execution."""
+    return f"{resource_prefix(environment)}-datasets"
+
+
 TOMBSTONE_FOLDER = "_odp_tombstones"  # beside the tables of a database; target names starting _odp are reserved
 
 

@@ -5,7 +5,8 @@ File Processor execution that succeeded (infrastructure/datasets.py); here the e
 File Processor execution the sandbox ran (its real output). Its ``glue:startJobRun.sync`` task
 (sandbox/moto_patches.py) runs the dataset job as Glue would: the job's DefaultArguments merged with
 the run's, the configuration downloaded from the artifacts bucket (``etl.jobs.dataset_job.local_config_dir``),
-the run history item and the SNS notification written by ``etl.jobs.dataset_job.recorder``, every AWS
+the run history item and the SNS notification written by ``etl.jobs.dataset_job.recorder``, each dataset's lease
+taken in processing_tracker as the deployed job's ``--odp_lease_table`` says (etl/datasets/lease.py), every AWS
 call made as the dataset job's principal (sandbox/aws_calls.py). Spark reads the raw tables and writes
 the zones through Hadoop; those accesses are reported as the S3 calls S3A would make.
 """
@@ -18,12 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from etl.datasets.job import run_datasets, select_datasets
+from etl.datasets.lease import dataset_leases, run_owner
 from etl.jobs.dataset_job import local_config_dir, recorder
 from odp.config.loader import OdpConfig, load_config
 from odp.contracts.arguments import JobArgumentError
 from odp.contracts.datasets import DatasetJobArgs
 from odp.contracts.state_machines import DatasetsSubstitutions
 from odp.naming import DATASET_RUN_HISTORY, resource_prefix
+from odp.tracker import JobRunRef
 from odp.tracker.dataset_history import dataset_history_table_name, dataset_job_name
 from odp.tracker.dataset_run import DatasetRun
 from odp.tracker.schema import create_tables
@@ -84,6 +87,7 @@ class DatasetsStateMachine:
             config_dir=f"s3://{ARTIFACTS_BUCKET}/{CONFIG_PREFIX}",
             history_table=history,
             topic_arn=self.account.alerts_topic_arn,
+            lease_table=self.account.names.processing_tracker,  # as deployed: one lease per dataset
         )
         self.account.client("glue").create_job(
             Name=self.job_name,
@@ -125,11 +129,12 @@ class DatasetsStateMachine:
             config = load_config(local_config_dir(args.config_dir, s3=self.account.client("s3")))
             self._report_source_reads(config, args)
             record = recorder(args, dynamodb=self.account.dynamodb(), sns=self.account.client("sns"))
+            leases = dataset_leases(args, run_owner(), JobRunRef(job_name, run_id), dynamodb=self.account.dynamodb())
             with (
                 aws_calls.observing_folder(CONFORMED_BUCKET, self.zones[CONFORMED_BUCKET]),
                 aws_calls.observing_folder(PURPOSE_BUILT_BUCKET, self.zones[PURPOSE_BUILT_BUCKET]),
             ):
-                outcome = run_datasets(self.spark, config, args, record=record)
+                outcome = run_datasets(self.spark, config, args, record=record, leases=leases)
         self.runs.extend(outcome.runs)
         if outcome.failed:
             return GlueRunResult("FAILED", "; ".join(run.summary() for run in outcome.failed))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -84,6 +85,11 @@ class DatasetLeases:
         finally:
             if not self.tracker.release(lease_id, self.owner):
                 logger.error("%s: the lease was no longer held by %s when the refresh ended", lease_id, self.owner)
+
+
+def run_owner() -> str:
+    """The owner a dataset job run takes its leases as: ``datasets-<12 hex digits>``, new for each run."""
+    return f"datasets-{uuid.uuid4().hex[:12]}"
 
 
 def dataset_leases(

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import sys
 import tempfile
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +40,7 @@ def parse_arguments(argv: list[str], engine: Engine | None = None) -> DatasetJob
 def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
     """Refresh the selected datasets; 0 when every one was written or up to date."""
     from etl.datasets.job import run_datasets  # noqa: PLC0415 - keep import time free of Spark
-    from etl.datasets.lease import dataset_leases  # noqa: PLC0415
+    from etl.datasets.lease import dataset_leases, run_owner  # noqa: PLC0415
     from etl.engine import detect_engine  # noqa: PLC0415
     from odp.config.loader import load_config  # noqa: PLC0415
 
@@ -53,7 +52,7 @@ def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
     spark = engine.spark_session("odp-dataset-job")
     if args.canary:
         return run_canary_checks(spark, args, config)
-    leases = dataset_leases(args, f"datasets-{uuid.uuid4().hex[:12]}", engine.job_run(argv_list))
+    leases = dataset_leases(args, run_owner(), engine.job_run(argv_list))
     outcome = run_datasets(spark, config, args, record=recorder(args), leases=leases)
     return 1 if outcome.failed else 0
 

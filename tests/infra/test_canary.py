@@ -26,6 +26,7 @@ from infrastructure.canary import (
 )
 from odp.config.loader import load_config
 from odp.config.manager import load_into_dynamodb
+from odp.config.models import Engine
 from odp.config.store import TableConfigNotFoundError
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.contracts.file_processor import FileProcessorJobArgs
@@ -36,7 +37,7 @@ from odp.tracker.dataset_history import dataset_history_table_name
 from odp.tracker.schema import create_tables
 from tests.infra.permissions.check import state_machine_definition
 from tests.infra.permissions.template import Deployment, Resolver, find_by_name
-from tests.support.emr_stage import EMR_CADENCE
+from tests.support.emr_stage import EMR_CADENCE, EMR_DATASET
 from tests.support.emr_stubs import RUN_ID, stub_job_run
 
 A = CanaryJob("odp-dev-file-processor-a", CANARY_ARGUMENTS)
@@ -276,12 +277,13 @@ def test_the_streaming_jobs_harmless_mode_reaches_table_config_kinesis_and_catal
     ]
 
 
-def _emr_request(emr_stage) -> tuple[dict, str]:
-    """The canary's StartJobRun for the EMR cadence of tests/support/emr_stage.py, from its synthesized definition."""
+def _emr_request(emr_stage, machine: str = f"odp-dev-file-processor-{EMR_CADENCE}") -> tuple[dict, str]:
+    """The canary's StartJobRun from a state machine (default: the EMR cadence's) of tests/support/emr_stage.py, from
+    its synthesized definition."""
     config = load_config(emr_stage.config_dir)
     settings = config.environments.environments["dev"]
     resolver = Resolver(emr_stage.template, Deployment("dev", settings.account, settings.region))
-    (arn,) = emr_canary_machines(config, "dev", settings.account, settings.region)
+    (arn,) = [m for m in emr_canary_machines(config, "dev", settings.account, settings.region) if m.endswith(machine)]
     logical = find_by_name(resolver, "AWS::StepFunctions::StateMachine", arn.rsplit(":", 1)[1])
     definition = state_machine_definition(resolver, logical, emr_stage.asset_text)
     return emr_canary_request(json.dumps(definition)), logical
@@ -292,7 +294,8 @@ def test_a_stage_with_an_emr_cadence_canaries_the_application_as_its_state_machi
     config = load_config(emr_stage.config_dir)
     assert canary_jobs(config, "dev")  # the Glue jobs, as before
     assert [m.rsplit(":", 1)[1] for m in emr_canary_machines(config, "dev", "1", "eu-west-1")] == [
-        f"odp-dev-file-processor-{EMR_CADENCE}"
+        f"odp-dev-file-processor-{EMR_CADENCE}",
+        "odp-dev-datasets",  # a dataset on EMR Serverless: test below
     ]
     request, machine = _emr_request(emr_stage)
     task = emr_stage.template["Resources"][machine]["Properties"]["DefinitionSubstitutions"]
@@ -307,6 +310,41 @@ def test_a_stage_with_an_emr_cadence_canaries_the_application_as_its_state_machi
     contract = argparse_arguments(FileProcessorJobArgs, ["emr_serverless.py", *arguments], "canary")
     assert (contract.table_ids, contract.batch_id, contract.cadence) == ((), "canary", EMR_CADENCE)
     assert dict(zip(arguments[-4::2], arguments[-3::2], strict=True)) == CANARY_ARGUMENTS
+
+
+def test_a_dataset_on_emr_canaries_the_dataset_job_on_the_application_as_the_datasets_state_machine_starts_it(
+    emr_stage,
+) -> None:
+    """Issue 28: a dataset on EMR Serverless: the dataset job on the application, started as the datasets state
+    machine's RefreshDatasetsOnEmr task starts it, in its harmless mode (``--odp_canary true``)."""
+    config = load_config(emr_stage.config_dir)
+    assert [d.name for d in config.datasets if d.engine is Engine.EMR_SERVERLESS] == [EMR_DATASET]
+    assert "odp-dev-dataset-job" in [job.name for job in canary_jobs(config, "dev")]  # and on Glue, as before
+    request, machine = _emr_request(emr_stage, "odp-dev-datasets")
+    values = emr_stage.template["Resources"][machine]["Properties"]["DefinitionSubstitutions"]
+    assert EMR_SERVERLESS_RUN_JOB in json.dumps(values["RefreshOnEmr"])
+    file_processor, _ = _emr_request(emr_stage)
+    for same in ("applicationId", "executionRoleArn"):  # the same application, as the same execution role
+        assert request[same] == file_processor[same], same
+    submit = request["jobDriver"]["sparkSubmit"]
+    assert submit["entryPoint"] == file_processor["jobDriver"]["sparkSubmit"]["entryPoint"]
+    job, *arguments = submit["entryPointArguments"]
+    assert job == "dataset_job"
+    assert arguments[-2:] == ["--odp_canary", "true"]
+    contract = argparse_arguments(DatasetJobArgs, ["emr_serverless.py", *arguments], "canary")
+    assert contract.canary is True
+    assert contract.engine == "emr_serverless"
+    assert contract.changed_tables == ()
+    assert contract.lease_table  # the contract as deployed: the job takes its leases only after the canary branch
+
+
+def test_without_its_canary_arguments_the_dataset_jobs_emr_run_would_refresh_datasets(emr_stage, monkeypatch) -> None:
+    """The appended ``--odp_canary true`` is what makes the run harmless: without it the same request parses as a
+    real refresh."""
+    monkeypatch.setattr("infrastructure.canary.EMR_CANARY_ARGUMENTS", {})
+    request, _ = _emr_request(emr_stage, "odp-dev-datasets")
+    _, *arguments = request["jobDriver"]["sparkSubmit"]["entryPointArguments"]
+    assert argparse_arguments(DatasetJobArgs, ["emr_serverless.py", *arguments], "canary").canary is False
 
 
 def test_the_emr_canary_starts_the_run_on_the_application_and_waits(aws_env, emr_stage) -> None:

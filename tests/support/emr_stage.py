@@ -1,7 +1,8 @@
 """A stage with one cadence on EMR Serverless and one on Glue, shared by the EMR Serverless tests
 (tests/infra/test_emr_serverless.py), checkov and the permission test (tests/infra/permissions): the streaming
 stage's environment and DMS source, no streams, Lake Formation on with a consumer role and two views (issue 28's
-"done when": this synth passes cdk-nag, cfn-lint, checkov and the permission test)."""
+"done when": this synth passes cdk-nag, cfn-lint, checkov and the permission test), and one dataset on EMR Serverless
+(the datasets state machine's EMR run, its execution role running the dataset job too, the canary's dataset run)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from tests.support.streaming_stage import StreamingStage, build_stage
 
 EMR_CADENCE = "hourly"
 GLUE_CADENCE = "daily"
+EMR_DATASET = "invoice_customers"
 CONFIG: dict[str, Any] = {
     "environments.yaml": STREAMING_CONFIG["environments.yaml"],
     "cadences.yaml": {
@@ -42,6 +44,17 @@ CONFIG: dict[str, Any] = {
             },
         ],
     },
+    # one dataset on EMR Serverless: the datasets state machine runs it there after its (empty) Glue run
+    f"datasets/{EMR_DATASET}.yaml": {
+        "name": EMR_DATASET,
+        "zone": "purpose_built",
+        "database": "shop_purpose_built",
+        "sources": [{"name": "invoices", "table": "shop.public.invoices"}],
+        "key": ["id"],
+        "refresh": "full",
+        "engine": "emr_serverless",
+    },
+    f"datasets/{EMR_DATASET}.sql": "SELECT id, customer FROM invoices\n",
     # one consumer role, so that Lake Formation (and its grants to every job role) is in the stage
     "access.yaml": {
         "consumers": {

@@ -106,14 +106,18 @@ def state_machine_definition(resolver: Resolver, logical: str, asset_text: Calla
     return render_definition(values, asset_text(properties["DefinitionS3Location"]["Key"]))
 
 
-def engine_requirements(resolver: Resolver, *, tables: Iterable[TableConfig] = ()) -> list[Requirement]:
+def engine_requirements(
+    resolver: Resolver, *, tables: Iterable[TableConfig] = (), datasets: Iterable[DatasetConfig] = ()
+) -> list[Requirement]:
     """What an engine does with a job's role because of the template: Glue loading the job's code (and the
     functions' logs, tracing, event sources), Glue's Kinesis connector and metrics for the streaming jobs, EMR
-    Serverless loading the entry point and writing the application's logs."""
+    Serverless loading the entry point and writing the application's logs; and the dataset job's catalog sync of
+    the datasets each engine refreshes (an engine's own: not copied to the other engine's role)."""
     return (
         configuration_requirements(resolver)
         + streaming_runtime_requirements(resolver, tables)
         + emr_serverless_requirements(resolver)
+        + dataset_catalog_requirements(resolver, datasets)
     )
 
 
@@ -121,7 +125,7 @@ def code_requirements(
     resolver: Resolver, *, tables: Iterable[TableConfig] = (), datasets: Iterable[DatasetConfig] = ()
 ) -> list[Requirement]:
     """What the jobs' own code does on any engine and the local flow cannot record: Hudi's catalog sync of the
-    tables and datasets, the lease takeover's GetJobRun, and (Lake Formation on) the jobs' data access."""
+    tables, the lease takeover's GetJobRun, and (Lake Formation on) the jobs' data access."""
     tables, datasets = list(tables), list(datasets)
     jobs = [
         FILE_PROCESSOR_JOB,
@@ -130,7 +134,6 @@ def code_requirements(
     ]
     return (
         catalog_sync_requirements(resolver, [table for table in tables if table.stream is None])
-        + dataset_catalog_requirements(resolver, datasets)
         + lease_requirements(resolver)
         + lake_formation_requirements(resolver, jobs)
     )
@@ -140,15 +143,17 @@ def derived_requirements(
     resolver: Resolver, *, tables: Iterable[TableConfig] = (), datasets: Iterable[DatasetConfig] = ()
 ) -> list[Requirement]:
     """:func:`engine_requirements` and :func:`code_requirements`."""
-    tables = list(tables)
-    return engine_requirements(resolver, tables=tables) + code_requirements(resolver, tables=tables, datasets=datasets)
+    tables, datasets = list(tables), list(datasets)
+    return engine_requirements(resolver, tables=tables, datasets=datasets) + code_requirements(
+        resolver, tables=tables, datasets=datasets
+    )
 
 
 def on_every_engine(
     resolver: Resolver, calls: Iterable[AwsCall], requirements: Iterable[Requirement]
 ) -> tuple[list[AwsCall], list[Requirement]]:
     """The code's calls and requirements, also as each other engine's principal that runs the same code in this
-    template (the File Processor of a cadence on EMR Serverless: :data:`RUNS_CODE_OF`)."""
+    template (the File Processor of a cadence, the dataset job of a dataset, on EMR Serverless: :data:`RUNS_CODE_OF`)."""
     calls, requirements = list(calls), list(requirements)
     present = set(principals(resolver))
     for variant, code in RUNS_CODE_OF.items():
@@ -168,13 +173,14 @@ def check_reachability(
 ) -> list[str]:
     """Every service a principal in the VPC needs (recorded calls, derived requirements) that its
     subnets cannot reach (tests/infra/permissions/reachability.py)."""
-    tables = list(tables)
+    tables, datasets = list(tables), list(datasets)
     recorded, code = on_every_engine(
         resolver,
         [call for found in calls.values() for call in found],
         code_requirements(resolver, tables=tables, datasets=datasets),
     )
-    return unreachable(resolver, needs_of(recorded, engine_requirements(resolver, tables=tables) + code))
+    engines = engine_requirements(resolver, tables=tables, datasets=datasets)
+    return unreachable(resolver, needs_of(recorded, engines + code))
 
 
 def check_template(
@@ -191,7 +197,7 @@ def check_template(
     ``tables`` and ``datasets``: the configured ones, whose catalog sync the jobs perform on Glue
     (and on EMR Serverless: the code's requirements apply to every engine's role, :func:`on_every_engine`)."""
     roles = principals(resolver)
-    tables = list(tables)
+    tables, datasets = list(tables), list(datasets)
     failures: list[str] = []
     by_principal: dict[str, list[Requirement]] = {}
     recorded_requirements = [
@@ -203,7 +209,7 @@ def check_template(
     _, code = on_every_engine(
         resolver, [], recorded_requirements + code_requirements(resolver, tables=tables, datasets=datasets)
     )
-    for requirement in code + engine_requirements(resolver, tables=tables):
+    for requirement in code + engine_requirements(resolver, tables=tables, datasets=datasets):
         by_principal.setdefault(requirement.principal, []).append(requirement)
     for principal, requirements in by_principal.items():
         for role in roles[principal]:

@@ -22,7 +22,7 @@ from typing import Any
 
 from sandbox.aws_calls import AwsCall
 from tests.infra.permissions.requirements import Requirement, function_principal, glue_job_principal
-from tests.infra.permissions.template import EMR_FILE_PROCESSOR, Resolver, TemplateError, emr_serverless_runs
+from tests.infra.permissions.template import Resolver, TemplateError, emr_serverless_runs
 
 # boto3 service name or IAM action prefix -> the service name of its VPC endpoint (com.amazonaws.<region>.<name>)
 _ENDPOINT_NAMES = {"cloudwatch": "monitoring", "kinesis": "kinesis-streams", "stepfunctions": "states"}
@@ -77,7 +77,7 @@ def _subnets_of_connection(resolver: Resolver, name: str) -> str:
 
 def placements(resolver: Resolver) -> list[Placement]:
     """Every Glue job with connections, every EMR Serverless application a cadence runs its File Processor
-    on (its ``NetworkConfiguration``) and every Lambda function with a VpcConfig, with its subnets."""
+    (a dataset its dataset job) on (its ``NetworkConfiguration``) and every Lambda function with a VpcConfig, with its subnets."""
     found: list[Placement] = []
     for job in resolver.of_type("AWS::Glue::Job").values():
         properties = job["Properties"]
@@ -88,14 +88,14 @@ def placements(resolver: Resolver) -> list[Placement]:
             continue
         subnets = tuple(_subnets_of_connection(resolver, connection) for connection in connections)
         found.append(Placement(principal, f"Glue job {name}", subnets))
-    for run in emr_serverless_runs(resolver):  # the File Processor's runs on EMR Serverless
+    for run in emr_serverless_runs(resolver):  # the File Processor's and the dataset job's runs on EMR Serverless
         network = resolver.resources[run.application]["Properties"].get("NetworkConfiguration", {})
         subnets = tuple(resolver.logical_id_of(subnet) for subnet in network.get("SubnetIds", []))
         label = (
             f"EMR Serverless application {resolver.resolve(resolver.resources[run.application]['Properties']['Name'])}"
         )
-        if subnets and not any(p.label == label for p in found):
-            found.append(Placement(EMR_FILE_PROCESSOR, label, subnets))
+        if subnets and not any(p.label == label and p.principal == run.principal for p in found):
+            found.append(Placement(run.principal, label, subnets))
     for logical, function in resolver.of_type("AWS::Lambda::Function").items():
         principal = function_principal(resolver, logical)
         subnet_ids = function["Properties"].get("VpcConfig", {}).get("SubnetIds", [])

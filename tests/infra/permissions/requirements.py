@@ -26,14 +26,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from odp.config.datasets import DatasetConfig
-from odp.config.models import TableConfig
+from odp.config.datasets import DatasetConfig, of_engine
+from odp.config.models import Engine, TableConfig
 from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB
 from odp.contracts.streaming import StreamingJobArgs
 from odp.tracker.dataset_history import dataset_job_name
 from sandbox.aws_calls import BATCH_MANAGER, DATASET_JOB, FILE_MANAGER, FILE_PROCESSOR_JOB, STREAMING_JOB, AwsCall
 from tests.infra.permissions.template import (
-    EMR_FILE_PROCESSOR,
+    EMR_DATASET_JOB,
     Resolver,
     emr_serverless_runs,
     encryption_key_arn,
@@ -464,8 +464,8 @@ _EMR_LOG_KEY_ACTIONS = ("kms:GenerateDataKey", "kms:Decrypt")
 
 
 def emr_serverless_requirements(resolver: Resolver) -> list[Requirement]:
-    """What EMR Serverless does with the execution role of each File Processor task on it (the File Processor's
-    own calls are the recorded ones): load the entry point and the ``--py-files`` of its Spark settings, and
+    """What EMR Serverless does with the execution role of each task on it (File Processor or dataset job: the
+    job's own calls are the recorded ones): load the entry point and the ``--py-files`` of its Spark settings, and
     write the application's CloudWatch logs (find the group, write its streams, encrypt with its key)."""
     d = resolver.deployment
     found: list[Requirement] = []
@@ -473,7 +473,7 @@ def emr_serverless_requirements(resolver: Resolver) -> list[Requirement]:
         submit = run.parameters["JobDriver"]["SparkSubmit"]
         uris = [submit["EntryPoint"], *re.findall(r"s3://[^\s,]+", submit.get("SparkSubmitParameters", ""))]
         loader = f"EMR Serverless (application {run.application}, state machine {run.state_machine})"
-        found += _code_requirements(resolver, EMR_FILE_PROCESSOR, uris, loader)
+        found += _code_requirements(resolver, run.principal, uris, loader)
         properties = resolver.resources[run.application]["Properties"]
         logging = properties.get("MonitoringConfiguration", {}).get("CloudWatchLoggingConfiguration", {})
         if not logging.get("Enabled"):
@@ -482,31 +482,37 @@ def emr_serverless_requirements(resolver: Resolver) -> list[Requirement]:
         reason = f"EMR Serverless writes the logs of application {run.application} to {group}"
         groups = f"arn:{d.partition}:logs:{d.region}:{d.account}:log-group:"
         stream = f"{groups}{group}:log-stream:applications/{run.application}/jobs/{EXAMPLE_JOB_RUN}/SPARK_DRIVER/stdout"
-        found.append(Requirement(EMR_FILE_PROCESSOR, "logs:DescribeLogGroups", f"{groups}{group}", reason=reason))
-        found += [Requirement(EMR_FILE_PROCESSOR, action, stream, reason=reason) for action in _EMR_LOG_ACTIONS]
+        found.append(Requirement(run.principal, "logs:DescribeLogGroups", f"{groups}{group}", reason=reason))
+        found += [Requirement(run.principal, action, stream, reason=reason) for action in _EMR_LOG_ACTIONS]
         if "EncryptionKeyArn" in logging:
             key = str(resolver.resolve(logging["EncryptionKeyArn"]))
-            found += [Requirement(EMR_FILE_PROCESSOR, action, key, reason=reason) for action in _EMR_LOG_KEY_ACTIONS]
+            found += [Requirement(run.principal, action, key, reason=reason) for action in _EMR_LOG_KEY_ACTIONS]
     return found
 
 
 def lease_requirements(resolver: Resolver) -> list[Requirement]:
-    """The File Processor takes a table's lease over once the job run holding it has ended, asking the engine
-    that ran the holder (odp/tracker/job_runs.py JobRunsByEngine): glue:GetJobRun on any cadence's File
-    Processor job, emr-serverless:GetJobRun on any run of an EMR Serverless application. Derived, not
-    recorded: the local flow takes no lease over."""
+    """The File Processor takes a table's lease, the dataset job a dataset's (``dataset:<name>``, etl/datasets/
+    lease.py), over once the job run holding it has ended, asking the engine that ran the holder
+    (odp/tracker/job_runs.py JobRunsByEngine): glue:GetJobRun on any Glue job of the same code (a cadence's File
+    Processor job; the dataset job), emr-serverless:GetJobRun on any run of an EMR Serverless application. Derived,
+    not recorded: the local flow takes no lease over."""
     d = resolver.deployment
     found: list[Requirement] = []
+    principals = {FILE_PROCESSOR_JOB}
     for job in resolver.of_type("AWS::Glue::Job").values():
         name = str(resolver.resolve(job["Properties"]["Name"]))
-        if glue_job_principal(resolver, name) == FILE_PROCESSOR_JOB:
+        principal = glue_job_principal(resolver, name)
+        if principal in (FILE_PROCESSOR_JOB, DATASET_JOB):
+            principals.add(principal)  # the dataset job, when datasets are configured
             arn = f"arn:{d.partition}:glue:{d.region}:{d.account}:job/{name}"
             reason = f"a lease held by a run of Glue job {name} (lease takeover, odp/tracker/job_runs.py)"
-            found.append(Requirement(FILE_PROCESSOR_JOB, "glue:GetJobRun", arn, reason=reason))
+            found.append(Requirement(principal, "glue:GetJobRun", arn, reason=reason))
     for application in resolver.of_type("AWS::EMRServerless::Application"):
         run = f"{emr_application_arn(resolver, application)}/jobruns/{EXAMPLE_JOB_RUN}"
         reason = f"a lease held by a run of EMR Serverless application {application} (odp/tracker/job_runs.py)"
-        found.append(Requirement(FILE_PROCESSOR_JOB, "emr-serverless:GetJobRun", run, reason=reason))
+        found += [
+            Requirement(principal, "emr-serverless:GetJobRun", run, reason=reason) for principal in sorted(principals)
+        ]
     return found
 
 
@@ -569,9 +575,19 @@ def catalog_sync_requirements(
 
 
 def dataset_catalog_requirements(resolver: Resolver, datasets: Iterable[DatasetConfig]) -> list[Requirement]:
-    """What the dataset job's catalog sync needs for each dataset, in its zone's database (:func:`_hudi_syncs`)."""
-    targets = [(d.database, d.name, d.table_type, d.partition_by, f"dataset {d.name}") for d in datasets]
-    return _hudi_syncs(resolver, DATASET_JOB, targets)
+    """What the dataset job's catalog sync needs for each dataset, in its zone's database (:func:`_hudi_syncs`): the
+    Glue dataset job's role for every dataset, the EMR Serverless execution role (:data:`EMR_DATASET_JOB`, when the
+    datasets state machine runs some there) for the datasets with ``engine: emr_serverless`` only (the role's catalog
+    scope is theirs)."""
+    datasets = list(datasets)
+
+    def targets(chosen: Iterable[DatasetConfig]) -> list[tuple[str, str, Any, tuple[str, ...], str]]:
+        return [(d.database, d.name, d.table_type, d.partition_by, f"dataset {d.name}") for d in chosen]
+
+    found = _hudi_syncs(resolver, DATASET_JOB, targets(datasets))
+    if any(run.principal == EMR_DATASET_JOB for run in emr_serverless_runs(resolver)):
+        found += _hudi_syncs(resolver, EMR_DATASET_JOB, targets(of_engine(datasets, Engine.EMR_SERVERLESS)))
+    return found
 
 
 # The streaming job's Kinesis source is read by Glue's Spark connector, not by our code (nothing to

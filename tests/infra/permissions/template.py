@@ -17,7 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from odp.contracts.state_machines import DATASET_JOB as EMR_DATASET_JOB_NAME
 from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB
+from odp.contracts.state_machines import FILE_PROCESSOR_JOB as EMR_FILE_PROCESSOR_JOB
 from odp.naming import resource_prefix
 from odp.tracker.dataset_history import dataset_job_name
 from sandbox.aws_calls import (
@@ -32,8 +34,13 @@ from sandbox.aws_calls import (
 STATE_MACHINE = "state-machine"  # with the machine's name: its integrations are checked per machine
 # The File Processor's code run by EMR Serverless (a cadence with engine: emr_serverless), as its execution role
 EMR_FILE_PROCESSOR = f"{FILE_PROCESSOR_JOB}@emr-serverless"
+# The dataset job's code run by EMR Serverless (a dataset with engine: emr_serverless), as its execution role
+EMR_DATASET_JOB = f"{DATASET_JOB}@emr-serverless"
 # principal -> the principal whose code it runs on another engine: the code's calls and needs apply to both roles
-RUNS_CODE_OF = {EMR_FILE_PROCESSOR: FILE_PROCESSOR_JOB}
+RUNS_CODE_OF = {EMR_FILE_PROCESSOR: FILE_PROCESSOR_JOB, EMR_DATASET_JOB: DATASET_JOB}
+# etl/jobs/emr_serverless.py's first argument (the job a run starts) -> the principal that runs its code there
+_EMR_PRINCIPAL_OF_JOB = {EMR_FILE_PROCESSOR_JOB: EMR_FILE_PROCESSOR, EMR_DATASET_JOB_NAME: EMR_DATASET_JOB}
+_ENTRY_POINT_JOB = re.compile(r"^States\.Array\('(\w+)'")
 
 
 class TemplateError(ValueError):
@@ -204,8 +211,8 @@ def role_of(resolver: Resolver, logical: str) -> Role:
 
 
 def principals(resolver: Resolver) -> dict[str, list[Role]]:
-    """Principal -> its roles: the two functions' roles, the Glue jobs' role(s), for a cadence on EMR
-    Serverless the execution role its job runs assume (:data:`EMR_FILE_PROCESSOR`), each state machine's
+    """Principal -> its roles: the two functions' roles, the Glue jobs' role(s), for a cadence (a dataset) on EMR
+    Serverless the execution role its job runs assume (:data:`EMR_FILE_PROCESSOR`, :data:`EMR_DATASET_JOB`), each state machine's
     role, the config-loader role (``odp-<env>-config-loader``) and, when datasets or streams are
     configured, the dataset job's role and the streaming jobs' role.
 
@@ -240,8 +247,8 @@ def principals(resolver: Resolver) -> dict[str, list[Role]]:
     for resource in resolver.of_type("AWS::StepFunctions::StateMachine").values():
         add(STATE_MACHINE, resource["Properties"]["RoleArn"])
     for run in emr_serverless_runs(resolver):
-        found.setdefault(EMR_FILE_PROCESSOR, [])
-        add(EMR_FILE_PROCESSOR, {"Ref": run.execution_role})
+        found.setdefault(run.principal, [])
+        add(run.principal, {"Ref": run.execution_role})
     for logical in resolver.of_type("AWS::IAM::Role"):
         if role_of(resolver, logical).name == f"{prefix}-config-loader":
             add(CONFIG_LOADER, {"Ref": logical})
@@ -253,35 +260,57 @@ def principals(resolver: Resolver) -> dict[str, list[Role]]:
 
 @dataclass(frozen=True)
 class EmrServerlessRun:
-    """The File Processor task of a cadence on EMR Serverless, from its state machine's substitutions."""
+    """A state machine task starting a job on EMR Serverless, from its state machine's substitutions: the File
+    Processor of a cadence (``RunJobResource``) or the dataset job of the datasets state machine (``RefreshOnEmr``)."""
 
     state_machine: str  # logical id
     application: str  # logical id of the AWS::EMRServerless::Application
     execution_role: str  # logical id of the role the job run assumes
     parameters: Mapping[str, Any]  # the task's resolved Parameters (JobDriver.SparkSubmit: entry point, settings)
+    principal: str = EMR_FILE_PROCESSOR  # whose code the run runs (:data:`RUNS_CODE_OF`), by its first argument
+
+
+def _emr_tasks(resolver: Resolver, values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The parameters of each ``emr-serverless:startJobRun.sync`` task a state machine's substitutions hold: the
+    File Processor's ``RunJobResource``/``RunJobParameters`` pair, or a whole Task state as JSON text."""
+    found = []
+    for name, value in values.items():
+        if name == "RunJobResource" and value == EMR_SERVERLESS_RUN_JOB:
+            found.append(json.loads(str(resolver.resolve(values["RunJobParameters"]))))
+            continue
+        text = str(resolver.resolve(value))
+        if not text.startswith("{"):
+            continue
+        state = json.loads(text)
+        if isinstance(state, dict) and state.get("Type") == "Task" and state.get("Resource") == EMR_SERVERLESS_RUN_JOB:
+            found.append(state["Parameters"])
+    return found
 
 
 def emr_serverless_runs(resolver: Resolver) -> list[EmrServerlessRun]:
-    """Every state machine task starting ``emr-serverless:startJobRun.sync`` (a cadence with ``engine:
-    emr_serverless``): its application and execution role, found by the ARNs its parameters name.
+    """Every state machine task starting ``emr-serverless:startJobRun.sync`` (a cadence or a dataset with ``engine:
+    emr_serverless``): its application, its execution role (found by the ARNs its parameters name) and whose code it
+    runs (the job its entry point's first argument names).
 
     Raises:
-        TemplateError: the parameters name an application or a role that is not in the template.
+        TemplateError: the parameters name an application, a role or a job that is not in the template.
     """
     applications = {logical: logical for logical in resolver.of_type("AWS::EMRServerless::Application")}
     roles = {resolver.get_att(logical, "Arn"): logical for logical in resolver.of_type("AWS::IAM::Role")}
     found = []
     for logical, machine in resolver.of_type("AWS::StepFunctions::StateMachine").items():
-        values = machine["Properties"].get("DefinitionSubstitutions", {})
-        if values.get("RunJobResource") != EMR_SERVERLESS_RUN_JOB:
-            continue
-        parameters = json.loads(str(resolver.resolve(values["RunJobParameters"])))
-        application, role = parameters["ApplicationId"], parameters["ExecutionRoleArn"]
-        if application not in applications or role not in roles:
-            raise TemplateError(
-                f"state machine {logical} runs application {application} as {role}: not in the template"
-            )
-        found.append(EmrServerlessRun(logical, application, roles[role], parameters))
+        for parameters in _emr_tasks(resolver, machine["Properties"].get("DefinitionSubstitutions", {})):
+            application, role = parameters["ApplicationId"], parameters["ExecutionRoleArn"]
+            if application not in applications or role not in roles:
+                raise TemplateError(
+                    f"state machine {logical} runs application {application} as {role}: not in the template"
+                )
+            arguments = parameters["JobDriver"]["SparkSubmit"].get("EntryPointArguments.$", "")
+            job = _ENTRY_POINT_JOB.match(arguments)
+            if job is None or job.group(1) not in _EMR_PRINCIPAL_OF_JOB:
+                raise TemplateError(f"state machine {logical} starts an EMR Serverless job this test does not know")
+            principal = _EMR_PRINCIPAL_OF_JOB[job.group(1)]
+            found.append(EmrServerlessRun(logical, application, roles[role], parameters, principal))
     return found
 
 

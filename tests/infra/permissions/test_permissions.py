@@ -62,6 +62,7 @@ from tests.infra.permissions.check import (
 from tests.infra.permissions.reachability import without_endpoint
 from tests.infra.permissions.requirements import Translation, lake_formation_on
 from tests.infra.permissions.template import (
+    EMR_DATASET_JOB,
     EMR_FILE_PROCESSOR,
     Deployment,
     Resolver,
@@ -72,6 +73,7 @@ from tests.infra.permissions.template import (
     principals,
 )
 from tests.support.emr_stage import EMR_CADENCE, VIEWS
+from tests.support.emr_stage import EMR_DATASET as EMR_DATASET_NAME
 from tests.support.emr_stubs import RUN_ID, stub_job_run
 from tests.support.streaming_stage import StreamingStage
 from tests.support.synth import SynthesizedApp
@@ -238,8 +240,15 @@ def test_the_flow_exercised_every_principal(recorded: RecordedFlow) -> None:
         ("s3", "PutObject", CONFORMED_BUCKET),  # and writes the datasets
         ("s3", "PutObject", PURPOSE_BUILT_BUCKET),
         ("dynamodb", "PutItem", None),  # run history
+        ("dynamodb", "UpdateItem", None),  # each dataset's lease (--odp_lease_table, as deployed)
         ("sns", "Publish", None),  # one notification per run that wrote or failed
     } <= dataset_job
+    leases = {
+        (c.params["TableName"], c.params["Key"]["table_id"])
+        for c in recorded.of(aws_calls.DATASET_JOB)
+        if c.operation == "UpdateItem"
+    }
+    assert ("odp-sandbox-processing-tracker", "dataset:trips_clean") in leases
 
 
 @pytest.mark.spark
@@ -370,6 +379,7 @@ REMOVALS = [
     ("dataset-job", "s3:GetObject", RAW_ARN),
     ("dataset-job", "s3:ListBucket", ARTIFACTS_ARN.split("/", maxsplit=1)[0]),
     ("dataset-job", "dynamodb:PutItem", ":table/odp-dev-dataset-run-history"),
+    ("dataset-job", "dynamodb:UpdateItem", ":table/odp-dev-processing-tracker"),  # the datasets' leases
     ("dataset-job", "sns:Publish", ":odp-dev-alerts"),
     ("dataset-job", "glue:CreateTable", ":table/taxi_trips_dms_conformed/trips_clean"),
     (SM_DATASETS, "glue:StartJobRun", ":job/odp-dev-dataset-job"),
@@ -454,6 +464,7 @@ def test_a_key_policy_without_iam_delegation_or_a_bucket_policy_deny_fails_too(
 # tests/support/emr_stage.py. The File Processor's recorded calls are the same code's on either engine; the
 # stage's own configuration gives the catalog sync and the leases.
 EMR = EMR_FILE_PROCESSOR
+EMR_DATASET = EMR_DATASET_JOB
 SM_EMR = f"state-machine odp-dev-file-processor-{EMR_CADENCE}"
 
 
@@ -464,41 +475,49 @@ def _emr_resolver(emr_stage: StreamingStage, template: dict[str, Any]) -> tuple[
 
 
 def _emr_canary_calls(emr_stage: StreamingStage) -> list[aws_calls.AwsCall]:
-    """The post-deploy canary's EMR Serverless run of the stage (as the config-loader role): the state machine's
-    definition read back, the run started and polled (botocore stubs answering as the services would)."""
+    """The post-deploy canary's EMR Serverless runs of the stage (as the config-loader role): for the EMR cadence's
+    and the datasets state machine, the definition read back, the run started and polled (botocore stubs answering
+    as the services would)."""
     resolver, config = _emr_resolver(emr_stage, emr_stage.template)
     settings = config.environments.environments["dev"]
-    (arn,) = emr_canary_machines(config, "dev", settings.account, settings.region)
-    logical = find_by_name(resolver, "AWS::StepFunctions::StateMachine", arn.rsplit(":", 1)[1])
-    definition = json.dumps(state_machine_definition(resolver, logical, emr_stage.asset_text))
+    machines = emr_canary_machines(config, "dev", settings.account, settings.region)
     stepfunctions = boto3.client("stepfunctions", region_name=settings.region)
     emr = boto3.client("emr-serverless", region_name=settings.region)
-    with Stubber(stepfunctions) as states, Stubber(emr) as runs, aws_calls.CallRecorder() as recorder:
-        states.add_response(
-            "describe_state_machine",
-            {
-                "stateMachineArn": arn,
-                "name": "m",
-                "definition": definition,
-                "roleArn": "arn:aws:iam::111111111111:role/states",
-                "type": "STANDARD",
-                "creationDate": datetime(2026, 1, 1),
-            },
-        )
-        with aws_calls.acting_as(aws_calls.CONFIG_LOADER):
-            request = emr_canary_request(stepfunctions.describe_state_machine(stateMachineArn=arn)["definition"])
-            stub_job_run(runs, request, [("SUCCESS", "succeeded")])
-            assert run_emr_canary(emr, [request], timeout_seconds=60, sleep=lambda _: None) == []
+    with aws_calls.CallRecorder() as recorder:
+        for arn in machines:
+            logical = find_by_name(resolver, "AWS::StepFunctions::StateMachine", arn.rsplit(":", 1)[1])
+            definition = json.dumps(state_machine_definition(resolver, logical, emr_stage.asset_text))
+            with Stubber(stepfunctions) as states, Stubber(emr) as runs:
+                states.add_response(
+                    "describe_state_machine",
+                    {
+                        "stateMachineArn": arn,
+                        "name": "m",
+                        "definition": definition,
+                        "roleArn": "arn:aws:iam::111111111111:role/states",
+                        "type": "STANDARD",
+                        "creationDate": datetime(2026, 1, 1),
+                    },
+                )
+                with aws_calls.acting_as(aws_calls.CONFIG_LOADER):
+                    described = stepfunctions.describe_state_machine(stateMachineArn=arn)["definition"]
+                    request = emr_canary_request(described)
+                    stub_job_run(runs, request, [("SUCCESS", "succeeded")])
+                    assert run_emr_canary(emr, [request], timeout_seconds=60, sleep=lambda _: None) == []
     assert [(c.service, c.operation) for c in recorder.calls] == [
         ("stepfunctions", "DescribeStateMachine"),
         ("emr-serverless", "StartJobRun"),
         ("emr-serverless", "GetJobRun"),
+    ] * len(machines)
+    assert [c.params["stateMachineArn"].rsplit(":", 1)[1] for c in recorder.calls[::3]] == [
+        SM_EMR.split(" ", 1)[1],
+        SM_DATASETS.split(" ", 1)[1],
     ]
     return recorder.calls
 
 
 def _emr_calls(resolver: Resolver, recorded: RecordedFlow, canary: list[aws_calls.AwsCall] = ()) -> dict:
-    """The local flow's calls of the principals this stage deploys (it has no dataset job), and the canary's."""
+    """The local flow's calls of the principals this stage deploys, and the canary's."""
     present = set(principals(resolver))
     return {SANDBOX: [call for call in recorded.calls[SANDBOX] if call.principal in present], "dev": list(canary)}
 
@@ -533,12 +552,21 @@ def test_the_emr_stage_allows_and_reaches_everything_its_file_processor_does_wit
     assert config.access.consumers
     views = [t["Properties"]["TableInput"] for t in resolver.of_type("AWS::Glue::Table").values()]
     assert sorted(v["Name"] for v in views if v["TableType"] == "VIRTUAL_VIEW") == sorted(VIEWS)
-    assert {run.state_machine for run in emr_serverless_runs(resolver)} == {
-        find_by_name(resolver, "AWS::StepFunctions::StateMachine", SM_EMR.split(" ", 1)[1])
+    machine = {
+        name: find_by_name(resolver, "AWS::StepFunctions::StateMachine", name.split(" ", 1)[1])
+        for name in (SM_EMR, SM_DATASETS)
+    }
+    assert {(run.state_machine, run.principal) for run in emr_serverless_runs(resolver)} == {
+        (machine[SM_EMR], EMR),
+        (machine[SM_DATASETS], EMR_DATASET),
     }
     (role,) = principals(resolver)[EMR]
+    assert principals(resolver)[EMR_DATASET] == [role]  # one execution role runs both jobs' code
     assert "emr-serverless.amazonaws.com" in json.dumps(resolver.resources[role.logical_id]["Properties"])
-    assert {c.principal for c in _emr_calls(resolver, recorded)[SANDBOX]} >= {aws_calls.FILE_PROCESSOR_JOB}
+    assert {c.principal for c in _emr_calls(resolver, recorded)[SANDBOX]} >= {
+        aws_calls.FILE_PROCESSOR_JOB,
+        aws_calls.DATASET_JOB,
+    }
 
     failures = _emr_failures(emr_stage, recorded, emr_stage.template, emr_canary)
     failures += _emr_unreachable(emr_stage, recorded, emr_stage.template)
@@ -569,6 +597,22 @@ EMR_REMOVALS = [
     (aws_calls.CONFIG_LOADER, "emr-serverless:StartJobRun", ":/applications/"),
     (aws_calls.CONFIG_LOADER, "iam:PassRole", ":role/EmrServerlessExecutionRole"),
     (aws_calls.CONFIG_LOADER, "emr-serverless:GetJobRun", f"/jobruns/{RUN_ID}"),
+    # the datasets state machine's RefreshDatasetsOnEmr: the dataset job's code on the execution role
+    (EMR_DATASET, "dynamodb:UpdateItem", ":table/odp-dev-processing-tracker"),  # the datasets' leases
+    (EMR_DATASET, "dynamodb:PutItem", ":table/odp-dev-dataset-run-history"),  # recorded calls of the dataset job
+    (EMR_DATASET, "sns:Publish", ":odp-dev-alerts"),
+    (EMR_DATASET, "s3:PutObject", "arn:aws:s3:::odp-dev-purpose-built-"),
+    (EMR_DATASET, "s3:GetObject", "/glue/datasets/"),  # its configuration
+    (EMR_DATASET, "glue:GetJobRun", ":job/odp-dev-dataset-job"),  # a dataset's lease held by a Glue run
+    (EMR_DATASET, "glue:CreateTable", f":table/shop_purpose_built/{EMR_DATASET_NAME}"),  # Hudi's catalog sync
+    (EMR_DATASET, "lakeformation:GetDataAccess", "*"),
+    (aws_calls.DATASET_JOB, "dynamodb:UpdateItem", ":table/odp-dev-processing-tracker"),  # the Glue dataset job's
+    (aws_calls.DATASET_JOB, "emr-serverless:GetJobRun", "/jobruns/"),  # a dataset's lease held by an EMR run
+    (SM_DATASETS, "emr-serverless:StartJobRun", ":/applications/"),
+    (SM_DATASETS, "emr-serverless:GetJobRun", "/jobruns/"),
+    (SM_DATASETS, "emr-serverless:CancelJobRun", "/jobruns/"),
+    (SM_DATASETS, "iam:PassRole", ":role/EmrServerlessExecutionRole"),
+    (aws_calls.CONFIG_LOADER, "states:DescribeStateMachine", ":stateMachine:odp-dev-datasets"),  # its EMR canary
 ]
 
 
@@ -611,5 +655,9 @@ def test_removing_an_endpoint_the_emr_stage_needs_fails_for_both_engines(
     assert failures
     assert all(f" cannot reach {service} from subnet " in f for f in failures), failures
     assert all(f": needed by {needed_by}" in f for f in failures), failures
-    assert {f.split(" (", 1)[0] for f in failures} == {aws_calls.FILE_PROCESSOR_JOB, EMR}
+    assert {f.split(" (", 1)[0] for f in failures} == {
+        aws_calls.FILE_PROCESSOR_JOB,
+        EMR,
+        *(() if service == "monitoring" else (aws_calls.DATASET_JOB, EMR_DATASET)),  # the dataset job sends no metric
+    }
     assert any("(EMR Serverless application odp-dev-spark)" in f for f in failures), failures
