@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from aws_cdk import Environment, RemovalPolicy, Stack, Stage, Tags
 from aws_cdk import aws_kms as kms
