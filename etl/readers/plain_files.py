@@ -25,6 +25,7 @@ from etl.errors import ChangeFileError
 from etl.readers.common import (
     ERROR,
     SourceFile,
+    TableRead,
     executor_error,
     expected_columns,
     keep_marks,
@@ -211,17 +212,10 @@ def _changes_of(
     )
 
 
-def read_plain_files(
-    spark: SparkSession,
-    files: Sequence[SourceFile],
-    config: TableConfig,
-    horizon: EventTimeHorizon | None = None,
-    *,
-    stored_columns: Sequence[str] = (),
-) -> DataFrame:
+def read_plain_files(spark: SparkSession, files: Sequence[SourceFile], read: TableRead) -> DataFrame:
     """Every file's rows as upserts in one frame (columns unioned by name; new columns null elsewhere).
-    ``horizon``: the event times a timestamp / date ordering column may hold (None: any). ``stored_columns``:
-    the stored table's data columns, what a CSV or Parquet file of a table without ``columns`` must carry.
+    ``read.horizon``: the event times a timestamp / date ordering column may hold. ``read.stored_columns``: what a
+    CSV or Parquet file of a table without ``columns`` must carry.
 
     A format's files are read in one scan, not one by one (:mod:`etl.readers.one_scan`): Parquet one per distinct
     schema (footers checked per file first), CSV one per distinct header line, JSON lines one for every file (the
@@ -235,7 +229,8 @@ def read_plain_files(
             column outside ``columns`` under ``new_columns: refuse`` (:mod:`etl.readers.new_columns`), a missing
             column the table's ``missing_columns`` refuses.
     """
-    expected = expected_columns(config, stored_columns)
+    config, horizon = read.config, read.horizon
+    expected = expected_columns(config, read.stored_columns)
     ordered = sorted(files, key=lambda f: f.order)
     parquet_files = [source for source in ordered if _is_parquet(source)]
     schemas = parquet_schemas(spark, parquet_files) if parquet_files else []
