@@ -28,6 +28,7 @@ from etl.readers.common import (
     TableRead,
     executor_error,
     expected_columns,
+    java_cause,
     keep_marks,
     missing_columns_of,
     row_error,
@@ -67,8 +68,8 @@ def _unreadable(spark: SparkSession, files: Sequence[SourceFile], error: Excepti
         try:
             _parse_all(_source(spark, source)([source.uri]))
         except (CapturedException, Py4JJavaError) as alone:
-            reason = str(alone).strip().splitlines()[0][:300]
-            return ChangeFileError(source.key, f"unreadable {'JSON' if _is_json(source) else 'CSV'}: {reason}")
+            kind = "JSON" if _is_json(source) else "CSV"
+            return ChangeFileError(source.key, f"unreadable {kind}: {java_cause(alone)}")
     return executor_error(error, files)
 
 

@@ -227,7 +227,8 @@ def test_plain_file_errors_name_the_right_file_among_many(spark, tmp_path: Path)
             read_changes(spark, files, config)
         # a line Spark cannot parse, in the one scan
         _write(files[30], "id,name,seq\n300,x,3000,extra,fields\n" if kind == "CSV" else '{"id": 300, "seq": \n')
-        with pytest.raises(ChangeFileError, match=rf"^{name.format(30)}: unreadable {kind}: "):
+        cause = r"\[MALFORMED_CSV_RECORD\] Malformed CSV record: 300,x,3000,extra,fields" if kind == "CSV" else "Json"
+        with pytest.raises(ChangeFileError, match=rf"^{name.format(30)}: unreadable {kind}: .*{cause}"):
             read_changes(spark, files, config)
         # a bad ordering value in the second row of the 18th file: its own row number
         _write(files[30], "id,name,seq\n300,x,3000\n" if kind == "CSV" else '{"id": 300, "seq": 3000}\n')
