@@ -128,7 +128,7 @@ def _typed(frame: DataFrame, config: TableConfig) -> DataFrame:
 
     Raises:
         ChangeFileError: a value its type cannot hold exactly; names the file (the first in file order with one),
-            the row by its key (a plain file's row position is not known here), the column and the value.
+            the row by its key (as plain-file messages always have), the column and the value.
     """
     declared = {name.lower(): kind for name, kind in (config.columns or {}).items()}
     cast = {n: strict_cast(F.col(n), frame.schema[n].dataType, declared[n], n) for n in frame.columns if n in declared}
