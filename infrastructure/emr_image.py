@@ -114,7 +114,6 @@ class EmrImage(Construct):
     def __init__(self, scope: Construct, construct_id: str, props: EmrImageProps) -> None:
         super().__init__(scope, construct_id)
         self.props = props
-        stack = Stack.of(self)
         self.asset = ecr_assets.DockerImageAsset(
             self,
             "Asset",
@@ -133,6 +132,8 @@ class EmrImage(Construct):
             lifecycle_rules=[ecr.LifecycleRule(max_image_count=props.keep_images, tag_status=ecr.TagStatus.ANY)],
             removal_policy=props.removal_policy,
         )
+        # No KMS permission for the copy or for EMR Serverless: ECR encrypts and decrypts through the grant it adds
+        # to the key when it creates the repository (AWS's "Encryption at rest" for ECR).
         self.image_uri = self.repository.repository_uri_for_tag(self.asset.image_tag)
         role = iam.Role(
             self,
@@ -169,7 +170,6 @@ class EmrImage(Construct):
                 ),
             },
         )
-        self._stack = stack
 
     def allow_pulls(self, application_arn: str) -> cr.AwsCustomResource:
         """Set the repository policy: EMR Serverless may pull the image for ``application_arn`` only."""
@@ -183,6 +183,7 @@ class EmrImage(Construct):
                 )
             ]
         )
+        stack = Stack.of(self)
         name = self.repository.repository_name
         policy = cr.AwsCustomResource(
             self,
@@ -190,7 +191,7 @@ class EmrImage(Construct):
             on_update=cr.AwsSdkCall(
                 service="ECR",
                 action="setRepositoryPolicy",
-                parameters={"repositoryName": name, "policyText": self._stack.to_json_string(document.to_json())},
+                parameters={"repositoryName": name, "policyText": stack.to_json_string(document.to_json())},
                 physical_resource_id=cr.PhysicalResourceId.of(f"{self.props.environment}-emr-spark-pull-policy"),
             ),
             on_delete=cr.AwsSdkCall(
@@ -209,5 +210,5 @@ class EmrImage(Construct):
             ),
             install_latest_aws_sdk=False,
         )
-        acknowledge_custom_resource_singleton(self._stack)
+        acknowledge_custom_resource_singleton(stack)
         return policy
