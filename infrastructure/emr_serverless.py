@@ -13,6 +13,9 @@ execution role, its logs and its failure alert. Created only when a cadence uses
 - **entry point** ``s3://<artifacts>/emr/emr_serverless.py`` (``etl/jobs/emr_serverless.py``, deployed here);
   ``etl``/``odp`` come as ``--py-files`` (the Glue jobs' zip); Hudi is the release's own bundle
   (:data:`HUDI_BUNDLE`) on the driver's and executors' class path, never ``spark.jars``.
+- **image**: ODP's own (:mod:`infrastructure.emr_image`: the release's image with Python 3.11 and the Glue jobs'
+  wheels, in ODP's ECR repository, pulled by this application only), unless ``image_uri`` names a team's own;
+  PySpark runs on :data:`PYTHON` on the driver and the executors.
 - **alert**: an EventBridge rule sends "EMR Serverless Job Run State Change" FAILED of this application to the
   alerts topic.
 
@@ -30,12 +33,14 @@ from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_emrserverless as emr
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3_deployment as s3deploy
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from etl.engine.emr_serverless import spark_submit_parameters
+from infrastructure.emr_image import EmrImage, EmrImageProps
 from infrastructure.glue_job import (
     HUDI_SPARK_CONF,
     LIBRARY_PREFIX,
@@ -70,6 +75,8 @@ CODE_PREFIX = "emr/"
 ENTRY_POINT = "emr_serverless.py"
 FAILED_STATES = ("FAILED",)
 SERVICE = "emr-serverless.amazonaws.com"
+# ODP's code needs Python 3.11 (Glue 5's); EMR 7.x's python3 is 3.9. ODP's image installs it (an own image must too).
+PYTHON = "/usr/bin/python3.11"
 # What Step Functions' .sync integration creates to learn that a job run ended.
 SYNC_RULE = "StepFunctionsGetEventsForEMRServerlessJobRule"
 
@@ -83,13 +90,16 @@ def needed(cadences: Mapping[str, Cadence], datasets: Sequence[DatasetConfig] = 
 def spark_parameters(library_uri: str) -> str:
     """Pure: StartJobRun's ``sparkSubmitParameters``: ``etl``/``odp`` as ``--py-files``, Hudi's session settings,
     the release's Hudi bundle on the driver's and executors' class path, the Glue Data Catalog as Hive metastore,
-    and the Spark settings the Glue jobs share (``HUDI_SPARK_CONF``: FAIR pools, convertMetastoreParquet)."""
+    PySpark on :data:`PYTHON` (driver and executors), and the Spark settings the Glue jobs share
+    (``HUDI_SPARK_CONF``: FAIR pools, convertMetastoreParquet)."""
     shared = dict(item.split("=", 1) for item in HUDI_SPARK_CONF.split(" --conf "))
     conf = {
         **shared,
         "spark.hadoop.hive.metastore.client.factory.class": (
             "com.amazonaws.glue.catalog.metastore.AWSGlueDataCatalogHiveClientFactory"
         ),
+        "spark.emr-serverless.driverEnv.PYSPARK_PYTHON": PYTHON,
+        "spark.executorEnv.PYSPARK_PYTHON": PYTHON,
     }
     return " ".join(["--py-files", library_uri, *spark_submit_parameters(HUDI_BUNDLE, conf)])
 
@@ -117,8 +127,10 @@ class EmrServerlessProps:
         worker: the size of each pre-initialized worker.
         maximum_cpu / maximum_memory / maximum_disk: the application's ceiling over all its runs.
         idle_timeout_minutes: the application stops after this long without a job (default 15).
-        image_uri: a custom image (ECR) built on the release's image, e.g. with pydantic and PyYAML for the
-            release's Python; None: the release's own image.
+        image_uri: a team's own image (ECR, built on the release's image, with Python 3.11 at :data:`PYTHON` and
+            ODP's pinned packages; its repository policy must let this application pull); None (default): ODP's
+            image (:mod:`infrastructure.emr_image`), built by ``cdk deploy``.
+        image_key: the key of ODP's image repository (None: the stage's state key).
         removal_policy / log_retention: of the log group.
     """
 
@@ -134,6 +146,7 @@ class EmrServerlessProps:
     maximum_disk: str = "1000 GB"
     idle_timeout_minutes: int = 15
     image_uri: str | None = None
+    image_key: kms.IKey | None = None
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
 
@@ -146,6 +159,7 @@ class EmrServerless(Construct):
         role: the execution role every job run uses.
         log_group: ``/aws/emr-serverless/odp-<env>``.
         code: the BucketDeployment of the entry point.
+        image: ODP's image (None when ``image_uri`` names a team's own).
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: EmrServerlessProps) -> None:
@@ -170,6 +184,22 @@ class EmrServerless(Construct):
             retain_on_delete=False,
         )
         acknowledge_bucket_deployments(stack, stage.artifacts_bucket)
+        self.image = (
+            None
+            if props.image_uri is not None
+            else EmrImage(
+                self,
+                "Image",
+                EmrImageProps(
+                    environment=stage.environment,
+                    artifacts=stage.artifacts,
+                    release_label=RELEASE_LABEL,
+                    key=props.image_key or stage.state_key,
+                    removal_policy=props.removal_policy,
+                ),
+            )
+        )
+        image_uri = props.image_uri if self.image is None else self.image.image_uri
         worker = emr.CfnApplication.WorkerConfigurationProperty(
             cpu=props.worker.cpu, memory=props.worker.memory, disk=props.worker.disk
         )
@@ -207,12 +237,11 @@ class EmrServerless(Construct):
                     encryption_key_arn=stage.state_key.key_arn,
                 )
             ),
-            image_configuration=(
-                None
-                if props.image_uri is None
-                else emr.CfnApplication.ImageConfigurationInputProperty(image_uri=props.image_uri)
-            ),
+            image_configuration=emr.CfnApplication.ImageConfigurationInputProperty(image_uri=image_uri),
         )
+        if self.image is not None:
+            self.application.node.add_dependency(self.image.copy)  # the image is in ODP's repository first
+            self.image.allow_pulls(self.application.attr_arn)
         self.role = self._role(stack)
         self._alert_on_failed_runs(prefix)
 

@@ -67,6 +67,23 @@ def acknowledge_many(scope: IConstruct, findings: dict[str, str], **values: str)
         acknowledge(scope, finding.format(**values), reason)
 
 
+CUSTOM_RESOURCE_SINGLETON = "AWS679f53fac002430cb0da5b7982bd2287"  # CDK's fixed id of AwsCustomResource's Lambda
+_CUSTOM_RESOURCE_FINDINGS = {
+    # (no AwsSolutions-L1: this CDK's singleton runs the latest Node.js runtime; the bare-stack audit would flag it)
+    "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]": (
+        "CDK's AwsCustomResource singleton uses the basic execution role for its logs."
+    ),
+}
+
+
+def acknowledge_custom_resource_singleton(stack: Stack) -> None:
+    """The findings of CDK's AwsCustomResource Lambda (one per stack, shared by every AwsCustomResource), with
+    reasons; call it after creating an AwsCustomResource."""
+    singleton = stack.node.try_find_child(CUSTOM_RESOURCE_SINGLETON)
+    if singleton is not None:
+        acknowledge_many(singleton, _CUSTOM_RESOURCE_FINDINGS)
+
+
 @dataclass(frozen=True)
 class NagAudit:
     """``unmatched``: acknowledgments no finding needs; ``unacknowledged``: findings no acknowledgment covers.

@@ -28,7 +28,7 @@ from infrastructure.glue_job import GlueJobFamily, GlueJobFamilyProps, GlueJobSp
 from infrastructure.glue_jobs import GlueJobs
 from infrastructure.grants import grant_key, grant_objects, grant_table
 from infrastructure.monitoring import Monitoring, dimension_metric
-from infrastructure.nag import acknowledge, acknowledge_many
+from infrastructure.nag import acknowledge, acknowledge_custom_resource_singleton
 from infrastructure.tracking import Tracking
 from odp.config.models import TableConfig
 from odp.config.streams import Stream, streamed_tables
@@ -258,9 +258,7 @@ class Streaming(Construct):
             "AwsSolutions-IAM5[Resource::*]",
             "kinesis:ListStreams supports no resource-level permission; DynamoDB requires it to enable a destination.",
         )
-        singleton = stack.node.try_find_child(_CUSTOM_RESOURCE_SINGLETON)
-        if singleton is not None:
-            acknowledge_many(singleton, _CUSTOM_RESOURCE_FINDINGS)
+        acknowledge_custom_resource_singleton(stack)
 
     def _monitor(self, props: StreamingProps, name: str, stream: Stream, kinesis_stream: kinesis.Stream) -> None:
         action = actions.SnsAction(props.monitoring.topic)
@@ -330,12 +328,3 @@ class Streaming(Construct):
                 left=[own(RECORDS_METRIC, "Sum"), bad, failed],
             ),
         )
-
-
-_CUSTOM_RESOURCE_SINGLETON = "AWS679f53fac002430cb0da5b7982bd2287"  # CDK's fixed id of AwsCustomResource's Lambda
-_CUSTOM_RESOURCE_FINDINGS = {
-    "AwsSolutions-L1": "CDK's AwsCustomResource singleton pins its own runtime; it runs only during deployment.",
-    "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]": (
-        "CDK's AwsCustomResource singleton uses the basic execution role for its logs."
-    ),
-}

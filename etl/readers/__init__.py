@@ -8,14 +8,21 @@ from datetime import UTC, datetime
 from pyspark.sql import DataFrame, SparkSession
 
 from etl.errors import TableConfigError
-from etl.readers.common import SourceFile, first_error
+from etl.readers.common import SourceFile, TableRead, first_error
 from etl.readers.dms import read_dms
 from etl.readers.event_horizon import table_horizon
 from etl.readers.json_sources import read_debezium, read_dynamodb
 from etl.readers.plain_files import read_plain_files
 from odp.config.models import SourceFormat, TableConfig
 
-__all__ = ["SourceFile", "first_error", "read_changes", "read_debezium", "read_dms", "read_dynamodb"]
+__all__ = ["SourceFile", "TableRead", "first_error", "read_changes", "read_debezium", "read_dms", "read_dynamodb"]
+
+READERS = {  # one reader per source format: (spark, files, TableRead) -> change frame
+    SourceFormat.DMS: read_dms,
+    SourceFormat.DEBEZIUM: read_debezium,
+    SourceFormat.DYNAMODB: read_dynamodb,
+    SourceFormat.FILES: read_plain_files,
+}
 
 
 def read_changes(
@@ -37,10 +44,5 @@ def read_changes(
     """
     if not files:
         raise TableConfigError(f"{config.table_id}: no files to read")
-    horizon = table_horizon(config, run_start or datetime.now(UTC))
-    if config.format is SourceFormat.DMS:
-        return read_dms(spark, files, config, horizon, stored_columns=stored_columns)
-    if config.format is SourceFormat.FILES:
-        return read_plain_files(spark, files, config, horizon, stored_columns=stored_columns)
-    readers = {SourceFormat.DEBEZIUM: read_debezium, SourceFormat.DYNAMODB: read_dynamodb}
-    return readers[config.format](spark, files, config, horizon)
+    read = TableRead(config, table_horizon(config, run_start or datetime.now(UTC)), tuple(stored_columns))
+    return READERS[config.format](spark, files, read)

@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 
 from etl.change_frame import OP, OPS, ROW
 from etl.errors import ChangeFileError
+from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.typed_values import placed_error
 from odp.config.models import MissingColumns, TableConfig
 
@@ -33,6 +34,17 @@ class SourceFile:
     @property
     def name(self) -> str:
         return self.key.rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class TableRead:
+    """What a format's reader is given besides the files: the table's ``config``; the event times a time ordering
+    may hold (``horizon``, :mod:`etl.readers.event_horizon`; None: any); the stored table's data columns
+    (``stored_columns``), which a file declaring its columns must carry when the table configures none."""
+
+    config: TableConfig
+    horizon: EventTimeHorizon | None = None
+    stored_columns: Sequence[str] = ()
 
 
 def lower_keys(names: list[str]) -> dict[str, str]:

@@ -20,9 +20,12 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from etl.change_frame import INSERT
 from etl.readers.records import MAX_RECORD_CHARS, ParsedChange, decoded_changes
+from odp.config.models import TableConfig
 
 OP_FIELD = "op"
 
@@ -66,28 +69,60 @@ def _layout(
     raise CsvError(f"line 1 has {len(first)} fields, expected {expected}: {list(names)}")
 
 
-def parse_csv(
-    text: str,
-    names: Sequence[str],
-    *,
-    is_full_load: bool,
-    header: bool | None = None,
-    delimiter: str = ",",
-    null_value: str | None = None,
-    missing: str = "refuse",
-    kept_names: Sequence[str] | None = None,
+@dataclass(frozen=True)
+class CsvLayout:
+    """How a table's DMS CSV files are laid out, from its configuration (:meth:`of`): ``names``, the configured
+    columns (lower case, in order); ``header`` (None: detected); the ``delimiter``; ``null_value`` (None: an empty
+    field is NULL); the ``encoding``; ``missing``, the table's ``missing_columns``; ``kept_names``, the configured
+    spelling of ``names`` (None: as ``names``)."""
+
+    names: Sequence[str]
+    header: bool | None = None
+    delimiter: str = ","
+    null_value: str | None = None
+    encoding: str = "utf-8"
+    missing: str = "refuse"
+    kept_names: Sequence[str] | None = None
+
+    @classmethod
+    def of(cls, config: TableConfig, kept_names: Sequence[str]) -> CsvLayout:
+        """The layout of ``config``'s files (``kept_names``: its columns as they are written)."""
+        return cls(
+            names=tuple(name.lower() for name in config.columns or {}),
+            header=config.csv_header,
+            delimiter=config.csv_delimiter,
+            null_value=config.csv_null_value,
+            encoding=config.encoding,
+            missing=config.missing_columns.value,
+            kept_names=tuple(kept_names),
+        )
+
+
+def parse_csv(text: str, names: Sequence[str], *, is_full_load: bool, **layout: Any) -> Iterator[ParsedChange]:
+    """Every change of one DMS CSV file laid out as ``CsvLayout(names, **layout)`` (:func:`csv_changes`)."""
+    return csv_changes(text, CsvLayout(names, **layout), is_full_load=is_full_load)
+
+
+def parse_csv_content(
+    data: bytes, names: Sequence[str], *, is_full_load: bool, **layout: Any
 ) -> Iterator[ParsedChange]:
-    """Every change of one DMS CSV file (``names``: the configured columns, lower case, in order).
+    """:func:`parse_csv` over a file's bytes (:func:`csv_content_changes`)."""
+    return csv_content_changes(data, CsvLayout(names, **layout), is_full_load=is_full_load)
+
+
+def csv_changes(text: str, layout: CsvLayout, *, is_full_load: bool) -> Iterator[ParsedChange]:
+    """Every change of one DMS CSV file.
 
     Rows are numbered 0, 1, ... among the data lines (a header is not counted). An empty field is NULL
-    unless ``null_value`` is set (then only that text is NULL). Ends with one error change at the first
-    bad line (``line N: reason``, N counting every physical line of the file). ``missing``: the table's
-    ``missing_columns``; with ``keep`` the columns a header leaves out are kept stored, named as in
-    ``kept_names`` (the configured spelling of ``names``), with ``null`` they are NULL.
+    unless ``layout.null_value`` is set (then only that text is NULL). Ends with one error change at the first
+    bad line (``line N: reason``, N counting every physical line of the file). With ``layout.missing`` ``keep``
+    the columns a header leaves out are kept stored, named as in ``layout.kept_names``; with ``null`` they are
+    NULL.
     """
+    names, null_value, missing = layout.names, layout.null_value, layout.missing
     csv.field_size_limit(MAX_RECORD_CHARS)  # Python's default, 131,072, would refuse a DMS LOB column of 200 KB
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    layout: list[str] | None = None
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=layout.delimiter, strict=True)
+    layout_names: list[str] | None = None
     absent: dict[str, None] = {}
     keep: tuple[str, ...] = ()
     row = 0
@@ -95,18 +130,22 @@ def parse_csv(
         for fields in reader:
             if not fields:  # a blank line (the file's last newline, or an empty line)
                 continue
-            if layout is None:
-                layout, is_header = _layout(fields, names, header, is_full_load, partial=missing != "refuse")
-                absent = {name: None for name in names if name not in layout}
-                spelled = dict(zip(names, kept_names or names, strict=True))
+            if layout_names is None:
+                layout_names, is_header = _layout(
+                    fields, names, layout.header, is_full_load, partial=missing != "refuse"
+                )
+                absent = {name: None for name in names if name not in layout_names}
+                spelled = dict(zip(names, layout.kept_names or names, strict=True))
                 keep = tuple(spelled[name] for name in absent) if missing == "keep" else ()
                 if is_header:
                     continue
-            if len(fields) != len(layout):
-                raise CsvError(f"line {reader.line_num} has {len(fields)} fields, expected {len(layout)}: {layout}")
+            if len(fields) != len(layout_names):
+                raise CsvError(
+                    f"line {reader.line_num} has {len(fields)} fields, expected {len(layout_names)}: {layout_names}"
+                )
             values = {
                 name: None if (value == "" if null_value is None else value == null_value) else value
-                for name, value in zip(layout, fields, strict=True)
+                for name, value in zip(layout_names, fields, strict=True)
             }
             op = values.pop(OP_FIELD, None)
             op = (op or "").strip().upper()
@@ -120,30 +159,7 @@ def parse_csv(
         yield ParsedChange(row=row, error=str(error))
 
 
-def parse_csv_content(
-    data: bytes,
-    names: Sequence[str],
-    *,
-    is_full_load: bool,
-    header: bool | None = None,
-    delimiter: str = ",",
-    null_value: str | None = None,
-    encoding: str = "utf-8",
-    missing: str = "refuse",
-    kept_names: Sequence[str] | None = None,
-) -> Iterator[ParsedChange]:
-    """:func:`parse_csv` over a file's bytes (gzip recognised by its magic bytes, decoded strictly)."""
-    return decoded_changes(
-        data,
-        encoding,
-        lambda text: parse_csv(
-            text,
-            names,
-            is_full_load=is_full_load,
-            header=header,
-            delimiter=delimiter,
-            null_value=null_value,
-            missing=missing,
-            kept_names=kept_names,
-        ),
-    )
+def csv_content_changes(data: bytes, layout: CsvLayout, *, is_full_load: bool) -> Iterator[ParsedChange]:
+    """:func:`csv_changes` over a file's bytes (gzip recognised by its magic bytes, decoded strictly in
+    ``layout.encoding``)."""
+    return decoded_changes(data, layout.encoding, lambda text: csv_changes(text, layout, is_full_load=is_full_load))

@@ -25,12 +25,13 @@ from etl.errors import ChangeFileError, TableConfigError
 from etl.readers.common import (
     ERROR,
     SourceFile,
+    TableRead,
     expected_columns,
     keep_marks,
     missing_columns_of,
     row_error,
 )
-from etl.readers.csv_records import parse_csv_content
+from etl.readers.csv_records import CsvLayout, csv_content_changes
 from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.json_sources import parsed_changes
 from etl.readers.new_columns import DROPPED, DROPPED_TYPE, file_columns_rule, refusal, undeclared
@@ -157,29 +158,11 @@ def _csv_frame(spark: SparkSession, files: Sequence[SourceFile], config: TableCo
     """Every CSV file parsed per file; declared columns typed strictly; ``op`` and ``_odp_error`` beside them."""
     if not config.columns:
         raise TableConfigError(f"{config.table_id}: CSV files need the table's columns in its configuration")
-    names = [name.lower() for name in config.columns]
-    kept_names = [_configured_name(name, config) for name in names]
-    header, delimiter, null_value, encoding = (
-        config.csv_header,
-        config.csv_delimiter,
-        config.csv_null_value,
-        config.encoding,
-    )
-    missing = config.missing_columns.value
+    layout = CsvLayout.of(config, [_configured_name(name.lower(), config) for name in config.columns])
 
     def parser_of(source: SourceFile):
         full_load = source.is_full_load
-        return lambda data: parse_csv_content(
-            data,
-            names,
-            is_full_load=full_load,
-            header=header,
-            delimiter=delimiter,
-            null_value=null_value,
-            encoding=encoding,
-            missing=missing,
-            kept_names=kept_names,
-        )
+        return lambda data: csv_content_changes(data, layout, is_full_load=full_load)
 
     parsed = parsed_changes(spark, files, parser_of)
     data, errors = typed_values({name.lower(): kind for name, kind in config.columns.items()})
@@ -260,25 +243,19 @@ def _changes_of(
     )
 
 
-def read_dms(
-    spark: SparkSession,
-    files: Sequence[SourceFile],
-    config: TableConfig,
-    horizon: EventTimeHorizon | None = None,
-    *,
-    stored_columns: Sequence[str] = (),
-) -> DataFrame:
-    """Every file's changes in one frame (columns unioned by name; new columns null elsewhere). ``horizon``:
-    the event times a timestamp / date ordering column may hold (None: any). ``stored_columns``: the stored
-    table's data columns, what a Parquet file of a table without ``columns`` must carry (``missing_columns``).
+def read_dms(spark: SparkSession, files: Sequence[SourceFile], read: TableRead) -> DataFrame:
+    """Every file's changes in one frame (columns unioned by name; new columns null elsewhere). ``read.horizon``:
+    the event times a timestamp / date ordering column may hold. ``read.stored_columns``: what a Parquet file of a
+    table without ``columns`` must carry (``missing_columns``).
 
     Raises:
         ChangeFileError: unreadable Parquet, missing key / ordering / Op column, a column outside ``columns``
             under ``new_columns: refuse`` (:mod:`etl.readers.new_columns`), a missing column refused.
         TableConfigError: CSV without configured columns.
     """
+    config, horizon = read.config, read.horizon
     ordered = sorted(files, key=lambda f: f.order)
-    expected = [name for name in expected_columns(config, stored_columns) if name != OP_SOURCE]
+    expected = [name for name in expected_columns(config, read.stored_columns) if name != OP_SOURCE]
     parquet_files = [source for source in ordered if not _is_csv(source)]
     frames = _parquet_frames(spark, parquet_files, config, horizon, expected) if parquet_files else []
     csv_files = [source for source in ordered if _is_csv(source)]

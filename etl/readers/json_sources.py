@@ -21,13 +21,11 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from etl.change_frame import FILE, FILE_ORDER, KEEP, OP, ORDERING, ROW, with_sequence
-from etl.readers.common import ERROR, SourceFile, row_error
-from etl.readers.event_horizon import EventTimeHorizon
+from etl.readers.common import ERROR, SourceFile, TableRead, row_error
 from etl.readers.new_columns import DROPPED, record_columns
 from etl.readers.one_scan import binary_scan
-from etl.readers.records import ParsedChange, parse_content
+from etl.readers.records import ParsedChange, RecordLayout, record_content_changes
 from etl.readers.typed_values import TYPES, VALUES, typed_values
-from odp.config.models import TableConfig
 
 PARSED_SCHEMA = T.StructType(
     [
@@ -73,18 +71,19 @@ def parsed_changes(
     return binary_scan(spark, files, lambda source: _rows(source, parser_of(source)), PARSED_SCHEMA)
 
 
-def _read(
-    spark: SparkSession, files: Sequence[SourceFile], config: TableConfig, horizon: EventTimeHorizon | None
-) -> DataFrame:
-    keys = tuple(config.primary_key)
-    source_format, encoding = config.format.value, config.encoding
-    shape = config.debezium_shape.value if config.debezium_shape else None
-    placeholder = config.unavailable_value_placeholder if source_format == "debezium" else None
+def _read(spark: SparkSession, files: Sequence[SourceFile], read: TableRead) -> DataFrame:
+    config = read.config
+    layout = RecordLayout(
+        config.format.value,
+        tuple(config.primary_key),
+        shape=config.debezium_shape.value if config.debezium_shape else None,
+        horizon=read.horizon,
+        placeholder=config.unavailable_value_placeholder if config.format.value == "debezium" else None,
+        encoding=config.encoding,
+    )
 
     def parser_of(_: SourceFile) -> ContentParser:
-        return lambda data: parse_content(
-            data, source_format, keys, encoding=encoding, shape=shape, horizon=horizon, placeholder=placeholder
-        )
+        return lambda data: record_content_changes(data, layout)
 
     parsed = parsed_changes(spark, files, parser_of)
     rule = record_columns(parsed, config)
@@ -103,17 +102,13 @@ def _read(
     return with_sequence(frame)
 
 
-def read_debezium(
-    spark: SparkSession, files: Sequence[SourceFile], config: TableConfig, horizon: EventTimeHorizon | None = None
-) -> DataFrame:
+def read_debezium(spark: SparkSession, files: Sequence[SourceFile], read: TableRead) -> DataFrame:
     """Debezium JSON (Kafka Connect S3 sink): envelopes or flattened records, with or without the schema.
-    ``horizon``: the event times (``source.ts_ms``) accepted; None: any."""
-    return _read(spark, files, config, horizon)
+    ``read.horizon``: the event times (``source.ts_ms``) accepted."""
+    return _read(spark, files, read)
 
 
-def read_dynamodb(
-    spark: SparkSession, files: Sequence[SourceFile], config: TableConfig, horizon: EventTimeHorizon | None = None
-) -> DataFrame:
+def read_dynamodb(spark: SparkSession, files: Sequence[SourceFile], read: TableRead) -> DataFrame:
     """DynamoDB stream records, one JSON record per line (Kinesis Data Streams / Firehose delivery).
-    ``horizon``: the event times (``ApproximateCreationDateTime``) accepted; None: any."""
-    return _read(spark, files, config, horizon)
+    ``read.horizon``: the event times (``ApproximateCreationDateTime``) accepted."""
+    return _read(spark, files, read)

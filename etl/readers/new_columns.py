@@ -16,13 +16,14 @@ refused from a file is a bad record on a stream with the same words.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from etl.change_frame import FILE_ORDER
 from etl.errors import ChangeFileError
 from etl.readers.typed_values import TYPES, VALUES, column_types, widest
 from odp.config.models import NewColumns, SourceFormat, TableConfig
@@ -68,6 +69,18 @@ def file_columns_rule(frame: DataFrame, data_columns: Sequence[str], key: str, c
     if not extra or config.new_columns is not NewColumns.IGNORE:
         return frame.withColumn(DROPPED, F.lit(None).cast(DROPPED_TYPE))
     return frame.drop(*extra).withColumn(DROPPED, F.array(*[F.lit(name) for name in extra]))
+
+
+def files_columns_rule(frame: DataFrame, columns_of: Mapping[int, Sequence[str]], config: TableConfig) -> DataFrame:
+    """:func:`file_columns_rule` for one scan of files whose columns differ (JSON lines: each file's own fields):
+    ``columns_of``: each file's order -> its data columns (lower case), already checked per file for ``refuse``.
+    ``ignore``: every undeclared column dropped, and each row's :data:`DROPPED` names those of its own file."""
+    extra = {order: undeclared(names, config) for order, names in columns_of.items()}
+    dropped = sorted({name for names in extra.values() for name in names})
+    if not dropped or config.new_columns is not NewColumns.IGNORE:
+        return frame.withColumn(DROPPED, F.lit(None).cast(DROPPED_TYPE))
+    entries = [part for order, names in extra.items() if names for part in (F.lit(order), F.array(*map(F.lit, names)))]
+    return frame.drop(*dropped).withColumn(DROPPED, F.create_map(*entries)[F.col(FILE_ORDER)])
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from functools import reduce
 from urllib.parse import unquote_plus
 
 from py4j.protocol import Py4JJavaError
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -120,20 +120,37 @@ def copies(files: Sequence[SourceFile]) -> list[list[SourceFile]]:
     return rounds
 
 
-def parquet_scan(spark: SparkSession, schema: T.StructType, files: Sequence[SourceFile]) -> DataFrame:
-    """One scan of Parquet files sharing ``schema`` (one per :func:`copies` round): their columns (lower case),
-    then :data:`FILE`, :data:`FILE_ORDER`, :data:`FULL_LOAD` and :data:`ROW` (the row's 0-based number in its file)."""
-    frames = [
-        spark.read.schema(schema)
-        .parquet(*[source.uri for source in group])
-        .select(
-            *[F.col(f"`{name}`").alias(name.lower()) for name in schema.fieldNames()],
-            *file_columns(F.col("_metadata.file_path"), group),
-            F.col("_metadata.row_index").alias(ROW),
+def file_scan(load: Callable[[list[str]], DataFrame], files: Sequence[SourceFile], row: Column) -> DataFrame:
+    """One scan of ``files`` by a Spark file source (``load(uris)``; one scan per :func:`copies` round): its columns
+    (lower case), then :data:`FILE`, :data:`FILE_ORDER`, :data:`FULL_LOAD` and :data:`ROW` (``row``, evaluated on the
+    scan)."""
+    frames = []
+    for group in copies(files):
+        loaded = load([source.uri for source in group])
+        frames.append(
+            loaded.select(
+                *[F.col(f"`{name}`").alias(name.lower()) for name in loaded.columns],
+                *file_columns(F.col("_metadata.file_path"), group),
+                row.alias(ROW),
+            )
         )
-        for group in copies(files)
-    ]
     return reduce(DataFrame.unionByName, frames)
+
+
+def parquet_scan(spark: SparkSession, schema: T.StructType, files: Sequence[SourceFile]) -> DataFrame:
+    """One scan of Parquet files sharing ``schema`` (:func:`file_scan`); :data:`ROW` is the row's 0-based number in
+    its file."""
+    return file_scan(lambda uris: spark.read.schema(schema).parquet(*uris), files, F.col("_metadata.row_index"))
+
+
+def line_scan(load: Callable[[list[str]], DataFrame], files: Sequence[SourceFile]) -> DataFrame:
+    """One scan of line-based text files (CSV, JSON lines) by a Spark file source (:func:`file_scan`); :data:`ROW` is
+    the row's 0-based number in its file. A text source reads a file's lines in order (its splits are packed in
+    order of their start), so ``monotonically_increasing_id`` grows along a file; a window over the file numbers
+    its rows from 0 (one shuffle, however many files)."""
+    scanned = file_scan(load, files, F.monotonically_increasing_id())
+    in_file = Window.partitionBy(FILE_ORDER, FILE).orderBy(ROW)
+    return scanned.withColumn(ROW, (F.row_number().over(in_file) - 1).cast("long"))
 
 
 def binary_scan(

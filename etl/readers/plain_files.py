@@ -11,8 +11,9 @@ row's key, column and value instead of becoming NULL or being rounded.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
+from typing import TypeVar
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException
@@ -21,41 +22,105 @@ from pyspark.sql import functions as F
 
 from etl.change_frame import FILE, FILE_ORDER, INSERT, KEEP, OP, ORDERING, ROW, with_sequence
 from etl.errors import ChangeFileError
-from etl.readers.common import ERROR, SourceFile, expected_columns, keep_marks, missing_columns_of, row_error
+from etl.readers.common import (
+    ERROR,
+    SourceFile,
+    TableRead,
+    executor_error,
+    expected_columns,
+    java_cause,
+    keep_marks,
+    missing_columns_of,
+    row_error,
+)
 from etl.readers.dms import _configured_name, ordering_of
 from etl.readers.event_horizon import EventTimeHorizon
-from etl.readers.new_columns import file_columns_rule, refusal, undeclared
-from etl.readers.one_scan import FULL_LOAD, by_schema, parquet_scan, parquet_schemas
+from etl.readers.new_columns import files_columns_rule, refusal, undeclared
+from etl.readers.one_scan import FULL_LOAD, by_schema, file_scan, line_scan, parquet_scan, parquet_schemas
 from etl.readers.typed_values import strict_cast
 from odp.config.models import NewColumns, TableConfig
 
 JSON_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
 CSV_SUFFIXES = (".csv", ".csv.gz")
+Result = TypeVar("Result")
+FILE_COLUMNS = (FILE, FILE_ORDER, ROW, FULL_LOAD)  # what a scan adds to a file's columns
 
 
 def _is_parquet(source: SourceFile) -> bool:
     return not source.name.lower().endswith(CSV_SUFFIXES + JSON_SUFFIXES)
 
 
-def _load(spark: SparkSession, source: SourceFile) -> DataFrame:
-    """A CSV or JSON-lines file read on its own (its header / fields are its columns), with its file columns."""
-    name = source.name.lower()
-    kind = "CSV" if name.endswith(CSV_SUFFIXES) else "JSON"
+def _is_json(source: SourceFile) -> bool:
+    return source.name.lower().endswith(JSON_SUFFIXES)
+
+
+def _source(spark: SparkSession, source: SourceFile) -> Callable[[list[str]], DataFrame]:
+    """How Spark reads the file's format: CSV with its header (every value text), JSON lines (types inferred)."""
+    if _is_json(source):
+        return lambda uris: spark.read.json(uris, mode="FAILFAST")
+    return lambda uris: spark.read.csv(uris, header=True, inferSchema=False, mode="FAILFAST")
+
+
+def _unreadable(spark: SparkSession, files: Sequence[SourceFile], error: Exception) -> ChangeFileError:
+    """The file a failed scan of ``files`` fails on: each read alone, in file order, until one fails (the error
+    path only; Spark's parse errors do not name their file)."""
+    for source in files:
+        try:
+            _parse_all(_source(spark, source)([source.uri]))
+        except (CapturedException, Py4JJavaError) as alone:
+            kind = "JSON" if _is_json(source) else "CSV"
+            return ChangeFileError(source.key, f"unreadable {kind}: {java_cause(alone)}")
+    return executor_error(error, files)
+
+
+def _parse_all(frame: DataFrame) -> None:
+    """Parse every value of every row (one Spark job). A plain ``count()`` would not: Spark prunes the CSV columns
+    it does not need, and a malformed line would only fail a later job, naming no file."""
+    if frame.columns:
+        frame.select(F.max(F.hash(*[F.col(f"`{name}`") for name in frame.columns]))).collect()
+
+
+def _scanned(spark: SparkSession, files: Sequence[SourceFile], run: Callable[[], Result]) -> Result:
+    """``run()`` (a Spark job over ``files``); a read error names the file it fails on (:func:`_unreadable`)."""
     try:
-        if kind == "CSV":
-            frame = spark.read.csv(source.uri, header=True, inferSchema=False, mode="FAILFAST")
-        else:
-            frame = spark.read.json(source.uri, mode="FAILFAST")
-        frame.count()  # reads the file now, so a malformed line is named with its file
+        return run()
     except (CapturedException, Py4JJavaError) as error:
-        reason = str(error).strip().splitlines()[0][:300]
-        raise ChangeFileError(source.key, f"unreadable {kind}: {reason}") from error
-    return frame.select(
-        *[F.col(f"`{column}`").alias(column.lower()) for column in frame.columns],
-        F.lit(source.key).alias(FILE),
-        F.lit(source.order).alias(FILE_ORDER),
-        F.monotonically_increasing_id().alias(ROW),
+        raise _unreadable(spark, files, error) from error
+
+
+def _text_shapes(spark: SparkSession, files: Sequence[SourceFile]) -> dict[int, tuple[str | None, list[str]]]:
+    """By file order: each CSV / JSON-lines file's first non-blank line (a CSV file's header) and the fields its
+    JSON objects name (lower case, sorted as Spark orders an inferred schema). One Spark job over every file."""
+    json_orders = [source.order for source in files if _is_json(source)]
+    fields = F.when(F.col(FILE_ORDER).isin(json_orders), F.json_object_keys("value"))
+    lines = file_scan(spark.read.text, files, F.monotonically_increasing_id()).where(F.trim("value") != "")
+    shapes = lines.groupBy(FILE_ORDER).agg(
+        F.min_by("value", ROW).alias("first"), F.flatten(F.collect_list(fields)).alias("fields")
     )
+    found = {row[FILE_ORDER]: row for row in _scanned(spark, files, shapes.collect)}
+    return {
+        source.order: (
+            found[source.order]["first"],
+            sorted({name.lower() for name in found[source.order]["fields"]}),
+        )
+        if source.order in found
+        else (None, [])
+        for source in files
+    }
+
+
+def _by_header(
+    spark: SparkSession, files: Sequence[SourceFile], shapes: dict[int, tuple[str | None, list[str]]]
+) -> list[tuple[DataFrame, list[SourceFile]]]:
+    """CSV files grouped by their header line (first appearance order), each group one scan (:func:`line_scan`;
+    Spark reads the group's header to name its columns: one small job a group)."""
+    groups: dict[str | None, list[SourceFile]] = {}
+    for source in files:
+        groups.setdefault(shapes[source.order][0], []).append(source)
+    return [
+        (_scanned(spark, group, lambda group=group: line_scan(_source(spark, group[0]), group)), group)
+        for group in groups.values()
+    ]
 
 
 def _typed(frame: DataFrame, config: TableConfig) -> DataFrame:
@@ -63,7 +128,7 @@ def _typed(frame: DataFrame, config: TableConfig) -> DataFrame:
 
     Raises:
         ChangeFileError: a value its type cannot hold exactly; names the file (the first in file order with one),
-            the row by its key (a plain file's row position is not known here), the column and the value.
+            the row by its key (as plain-file messages always have), the column and the value.
     """
     declared = {name.lower(): kind for name, kind in (config.columns or {}).items()}
     cast = {n: strict_cast(F.col(n), frame.schema[n].dataType, declared[n], n) for n in frame.columns if n in declared}
@@ -111,17 +176,17 @@ def _checked_columns(
 
 def _changes_of(
     loaded: DataFrame,
-    first: SourceFile,
     config: TableConfig,
     horizon: EventTimeHorizon | None,
     kept: Sequence[str],
+    columns_of: Mapping[int, Sequence[str]],
 ) -> DataFrame:
-    """The upserts of one read (a CSV / JSON file, or Parquet files sharing a schema; ``first``: its first file),
-    whose columns every file passed :func:`_checked_columns` for."""
-    names = [n for n in loaded.columns if n not in (FILE, FILE_ORDER, ROW, FULL_LOAD)]
-    loaded = file_columns_rule(loaded, names, first.key, config)  # checked per file: refuses nothing here
+    """The upserts of one scan (CSV files sharing a header, every JSON-lines file, or Parquet files sharing a
+    schema), whose columns every file passed :func:`_checked_columns` for (``columns_of``: each file's order -> its
+    columns; ``kept``: the columns every change of the scan keeps stored)."""
+    loaded = files_columns_rule(loaded, columns_of, config)  # checked per file: refuses nothing here
     frame = _typed(loaded, config)
-    names = [n for n in frame.columns if n not in (FILE, FILE_ORDER, ROW, FULL_LOAD)]
+    names = [n for n in frame.columns if n not in FILE_COLUMNS]
     ordering_name = (config.ordering_column or "").lower()
     # The DMS encoding of ordering values (numbers and times compare as such, never as free text); a value
     # that cannot be ordered fails the file with its row (etl.change_counts raises the first _odp_error).
@@ -148,42 +213,51 @@ def _changes_of(
     )
 
 
-def read_plain_files(
-    spark: SparkSession,
-    files: Sequence[SourceFile],
-    config: TableConfig,
-    horizon: EventTimeHorizon | None = None,
-    *,
-    stored_columns: Sequence[str] = (),
-) -> DataFrame:
+def read_plain_files(spark: SparkSession, files: Sequence[SourceFile], read: TableRead) -> DataFrame:
     """Every file's rows as upserts in one frame (columns unioned by name; new columns null elsewhere).
-    ``horizon``: the event times a timestamp / date ordering column may hold (None: any). ``stored_columns``:
-    the stored table's data columns, what a CSV or Parquet file of a table without ``columns`` must carry.
-    Parquet files are read in one scan per distinct schema (:mod:`etl.readers.one_scan`, footers checked per file
-    first); CSV and JSON files one by one (each file's header / fields are its columns).
+    ``read.horizon``: the event times a timestamp / date ordering column may hold. ``read.stored_columns``: what a
+    CSV or Parquet file of a table without ``columns`` must carry.
+
+    A format's files are read in one scan, not one by one (:mod:`etl.readers.one_scan`): Parquet one per distinct
+    schema (footers checked per file first), CSV one per distinct header line, JSON lines one for every file (the
+    schema Spark infers over them all). What each file declares is known first, so the per-file checks run in file
+    order: Parquet footers on the driver, and one Spark job over the text files for each CSV file's header and the
+    fields each JSON-lines file names (a merged scan alone cannot tell a field a file lacks from one it holds as
+    NULL). A file Spark cannot parse is found by reading the scan's files alone, in file order.
 
     Raises:
         ChangeFileError: an unreadable file, a missing key or ordering column, a value its type cannot hold, a
             column outside ``columns`` under ``new_columns: refuse`` (:mod:`etl.readers.new_columns`), a missing
             column the table's ``missing_columns`` refuses.
     """
-    expected = expected_columns(config, stored_columns)
+    config, horizon = read.config, read.horizon
+    expected = expected_columns(config, read.stored_columns)
     ordered = sorted(files, key=lambda f: f.order)
     parquet_files = [source for source in ordered if _is_parquet(source)]
-    schemas = dict(zip(parquet_files, parquet_schemas(spark, parquet_files), strict=True)) if parquet_files else {}
-    kept_of: dict[str, list[str]] = {}
-    frames = []
-    for source in ordered:  # every file's columns checked in file order: the first bad file is named
-        if source in schemas:
-            names = [name.lower() for name in schemas[source].fieldNames()]
-            kept_of[schemas[source].json()] = _checked_columns(source, names, config, expected)
-            continue
-        loaded = _load(spark, source)
-        kept = _checked_columns(source, loaded.columns, config, expected)
-        frames.append(_changes_of(loaded, source, config, horizon, kept))
-    for schema, group in by_schema(parquet_files, [schemas[source] for source in parquet_files]):
-        frames.append(
-            _changes_of(parquet_scan(spark, schema, group), group[0], config, horizon, kept_of[schema.json()])
-        )
+    schemas = parquet_schemas(spark, parquet_files) if parquet_files else []
+    names_of = {
+        s.order: [name.lower() for name in schema.fieldNames()]
+        for s, schema in zip(parquet_files, schemas, strict=True)
+    }
+    text_files = [source for source in ordered if not _is_parquet(source)]
+    shapes = _text_shapes(spark, text_files) if text_files else {}
+    csv_scans = _by_header(spark, [source for source in text_files if not _is_json(source)], shapes)
+    for scan, group in csv_scans:  # FAILFAST: a malformed line names its file, before any column check
+        _scanned(spark, group, lambda scan=scan: _parse_all(scan))
+        names_of |= {source.order: [n for n in scan.columns if n not in FILE_COLUMNS] for source in group}
+    json_files = [source for source in text_files if _is_json(source)]
+    json_scans = (  # Spark's schema inference reads every line (FAILFAST)
+        [(_scanned(spark, json_files, lambda: line_scan(_source(spark, json_files[0]), json_files)), json_files)]
+        if json_files
+        else []
+    )
+    names_of |= {source.order: shapes[source.order][1] for source in json_files}
+    # every file's columns checked in file order: the first bad file is named
+    kept_of = {source.order: _checked_columns(source, names_of[source.order], config, expected) for source in ordered}
+    parquet_scans = [(parquet_scan(spark, schema, group), group) for schema, group in by_schema(parquet_files, schemas)]
+    frames = [
+        _changes_of(scan, config, horizon, kept_of[group[0].order], {s.order: names_of[s.order] for s in group})
+        for scan, group in (*parquet_scans, *csv_scans, *json_scans)
+    ]
     frame = reduce(lambda left, right: left.unionByName(right, allowMissingColumns=True), frames)
     return with_sequence(frame.toDF(*[_configured_name(name, config) for name in frame.columns]))

@@ -559,22 +559,33 @@ def dynamodb_change(
     return ParsedChange(row=row, op=op, ordering=ordering, values=values, types=types)
 
 
-def parse_file(
-    text: str,
-    source_format: str,
-    keys: tuple[str, ...],
-    *,
-    shape: str | None = None,
-    horizon: EventTimeHorizon | None = None,
-    placeholder: str | None = None,
-) -> Iterator[ParsedChange]:
-    """Every change of one file; ends with one error change at the first bad record (``row N: reason``).
-    ``horizon``: the event times accepted (None: any); ``placeholder``: Debezium's unavailable value (None: none)."""
+@dataclass(frozen=True)
+class RecordLayout:
+    """How a table's JSON change files are read: ``source_format`` (``debezium`` or ``dynamodb``), the ``keys``,
+    the Debezium ``shape`` (None: detected per record), the event times accepted (``horizon``; None: any),
+    Debezium's unavailable-value ``placeholder`` (None: none) and the files' ``encoding``."""
+
+    source_format: str
+    keys: tuple[str, ...]
+    shape: str | None = None
+    horizon: EventTimeHorizon | None = None
+    placeholder: str | None = None
+    encoding: str = "utf-8"
+
+
+def parse_file(text: str, source_format: str, keys: tuple[str, ...], **layout: Any) -> Iterator[ParsedChange]:
+    """Every change of one file read as ``RecordLayout(source_format, keys, **layout)`` (:func:`record_changes`)."""
+    return record_changes(text, RecordLayout(source_format, keys, **layout))
+
+
+def record_changes(text: str, layout: RecordLayout) -> Iterator[ParsedChange]:
+    """Every change of one file; ends with one error change at the first bad record (``row N: reason``)."""
+    keys, horizon = layout.keys, layout.horizon
     row = -1
     try:
         for row, document in enumerate(json_documents(text)):
-            if source_format == "debezium":
-                change = debezium_change(document, row, keys, shape, horizon, placeholder=placeholder)
+            if layout.source_format == "debezium":
+                change = debezium_change(document, row, keys, layout.shape, horizon, placeholder=layout.placeholder)
             else:
                 change = dynamodb_change(document, row, keys, horizon=horizon)
             if change is not None:
@@ -597,19 +608,13 @@ def decoded_changes(
     yield from parse(text)
 
 
-def parse_content(
-    data: bytes,
-    source_format: str,
-    keys: tuple[str, ...],
-    *,
-    encoding: str = "utf-8",
-    shape: str | None = None,
-    horizon: EventTimeHorizon | None = None,
-    placeholder: str | None = None,
-) -> Iterator[ParsedChange]:
-    """Every change of one file's bytes (gzip or not); one error change when the bytes are not readable text."""
-    return decoded_changes(
-        data,
-        encoding,
-        lambda text: parse_file(text, source_format, keys, shape=shape, horizon=horizon, placeholder=placeholder),
-    )
+def parse_content(data: bytes, source_format: str, keys: tuple[str, ...], **layout: Any) -> Iterator[ParsedChange]:
+    """Every change of one file's bytes read as ``RecordLayout(source_format, keys, **layout)``
+    (:func:`record_content_changes`)."""
+    return record_content_changes(data, RecordLayout(source_format, keys, **layout))
+
+
+def record_content_changes(data: bytes, layout: RecordLayout) -> Iterator[ParsedChange]:
+    """Every change of one file's bytes (gzip or not, decoded in ``layout.encoding``); one error change when the
+    bytes are not readable text."""
+    return decoded_changes(data, layout.encoding, lambda text: record_changes(text, layout))

@@ -60,3 +60,43 @@ def test_every_write_is_saved_before_the_call_returns(aws: None, tmp_path: Path)
     files.mark_processed([tracked], commit_instant="20260101000000000", run_id="r")
     assert _saved(tmp_path, names.file_tracker) == []
     assert [item["file_id"] for item in _saved(tmp_path, names.file_tracker_history)] == [{"S": "f1"}]
+
+
+def test_a_saved_table_holds_what_a_scan_returns_read_without_a_scan(aws: None, tmp_path: Path) -> None:
+    session = boto3.session.Session(region_name=AWS_REGION)
+    scans: list[str] = []
+    session.events.register(
+        "before-parameter-build.dynamodb",
+        lambda model, params, **_: scans.append(params["TableName"]) if model.name == "Scan" else None,
+    )
+    client = session.client("dynamodb")
+    client.create_table(
+        TableName="t",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "n", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "n", "AttributeType": "N"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    state_store.WriteThrough(tmp_path, ["t"]).register(session)
+    every_type = {
+        "s": {"S": "text"},
+        "num": {"N": "12.50"},
+        "flag": {"BOOL": False},
+        "none": {"NULL": True},
+        "strings": {"SS": ["a", "b"]},
+        "numbers": {"NS": ["1", "2.5"]},
+        "list": {"L": [{"S": "x"}, {"N": "3"}, {"M": {"deep": {"BOOL": True}}}]},
+        "map": {"M": {"a": {"S": "y"}, "l": {"L": [{"NULL": True}]}, "ss": {"SS": ["z"]}}},
+    }
+    written = session.client("dynamodb")  # a client made after register: its writes are saved
+    for pk, n in [("b", "2"), ("a", "10"), ("b", "1"), ("a", "9")]:
+        written.put_item(TableName="t", Item={"pk": {"S": pk}, "n": {"N": n}, **every_type})
+    written.delete_item(TableName="t", Key={"pk": {"S": "a"}, "n": {"N": "9"}})
+
+    assert scans == []  # saving after each of the five writes read moto's table, not a Scan response
+    saved = _saved(tmp_path, "t")
+    assert saved == state_store.scan_api(client, "t")  # item for item, in the Scan's order
+    assert [(item["pk"]["S"], item["n"]["N"]) for item in saved] == [("a", "10"), ("b", "1"), ("b", "2")]
+    assert saved[0] == {"pk": {"S": "a"}, "n": {"N": "10"}, **every_type}

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from infrastructure.emr_serverless import HUDI_BUNDLE, RELEASE_LABEL
+from infrastructure.emr_serverless import HUDI_BUNDLE, PYTHON, RELEASE_LABEL, spark_parameters
 from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB, GLUE_RUN_JOB
 from odp.naming import state_machine_name
 from tests.support.emr_stage import EMR_CADENCE, GLUE_CADENCE
@@ -186,3 +186,72 @@ def test_lake_formation_gives_the_execution_role_data_location_access_and_the_ca
     assert any("DataLocation" in g["Resource"] and g["Permissions"] == ["DATA_LOCATION_ACCESS"] for g in granted)
     assert any(g["Resource"].get("Database", {}).get("Name") == "shop_raw" for g in granted)
     assert any(g["Resource"].get("Table", {}).get("DatabaseName") == "shop_raw" for g in granted)
+
+
+def _rendered(value: Any) -> str:
+    """A template value as text: ``Fn::Join`` joined, ``Ref``/``Fn::GetAtt`` as ``${X}``/``${X.Attr}``."""
+    if isinstance(value, str):
+        return value
+    if "Fn::Join" in value:
+        separator, parts = value["Fn::Join"]
+        return separator.join(_rendered(part) for part in parts)
+    if "Ref" in value:
+        return f"${{{value['Ref']}}}"
+    if "Fn::GetAtt" in value:
+        return "${" + ".".join(value["Fn::GetAtt"]) + "}"
+    return json.dumps(value, sort_keys=True)
+
+
+def _repository(template: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    ((logical, resource),) = _resources(template, "AWS::ECR::Repository").items()
+    return logical, resource
+
+
+def test_the_application_runs_odps_image_from_odps_repository(template, application) -> None:
+    logical, props = application
+    repository, _ = _repository(template)
+    uri = _rendered(props["ImageConfiguration"]["ImageUri"])
+    assert f"/${{{repository}}}:" in uri  # ODP's repository, not the CDK bootstrap's
+    ((copy_id, copy),) = _resources(template, "Custom::CDKECRDeployment").items()
+    assert _rendered(copy["Properties"]["DestImage"]) == f"docker://{uri}"  # the copy's destination is the image
+    assert "cdk-hnb659fds-container-assets-" in _rendered(copy["Properties"]["SrcImage"])
+    assert copy_id in _listed(template["Resources"][logical]["DependsOn"])  # copied before the application
+
+
+def test_only_the_application_may_pull_from_odps_repository(template, application) -> None:
+    logical, _ = application
+    repository, resource = _repository(template)
+    assert "RepositoryPolicyText" not in resource["Properties"]  # the one policy is the one set below
+    ((_, setter),) = _resources(template, "Custom::AWS").items()
+    create = json.loads(_rendered(setter["Properties"]["Create"]))
+    assert json.loads(_rendered(setter["Properties"]["Update"])) == create
+    assert (create["service"], create["action"]) == ("ECR", "setRepositoryPolicy")
+    assert create["parameters"]["repositoryName"] == f"${{{repository}}}"
+    assert json.loads(create["parameters"]["policyText"])["Statement"] == [
+        {
+            "Sid": "EmrServerlessCustomImage",
+            "Effect": "Allow",
+            "Principal": {"Service": "emr-serverless.amazonaws.com"},
+            "Action": ["ecr:BatchGetImage", "ecr:DescribeImages", "ecr:GetDownloadUrlForLayer"],
+            "Condition": {"StringEquals": {"aws:SourceArn": f"${{{logical}.Arn}}"}},
+        }
+    ]
+
+
+def test_odps_repository_is_kms_encrypted_scanned_and_immutable(template) -> None:
+    _, resource = _repository(template)
+    props = resource["Properties"]
+    key = props["EncryptionConfiguration"]["KmsKey"]["Fn::GetAtt"][0]
+    assert props["EncryptionConfiguration"]["EncryptionType"] == "KMS"
+    assert template["Resources"][key]["Type"] == "AWS::KMS::Key"
+    assert template["Resources"][key]["Properties"]["EnableKeyRotation"] is True
+    assert props["ImageScanningConfiguration"] == {"ScanOnPush": True}
+    assert props["ImageTagMutability"] == "IMMUTABLE"
+    assert resource["DeletionPolicy"] == "Retain"
+
+
+def test_job_runs_use_python_3_11_on_the_driver_and_the_executors() -> None:
+    parameters = spark_parameters("s3://artifacts/glue/file_processor/odp_etl.zip").split()
+    assert f"spark.emr-serverless.driverEnv.PYSPARK_PYTHON={PYTHON}" in parameters
+    assert f"spark.executorEnv.PYSPARK_PYTHON={PYTHON}" in parameters
+    assert PYTHON == "/usr/bin/python3.11"

@@ -3,12 +3,14 @@ count, and every per-file error still names its file among many."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from etl.change_counts import count_changes
 from etl.errors import ChangeFileError
 from etl.readers import SourceFile, first_error, read_changes
 from etl.readers.one_scan import copies, same_file
@@ -136,3 +138,117 @@ def test_per_file_errors_name_the_right_file_among_many(spark, tmp_path: Path) -
     with pytest.raises(ChangeFileError) as raised:
         first_error(frame, config.primary_key, files)
     assert str(raised.value) == "src/app/t/20260101-0023.parquet: row 1, ordering column seq is NULL"
+
+
+def _plain_files(folder: Path, count: int, suffix: str) -> list[SourceFile]:
+    """``count`` plain files of two rows each (``id`` = 10 * n + r, ``seq`` its ordering), CSV with a header or
+    JSON lines."""
+    files = []
+    for n in range(count):
+        path = folder / f"20260101-{n:04d}.{suffix}"
+        rows = [(10 * n + r, f"n{n}-{r}", 100 * n + r) for r in range(2)]
+        if suffix == "csv":
+            path.write_text("ID,Name,Seq\n" + "".join(f"{i},{name},{seq}\n" for i, name, seq in rows))
+        else:
+            path.write_text("".join(json.dumps({"id": i, "name": name, "seq": seq}) + "\n" for i, name, seq in rows))
+        files.append(SourceFile(uri=path.as_uri(), key=f"src/app/t/{path.name}", order=n))
+    return files
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("suffix", ["csv", "jsonl"])
+def test_plain_csv_and_json_lines_files_are_one_scan_whatever_their_count(spark, tmp_path: Path, suffix) -> None:
+    # One file a scan before (each file's header / fields were its columns): 50 FileScanRDDs for 50 files.
+    config = table_config(
+        "t", source_format=SourceFormat.FILES, columns={"id": "bigint", "name": "string", "seq": "bigint"}
+    )
+    scans = {}
+    for count in (2, 50):
+        folder = tmp_path / str(count)
+        folder.mkdir()
+        files = _plain_files(folder, count, suffix)
+        frame = read_changes(spark, files, config)
+        scans[count] = _scans(frame)
+        first_error(frame, config.primary_key, files)
+        got = frame.orderBy("_odp_file_order", "_odp_row").select(
+            "_odp_file", "_odp_file_order", "_odp_row", "id", "name"
+        )
+        assert [tuple(row) for row in got.collect()] == [
+            (f.key, f.order, r, 10 * f.order + r, f"n{f.order}-{r}") for f in files for r in range(2)
+        ]
+    assert scans == {2: 1, 50: 1}
+
+
+@pytest.mark.spark
+def test_plain_csv_files_of_two_headers_are_two_scans(spark, tmp_path: Path) -> None:
+    files = _plain_files(tmp_path, 4, "csv")
+    Path(files[2].uri.removeprefix("file://")).write_text("seq,id,name\n201,20,n2-0\n")  # the same columns, reordered
+    config = table_config(
+        "t", source_format=SourceFormat.FILES, columns={"id": "bigint", "name": "string", "seq": "bigint"}
+    )
+    frame = read_changes(spark, files, config)
+    assert _scans(frame) == 2
+    got = frame.orderBy("_odp_file_order", "_odp_row").select("_odp_file_order", "_odp_row", "id", "seq")
+    assert [tuple(row) for row in got.collect()] == [
+        (0, 0, 0, 0),
+        (0, 1, 1, 1),
+        (1, 0, 10, 100),
+        (1, 1, 11, 101),
+        (2, 0, 20, 201),
+        (3, 0, 30, 300),
+        (3, 1, 31, 301),
+    ]
+
+
+def _write(source: SourceFile, text: str) -> None:
+    Path(source.uri.removeprefix("file://")).write_text(text)
+
+
+@pytest.mark.spark
+def test_plain_file_errors_name_the_right_file_among_many(spark, tmp_path: Path) -> None:
+    columns = {"id": "bigint", "name": "string", "seq": "bigint"}
+    config = table_config("t", source_format=SourceFormat.FILES, columns=columns)
+    refused = table_config("t", source_format=SourceFormat.FILES, columns=columns, new_columns=NewColumns.REFUSE)
+    for suffix, kind in (("csv", "CSV"), ("jsonl", "JSON")):
+        folder = tmp_path / suffix
+        folder.mkdir()
+        files = _plain_files(folder, 40, suffix)
+        name = f"src/app/t/20260101-00{{}}.{suffix}"
+        # a column outside columns, refused: named although it is the 31st of 40
+        _write(
+            files[30],
+            "id,name,seq,color\n300,x,3000,red\n" if kind == "CSV" else '{"id": 300, "seq": 1, "color": "red"}\n',
+        )
+        with pytest.raises(ChangeFileError, match=rf"^{name.format(30)}: column color is not in the table"):
+            read_changes(spark, files, refused)
+        # no key column
+        _write(files[30], "name,seq\nx,3000\n" if kind == "CSV" else '{"name": "x", "seq": 3000}\n')
+        with pytest.raises(ChangeFileError, match=rf"^{name.format(30)}: missing key column id$"):
+            read_changes(spark, files, config)
+        # a line Spark cannot parse, in the one scan
+        _write(files[30], "id,name,seq\n300,x,3000,extra,fields\n" if kind == "CSV" else '{"id": 300, "seq": \n')
+        cause = r"\[MALFORMED_CSV_RECORD\] Malformed CSV record: 300,x,3000,extra,fields" if kind == "CSV" else "Json"
+        with pytest.raises(ChangeFileError, match=rf"^{name.format(30)}: unreadable {kind}: .*{cause}"):
+            read_changes(spark, files, config)
+        # a bad ordering value in the second row of the 18th file: its own row number
+        _write(files[30], "id,name,seq\n300,x,3000\n" if kind == "CSV" else '{"id": 300, "seq": 3000}\n')
+        _write(
+            files[17],
+            "id,name,seq\n170,x,1\n171,y,-5\n" if kind == "CSV" else '{"id": 170, "seq": 1}\n{"id": 171, "seq": -5}\n',
+        )
+        frame = read_changes(spark, files, config)
+        with pytest.raises(ChangeFileError) as raised:
+            first_error(frame, config.primary_key, files)
+        assert str(raised.value) == f"{name.format(17)}: row 2, ordering column seq: value '-5' is negative"
+
+
+@pytest.mark.spark
+def test_a_json_lines_field_ignored_is_counted_for_its_own_file_only(spark, tmp_path: Path) -> None:
+    files = _plain_files(tmp_path, 5, "jsonl")
+    _write(files[3], '{"id": 30, "name": "x", "seq": 1, "color": "red"}\n{"id": 31, "seq": 2}\n')
+    columns = {"id": "bigint", "name": "string", "seq": "bigint"}
+    config = table_config("t", source_format=SourceFormat.FILES, columns=columns, new_columns=NewColumns.IGNORE)
+    frame = read_changes(spark, files, config)
+    assert "color" not in frame.columns
+    counts = count_changes(frame, config.primary_key, files)
+    assert (counts.rows, counts.dropped, counts.dropped_values) == (10, ((files[3].key, "color"),), 2)

@@ -1,0 +1,181 @@
+"""ODP's EMR Serverless image (infrastructure/emr_image.py): the Dockerfile installs exactly the Glue jobs' pins on
+the release's image; the build context carries the Glue zip of wheels' requirements.txt; the construct on a bare
+stack (repository, copy, pull policy) with the cdk-nag audit. Docker is not run: the image build itself is not
+exercised here (no Docker on the test machines)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from aws_cdk import aws_kms as kms
+from aws_cdk.assertions import Match, Template
+
+from infrastructure.assets import GLUE_WHEELS_ZIP, PYTHON_DEPENDENCIES, GlueArtifacts
+from infrastructure.emr_image import DOCKERFILE, EmrImage, EmrImageProps, image_context
+from infrastructure.emr_serverless import PYTHON, RELEASE_LABEL
+from tests.support.bare_stack import ACCOUNT, REGION, assert_nag_clean, bare_stack
+
+APPLICATION_ARN = f"arn:aws:emr-serverless:{REGION}:{ACCOUNT}:/applications/00abc"
+
+
+def _instructions(text: str) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of a Dockerfile: comments dropped, continuation lines joined."""
+    joined = re.sub(r"\\\n", " ", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")))
+    found = []
+    for line in joined.splitlines():
+        if line.strip():
+            instruction, _, arguments = line.strip().partition(" ")
+            found.append((instruction.upper(), " ".join(arguments.split())))
+    return found
+
+
+def _pip_installs(instructions: list[tuple[str, str]]) -> list[list[str]]:
+    """The arguments of every ``pip install`` in the RUN instructions (each command of a ``&&`` chain)."""
+    installs = []
+    for instruction, arguments in instructions:
+        if instruction != "RUN":
+            continue
+        for command in arguments.split("&&"):
+            words = shlex.split(command)
+            if "pip" in words and "install" in words:
+                installs.append(words[words.index("install") + 1 :])
+    return installs
+
+
+def _glue_artifacts(folder: Path, requirements: str) -> GlueArtifacts:
+    folder.mkdir(parents=True)
+    with zipfile.ZipFile(folder / GLUE_WHEELS_ZIP, "w") as archive:
+        archive.writestr("wheels/requirements.txt", requirements)
+        archive.writestr("wheels/PyYAML-6.0.3-cp311-cp311-manylinux2014_x86_64.whl", b"wheel")
+    return GlueArtifacts(directory=folder, script=None, library="odp_etl.zip", wheels_zip=GLUE_WHEELS_ZIP, wheels=())
+
+
+def test_the_dockerfile_builds_on_the_release_and_installs_only_the_requirements_file() -> None:
+    instructions = _instructions(DOCKERFILE.read_text(encoding="utf-8"))
+    assert instructions[0] == ("ARG", "RELEASE_LABEL")  # no default: the release is spelled in emr_serverless.py
+    assert instructions[1] == ("FROM", "public.ecr.aws/emr-serverless/spark/${RELEASE_LABEL}:latest")
+    users = [arguments for instruction, arguments in instructions if instruction == "USER"]
+    assert users == ["root", "hadoop:hadoop"]
+    assert instructions[-1] == ("USER", "hadoop:hadoop")
+    (copy,) = [arguments.split() for instruction, arguments in instructions if instruction == "COPY"]
+    assert copy[0] == "wheels/"
+    (install,) = _pip_installs(instructions)
+    # offline, from the copied wheels, exactly the requirements file and nothing named besides it
+    assert "--no-index" in install
+    assert install[install.index("--find-links") + 1] == copy[1].rstrip("/")
+    assert install[install.index("-r") + 1] == f"{copy[1]}requirements.txt"
+    named = [
+        word
+        for i, word in enumerate(install)
+        if not word.startswith("-") and install[i - 1] not in ("-r", "--find-links")
+    ]
+    assert named == []
+    assert ("ENV", f"PYSPARK_PYTHON={PYTHON}") in instructions
+    assert any(instruction == "RUN" and "python3.11" in arguments.split() for instruction, arguments in instructions)
+
+
+def test_the_build_context_holds_the_dockerfile_and_the_glue_wheels(tmp_path) -> None:
+    artifacts = _glue_artifacts(tmp_path / "glue-1", "pydantic==2.14.3\nPyYAML==6.0.3\n")
+    context = image_context(DOCKERFILE, artifacts)
+    assert (context / "Dockerfile").read_bytes() == DOCKERFILE.read_bytes()
+    assert (context / "wheels" / "requirements.txt").read_text() == "pydantic==2.14.3\nPyYAML==6.0.3\n"
+    assert sorted(p.name for p in (context / "wheels").iterdir()) == [
+        "PyYAML-6.0.3-cp311-cp311-manylinux2014_x86_64.whl",
+        "requirements.txt",
+    ]
+    assert image_context(DOCKERFILE, artifacts) == context  # built once
+    other = image_context(DOCKERFILE, _glue_artifacts(tmp_path / "glue-2", "pydantic==2.14.3\n"))
+    assert other != context  # other wheels, another context
+
+
+def test_the_staged_image_installs_the_pins_of_the_glue_jobs(emr_stage) -> None:
+    """In the EMR stage's cloud assembly: the staged build context's requirements.txt is the Glue pins, the
+    Dockerfile is ours, and the build argument is the application's release."""
+    images = [
+        (path.parent, image)
+        for path in Path(emr_stage.outdir).rglob("*.assets.json")
+        for image in json.loads(path.read_text()).get("dockerImages", {}).values()
+    ]
+    ((folder, image),) = images
+    source = image["source"]
+    assert source["dockerBuildArgs"] == {"RELEASE_LABEL": RELEASE_LABEL}
+    assert source.get("platform") == "linux/amd64"
+    staged = folder / source["directory"]
+    assert (staged / "Dockerfile").read_bytes() == DOCKERFILE.read_bytes()
+    assert (staged / "wheels" / "requirements.txt").read_text().split() == list(PYTHON_DEPENDENCIES)
+
+
+def _image(tmp_path) -> tuple[Any, Template, EmrImage]:
+    app, stack = bare_stack(tmp_path / "out")
+    key = kms.Key(stack, "Key", enable_key_rotation=True)
+    image = EmrImage(
+        stack,
+        "Image",
+        EmrImageProps(
+            environment="x",
+            artifacts=_glue_artifacts(tmp_path / "glue", "\n".join(PYTHON_DEPENDENCIES) + "\n"),
+            release_label=RELEASE_LABEL,
+            key=key,
+        ),
+    )
+    image.allow_pulls(APPLICATION_ARN)
+    return app, Template.from_stack(stack), image
+
+
+def test_emr_image_on_a_bare_stack(tmp_path) -> None:
+    app, template, _ = _image(tmp_path)
+    template.has_resource(
+        "AWS::ECR::Repository",
+        {
+            "Properties": {
+                "RepositoryName": "odp-x-emr-spark",
+                "EncryptionConfiguration": {
+                    "EncryptionType": "KMS",
+                    "KmsKey": {"Fn::GetAtt": [Match.any_value(), "Arn"]},
+                },
+                "ImageScanningConfiguration": {"ScanOnPush": True},
+                "ImageTagMutability": "IMMUTABLE",
+                "LifecyclePolicy": Match.object_like(
+                    {"LifecyclePolicyText": Match.string_like_regexp("imageCountMoreThan")}
+                ),
+                "RepositoryPolicyText": Match.absent(),
+            },
+            "DeletionPolicy": "Retain",
+        },
+    )
+    template.resource_count_is("Custom::CDKECRDeployment", 1)
+    template.resource_count_is("Custom::AWS", 1)
+    assert_nag_clean(app)
+
+
+def test_the_copy_role_reads_the_asset_repository_and_writes_only_odps(tmp_path) -> None:
+    _, template, _ = _image(tmp_path)
+    (role,) = [
+        logical
+        for logical, role in template.find_resources("AWS::IAM::Role").items()
+        if "Copies ODP's EMR Serverless image" in role["Properties"].get("Description", "")
+    ]
+    statements = [
+        statement
+        for policy in template.find_resources("AWS::IAM::Policy").values()
+        if {"Ref": role} in policy["Properties"]["Roles"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    wildcard = [s for s in statements if s["Resource"] == "*"]
+    assert [s["Action"] for s in wildcard] == ["ecr:GetAuthorizationToken"]  # none of the construct's own "*"
+    writes = {"ecr:PutImage", "ecr:InitiateLayerUpload", "ecr:UploadLayerPart", "ecr:CompleteLayerUpload"}
+    for statement in statements:
+        actions = set(statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]])
+        if actions & writes:
+            assert statement["Resource"] == {"Fn::GetAtt": [_repository(template), "Arn"]}
+    assert not any(s["Action"] == "s3:GetObject" for s in statements)
+
+
+def _repository(template: Template) -> str:
+    (logical,) = template.find_resources("AWS::ECR::Repository")
+    return logical
