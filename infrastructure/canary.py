@@ -6,16 +6,20 @@ Starts, in harmless mode (etl/jobs/canary.py says what each checks):
 - every cadence's File Processor job with ``--odp_table_ids []`` and ``--odp_batch_id canary``;
 - the dataset job (when datasets are configured) with ``--odp_canary true``;
 - each configured stream's streaming job with ``--odp_canary true``, unless a run of it is already in
-  progress (the job allows one run: its checkpoint has one writer), which is reported, not started.
+  progress (the job allows one run: its checkpoint has one writer), which is reported, not started;
+- for each cadence on EMR Serverless, the File Processor on the EMR Serverless application, started exactly as
+  the cadence's state machine starts it (its RunFileProcessor task's parameters, read with
+  states:DescribeStateMachine) with the canary's batch: no tables, batch id ``canary``.
 Each job installs its offline dependencies, starts Spark in the VPC, reaches every service it needs
 (tracker tables, history table, Glue catalog, SNS, Kinesis) read-only, and ends without writing. Waits
-for every run; exit 0 when all SUCCEEDED, 1 naming each run that did not, with Glue's error message. A
+for every run; exit 0 when all succeeded, 1 naming each run that did not, with the engine's error message. A
 packaging, network or permission error then stops the promotion instead of failing the first run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -27,15 +31,20 @@ import boto3
 
 from infrastructure.smoke import config_and_environment, report
 from odp.config.loader import OdpConfig
+from odp.config.models import Engine
 from odp.contracts.datasets import DatasetJobArgs
 from odp.contracts.file_processor import FileProcessorJobArgs
+from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB, emr_serverless_start_request
 from odp.contracts.streaming import StreamingJobArgs
-from odp.naming import file_processor_job_name, stream_job_name
+from odp.naming import file_processor_job_name, state_machine_name, stream_job_name
 from odp.tracker.dataset_history import dataset_job_name
 
 CANARY_BATCH_ID = "canary"
 CANARY_ARGUMENTS = FileProcessorJobArgs.run_arguments([], CANARY_BATCH_ID)
 TERMINAL_STATES = {"SUCCEEDED", "FAILED", "STOPPED", "TIMEOUT", "ERROR", "EXPIRED"}
+EMR_TERMINAL_STATES = {"SUCCESS", "FAILED", "CANCELLED"}
+# The canary's Map item (odp.contracts.batches.Batch's per-run fields): no tables, batch id "canary".
+CANARY_ITEM = {"table_ids": [], "batch_id": CANARY_BATCH_ID}
 POLL_SECONDS = 20
 
 
@@ -59,6 +68,72 @@ def canary_jobs(config: OdpConfig, environment: str) -> list[CanaryJob]:
         for stream in config.streams.streams
     ]
     return jobs
+
+
+def emr_canary_machines(config: OdpConfig, environment: str, account: str, region: str) -> list[str]:
+    """The state machine ARN of each cadence on EMR Serverless: the canary starts its File Processor run."""
+    return [
+        f"arn:aws:states:{region}:{account}:stateMachine:{state_machine_name(environment, name)}"
+        for name, cadence in config.cadences.cadences.items()
+        if cadence.engine is Engine.EMR_SERVERLESS
+    ]
+
+
+def emr_canary_request(definition: str) -> dict[str, Any]:
+    """Pure: the emr-serverless StartJobRun a File Processor state machine's definition starts, for the canary's
+    batch (:data:`CANARY_ITEM`).
+
+    Raises:
+        LookupError: the definition has no emr-serverless:startJobRun.sync task.
+    """
+
+    def tasks(states: Mapping[str, Any]) -> Any:
+        for state in states.values():
+            if state.get("Type") == "Task":
+                yield state
+            for nested in ("ItemProcessor", "Iterator"):
+                if nested in state:
+                    yield from tasks(state[nested]["States"])
+
+    for task in tasks(json.loads(definition)["States"]):
+        if task["Resource"] == EMR_SERVERLESS_RUN_JOB:
+            return emr_serverless_start_request(task["Parameters"], CANARY_ITEM)
+    raise LookupError("the state machine starts no EMR Serverless job run")
+
+
+def run_emr_canary(
+    emr: Any,
+    requests: Iterable[Mapping[str, Any]],
+    *,
+    timeout_seconds: float,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[str]:
+    """Start each EMR Serverless job run and wait; every run that did not succeed, as a sentence."""
+    pending = {}
+    for request in requests:
+        run = emr.start_job_run(**request)
+        pending[run["jobRunId"]] = (request["applicationId"], f"EMR Serverless {request['applicationId']}")
+    failures: list[str] = []
+    deadline = clock() + timeout_seconds
+    while pending:
+        for run_id, (application, label) in list(pending.items()):
+            run = emr.get_job_run(applicationId=application, jobRunId=run_id)["jobRun"]
+            if run["state"] in EMR_TERMINAL_STATES:
+                del pending[run_id]
+                if run["state"] != "SUCCESS":
+                    failures.append(
+                        f"{label} run {run_id} ended {run['state']}: {run.get('stateDetails') or 'no message'}"
+                    )
+        if pending and clock() >= deadline:
+            failures += [
+                f"{label} run {run_id} still running after {timeout_seconds:.0f} s"
+                for run_id, (_, label) in pending.items()
+            ]
+            break
+        if pending:
+            sleep(POLL_SECONDS)
+    return failures
 
 
 def _active_run(glue: Any, name: str) -> str | None:
@@ -114,10 +189,19 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(loaded, int):
         return loaded
     config, environment = loaded
-    glue = boto3.session.Session(region_name=environment.region).client("glue")
+    session = boto3.session.Session(region_name=environment.region)
     jobs = canary_jobs(config, args.env)
-    failures = run_canary(glue, jobs, timeout_seconds=args.timeout_minutes * 60)
-    return report(f"canary of {args.env} ({len(jobs)} job(s))", failures)
+    machines = emr_canary_machines(config, args.env, environment.account, environment.region)
+    stepfunctions = session.client("stepfunctions")
+    requests = [
+        emr_canary_request(stepfunctions.describe_state_machine(stateMachineArn=arn)["definition"]) for arn in machines
+    ]
+    failures = run_canary(session.client("glue"), jobs, timeout_seconds=args.timeout_minutes * 60)
+    if requests:
+        failures += run_emr_canary(
+            session.client("emr-serverless"), requests, timeout_seconds=args.timeout_minutes * 60
+        )
+    return report(f"canary of {args.env} ({len(jobs) + len(requests)} job run(s))", failures)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_athena as athena
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
@@ -30,20 +30,23 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IDependable
 
+from infrastructure.emr_serverless import EmrServerless
 from infrastructure.glue_job import BucketKeys, GlueJobFamily, GlueJobFamilyProps, GlueJobSpec, GlueStage
-from infrastructure.grants import grant_key, grant_objects
+from infrastructure.grants import grant_key, grant_objects, grant_table
 from infrastructure.lambda_function import encrypted_log_group
 from infrastructure.nag import acknowledge, acknowledge_many
-from odp.config.datasets import DatasetConfig
+from odp.config.datasets import DatasetConfig, of_engine
+from odp.config.models import Engine
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
-from odp.contracts.state_machines import DatasetsSubstitutions
-from odp.naming import resource_prefix
+from odp.contracts.state_machines import NO_DATASETS_ON_EMR, DatasetsSubstitutions
+from odp.naming import PROCESSING_TRACKER, resource_prefix
 from odp.tracker.dataset_history import dataset_job_name
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CODE_PREFIX = "glue/datasets/"
 SCRIPT = "dataset_job.py"
 PERIOD = Duration.minutes(5)
+DATASET_JOB_TIMEOUT_MINUTES = 120  # a dataset job run on Glue or on EMR Serverless
 # Why the dataset job's security configuration leaves S3 encryption to the buckets (README: Datasets).
 ZONE_KEYS_REASON = (
     "The dataset job writes two zones with different keys (conformed, purpose-built). A Glue security "
@@ -72,6 +75,8 @@ class DatasetJobProps:
         history_table: Tracking's ``dataset_run_history`` table (the job writes one item per dataset run).
         alerts_topic: the job publishes one message per dataset.
         library: the deployment of the etl/odp zip and the wheels (the File Processor family's code).
+        lease_table: Tracking's ``processing_tracker``: one lease per dataset (``dataset:<name>``), so one refresh
+            of a dataset at a time on any engine (etl/datasets/lease.py).
     """
 
     stage: GlueStage
@@ -79,6 +84,7 @@ class DatasetJobProps:
     history_table: dynamodb.ITableV2
     alerts_topic: sns.ITopic
     library: IDependable
+    lease_table: dynamodb.ITableV2
 
 
 def _family(props: DatasetJobProps) -> GlueJobFamilyProps:
@@ -99,6 +105,38 @@ def _family(props: DatasetJobProps) -> GlueJobFamilyProps:
     )
 
 
+def grant_dataset_job_data(role: iam.Role, props: DatasetJobProps) -> None:
+    """What a dataset job run reads and writes, on any engine (the Glue dataset job's role, the EMR Serverless
+    execution role): the raw tables (read), the conformed and purpose-built datasets (write, delete) with their
+    keys, the run history (write), the alerts topic, and the datasets' leases in processing_tracker."""
+    stage = props.stage
+    grant_objects(role, stage.buckets["raw"], reason="Datasets read any raw table.")
+    for zone in ("conformed", "purpose_built"):
+        grant_objects(
+            role, stage.buckets[zone], write=True, delete=True, reason=f"The job owns every Hudi dataset of {zone}."
+        )
+        grant_key(role, stage.zone_keys[zone], encrypt=True)
+    grant_key(role, stage.zone_keys["raw"], encrypt=False)
+    props.history_table.grant_write_data(role)
+    props.alerts_topic.grant_publish(role)
+    grant_table(role, PROCESSING_TRACKER, props.lease_table, write=True)
+    grant_key(role, stage.state_key, encrypt=True)  # the tracker tables' key
+    acknowledge_many(role.node.find_child("DefaultPolicy"), _CDK_GRANT_FINDINGS)
+
+
+def grant_dataset_job_on_emr(emr: EmrServerless, props: DatasetJobProps) -> None:
+    """The EMR Serverless execution role runs the dataset job too: its data (:func:`grant_dataset_job_data`) and the
+    configuration the job reads under CODE_PREFIX of the artifacts bucket. The datasets' databases are in the
+    application's catalog scope (EmrServerlessProps.databases, given by the stage)."""
+    grant_dataset_job_data(emr.role, props)
+    grant_objects(
+        emr.role,
+        props.stage.artifacts_bucket,
+        prefix=CODE_PREFIX,
+        reason="The dataset job reads config/ (tables, datasets and their SQL) under glue/datasets/.",
+    )
+
+
 class DatasetJob(GlueJobFamily):
     """``odp-<env>-dataset-job``: SQL over the raw tables -> conformed and purpose-built Hudi tables.
 
@@ -108,23 +146,11 @@ class DatasetJob(GlueJobFamily):
 
     def __init__(self, scope: Construct, construct_id: str, props: DatasetJobProps) -> None:
         super().__init__(scope, construct_id, _family(props))
+        self.job_props = props
         stage = props.stage
         buckets = stage.buckets
         self.history_table = props.history_table
-        grant_objects(self.role, buckets["raw"], reason="Datasets read any raw table.")
-        for zone in ("conformed", "purpose_built"):
-            grant_objects(
-                self.role,
-                buckets[zone],
-                write=True,
-                delete=True,
-                reason=f"The job owns every Hudi dataset of {zone}.",
-            )
-            grant_key(self.role, stage.zone_keys[zone], encrypt=True)
-        grant_key(self.role, stage.zone_keys["raw"], encrypt=False)
-        props.history_table.grant_write_data(self.role)
-        props.alerts_topic.grant_publish(self.role)
-        acknowledge_many(self.role.node.find_child("DefaultPolicy"), _CDK_GRANT_FINDINGS)
+        grant_dataset_job_data(self.role, props)
         self.job_name = dataset_job_name(stage.environment)
         self.job_arn = self.arn_of(self.job_name)
         contract = DatasetJobArgs(
@@ -137,19 +163,47 @@ class DatasetJob(GlueJobFamily):
             catalog_sync=True,
             history_table=props.history_table.table_name,
             topic_arn=props.alerts_topic.topic_arn,
+            lease_table=props.lease_table.table_name,
         )
+        # The static contract (what the Glue job holds as DefaultArguments; an EMR Serverless run's arguments).
+        self.contract_arguments = contract.to_arguments()
         self.job = self.add_job(
             GlueJobSpec(
                 construct_id="Job",
                 name=self.job_name,
                 description="ODP datasets: SQL over the raw tables -> conformed and purpose-built Hudi tables",
                 script=SCRIPT,
-                arguments=contract.to_arguments(),
-                timeout_minutes=120,
+                arguments=self.contract_arguments,
+                timeout_minutes=DATASET_JOB_TIMEOUT_MINUTES,
                 # Two runs writing one Hudi dataset would conflict: the state machine waits by retrying.
                 max_concurrent_runs=1,
             )
         )
+
+    def grant_read_job_runs(self, grantee: iam.IGrantable) -> None:
+        """glue:GetJobRun on the dataset job: a dataset's lease names the job run holding it, and a run that finds
+        the lease of an ended run takes it over at once (etl/datasets/lease.py, odp/tracker/job_runs.py)."""
+        grantee.grant_principal.add_to_principal_policy(
+            iam.PolicyStatement(sid="LeaseHolderDatasetJobRuns", actions=["glue:GetJobRun"], resources=[self.job_arn])
+        )
+
+
+def grant_dataset_engines(job: DatasetJob, emr: EmrServerless | None) -> None:
+    """The dataset job's engines: a dataset's lease may be held by a dataset run on either engine, so each run asks
+    the holder's engine (glue:GetJobRun of the dataset job, emr-serverless:GetJobRun of the application); when a
+    dataset runs on EMR Serverless, its execution role also runs the dataset job (:func:`grant_dataset_job_on_emr`)."""
+    job.grant_read_job_runs(job.role)
+    if emr is None:
+        return
+    emr.grant_read_job_runs(job.role)
+    if on_emr(job.job_props.datasets):
+        grant_dataset_job_on_emr(emr, job.job_props)
+        job.grant_read_job_runs(emr.role)
+
+
+def on_emr(datasets: Sequence[DatasetConfig]) -> bool:
+    """Whether a dataset runs on EMR Serverless (the datasets state machine then starts a run there)."""
+    return bool(of_engine(datasets, Engine.EMR_SERVERLESS))
 
 
 @dataclass(frozen=True)
@@ -162,6 +216,8 @@ class DatasetsProps:
         workgroup: the Athena workgroup of the named queries (referenced, so it exists first).
         removal_policy: of the state machine's log group (RETAIN by default).
         log_retention: of the state machine's log group (one year by default).
+        emr_serverless: the stage's EMR Serverless application, if any; when a dataset says ``engine:
+            emr_serverless`` the state machine runs those datasets there after the Glue run.
     """
 
     environment: str
@@ -174,6 +230,7 @@ class DatasetsProps:
     workgroup: athena.CfnWorkGroup
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
+    emr_serverless: EmrServerless | None = None
 
 
 class Datasets(Construct):
@@ -186,6 +243,8 @@ class Datasets(Construct):
     def __init__(self, scope: Construct, construct_id: str, props: DatasetsProps) -> None:
         super().__init__(scope, construct_id)
         prefix = resource_prefix(props.environment)
+        # The application runs the datasets only when one of them says engine: emr_serverless.
+        emr = props.emr_serverless if on_emr(props.datasets) else None
         log_group = encrypted_log_group(
             self,
             f"/aws/vendedlogs/states/{prefix}-datasets",
@@ -199,7 +258,11 @@ class Datasets(Construct):
             state_machine_name=f"{prefix}-datasets",
             definition_body=sfn.DefinitionBody.from_file(str(DatasetsSubstitutions.DEFINITION)),
             definition_substitutions=DatasetsSubstitutions(
-                dataset_job_name=props.job.job_name, alerts_topic_arn=props.alerts_topic.topic_arn
+                dataset_job_name=props.job.job_name,
+                alerts_topic_arn=props.alerts_topic.topic_arn,
+                refresh_on_emr=NO_DATASETS_ON_EMR
+                if emr is None
+                else emr.dataset_state(props.job.contract_arguments, DATASET_JOB_TIMEOUT_MINUTES),
             ).values(),
             logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
             tracing_enabled=True,
@@ -216,6 +279,13 @@ class Datasets(Construct):
             iam.PolicyStatement(sid="PublishAlerts", actions=["sns:Publish"], resources=[props.alerts_topic.topic_arn])
         )
         props.state_key.grant(sm_role, "kms:Decrypt", "kms:GenerateDataKey")
+        if emr is not None:
+            emr.grant_run_jobs(sm_role)
+            acknowledge(
+                sm_role.node.find_child("DefaultPolicy"),
+                "AwsSolutions-IAM5[Resource::<" + Stack.of(self).get_logical_id(emr.application) + ".Arn>/jobruns/*]",
+                "emr-serverless:startJobRun.sync polls and cancels the run it started; its id is known only then.",
+            )
         acknowledge(
             sm_role.node.find_child("DefaultPolicy"),
             "AwsSolutions-IAM5[Resource::*]",

@@ -13,6 +13,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from infrastructure.emr_serverless import EmrServerless
 from infrastructure.grants import grant_key, grant_table
 from infrastructure.tracking import Tracking
 from odp.naming import resource_prefix
@@ -40,6 +41,8 @@ class DeployAccessProps:
         state_machines: what the smoke check describes; default none.
         glue_job_arns: the jobs the canary runs (File Processor, dataset, streaming); default none (no Glue
             statement).
+        emr_serverless: the EMR Serverless application a cadence runs on: the canary starts the File Processor
+            there too and watches the run; default none.
     """
 
     environment: str
@@ -48,6 +51,7 @@ class DeployAccessProps:
     key: kms.IKey
     state_machines: Sequence[sfn.IStateMachine] = ()
     glue_job_arns: Sequence[str] = ()
+    emr_serverless: EmrServerless | None = None
 
 
 class DeployAccess(Construct):
@@ -102,4 +106,7 @@ class DeployAccess(Construct):
                     resources=jobs,
                 )
             )
+        if props.emr_serverless is not None:  # infrastructure.canary: start the run as the state machine does, poll it
+            props.emr_serverless.grant_start_job_runs(self.role)
+            props.emr_serverless.grant_read_job_runs(self.role)
         self.role_arn = f"arn:{Stack.of(self).partition}:iam::{Stack.of(self).account}:role/{self.role.role_name}"

@@ -7,9 +7,9 @@ execution role, its logs and its failure alert. Created only when a cadence uses
   route to the internet). Logs go to CloudWatch ``/aws/emr-serverless/odp-<env>`` encrypted with the state key.
 - **execution role** (trusted by ``emr-serverless.amazonaws.com`` of this account), from the same pieces as
   the Glue job roles (:mod:`infrastructure.job_role`): the File Processor's lake data, the raw key, the catalog
-  sync per database, ``cloudwatch:PutMetricData`` into ``ODP`` only, the code and library under ``emr/`` and
-  ``glue/file_processor/`` of the artifacts bucket, its log group, and ``emr-serverless:GetJobRun`` on its own
-  job runs (lease takeover, odp/tracker/job_runs.py).
+  sync per database, ``lakeformation:GetDataAccess`` (as the Glue job roles), ``cloudwatch:PutMetricData`` into
+  ``ODP`` only, the code and library under ``emr/`` and ``glue/file_processor/`` of the artifacts bucket, its
+  log group, and ``emr-serverless:GetJobRun`` on its own job runs (lease takeover, odp/tracker/job_runs.py).
 - **entry point** ``s3://<artifacts>/emr/emr_serverless.py`` (``etl/jobs/emr_serverless.py``, deployed here);
   ``etl``/``odp`` come as ``--py-files`` (the Glue jobs' zip); Hudi is the release's own bundle
   (:data:`HUDI_BUNDLE`) on the driver's and executors' class path, never ``spark.jars``.
@@ -44,13 +44,20 @@ from infrastructure.glue_job import (
     alert_on_event,
 )
 from infrastructure.grants import grant_key, grant_objects
-from infrastructure.job_role import grant_catalog_sync, grant_file_processor_data, grant_metrics, job_role
+from infrastructure.job_role import (
+    grant_catalog_sync,
+    grant_file_processor_data,
+    grant_lake_formation_data_access,
+    grant_metrics,
+    job_role,
+)
 from infrastructure.lambda_function import encrypted_log_group
 from infrastructure.nag import acknowledge, acknowledge_many
 from infrastructure.tracking import Tracking
+from odp.config.datasets import DatasetConfig
 from odp.config.models import Cadence, Engine
 from odp.contracts.metrics import NAMESPACE
-from odp.contracts.state_machines import RunJobTask, emr_serverless_run_job
+from odp.contracts.state_machines import EmrJobRunSettings, RunJobTask, datasets_emr_state, emr_serverless_run_job
 from odp.naming import resource_prefix
 
 # emr-7.12.0: Spark 3.5 and Hudi 1.0.2-amzn-1 (the EMR release guide's Hudi release history); emr-7.11.0 was the
@@ -67,9 +74,10 @@ SERVICE = "emr-serverless.amazonaws.com"
 SYNC_RULE = "StepFunctionsGetEventsForEMRServerlessJobRule"
 
 
-def needed(cadences: Mapping[str, Cadence]) -> bool:
-    """Whether any cadence runs on EMR Serverless (the application exists only then)."""
-    return any(cadence.engine is Engine.EMR_SERVERLESS for cadence in cadences.values())
+def needed(cadences: Mapping[str, Cadence], datasets: Sequence[DatasetConfig] = ()) -> bool:
+    """Whether any cadence or dataset runs on EMR Serverless (the application exists only then)."""
+    engines = [cadence.engine for cadence in cadences.values()] + [dataset.engine for dataset in datasets]
+    return Engine.EMR_SERVERLESS in engines
 
 
 def spark_parameters(library_uri: str) -> str:
@@ -237,6 +245,7 @@ class EmrServerless(Construct):
         )
         grant_catalog_sync(role, props.databases)
         grant_metrics(role, [NAMESPACE], sid="OdpMetrics")
+        grant_lake_formation_data_access(role)
         role.add_to_policy(
             iam.PolicyStatement(
                 sid="JobRunLogs",
@@ -256,8 +265,8 @@ class EmrServerless(Construct):
             role.node.find_child("DefaultPolicy"),
             {
                 "AwsSolutions-IAM5[Resource::*]": (
-                    "cloudwatch:PutMetricData supports no resource-level permission; a condition limits it to the "
-                    f"{NAMESPACE} namespace."
+                    "cloudwatch:PutMetricData (a condition limits it to the "
+                    f"{NAMESPACE} namespace) and lakeformation:GetDataAccess support no resource-level permission."
                 ),
                 "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:{region}:{account}:log-group:*]": (
                     "EMR Serverless looks its log group up with logs:DescribeLogGroups, which names no log group."
@@ -299,25 +308,33 @@ class EmrServerless(Construct):
             "A lease names the job run holding it; any run of this application may hold one.",
         )
 
+    def _job_run_settings(self, timeout_minutes: int) -> EmrJobRunSettings:
+        """What every job run of this application names: the application, the execution role, the entry point
+        and the spark-submit parameters (the library as ``--py-files``)."""
+        bucket = self.props.stage.artifacts_bucket.bucket_name
+        return {
+            "application_id": self.application.attr_application_id,
+            "execution_role_arn": self.role.role_arn,
+            "entry_point": f"s3://{bucket}/{CODE_PREFIX}{ENTRY_POINT}",
+            "spark_submit_parameters": spark_parameters(
+                f"s3://{bucket}/{LIBRARY_PREFIX}{self.props.stage.artifacts.library}"
+            ),
+            "timeout_minutes": timeout_minutes,
+        }
+
     def run_job(self, static_arguments: Mapping[str, str], timeout_minutes: int) -> RunJobTask:
         """The File Processor task of a cadence on this application, with the cadence's static contract arguments
         (what its Glue job holds as DefaultArguments)."""
-        bucket = self.props.stage.artifacts_bucket.bucket_name
-        return emr_serverless_run_job(
-            application_id=self.application.attr_application_id,
-            execution_role_arn=self.role.role_arn,
-            entry_point=f"s3://{bucket}/{CODE_PREFIX}{ENTRY_POINT}",
-            static_arguments=static_arguments,
-            spark_submit_parameters=spark_parameters(
-                f"s3://{bucket}/{LIBRARY_PREFIX}{self.props.stage.artifacts.library}"
-            ),
-            timeout_minutes=timeout_minutes,
-        )
+        return emr_serverless_run_job(**self._job_run_settings(timeout_minutes), static_arguments=static_arguments)
 
-    def grant_run_jobs(self, role: iam.IRole) -> None:
-        """What a state machine needs for emr-serverless:startJobRun.sync: start, poll and cancel runs of this
-        application, pass the execution role (to EMR Serverless only), and the .sync integration's own rule."""
-        stack = Stack.of(self)
+    def dataset_state(self, static_arguments: Mapping[str, str], timeout_minutes: int) -> str:
+        """The datasets state machine's ``RefreshDatasetsOnEmr`` state: the dataset job on this application, with the
+        dataset job's static contract arguments (infrastructure/datasets.py)."""
+        return datasets_emr_state(self._job_run_settings(timeout_minutes), static_arguments)
+
+    def grant_start_job_runs(self, role: iam.IRole) -> None:
+        """Start runs of this application as its execution role (passed to EMR Serverless only): the state
+        machines' tasks and the post-deploy canary (infrastructure/canary.py)."""
         role.add_to_principal_policy(
             iam.PolicyStatement(
                 sid="RunEmrServerlessJob",
@@ -327,17 +344,23 @@ class EmrServerless(Construct):
         )
         role.add_to_principal_policy(
             iam.PolicyStatement(
-                sid="WatchEmrServerlessJob",
-                actions=["emr-serverless:GetJobRun", "emr-serverless:CancelJobRun"],
-                resources=[self.job_runs_arn],
-            )
-        )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
                 sid="PassEmrExecutionRole",
                 actions=["iam:PassRole"],
                 resources=[self.role.role_arn],
                 conditions={"StringEquals": {"iam:PassedToService": SERVICE}},
+            )
+        )
+
+    def grant_run_jobs(self, role: iam.IRole) -> None:
+        """What a state machine needs for emr-serverless:startJobRun.sync: start, poll and cancel runs of this
+        application, pass the execution role (to EMR Serverless only), and the .sync integration's own rule."""
+        stack = Stack.of(self)
+        self.grant_start_job_runs(role)
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="WatchEmrServerlessJob",
+                actions=["emr-serverless:GetJobRun", "emr-serverless:CancelJobRun"],
+                resources=[self.job_runs_arn],
             )
         )
         role.add_to_principal_policy(

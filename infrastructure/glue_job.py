@@ -43,7 +43,7 @@ from constructs import Construct, IDependable
 
 from infrastructure.assets import GlueArtifacts
 from infrastructure.grants import grant_key, grant_objects
-from infrastructure.job_role import grant_catalog_sync, grant_metrics, job_role
+from infrastructure.job_role import grant_catalog_sync, grant_lake_formation_data_access, grant_metrics, job_role
 from infrastructure.nag import acknowledge_many, logical_id
 from infrastructure.network import Network
 from odp.contracts.metrics import GLUE_NAMESPACE
@@ -286,16 +286,7 @@ class GlueJobFamily(Construct):
         role.add_to_policy(
             iam.PolicyStatement(sid="GlueVpcNetworkInterfaces", actions=list(GLUE_VPC_ACTIONS), resources=["*"])
         )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                # Under Lake Formation (hybrid access mode, infrastructure/lake_formation.py) Glue asks Lake
-                # Formation for temporary credentials to a registered location; without this the job's reads and
-                # catalog sync of an opted-in table fail. The action supports no resource-level permission.
-                sid="LakeFormationDataAccess",
-                actions=["lakeformation:GetDataAccess"],
-                resources=["*"],
-            )
-        )
+        grant_lake_formation_data_access(role)
         policy = role.node.find_child("DefaultPolicy")
         acknowledge_many(
             policy,

@@ -124,3 +124,13 @@ def grant_file_processor_data(
     for logical in FILE_PROCESSOR_TABLES_READ:
         grant_table(role, logical, tracking.table(logical), write=False)
     grant_key(role, zone_keys["staging"], encrypt=False)
+
+
+def grant_lake_formation_data_access(role: iam.Role) -> None:
+    """``lakeformation:GetDataAccess`` (no resource-level permission): under Lake Formation (hybrid access mode,
+    infrastructure/lake_formation.py) the engine asks Lake Formation for temporary credentials to a registered
+    location; without it the job's reads and catalog sync of an opted-in table fail. The ``Resource::*``
+    finding is the caller's to acknowledge, with the other resource-less actions of its role."""
+    role.add_to_policy(
+        iam.PolicyStatement(sid="LakeFormationDataAccess", actions=["lakeformation:GetDataAccess"], resources=["*"])
+    )

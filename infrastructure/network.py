@@ -31,6 +31,10 @@ INTERFACE_ENDPOINTS = {
 # so the two below exist only when a job that calls them is configured.
 SNS_ENDPOINT = ("Sns", ec2.InterfaceVpcEndpointAwsService.SNS)  # the dataset job's notifications
 KINESIS_ENDPOINT = ("KinesisStreams", ec2.InterfaceVpcEndpointAwsService.KINESIS_STREAMS)  # a stream's source
+# Lake Formation on (access.yaml names consumers): the jobs' lakeformation:GetDataAccess
+LAKE_FORMATION_ENDPOINT = ("LakeFormation", ec2.InterfaceVpcEndpointAwsService.LAKE_FORMATION)
+# A cadence or dataset on EMR Serverless: its jobs ask emr-serverless:GetJobRun whether a lease's holder ended
+EMR_SERVERLESS_ENDPOINT = ("EmrServerless", ec2.InterfaceVpcEndpointAwsService.EMR_SERVERLESS)
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,8 @@ class NetworkProps:
         the stack's own (``Fn::GetAZs`` on an environment-agnostic stack, as in the construct tests).
     sns_endpoint: an SNS interface endpoint (datasets configured: the dataset job publishes); default False.
     kinesis_endpoint: a Kinesis Data Streams interface endpoint (a stream configured); default False.
+    lake_formation_endpoint: a Lake Formation interface endpoint (Lake Formation on); default False.
+    emr_serverless_endpoint: an EMR Serverless interface endpoint (a cadence on EMR Serverless); default False.
     removal_policy: what happens to the flow-log group when the stack goes; default RETAIN.
     log_retention: flow-log retention; default one month.
     """
@@ -55,6 +61,8 @@ class NetworkProps:
     availability_zones: tuple[str, ...] = ()
     sns_endpoint: bool = False
     kinesis_endpoint: bool = False
+    lake_formation_endpoint: bool = False
+    emr_serverless_endpoint: bool = False
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
 
@@ -150,9 +158,14 @@ class Network(Construct):
 
 
 def interface_endpoints(props: NetworkProps) -> dict[str, ec2.InterfaceVpcEndpointAwsService]:
-    """The interface endpoints of a network with these props: the five every job needs, then SNS and
-    Kinesis Data Streams when the props ask for them."""
-    optional = [(SNS_ENDPOINT, props.sns_endpoint), (KINESIS_ENDPOINT, props.kinesis_endpoint)]
+    """The interface endpoints of a network with these props: the five every job needs, then SNS, Kinesis
+    Data Streams, Lake Formation and EMR Serverless when the props ask for them."""
+    optional = [
+        (SNS_ENDPOINT, props.sns_endpoint),
+        (KINESIS_ENDPOINT, props.kinesis_endpoint),
+        (LAKE_FORMATION_ENDPOINT, props.lake_formation_endpoint),
+        (EMR_SERVERLESS_ENDPOINT, props.emr_serverless_endpoint),
+    ]
     return {**INTERFACE_ENDPOINTS, **{name: service for (name, service), wanted in optional if wanted}}
 
 

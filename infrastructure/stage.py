@@ -15,7 +15,7 @@ from infrastructure.assets import GlueArtifacts
 from infrastructure.batch_manager import BatchManager, BatchManagerProps
 from infrastructure.canary import canary_jobs
 from infrastructure.catalog import Catalog, CatalogProps
-from infrastructure.datasets import DatasetJob, DatasetJobProps, Datasets, DatasetsProps
+from infrastructure.datasets import DatasetJob, DatasetJobProps, Datasets, DatasetsProps, grant_dataset_engines
 from infrastructure.deploy_access import DeployAccess, DeployAccessProps
 from infrastructure.emr_serverless import EmrServerless, EmrServerlessProps, needed
 from infrastructure.file_manager import FileManager, FileManagerProps
@@ -30,12 +30,13 @@ from infrastructure.storage import RetentionSettings, Storage, StorageProps
 from infrastructure.streaming import Streaming, StreamingProps
 from infrastructure.tracking import Tracking, TrackingProps
 from odp.config.access import plan_grants
+from odp.config.datasets import of_engine
 from odp.config.loader import OdpConfig
 from odp.config.models import Engine
 from odp.config.models import Environment as EnvironmentConfig
 from odp.config.models import RemovalPolicy as RemovalPolicyConfig
 from odp.config.views import View
-from odp.naming import DATASET_RUN_HISTORY, resource_prefix
+from odp.naming import DATASET_RUN_HISTORY, PROCESSING_TRACKER, resource_prefix
 
 _REMOVAL = {RemovalPolicyConfig.RETAIN: RemovalPolicy.RETAIN, RemovalPolicyConfig.DESTROY: RemovalPolicy.DESTROY}
 
@@ -143,6 +144,8 @@ class DataLakeStack(Stack):
                 availability_zones=tuple(environment.availability_zones),
                 sns_endpoint=bool(config.datasets),
                 kinesis_endpoint=bool(config.streams.streams),
+                lake_formation_endpoint=bool(config.access.consumers),
+                emr_serverless_endpoint=needed(cadences, config.datasets),
                 removal_policy=removal,
                 log_retention=retention,
             ),
@@ -203,15 +206,17 @@ class DataLakeStack(Stack):
         # Leases record the job run that holds them; both the planner and the job ask Glue whether it ended.
         glue_jobs.grant_read_job_runs(glue_jobs.role)
         glue_jobs.grant_read_job_runs(batch_manager.function)
-        emr = None  # the EMR Serverless application, only when a cadence runs there
-        if needed(cadences):
+        emr = None  # the EMR Serverless application, only when a cadence or a dataset runs there
+        if needed(cadences, config.datasets):
             emr = EmrServerless(
                 self,
                 "EmrServerless",
                 EmrServerlessProps(
                     stage=glue_stage,
                     tracking=tracking,
-                    databases=[table.database for table in config.tables],
+                    # the raw databases, and the datasets' databases when it refreshes datasets
+                    databases=[table.database for table in config.tables]
+                    + sorted({dataset.database for dataset in of_engine(config.datasets, Engine.EMR_SERVERLESS)}),
                     alerts_topic=monitoring.topic,
                     removal_policy=removal,
                     log_retention=retention,
@@ -278,9 +283,11 @@ class DataLakeStack(Stack):
                     history_table=tracking.table(DATASET_RUN_HISTORY),
                     alerts_topic=monitoring.topic,
                     library=glue_jobs.code,
+                    lease_table=tracking.table(PROCESSING_TRACKER),
                 ),
             )
             job_families.append(dataset_job)
+            grant_dataset_engines(dataset_job, emr)
             Datasets(
                 self,
                 "Datasets",
@@ -295,6 +302,7 @@ class DataLakeStack(Stack):
                     workgroup=query.workgroup,
                     removal_policy=removal,
                     log_retention=retention,
+                    emr_serverless=emr,
                 ),
             )
 
@@ -343,6 +351,7 @@ class DataLakeStack(Stack):
                 key=key,
                 state_machines=[processor.state_machine for processor in processors.values()],
                 glue_job_arns=[self.format_arn(service="glue", resource="job", resource_name=j.name) for j in canary],
+                emr_serverless=emr,
             ),
         )
         self.storage = storage

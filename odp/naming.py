@@ -47,6 +47,7 @@ class TrackerTableNames:
 
 
 DATASET_RUN_HISTORY = "dataset_run_history"  # logical name of the dataset job's run history table
+PROCESSING_TRACKER = "processing_tracker"  # logical name: each table's (and dataset's, dataset:<name>) lease
 
 
 def tracker_table_names(environment: str) -> dict[str, str]:

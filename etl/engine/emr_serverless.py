@@ -16,8 +16,8 @@ EMR Serverless runs ``etl/jobs/emr_serverless.py <job> --odp_... <value> ...`` w
   class loader of spark.jars breaks a record index lookup: etl/README.md, "How the Hudi bundle is loaded").
 - DPU-seconds: EMR bills vCPU- and GB-seconds, not DPUs; ``--odp_job_dpus`` stays 0 and the table's
   seconds are published without a DPU-seconds share.
-- MaxConcurrentRuns 1 of the dataset job: EMR Serverless has no per-job limit; the orchestrator runs one
-  dataset job at a time (see etl/README.md, "Engines").
+- MaxConcurrentRuns 1 of the dataset job: EMR Serverless has no per-job limit; every dataset job run refreshes a
+  dataset under its lease ``dataset:<name>`` in processing_tracker (etl/datasets/lease.py), on either engine.
 """
 
 from __future__ import annotations

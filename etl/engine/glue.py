@@ -1,7 +1,8 @@
 """AWS Glue 5.1: getResolvedOptions, GlueContext, and ``--JOB_NAME`` / ``--JOB_RUN_ID`` as the lease holder.
 
 What Glue does for ODP outside this module: one dataset run at a time (the dataset job's
-MaxConcurrentRuns 1), the Hudi runtime (``--datalake-formats hudi``), and the DPUs whose
+MaxConcurrentRuns 1; the dataset lease, etl/datasets/lease.py, does it on any engine), the Hudi runtime
+(``--datalake-formats hudi``), and the DPUs whose
 DPU-seconds the File Processor shares among its tables (``--odp_job_dpus``, etl/file_processor/cost.py).
 A lease held by a Glue run is checked with glue:GetJobRun (odp.tracker.job_runs.GlueJobRuns).
 """

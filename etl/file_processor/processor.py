@@ -20,7 +20,7 @@ import traceback
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import boto3
@@ -104,12 +104,17 @@ class AppliedCommit:
         if self.commit is None:
             return {}
         written = self.commit.written
+        choice = written.choice if written is not None else None  # None also for a replayed commit
+        # a rewrite's write statistics count every row as an insert: the rewrite counted what it applied
+        counts = written.counts if written is not None and written.counts is not None else self.commit
         return {
+            "write_strategy": choice.strategy if choice is not None else None,
+            "write_reason": choice.reason if choice is not None else None,
             "files": self.files,
             "rows": self.rows,
-            "inserts": self.commit.inserts,
-            "updates": self.commit.updates,
-            "deletes": self.commit.deletes,
+            "inserts": counts.inserts,
+            "updates": counts.updates,
+            "deletes": counts.deletes,
             "commit_instant": self.commit.instant,
             "stale_dropped": written.stale_dropped if written is not None else 0,
             "ignored_columns": self.ignored_columns,
@@ -200,34 +205,20 @@ class _TableRunner:
             return self._failed(table_id, started_at, started, error, base_path, config=config, set_aside=set_aside)
 
     def _acquire(self, table_id: str) -> str | None:
-        """Take the table's lease; None when held, else why not (names the holder and its expiry).
-
-        A lease held by a run whose Glue job run has ended (FAILED, TIMEOUT, STOPPED; gone in the
-        sandbox) is taken over at once instead of waiting for it to expire.
-        """
-
-        def acquire(replacing: str | None = None) -> bool:
-            return self.processing.acquire(
-                table_id,
-                self.run_id,
-                lease_seconds=self.args.lease_seconds,
-                run_id=self.run_id,
-                batch_id=self.args.batch_id,
-                job_run=self.job_run,
-                replacing=replacing,
-            )
-
-        if acquire():
-            return None
-        holder = self.processing.state(table_id)
-        holder_run = holder.lease_job_run
-        ended = self.job_runs.ended(holder_run) if holder_run is not None and self.job_runs is not None else None
-        if ended is not None and holder.lease_owner is not None and acquire(replacing=holder.lease_owner):
-            logger.warning("%s: took over the lease of run %s at once: %s", table_id, holder.lease_owner, ended)
-            return None
-        expires = datetime.fromtimestamp(holder.lease_expires_at or 0, UTC)
-        job = f" (job run {holder_run.run_id} of {holder_run.job_name})" if holder_run is not None else ""
-        return f"leased by another run: {holder.lease_owner}{job} holds the table until {iso(expires)}"
+        """Take the table's lease (or take it over from an ended job run: ProcessingTracker.take); None when
+        taken, else why not (names the holder and its expiry)."""
+        answer = self.processing.take(
+            table_id,
+            self.run_id,
+            lease_seconds=self.args.lease_seconds,
+            job_runs=self.job_runs,
+            run_id=self.run_id,
+            batch_id=self.args.batch_id,
+            job_run=self.job_run,
+        )
+        if answer.took_over is not None:
+            logger.warning("%s: %s", table_id, answer.took_over)
+        return answer.refused
 
     def _skipped(self, table_id: str, started_at: str, message: str) -> TableRun:
         run = self._run(table_id, started_at, RunStatus.SKIPPED, finished_at=iso(self.clock()), error=message)

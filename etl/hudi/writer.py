@@ -14,6 +14,7 @@ from etl.hudi.commit import CommitTag
 from etl.hudi.kept_values import resolve_kept
 from etl.hudi.options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
 from etl.hudi.partition_paths import check_partition_values
+from etl.hudi.rewrite import RewriteCounts, apply_choice, choose_for_run
 from etl.hudi.schema import align_to_table
 from etl.hudi.target import HudiTarget
 from etl.hudi.timeline import TableState, read_table_state
@@ -26,6 +27,7 @@ from etl.hudi.tombstones import (
     tombstone_rows,
     write_tombstones,
 )
+from etl.hudi.write_strategy import WriteChoice
 from odp.config.models import TableConfig, TableMode
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.faults import fault_point
@@ -87,6 +89,8 @@ class ChangeBatch:
 class WriteResult:
     operation: WriteOperation
     stale_dropped: int = 0  # incoming upserts not newer than their key's committed delete
+    choice: WriteChoice | None = None  # upsert or rewrite, and why (etl.hudi.write_strategy); None: not chosen
+    counts: RewriteCounts | None = None  # a rewrite: what it applied (Hudi counts its every row as an insert)
 
 
 def plan_write(
@@ -215,18 +219,23 @@ def _write(
     plan = plan_write(changes, config, has_full_load=batch.has_full_load, exists=state.exists, tombstones=stored)
     schema = state.data_schema
     rows = align_to_table(plan.rows, schema) if schema is not None else plan.rows
+    choice = choose_for_run(
+        spark, config, target, base_path, operation=plan.operation, exists=state.exists, changes=batch.rows
+    )
+    rows, rewrite = apply_choice(spark, choice, rows, base_path, config)  # a rewrite: the merged snapshot
+    operation = rewrite.operation if rewrite is not None else plan.operation
     stale_dropped = _count_stale(plan, config)
     fault_point(f"{settings.job}.before_tombstones", table_id=config.table_id)  # nothing of this batch written yet
     if tombstones is not None:
         _write_tombstones(spark, plan, tombstones, run_id=tag.run_id, has_deletes=batch.has_deletes)
     fault_point(f"{settings.job}.before_commit", table_id=config.table_id)  # tombstones written, no commit yet
-    _save(rows, target, base_path, plan.operation, tag=tag, settings=settings, input_rows=batch.rows)
+    _save(rows, target, base_path, operation, tag=tag, settings=settings, input_rows=batch.rows)
     if tombstones is not None and stored is not None:
         # after the commit: nothing of this run reads the stored tombstones any more
         consolidate_tombstones(spark, tombstones, config.primary_key, run_id=tag.run_id)
     if not settings.catalog_sync:
         register_in_session_catalog(spark, config, base_path)
-    return WriteResult(plan.operation, stale_dropped)
+    return WriteResult(operation, stale_dropped, choice, rewrite.counts if rewrite is not None else None)
 
 
 def _save(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import sys
 import tempfile
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,17 +41,20 @@ def parse_arguments(argv: list[str], engine: Engine | None = None) -> DatasetJob
 def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
     """Refresh the selected datasets; 0 when every one was written or up to date."""
     from etl.datasets.job import run_datasets  # noqa: PLC0415 - keep import time free of Spark
+    from etl.datasets.lease import dataset_leases  # noqa: PLC0415
     from etl.engine import detect_engine  # noqa: PLC0415
     from odp.config.loader import load_config  # noqa: PLC0415
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     engine = engine or detect_engine()
-    args = parse_arguments(list(sys.argv if argv is None else argv), engine)
+    argv_list = list(sys.argv if argv is None else argv)
+    args = parse_arguments(argv_list, engine)
     config = load_config(local_config_dir(args.config_dir))
     spark = engine.spark_session("odp-dataset-job")
     if args.canary:
         return run_canary_checks(spark, args, config)
-    outcome = run_datasets(spark, config, args, record=recorder(args))
+    leases = dataset_leases(args, f"datasets-{uuid.uuid4().hex[:12]}", engine.job_run(argv_list))
+    outcome = run_datasets(spark, config, args, record=recorder(args), leases=leases)
     return 1 if outcome.failed else 0
 
 

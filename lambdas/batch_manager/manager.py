@@ -24,7 +24,7 @@ from odp.contracts.metrics import (
     QUARANTINED_METRIC,
     TABLES_WITH_PENDING_FILES_METRIC,
 )
-from odp.tracker import FileTracker, GlueJobRuns, ProcessingTracker, RunStatus, Trackers, utc_now
+from odp.tracker import FileTracker, JobRunsByEngine, ProcessingTracker, RunStatus, Trackers, utc_now
 from odp.tracker.repository import Clock
 
 logger = Logger(child=True)
@@ -66,7 +66,8 @@ class BatchManager:
     def from_environment(cls) -> BatchManager:
         """The Batch Manager of a Lambda process: the tables named by its environment, its metrics."""
         dynamodb, names = dynamodb_tables()
-        trackers = Trackers.build(dynamodb, names, job_runs=GlueJobRuns())  # a lease of an ended job run is not held
+        # a lease of an ended run (on Glue or on EMR Serverless, asked of the engine that ran it) is not held
+        trackers = Trackers.build(dynamodb, names, job_runs=JobRunsByEngine())
         return cls(
             batch_config=dynamodb.Table(names.batch_config),
             table_config=dynamodb.Table(names.table_config),

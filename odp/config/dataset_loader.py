@@ -2,7 +2,8 @@
 
 Checked here (no Spark): the file name is the dataset name, the SQL file exists and is not empty,
 every source names a configured raw table or dataset, no dataset reads itself through others (a
-cycle), names are unique, and an ``incremental`` dataset has one source whose record key is the
+cycle), names are unique, a ``glue`` dataset reads no ``emr_serverless`` one (the Glue run comes first),
+and an ``incremental`` dataset has one source whose record key is the
 dataset's key. Whether the SQL parses, reads only its sources and produces the key is checked by
 ``etl.datasets.sql_check`` on Spark's parser.
 """
@@ -21,7 +22,7 @@ from odp.config.datasets import (
     record_key_of,
 )
 from odp.config.loader import ConfigIssue, _read_yaml, _validate
-from odp.config.models import TableConfig
+from odp.config.models import Engine, TableConfig
 
 
 def _dataset_files(root: Path) -> list[Path]:
@@ -82,6 +83,22 @@ def _unknown_source_issues(
     return issues
 
 
+def _engine_order_issues(model: DatasetFile, display: str, datasets: dict[str, DatasetFile]) -> list[ConfigIssue]:
+    """A glue dataset reading an emr_serverless dataset: the Glue run goes first, so it would read a stale one."""
+    if model.engine is not Engine.GLUE:
+        return []
+    return [
+        ConfigIssue(
+            display,
+            f"sources[{index}].dataset",
+            f"dataset {model.name!r} runs on glue and reads {source.dataset!r}, which runs on emr_serverless: the "
+            "EMR Serverless run follows the Glue run, so move it to emr_serverless too (or its source to glue)",
+        )
+        for index, source in enumerate(model.sources)
+        if source.dataset in datasets and datasets[source.dataset].engine is Engine.EMR_SERVERLESS
+    ]
+
+
 def _dataset_config(model: DatasetFile, sql: str, display: str) -> DatasetConfig:
     return DatasetConfig(
         name=model.name,
@@ -95,6 +112,7 @@ def _dataset_config(model: DatasetFile, sql: str, display: str) -> DatasetConfig
         refresh=model.refresh,
         quality=tuple(model.quality),
         file=display,
+        engine=model.engine,
     )
 
 
@@ -130,6 +148,7 @@ def load_datasets(
         issues.extend(_unknown_source_issues(model, display, known_tables, by_name))
         if model.refresh is Refresh.INCREMENTAL:
             _check_incremental(model, display, by_table, by_name, issues)
+        issues.extend(_engine_order_issues(model, display, by_name))
         sql = _read_sql(path.parent / (model.sql or f"{model.name}.sql"), display, "sql", issues)
         if sql is not None and len(issues) == before:
             resolved.append(_dataset_config(model, sql, display))

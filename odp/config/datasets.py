@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, field_validator, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from odp.config.models import ColumnName, Engine, GlueName, TableConfig, TableMode, TableType, _Strict
 
@@ -135,20 +135,10 @@ class DatasetFile(_Strict):
     engine: Engine = Field(
         default=Engine.GLUE,
         description=(
-            "What runs the dataset's job: glue (the dataset job) or emr_serverless (not wired yet: refused by "
-            "validation until the datasets state machine can start it on EMR Serverless)."
+            "What runs the dataset: glue (the Glue dataset job) or emr_serverless (the stage's EMR Serverless "
+            "application, after the Glue run; a glue dataset may not read an emr_serverless one)."
         ),
     )
-
-    @field_validator("engine")
-    @classmethod
-    def _engine_is_wired(cls, value: Engine) -> Engine:
-        if value is not Engine.GLUE:
-            raise ValueError(
-                f"engine {value.value} is not available for datasets yet: the datasets state machine starts the "
-                "Glue dataset job (cadences may use emr_serverless)"
-            )
-        return value
 
     @model_validator(mode="after")
     def _names_are_unique(self) -> DatasetFile:
@@ -174,6 +164,7 @@ class DatasetConfig(_Strict):
     refresh: Refresh
     quality: tuple[QualityRule, ...]
     file: str  # config-relative path of the YAML, for error messages
+    engine: Engine = Engine.GLUE
 
     @property
     def sql_file(self) -> str:
@@ -216,6 +207,16 @@ def dependency_order(datasets: Iterable[DatasetConfig]) -> list[DatasetConfig]:
     for name in sorted(by_name):
         visit(name, [])
     return ordered
+
+
+def of_engine(datasets: Iterable[DatasetConfig], engine: Engine) -> list[DatasetConfig]:
+    """The datasets that run on ``engine``, in the order given."""
+    return [dataset for dataset in datasets if dataset.engine is engine]
+
+
+def engines_of(datasets: Iterable[DatasetConfig]) -> set[Engine]:
+    """The engines the datasets run on (the datasets state machine starts one run on each)."""
+    return {dataset.engine for dataset in datasets}
 
 
 def downstream_of(datasets: Iterable[DatasetConfig], changed_tables: Iterable[str]) -> list[DatasetConfig]:

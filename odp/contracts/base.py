@@ -25,6 +25,7 @@ RawRoot = Annotated[
         strip_slash=True,
     ),
 ]
+LeaseSeconds = Annotated[int, Glue("odp_lease_seconds", "how long a run's lease on a table or dataset holds")]
 CatalogSync = Annotated[bool, Glue("odp_catalog_sync", "Hudi meta sync to the Glue Data Catalog (off locally)")]
 Canary = Annotated[
     bool,

@@ -7,12 +7,12 @@ orchestrator passes the per-run ones (the datasets, or the raw tables a File Pro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Literal
 
 from odp.config.datasets import DatasetConfig, Zone
 from odp.config.models import TableConfig
 from odp.contracts.arguments import Glue
-from odp.contracts.base import Canary, CatalogSync, JobContract
+from odp.contracts.base import Canary, CatalogSync, JobContract, LeaseSeconds
 from odp.naming import table_base_path
 
 
@@ -57,3 +57,15 @@ class DatasetJobArgs(JobContract):
         str, Glue("odp_topic_arn", "SNS topic notified of every run that wrote or failed; empty = none")
     ] = ""
     canary: Canary = False
+    engine: Annotated[
+        Literal["any", "glue", "emr_serverless"],
+        Glue("odp_engine", "refresh only the selected datasets of this engine (config engine:); any = every one"),
+    ] = "any"
+    lease_table: Annotated[
+        str,
+        Glue("odp_lease_table", "processing_tracker's name: one lease per dataset (dataset:<name>); empty = none"),
+    ] = ""
+    lease_seconds: LeaseSeconds = 900
+    lease_wait_seconds: Annotated[
+        int, Glue("odp_lease_wait_seconds", "how long a dataset waits for another run's lease before it fails")
+    ] = 3600

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from odp.contracts.arguments import Glue, PerRun
-from odp.contracts.base import CatalogSync, Environment, JobContract, RawRoot, TableIds
+from odp.contracts.base import CatalogSync, Environment, JobContract, LeaseSeconds, RawRoot, TableIds
 from odp.naming import TrackerTableNames, table_base_path
 
 DEFAULT_TABLE_CONCURRENCY = 4  # tables of one batch written at once (the cadence's table_concurrency)
@@ -32,7 +32,7 @@ class FileProcessorJobArgs(JobContract):
     ]
     batch_id: Annotated[str, Glue("odp_batch_id", "the batch's id in the execution"), PerRun] = "manual"
     catalog_sync: CatalogSync = True
-    lease_seconds: Annotated[int, Glue("odp_lease_seconds", "how long a table run's lease holds")] = 900
+    lease_seconds: LeaseSeconds = 900
     history_retention_days: Annotated[
         int, Glue("odp_history_retention_days", "days the tracker history rows are kept")
     ] = 365

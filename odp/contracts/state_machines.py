@@ -15,8 +15,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, get_origin
+from typing import Any, ClassVar, TypedDict, get_origin
 
+from odp.contracts.datasets import DatasetJobArgs
 from odp.contracts.file_processor import FileProcessorJobArgs
 
 STEPFUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "stepfunctions"
@@ -121,19 +122,57 @@ def intrinsic_literal(value: str) -> str:
     return "'" + _INTRINSIC_SPECIAL.sub(r"\\\1", value) + "'"
 
 
+def intrinsic_array(job: str, static_arguments: Mapping[str, str], per_run: Mapping[str, str]) -> str:
+    """Pure: ``States.Array(...)`` of ``etl/jobs/emr_serverless.py``'s arguments: the job, the static contract
+    arguments (option -> text) and the per-run ones (option -> an intrinsic expression of the state's input)."""
+    parts = [intrinsic_literal(job)]
+    for name, value in static_arguments.items():
+        parts += [intrinsic_literal(name), intrinsic_literal(value)]
+    for name, expression in per_run.items():
+        parts += [intrinsic_literal(name), expression]
+    return f"States.Array({', '.join(parts)})"
+
+
 def entry_point_arguments(job: str, static_arguments: Mapping[str, str]) -> str:
     """Pure: the ``States.Array(...)`` of ``etl/jobs/emr_serverless.py``'s arguments: the job, the contract's static
     arguments (what Glue holds as DefaultArguments) and each per-run argument from the Map item's field of the same
     name (a tuple as JSON text, as the contract renders it)."""
-    per_run = [argument for argument in FileProcessorJobArgs.arguments() if argument.per_run]
-    parts = [intrinsic_literal(job)]
-    for name, value in static_arguments.items():
-        parts += [intrinsic_literal(name), intrinsic_literal(value)]
-    for argument in per_run:
-        path = f"$.{argument.field}"
-        value = f"States.JsonToString({path})" if get_origin(argument.kind) is tuple else path
-        parts += [intrinsic_literal(f"--{argument.name}"), value]
-    return f"States.Array({', '.join(parts)})"
+    per_run: dict[str, str] = {}
+    for argument in FileProcessorJobArgs.arguments():
+        if argument.per_run:
+            path = f"$.{argument.field}"
+            per_run[f"--{argument.name}"] = (
+                f"States.JsonToString({path})" if get_origin(argument.kind) is tuple else path
+            )
+    return intrinsic_array(job, static_arguments, per_run)
+
+
+class EmrJobRunSettings(TypedDict):
+    """What every job run of the EMR Serverless application names (infrastructure/emr_serverless.py)."""
+
+    application_id: str
+    execution_role_arn: str
+    entry_point: str
+    spark_submit_parameters: str
+    timeout_minutes: int
+
+
+def emr_job_parameters(settings: EmrJobRunSettings, name: Mapping[str, str], arguments: str) -> dict[str, Any]:
+    """Pure: StartJobRun's parameters of ``etl/jobs/emr_serverless.py``: ``name`` (``Name`` or ``Name.$``) and its
+    ``EntryPointArguments.$`` (an intrinsic ``States.Array``)."""
+    return {
+        "ApplicationId": settings["application_id"],
+        "ExecutionRoleArn": settings["execution_role_arn"],
+        **name,
+        "ExecutionTimeoutMinutes": settings["timeout_minutes"],
+        "JobDriver": {
+            "SparkSubmit": {
+                "EntryPoint": settings["entry_point"],
+                "EntryPointArguments.$": arguments,
+                "SparkSubmitParameters": settings["spark_submit_parameters"],
+            }
+        },
+    }
 
 
 def emr_serverless_run_job(
@@ -146,21 +185,18 @@ def emr_serverless_run_job(
     timeout_minutes: int,
 ) -> RunJobTask:
     """emr-serverless:startJobRun.sync of ``etl/jobs/emr_serverless.py file_processor`` with the same contract."""
+    settings = EmrJobRunSettings(
+        application_id=application_id,
+        execution_role_arn=execution_role_arn,
+        entry_point=entry_point,
+        spark_submit_parameters=spark_submit_parameters,
+        timeout_minutes=timeout_minutes,
+    )
     return RunJobTask(
         resource=EMR_SERVERLESS_RUN_JOB,
-        parameters={
-            "ApplicationId": application_id,
-            "ExecutionRoleArn": execution_role_arn,
-            "Name.$": "$.batch_id",
-            "ExecutionTimeoutMinutes": timeout_minutes,
-            "JobDriver": {
-                "SparkSubmit": {
-                    "EntryPoint": entry_point,
-                    "EntryPointArguments.$": entry_point_arguments(FILE_PROCESSOR_JOB, static_arguments),
-                    "SparkSubmitParameters": spark_submit_parameters,
-                }
-            },
-        },
+        parameters=emr_job_parameters(
+            settings, {"Name.$": "$.batch_id"}, entry_point_arguments(FILE_PROCESSOR_JOB, static_arguments)
+        ),
         result_selector={"job_run_id.$": "$.JobRunId"},
         retry_errors=EMR_SERVERLESS_RETRY_ERRORS,
     )
@@ -183,14 +219,62 @@ class FileProcessorSubstitutions(Substitutions):
     run_job_retry_errors: str
 
 
+DATASET_JOB = "dataset_job"
+# The datasets state machine's state after the Glue run when no dataset runs on EMR Serverless.
+NO_DATASETS_ON_EMR = json.dumps(
+    {"Type": "Pass", "Comment": "No dataset runs on EMR Serverless (config/datasets/*.yaml engine:).", "Next": "Done"}
+)
+
+
+def datasets_emr_state(settings: EmrJobRunSettings, static_arguments: Mapping[str, str]) -> str:
+    """Pure: the ``RefreshDatasetsOnEmr`` state (JSON text) of the datasets state machine:
+    emr-serverless:startJobRun.sync of ``etl/jobs/emr_serverless.py dataset_job`` with the dataset job's static
+    contract arguments, the changed tables and ``--odp_engine emr_serverless`` (only the datasets on EMR
+    Serverless; the Glue run refreshed the others)."""
+
+    per_run = {
+        DatasetJobArgs.option("engine"): intrinsic_literal("emr_serverless"),
+        DatasetJobArgs.option("changed_tables"): "States.JsonToString($.table_ids)",
+    }
+    state = {
+        "Type": "Task",
+        "Comment": (
+            "The datasets with engine emr_serverless, after the Glue run; one refresh of a dataset at a time is the "
+            "dataset lease's (etl/datasets/lease.py), EMR Serverless has no MaxConcurrentRuns."
+        ),
+        "Resource": EMR_SERVERLESS_RUN_JOB,
+        "Parameters": emr_job_parameters(
+            settings,
+            {"Name.$": "$$.Execution.Name"},
+            intrinsic_array(DATASET_JOB, static_arguments, per_run),
+        ),
+        "ResultSelector": {"job_run_id.$": "$.JobRunId"},
+        "ResultPath": "$.emr_result",
+        "Retry": [
+            {
+                "ErrorEquals": list(EMR_SERVERLESS_RETRY_ERRORS),
+                "IntervalSeconds": 60,
+                "MaxAttempts": 10,
+                "BackoffRate": 1.5,
+                "JitterStrategy": "FULL",
+            }
+        ],
+        "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "NotifyFailure"}],
+        "Next": "Done",
+    }
+    return json.dumps(state)
+
+
 @dataclass(frozen=True)
 class DatasetsSubstitutions(Substitutions):
-    """``stepfunctions/datasets.asl.json``, the dataset job after each File Processor execution."""
+    """``stepfunctions/datasets.asl.json``, the dataset job after each File Processor execution: the Glue run, then
+    ``refresh_on_emr`` (:func:`datasets_emr_state`, or :data:`NO_DATASETS_ON_EMR`)."""
 
     DEFINITION: ClassVar[Path] = STEPFUNCTIONS_DIR / "datasets.asl.json"
 
     dataset_job_name: str
     alerts_topic_arn: str
+    refresh_on_emr: str = NO_DATASETS_ON_EMR
 
 
 DEFINITION_FILE = FileProcessorSubstitutions.DEFINITION
@@ -219,3 +303,58 @@ def render_definition(values: dict[str, Any], text: str | None = None) -> dict[s
         return json.loads(rendered)
     except json.JSONDecodeError as error:
         raise DefinitionError(f"the rendered definition is not JSON: {error}") from error
+
+
+_ARRAY_ITEM = re.compile(r"\s*(?:'((?:\\.|[^'\\])*)'|States\.JsonToString\(\$\.(\w+)\)|\$\.(\w+))\s*(?:,|$)")
+
+
+def evaluate_entry_point_arguments(expression: str, item: Mapping[str, Any]) -> list[str]:
+    """Pure: what Step Functions makes of :func:`entry_point_arguments`' ``States.Array(...)`` for a Map item
+    (the post-deploy canary starts the EMR Serverless run exactly as the state machine does, with its own item).
+
+    Raises:
+        DefinitionError: the expression is not the ``States.Array`` of literals and ``$.field`` paths it writes,
+            or the item has no such field.
+    """
+    if not (expression.startswith("States.Array(") and expression.endswith(")")):
+        raise DefinitionError(f"not a States.Array(...) expression: {expression[:60]!r}")
+    body = expression.removeprefix("States.Array(").removesuffix(")")
+    values: list[str] = []
+    position = 0
+    while position < len(body):
+        match = _ARRAY_ITEM.match(body, position)
+        if match is None or match.end() == position:
+            raise DefinitionError(f"cannot read States.Array item at {body[position : position + 40]!r}")
+        literal, as_json, path = match.groups()
+        if literal is not None:
+            values.append(re.sub(r"\\(.)", r"\1", literal))
+        else:
+            field = as_json or path
+            if field not in item:
+                raise DefinitionError(f"the Map item has no field {field!r} (States.Array reads $.{field})")
+            values.append(json.dumps(item[field], separators=(",", ":")) if as_json else str(item[field]))
+        position = match.end()
+    return values
+
+
+def emr_serverless_start_request(parameters: Mapping[str, Any], item: Mapping[str, Any]) -> dict[str, Any]:
+    """Pure: boto3 ``emr-serverless.start_job_run`` keyword arguments equal to what the state machine's
+    :func:`emr_serverless_run_job` task starts for a Map item (``Name.$``: the item's batch id).
+
+    Raises:
+        DefinitionError: see :func:`evaluate_entry_point_arguments`.
+    """
+    submit = parameters["JobDriver"]["SparkSubmit"]
+    return {
+        "applicationId": parameters["ApplicationId"],
+        "executionRoleArn": parameters["ExecutionRoleArn"],
+        "name": str(item["batch_id"]),
+        "executionTimeoutMinutes": int(parameters["ExecutionTimeoutMinutes"]),
+        "jobDriver": {
+            "sparkSubmit": {
+                "entryPoint": submit["EntryPoint"],
+                "entryPointArguments": evaluate_entry_point_arguments(submit["EntryPointArguments.$"], item),
+                "sparkSubmitParameters": submit["SparkSubmitParameters"],
+            }
+        },
+    }

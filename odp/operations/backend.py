@@ -18,7 +18,15 @@ import boto3
 from odp.config.store import TableConfigStore
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames, file_processor_job_name
-from odp.tracker import FileTracker, GlueJobRuns, JobRuns, ProcessingTracker, Trackers
+from odp.tracker import (
+    EmrServerlessJobRuns,
+    FileTracker,
+    GlueJobRuns,
+    JobRuns,
+    JobRunsByEngine,
+    ProcessingTracker,
+    Trackers,
+)
 
 
 class OperationError(RuntimeError):
@@ -93,7 +101,9 @@ class AwsBackend:
         self.names = TrackerTableNames.for_environment(environment)
         self._session = boto3.session.Session(region_name=region)
         self.dynamodb = self._session.resource("dynamodb")
-        self.job_runs: JobRuns | None = GlueJobRuns(self._session.client("glue"))
+        self.job_runs: JobRuns | None = JobRunsByEngine(
+            GlueJobRuns(self._session.client("glue")), EmrServerlessJobRuns(self._session.client("emr-serverless"))
+        )
         self._staging_bucket = staging_bucket
 
     def staged_objects(self, prefix: str) -> list[StagedObject]:

@@ -19,7 +19,7 @@ from odp.tracker.repository import (
     TrackerError,
     Trackers,
 )
-from odp.tracker.statuses import FileKind, FileStatus, RunStatus
+from odp.tracker.statuses import FileKind, FileStatus, RunStatus, WriteStrategy
 
 __all__ = [
     "ENDED_JOB_RUN_STATES",
@@ -42,6 +42,7 @@ __all__ = [
     "TrackedFile",
     "TrackerError",
     "Trackers",
+    "WriteStrategy",
     "classify_staging_object",
     "file_kind",
     "iso",

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import Field
 
 from odp.dynamodb import StoredRecord, to_attribute
-from odp.tracker.statuses import FileKind, FileStatus, RunStatus
+from odp.tracker.statuses import FileKind, FileStatus, RunStatus, WriteStrategy
 
 # Sparse attribute copied from table_id only while a file is landed: the pending_by_table index
 # therefore holds exactly the pending files, ordered by landed_at.
@@ -169,6 +169,10 @@ class TableRun(StoredRecord):
     dpu_seconds: float | None = (
         None  # the run's share of the job's DPU-seconds (etl.file_processor.cost); None = unknown
     )
+    # How the commit wrote the changes (etl.hudi.write_strategy) and why, in one line; None: no choice was made
+    # (no commit, a full load, a new table, a historical table)
+    write_strategy: WriteStrategy | None = None
+    write_reason: str | None = None
     # Not stored: what the job did besides applying the files.
     base_path: str | None = Field(default=None, exclude=True)  # the Hudi table the run wrote
     reconciled: int = Field(default=0, exclude=True)  # landed files found already committed, moved without re-applying

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from boto3.dynamodb.conditions import Attr, Key
@@ -59,6 +59,16 @@ def _is_cancelled_by_condition(error: ClientError) -> bool:
         return False
     reasons = error.response.get("CancellationReasons") or []
     return any(reason.get("Code") == "ConditionalCheckFailed" for reason in reasons)
+
+
+@dataclass(frozen=True)
+class LeaseAnswer:
+    """What :meth:`ProcessingTracker.take` did: ``taken``; ``took_over`` says from which ended run;
+    ``refused`` names the holder and its expiry."""
+
+    taken: bool
+    took_over: str | None = None
+    refused: str | None = None
 
 
 @dataclass(frozen=True)
@@ -402,6 +412,50 @@ class ProcessingTracker:
                 return False
             raise
         return True
+
+    def take(
+        self,
+        table_id: str,
+        owner: str,
+        *,
+        lease_seconds: int,
+        job_runs: JobRuns | None,
+        run_id: str | None = None,
+        batch_id: str | None = None,
+        job_run: JobRunRef | None = None,
+    ) -> LeaseAnswer:
+        """:meth:`acquire`, or take the lease over at once when its holder's job run has ended (``job_runs``:
+        FAILED, TIMEOUT, STOPPED, CANCELLED; gone in the sandbox) instead of waiting for it to expire.
+
+        The one lease routine of the File Processor's tables and the dataset job's datasets (``dataset:<name>``).
+        """
+
+        def acquire(replacing: str | None = None) -> bool:
+            return self.acquire(
+                table_id,
+                owner,
+                lease_seconds=lease_seconds,
+                run_id=run_id,
+                batch_id=batch_id,
+                job_run=job_run,
+                replacing=replacing,
+            )
+
+        if acquire():
+            return LeaseAnswer(taken=True)
+        holder = self.state(table_id)
+        holder_run = holder.lease_job_run
+        ended = job_runs.ended(holder_run) if holder_run is not None and job_runs is not None else None
+        if ended is not None and holder.lease_owner is not None and acquire(replacing=holder.lease_owner):
+            return LeaseAnswer(
+                taken=True, took_over=f"took over the lease of run {holder.lease_owner} at once: {ended}"
+            )
+        expires = datetime.fromtimestamp(holder.lease_expires_at or 0, UTC)
+        job = f" (job run {holder_run.run_id} of {holder_run.job_name})" if holder_run is not None else ""
+        return LeaseAnswer(
+            taken=False,
+            refused=f"leased by another run: {holder.lease_owner}{job} holds the table until {iso(expires)}",
+        )
 
     def renew(self, table_id: str, owner: str, *, lease_seconds: int) -> None:
         """Extend our lease.

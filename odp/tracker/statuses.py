@@ -72,3 +72,18 @@ _FAILED = frozenset({RunStatus.REFRESH_ERROR, RunStatus.BATCH_FAILED, RunStatus.
 class FileKind(StrEnum):
     FULL_LOAD = "full_load"  # DMS LOAD*.parquet / LOAD*.csv: a full copy of the table
     CDC = "cdc"  # ongoing changes
+
+
+class WriteStrategy(StrEnum):
+    """How a table run wrote its changes (etl/hudi/write_strategy.py chooses; the run's history row records it).
+
+    ``upsert``: the changed rows through Hudi's upsert (the file groups they touch are rewritten, COW; or logged,
+    MOR). ``rewrite_table``: the merged snapshot (stored rows, the batch applied in event-time order) written
+    with ``insert_overwrite_table``, when rewriting the whole table is estimated cheaper than the upsert.
+    ``rewrite_partitions``: the same for the partitions the batch hits (``insert_overwrite``); not chosen by
+    the File Processor yet (see etl/README.md, "Upsert or rewrite").
+    """
+
+    UPSERT = "upsert"
+    REWRITE_PARTITIONS = "rewrite_partitions"
+    REWRITE_TABLE = "rewrite_table"

@@ -1,8 +1,12 @@
 """The EMR Serverless entry point (spark-submit, its own JVM, the same contract arguments) writes the same
-dataset as the Glue entry point on the sandbox's raw table_1."""
+dataset as the Glue entry point on the sandbox's raw table_1; with the datasets configured ``engine: emr_serverless``,
+the datasets state machine's two runs (``--odp_engine glue`` on Glue, then ``--odp_engine emr_serverless`` through
+the EMR entry point, both with the changed tables) leave the Glue run nothing to write and give the EMR run the
+whole chain in dependency order, with the same rows."""
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,10 +15,12 @@ import pytest
 from etl.engine import LocalEngine
 from etl.jobs import dataset_job
 from odp.config.loader import load_config
+from odp.config.models import Engine
 from odp.contracts.datasets import DatasetJobArgs
 from sandbox.account import SandboxLayout
 from sandbox.datasets import TRIPS, data_rows, emr_roots, lake_roots
 from sandbox.demo import run_demo
+from sandbox.emr import run_emr_entry_point
 from sandbox.staging import hadoop_file_uri
 
 DATASET = "trips_clean"
@@ -53,3 +59,31 @@ def test_the_emr_entry_point_writes_what_the_glue_entry_point_writes(
     assert len(glue_rows) > 0
     assert emr_rows == glue_rows
     assert glue_rows == data_rows(spark, lake_roots(layout).dataset_path(dataset))
+
+    # Every dataset moved to EMR Serverless (config/datasets/*.yaml engine:), run as the datasets state machine runs.
+    moved = tmp_path / "config-on-emr"
+    shutil.copytree(config_dir, moved)
+    for dataset_file in (moved / "datasets").glob("*.yaml"):
+        dataset_file.write_text(dataset_file.read_text(encoding="utf-8") + "engine: emr_serverless\n", encoding="utf-8")
+    on_emr = load_config(moved).datasets
+    assert {d.engine for d in on_emr} == {Engine.EMR_SERVERLESS}
+    glue_only = replace(
+        lake_roots(layout),
+        conformed=hadoop_file_uri(tmp_path / "engine-glue" / "conformed"),
+        purpose_built=hadoop_file_uri(tmp_path / "engine-glue" / "purpose_built"),
+    )
+    glue_run = DatasetJobArgs(glue_only, config_dir=str(moved), changed_tables=(TRIPS,), engine="glue")
+    argv = ["dataset_job.py", *[item for pair in glue_run.to_arguments().items() for item in pair]]
+    assert dataset_job.main(argv, engine=LocalEngine()) == 0
+    assert not (tmp_path / "engine-glue").exists()  # the Glue run had no dataset to refresh
+    emr_only = replace(
+        lake_roots(layout),
+        conformed=hadoop_file_uri(tmp_path / "engine-emr" / "conformed"),
+        purpose_built=hadoop_file_uri(tmp_path / "engine-emr" / "purpose_built"),
+    )
+    emr_run = DatasetJobArgs(emr_only, config_dir=str(moved), changed_tables=(TRIPS,), engine="emr_serverless")
+    output = run_emr_entry_point("dataset_job", emr_run.to_arguments(), workdir=tmp_path / "engine-emr-run")
+    assert data_rows(spark, emr_only.dataset_path(dataset)) == glue_rows
+    for downstream in on_emr:  # the whole chain, in dependency order, each written
+        assert f"{downstream.name}: written" in output, downstream.name
+        assert data_rows(spark, emr_only.dataset_path(downstream))

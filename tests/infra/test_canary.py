@@ -1,5 +1,6 @@
-"""The post-deploy canary: it starts every job kind in harmless mode and waits; each job's harmless mode
-(etl/jobs/canary.py) writes nothing and fails when a service it needs cannot be reached."""
+"""The post-deploy canary: it starts every job kind in harmless mode and waits (on each engine the stage uses: a
+cadence on EMR Serverless is also started there); each job's harmless mode (etl/jobs/canary.py) writes nothing and
+fails when a service it needs cannot be reached."""
 
 from __future__ import annotations
 
@@ -8,20 +9,35 @@ import json
 import boto3
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
+from botocore.stub import Stubber
 from moto import mock_aws
 
+from etl.engine.base import argparse_arguments
 from etl.jobs.canary import dataset_checks, file_processor_checks, streaming_checks, topic_line
 from etl.jobs.dataset_job import run_canary_checks
-from infrastructure.canary import CANARY_ARGUMENTS, CanaryJob, canary_jobs, run_canary
+from infrastructure.canary import (
+    CANARY_ARGUMENTS,
+    CanaryJob,
+    canary_jobs,
+    emr_canary_machines,
+    emr_canary_request,
+    run_canary,
+    run_emr_canary,
+)
 from odp.config.loader import load_config
 from odp.config.manager import load_into_dynamodb
 from odp.config.store import TableConfigNotFoundError
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.contracts.file_processor import FileProcessorJobArgs
+from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB, DefinitionError, evaluate_entry_point_arguments
 from odp.contracts.streaming import StreamingJobArgs
 from odp.naming import DATASET_RUN_HISTORY, TrackerTableNames
 from odp.tracker.dataset_history import dataset_history_table_name
 from odp.tracker.schema import create_tables
+from tests.infra.permissions.check import state_machine_definition
+from tests.infra.permissions.template import Deployment, Resolver, find_by_name
+from tests.support.emr_stage import EMR_CADENCE
+from tests.support.emr_stubs import RUN_ID, stub_job_run
 
 A = CanaryJob("odp-dev-file-processor-a", CANARY_ARGUMENTS)
 B = CanaryJob("odp-dev-file-processor-b", CANARY_ARGUMENTS)
@@ -258,3 +274,76 @@ def test_the_streaming_jobs_harmless_mode_reaches_table_config_kinesis_and_catal
         "kinesis odp-dev-shop_changes ACTIVE",
         "glue database shop_raw",
     ]
+
+
+def _emr_request(emr_stage) -> tuple[dict, str]:
+    """The canary's StartJobRun for the EMR cadence of tests/support/emr_stage.py, from its synthesized definition."""
+    config = load_config(emr_stage.config_dir)
+    settings = config.environments.environments["dev"]
+    resolver = Resolver(emr_stage.template, Deployment("dev", settings.account, settings.region))
+    (arn,) = emr_canary_machines(config, "dev", settings.account, settings.region)
+    logical = find_by_name(resolver, "AWS::StepFunctions::StateMachine", arn.rsplit(":", 1)[1])
+    definition = state_machine_definition(resolver, logical, emr_stage.asset_text)
+    return emr_canary_request(json.dumps(definition)), logical
+
+
+def test_a_stage_with_an_emr_cadence_canaries_the_application_as_its_state_machine_starts_it(emr_stage) -> None:
+    """Issue 28: one job on each engine a stage uses; the EMR cadence's File Processor with the canary's batch."""
+    config = load_config(emr_stage.config_dir)
+    assert canary_jobs(config, "dev")  # the Glue jobs, as before
+    assert [m.rsplit(":", 1)[1] for m in emr_canary_machines(config, "dev", "1", "eu-west-1")] == [
+        f"odp-dev-file-processor-{EMR_CADENCE}"
+    ]
+    request, machine = _emr_request(emr_stage)
+    task = emr_stage.template["Resources"][machine]["Properties"]["DefinitionSubstitutions"]
+    assert task["RunJobResource"] == EMR_SERVERLESS_RUN_JOB
+    submit = request["jobDriver"]["sparkSubmit"]
+    assert submit["entryPoint"].endswith("/emr/emr_serverless.py")
+    assert "--py-files s3://" in submit["sparkSubmitParameters"]
+    assert request["name"] == "canary"
+    assert request["executionRoleArn"].startswith("arn:aws:iam::111111111111:role/EmrServerlessExecutionRole")
+    job, *arguments = submit["entryPointArguments"]
+    assert job == "file_processor"
+    contract = argparse_arguments(FileProcessorJobArgs, ["emr_serverless.py", *arguments], "canary")
+    assert (contract.table_ids, contract.batch_id, contract.cadence) == ((), "canary", EMR_CADENCE)
+    assert dict(zip(arguments[-4::2], arguments[-3::2], strict=True)) == CANARY_ARGUMENTS
+
+
+def test_the_emr_canary_starts_the_run_on_the_application_and_waits(aws_env, emr_stage) -> None:
+    request, _ = _emr_request(emr_stage)
+    with mock_aws():
+        emr = boto3.client("emr-serverless", region_name="eu-west-1")
+        application = emr.create_application(name="odp-dev-spark", releaseLabel="emr-7.12.0", type="SPARK")
+        role = request["executionRoleArn"].replace("111111111111", "123456789012")  # moto's account
+        started = {**request, "applicationId": application["applicationId"], "executionRoleArn": role}
+
+        assert run_emr_canary(emr, [started], timeout_seconds=600, sleep=lambda _: None) == []
+
+        (run,) = emr.list_job_runs(applicationId=application["applicationId"])["jobRuns"]
+        detail = emr.get_job_run(applicationId=application["applicationId"], jobRunId=run["id"])["jobRun"]
+        assert detail["jobDriver"] == request["jobDriver"]
+        assert detail["executionRole"] == role
+
+
+def test_a_failed_emr_canary_run_is_named_with_its_details() -> None:
+    emr = boto3.client("emr-serverless", region_name="eu-west-1", aws_access_key_id="k", aws_secret_access_key="s")
+    request = {
+        "applicationId": "app1",
+        "executionRoleArn": "arn:aws:iam::111111111111:role/emr-execution",
+        "name": "canary",
+        "jobDriver": {"sparkSubmit": {"entryPoint": "s3://b/emr/emr_serverless.py"}},
+    }
+    clock = _Clock()
+    with Stubber(emr) as stub:
+        stub_job_run(stub, request, [("RUNNING", "running"), ("FAILED", "No module named odp")])
+        failures = run_emr_canary(emr, [request], timeout_seconds=600, sleep=clock.sleep, clock=clock)
+    assert failures == [f"EMR Serverless app1 run {RUN_ID} ended FAILED: No module named odp"]
+
+
+def test_an_entry_point_expression_the_canary_cannot_read_is_refused() -> None:
+    with pytest.raises(DefinitionError, match="has no field 'batch_id'"):
+        evaluate_entry_point_arguments("States.Array('file_processor', $.batch_id)", {})
+    with pytest.raises(DefinitionError, match=r"cannot read States\.Array item"):
+        evaluate_entry_point_arguments("States.Array('a', States.Format('{}', $.x))", {"x": 1})
+    with pytest.raises(LookupError, match="starts no EMR Serverless job run"):
+        emr_canary_request(json.dumps({"States": {"A": {"Type": "Pass"}}}))

@@ -25,7 +25,7 @@ from infrastructure.query import Query, QueryProps
 from infrastructure.storage import RetentionSettings, Storage, StorageProps
 from infrastructure.tracking import Tracking, TrackingProps
 from odp.config.loader import load_config
-from odp.naming import DATASET_RUN_HISTORY
+from odp.naming import DATASET_RUN_HISTORY, PROCESSING_TRACKER
 
 PROCESSOR_ARN = "arn:aws:states:eu-west-1:111111111111:stateMachine:odp-dev-file-processor-every_10_minutes"
 
@@ -83,6 +83,7 @@ def _stack(repo_root: Path, *, audit: bool = False) -> tuple[App, Stack]:
             history_table=tracking.table(DATASET_RUN_HISTORY),
             alerts_topic=monitoring.topic,
             library=library,
+            lease_table=tracking.table(PROCESSING_TRACKER),
         ),
     )
     Datasets(
@@ -124,6 +125,7 @@ def test_job_runs_one_at_a_time_with_the_contract_arguments(template: Template) 
                         "--odp_dataset_history_table": Match.any_value(),
                         "--odp_topic_arn": Match.any_value(),
                         "--odp_catalog_sync": "true",
+                        "--odp_lease_table": Match.any_value(),  # processing_tracker: the datasets' leases
                         "--datalake-formats": "hudi",
                         "--enable-observability-metrics": "true",
                     }

@@ -1,6 +1,7 @@
 """A stage with one cadence on EMR Serverless and one on Glue, shared by the EMR Serverless tests
-(tests/infra/test_emr_serverless.py) and checkov: the streaming stage's environment and DMS source, no streams,
-one Lake Formation consumer."""
+(tests/infra/test_emr_serverless.py), checkov and the permission test (tests/infra/permissions): the streaming
+stage's environment and DMS source, no streams, Lake Formation on with a consumer role and two views (issue 28's
+"done when": this synth passes cdk-nag, cfn-lint, checkov and the permission test)."""
 
 from __future__ import annotations
 
@@ -25,17 +26,38 @@ CONFIG: dict[str, Any] = {
         "format": "dms",
         "defaults": {"database": "shop_raw", "ordering_column": "seq"},
         "tables": [
-            {"schema": "public", "table": "invoices", "primary_key": ["id"], "cadence": EMR_CADENCE},
-            {"schema": "public", "table": "refunds", "primary_key": ["id"], "cadence": GLUE_CADENCE},
+            {
+                "schema": "public",
+                "table": "invoices",
+                "primary_key": ["id"],
+                "cadence": EMR_CADENCE,
+                "columns": {"id": "bigint", "seq": "bigint", "customer": "string", "amount": "decimal(12,2)"},
+            },
+            {
+                "schema": "public",
+                "table": "refunds",
+                "primary_key": ["id"],
+                "cadence": GLUE_CADENCE,
+                "columns": {"id": "bigint", "seq": "bigint", "invoice_id": "bigint", "amount": "decimal(12,2)"},
+            },
         ],
     },
-    # one consumer, so that Lake Formation (and its grants to every job role) is in the stage
+    # one consumer role, so that Lake Formation (and its grants to every job role) is in the stage
     "access.yaml": {
         "consumers": {
             "auditors": {"role_arn": "arn:aws:iam::111111111111:role/odp-auditor", "read": [{"database": "shop_raw"}]}
         }
     },
+    # two views over the tables of both cadences (Athena SQL, written as is)
+    "views/shop_raw.invoice_totals.sql": (
+        "SELECT customer, CAST(SUM(amount) AS DECIMAL(18, 2)) AS total\nFROM shop_raw.invoices\nGROUP BY customer\n"
+    ),
+    "views/shop_raw.refunded_invoices.sql": (
+        "SELECT i.id, i.customer, r.amount AS refunded\nFROM shop_raw.invoices AS i\n"
+        "JOIN shop_raw.refunds AS r ON r.invoice_id = i.id\n"
+    ),
 }
+VIEWS = ("invoice_totals", "refunded_invoices")
 
 
 def build_emr_stage(config_dir: Path, outdir: Path) -> StreamingStage:

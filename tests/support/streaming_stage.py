@@ -77,13 +77,14 @@ def build_streaming_stage(config_dir: Path, outdir: Path) -> StreamingStage:
 
 
 def build_stage(config: dict[str, Any], config_dir: Path, outdir: Path) -> StreamingStage:
-    """Write ``config`` (file name -> content) to ``config_dir``, build and synthesize the app with its one
-    environment ``dev`` (cdk-nag runs: a finding raises)."""
+    """Write ``config`` (file name -> content: YAML as data, a view's SQL as text) to ``config_dir``, build and
+    synthesize the app with its one environment ``dev`` (cdk-nag runs: a finding raises)."""
     from infrastructure.application import build_app, cdk_json_context, new_app
 
     for name, content in config.items():
         (config_dir / name).parent.mkdir(parents=True, exist_ok=True)
-        (config_dir / name).write_text(yaml.safe_dump(content, sort_keys=False))
+        text = content if isinstance(content, str) else yaml.safe_dump(content, sort_keys=False)
+        (config_dir / name).write_text(text)
     app = build_app(new_app(context=cdk_json_context(), outdir=str(outdir)), config_dir=config_dir)
     from aws_cdk.assertions import Template
 

@@ -27,16 +27,26 @@ class SynthesizedApp:
         return matches[0].read_text(encoding="utf-8")
 
     def resources(self, template: dict[str, Any], resource_type: str) -> dict[str, dict[str, Any]]:
-        return {k: v for k, v in template["Resources"].items() if v["Type"] == resource_type}
+        return resources_of(template, resource_type)
 
     def role_statements(self, template: dict[str, Any], role_logical: str) -> list[dict[str, Any]]:
         """Every statement of the policies attached to one role (by its logical id)."""
-        return [
-            statement
-            for policy in self.resources(template, "AWS::IAM::Policy").values()
-            if {"Ref": role_logical} in policy["Properties"]["Roles"]
-            for statement in policy["Properties"]["PolicyDocument"]["Statement"]
-        ]
+        return role_statements_of(template, role_logical)
+
+
+def resources_of(template: dict[str, Any], resource_type: str) -> dict[str, dict[str, Any]]:
+    """The template's resources of one type, by logical id."""
+    return {k: v for k, v in template["Resources"].items() if v["Type"] == resource_type}
+
+
+def role_statements_of(template: dict[str, Any], role_logical: str) -> list[dict[str, Any]]:
+    """Every statement of the policies attached to one role (by its logical id)."""
+    return [
+        statement
+        for policy in resources_of(template, "AWS::IAM::Policy").values()
+        if {"Ref": role_logical} in policy["Properties"]["Roles"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
 
 
 # cfn-lint rules ignored, and why:

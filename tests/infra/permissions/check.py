@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from odp.config.datasets import DatasetConfig
 from odp.config.models import TableConfig
 from odp.contracts.state_machines import render_definition
-from sandbox.aws_calls import AwsCall
+from sandbox.aws_calls import DATASET_JOB, FILE_PROCESSOR_JOB, STREAMING_JOB, AwsCall
 from tests.infra.permissions.iam_policy import Request, as_list, evaluate, evaluate_resource_policy
 from tests.infra.permissions.reachability import needs_of, unreachable
 from tests.infra.permissions.requirements import (
@@ -27,6 +28,9 @@ from tests.infra.permissions.requirements import (
     catalog_sync_requirements,
     configuration_requirements,
     dataset_catalog_requirements,
+    emr_serverless_requirements,
+    lake_formation_requirements,
+    lease_requirements,
     rule_requirements,
     scheduler_requirements,
     state_machine_platform_requirements,
@@ -34,6 +38,7 @@ from tests.infra.permissions.requirements import (
     streaming_runtime_requirements,
 )
 from tests.infra.permissions.template import (
+    RUNS_CODE_OF,
     STATE_MACHINE,
     Resolver,
     Role,
@@ -101,18 +106,57 @@ def state_machine_definition(resolver: Resolver, logical: str, asset_text: Calla
     return render_definition(values, asset_text(properties["DefinitionS3Location"]["Key"]))
 
 
+def engine_requirements(resolver: Resolver, *, tables: Iterable[TableConfig] = ()) -> list[Requirement]:
+    """What an engine does with a job's role because of the template: Glue loading the job's code (and the
+    functions' logs, tracing, event sources), Glue's Kinesis connector and metrics for the streaming jobs, EMR
+    Serverless loading the entry point and writing the application's logs."""
+    return (
+        configuration_requirements(resolver)
+        + streaming_runtime_requirements(resolver, tables)
+        + emr_serverless_requirements(resolver)
+    )
+
+
+def code_requirements(
+    resolver: Resolver, *, tables: Iterable[TableConfig] = (), datasets: Iterable[DatasetConfig] = ()
+) -> list[Requirement]:
+    """What the jobs' own code does on any engine and the local flow cannot record: Hudi's catalog sync of the
+    tables and datasets, the lease takeover's GetJobRun, and (Lake Formation on) the jobs' data access."""
+    tables, datasets = list(tables), list(datasets)
+    jobs = [
+        FILE_PROCESSOR_JOB,
+        *([DATASET_JOB] if datasets else []),
+        *([STREAMING_JOB] if any(table.stream is not None for table in tables) else []),
+    ]
+    return (
+        catalog_sync_requirements(resolver, [table for table in tables if table.stream is None])
+        + dataset_catalog_requirements(resolver, datasets)
+        + lease_requirements(resolver)
+        + lake_formation_requirements(resolver, jobs)
+    )
+
+
 def derived_requirements(
     resolver: Resolver, *, tables: Iterable[TableConfig] = (), datasets: Iterable[DatasetConfig] = ()
 ) -> list[Requirement]:
-    """What AWS does with the code principals' roles because of the template and the configuration:
-    code loading, logs, the catalog sync of tables and datasets, the streaming jobs' Kinesis source."""
+    """:func:`engine_requirements` and :func:`code_requirements`."""
     tables = list(tables)
-    return (
-        configuration_requirements(resolver)
-        + catalog_sync_requirements(resolver, [table for table in tables if table.stream is None])
-        + dataset_catalog_requirements(resolver, datasets)
-        + streaming_runtime_requirements(resolver, tables)
-    )
+    return engine_requirements(resolver, tables=tables) + code_requirements(resolver, tables=tables, datasets=datasets)
+
+
+def on_every_engine(
+    resolver: Resolver, calls: Iterable[AwsCall], requirements: Iterable[Requirement]
+) -> tuple[list[AwsCall], list[Requirement]]:
+    """The code's calls and requirements, also as each other engine's principal that runs the same code in this
+    template (the File Processor of a cadence on EMR Serverless: :data:`RUNS_CODE_OF`)."""
+    calls, requirements = list(calls), list(requirements)
+    present = set(principals(resolver))
+    for variant, code in RUNS_CODE_OF.items():
+        if variant not in present:
+            continue
+        calls += [replace(call, principal=variant) for call in calls if call.principal == code]
+        requirements += [replace(r, principal=variant) for r in requirements if r.principal == code]
+    return calls, requirements
 
 
 def check_reachability(
@@ -124,8 +168,13 @@ def check_reachability(
 ) -> list[str]:
     """Every service a principal in the VPC needs (recorded calls, derived requirements) that its
     subnets cannot reach (tests/infra/permissions/reachability.py)."""
-    recorded = [call for found in calls.values() for call in found]
-    return unreachable(resolver, needs_of(recorded, derived_requirements(resolver, tables=tables, datasets=datasets)))
+    tables = list(tables)
+    recorded, code = on_every_engine(
+        resolver,
+        [call for found in calls.values() for call in found],
+        code_requirements(resolver, tables=tables, datasets=datasets),
+    )
+    return unreachable(resolver, needs_of(recorded, engine_requirements(resolver, tables=tables) + code))
 
 
 def check_template(
@@ -139,8 +188,10 @@ def check_template(
 ) -> list[str]:
     """Every refusal in this template: ``calls`` and ``translations`` are keyed by the environment the
     calls were recorded in (``sandbox`` for the local flow, the deployed name for the smoke check);
-    ``tables`` and ``datasets``: the configured ones, whose catalog sync the jobs perform on Glue."""
+    ``tables`` and ``datasets``: the configured ones, whose catalog sync the jobs perform on Glue
+    (and on EMR Serverless: the code's requirements apply to every engine's role, :func:`on_every_engine`)."""
     roles = principals(resolver)
+    tables = list(tables)
     failures: list[str] = []
     by_principal: dict[str, list[Requirement]] = {}
     recorded_requirements = [
@@ -149,8 +200,10 @@ def check_template(
         for call in recorded
         for requirement in call_requirements(call, resolver, translations[recorded_in])
     ]
-    derived = derived_requirements(resolver, tables=tables, datasets=datasets)
-    for requirement in recorded_requirements + derived:
+    _, code = on_every_engine(
+        resolver, [], recorded_requirements + code_requirements(resolver, tables=tables, datasets=datasets)
+    )
+    for requirement in code + engine_requirements(resolver, tables=tables):
         by_principal.setdefault(requirement.principal, []).append(requirement)
     for principal, requirements in by_principal.items():
         for role in roles[principal]:

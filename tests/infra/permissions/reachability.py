@@ -3,7 +3,7 @@
 The subnets are isolated (no internet route): a call to a service without a VPC endpoint waits out
 boto3's connect timeouts and fails. :func:`placements` finds where each principal runs from the
 template: a Glue job in the subnets of the NETWORK connections it lists (any of them: Glue takes the
-next when one fails), a Lambda function in its ``VpcConfig.SubnetIds``. :func:`routes` reads what each
+next when one fails), an EMR Serverless application in the subnets of its network configuration, a Lambda function in its ``VpcConfig.SubnetIds``. :func:`routes` reads what each
 subnet reaches: an interface endpoint placed in it, a gateway endpoint on its route table, or a NAT
 route (``0.0.0.0/0`` to a NAT gateway, which reaches every service). :func:`unreachable` checks each
 need (a recorded call's service, or a derived requirement's action: what Glue's Kinesis connector,
@@ -22,7 +22,7 @@ from typing import Any
 
 from sandbox.aws_calls import AwsCall
 from tests.infra.permissions.requirements import Requirement, function_principal, glue_job_principal
-from tests.infra.permissions.template import Resolver, TemplateError
+from tests.infra.permissions.template import EMR_FILE_PROCESSOR, Resolver, TemplateError, emr_serverless_runs
 
 # boto3 service name or IAM action prefix -> the service name of its VPC endpoint (com.amazonaws.<region>.<name>)
 _ENDPOINT_NAMES = {"cloudwatch": "monitoring", "kinesis": "kinesis-streams", "stepfunctions": "states"}
@@ -76,7 +76,8 @@ def _subnets_of_connection(resolver: Resolver, name: str) -> str:
 
 
 def placements(resolver: Resolver) -> list[Placement]:
-    """Every Glue job with connections and every Lambda function with a VpcConfig, with its subnets."""
+    """Every Glue job with connections, every EMR Serverless application a cadence runs its File Processor
+    on (its ``NetworkConfiguration``) and every Lambda function with a VpcConfig, with its subnets."""
     found: list[Placement] = []
     for job in resolver.of_type("AWS::Glue::Job").values():
         properties = job["Properties"]
@@ -87,6 +88,14 @@ def placements(resolver: Resolver) -> list[Placement]:
             continue
         subnets = tuple(_subnets_of_connection(resolver, connection) for connection in connections)
         found.append(Placement(principal, f"Glue job {name}", subnets))
+    for run in emr_serverless_runs(resolver):  # the File Processor's runs on EMR Serverless
+        network = resolver.resources[run.application]["Properties"].get("NetworkConfiguration", {})
+        subnets = tuple(resolver.logical_id_of(subnet) for subnet in network.get("SubnetIds", []))
+        label = (
+            f"EMR Serverless application {resolver.resolve(resolver.resources[run.application]['Properties']['Name'])}"
+        )
+        if subnets and not any(p.label == label for p in found):
+            found.append(Placement(EMR_FILE_PROCESSOR, label, subnets))
     for logical, function in resolver.of_type("AWS::Lambda::Function").items():
         principal = function_principal(resolver, logical)
         subnet_ids = function["Properties"].get("VpcConfig", {}).get("SubnetIds", [])

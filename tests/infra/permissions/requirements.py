@@ -11,7 +11,12 @@ must be mapped before the test can pass.
 
 :func:`state_machine_requirements` does the same for every Task of an ASL definition (the state
 machine's service integrations, which its own role performs): ``lambda:invoke``,
-``glue:startJobRun[.sync]`` and ``sns:publish``, with the actions AWS documents for each pattern.
+``glue:startJobRun[.sync]``, ``emr-serverless:startJobRun.sync`` and ``sns:publish``, with the actions AWS
+documents for each pattern.
+
+Derived (not recorded) requirements: what Glue and EMR Serverless do with a job's role (load its code,
+write its logs), Hudi's catalog sync, the lease takeover's GetJobRun on either engine, and, where Lake
+Formation governs the lake, each job's ``lakeformation:GetDataAccess``.
 """
 
 from __future__ import annotations
@@ -23,11 +28,14 @@ from typing import Any
 
 from odp.config.datasets import DatasetConfig
 from odp.config.models import TableConfig
+from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB
 from odp.contracts.streaming import StreamingJobArgs
 from odp.tracker.dataset_history import dataset_job_name
 from sandbox.aws_calls import BATCH_MANAGER, DATASET_JOB, FILE_MANAGER, FILE_PROCESSOR_JOB, STREAMING_JOB, AwsCall
 from tests.infra.permissions.template import (
+    EMR_FILE_PROCESSOR,
     Resolver,
+    emr_serverless_runs,
     encryption_key_arn,
     find_bucket,
     find_by_name,
@@ -196,6 +204,16 @@ def _control_plane_requirements(
         d = resolver.deployment
         job = translation.name(resolver, call.params["JobName"])
         return [need(f"glue:{call.operation}", f"arn:{d.partition}:glue:{d.region}:{d.account}:job/{job}")]
+    if call.service == "emr-serverless" and call.operation in ("StartJobRun", "GetJobRun"):
+        # the canary: start a run of the application as its execution role, then poll it
+        application = emr_application_arn(resolver, call.params["applicationId"])
+        if call.operation == "GetJobRun":
+            return [need("emr-serverless:GetJobRun", f"{application}/jobruns/{call.params['jobRunId']}")]
+        role = translation.arn(resolver, call.params["executionRoleArn"])
+        return [
+            need("emr-serverless:StartJobRun", application),
+            need("iam:PassRole", role, ("iam:PassedToService", EMR_SERVICE)),
+        ]
     if call.service == "sns" and call.operation == "Publish":
         topic = translation.arn(resolver, call.params["TopicArn"])
         return [need("sns:Publish", topic), *_topic_key_requirements(resolver, topic, call.principal, call.describe())]
@@ -211,7 +229,15 @@ _INTEGRATIONS = {
     "arn:aws:states:::sns:publish": ("sns:Publish",),
     # The overlap guard lists the running executions of the machine itself ($$.StateMachine.Id).
     "arn:aws:states:::aws-sdk:sfn:listExecutions": ("states:ListExecutions",),
+    # Step Functions' "Create and manage Amazon EMR Serverless applications" page: start a run of the application,
+    # watch and cancel it, pass the execution role, and the managed rule the .sync pattern learns the end from.
+    EMR_SERVERLESS_RUN_JOB: ("emr-serverless:StartJobRun",),
 }
+_EMR_WATCH = ("emr-serverless:GetJobRun", "emr-serverless:CancelJobRun")
+_EMR_SYNC_RULE = ("events:PutTargets", "events:PutRule", "events:DescribeRule")
+EMR_SYNC_RULE = "StepFunctionsGetEventsForEMRServerlessJobRule"
+EMR_SERVICE = "emr-serverless.amazonaws.com"
+EXAMPLE_JOB_RUN = "00example"  # a job run id (AWS assigns it): what the jobruns/* grants must match
 
 
 def _tasks(states: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -251,6 +277,9 @@ def state_machine_requirements(
             resources = [own_arn]
         elif ":glue:" in integration:
             resources = [f"arn:{d.partition}:glue:{d.region}:{d.account}:job/{parameters['JobName']}"]
+        elif integration == EMR_SERVERLESS_RUN_JOB:
+            found += _emr_serverless_task(principal, parameters, resolver, reason)
+            resources = [emr_application_arn(resolver, str(parameters["ApplicationId"]))]
         else:
             resources = [str(parameters["TopicArn"])]
         for resource in resources:
@@ -259,6 +288,27 @@ def state_machine_requirements(
         if integration.endswith("sns:publish"):
             found += _topic_key_requirements(resolver, resources[0], principal, reason)
     return found
+
+
+def emr_application_arn(resolver: Resolver, application_id: str) -> str:
+    d = resolver.deployment
+    return f"arn:{d.partition}:emr-serverless:{d.region}:{d.account}:/applications/{application_id}"
+
+
+def _emr_serverless_task(
+    principal: str, parameters: Mapping[str, Any], resolver: Resolver, reason: str
+) -> list[Requirement]:
+    """What emr-serverless:startJobRun.sync needs besides StartJobRun: GetJobRun and CancelJobRun on the runs,
+    iam:PassRole of the execution role to EMR Serverless only, and the .sync pattern's managed rule."""
+    d = resolver.deployment
+    run = f"{emr_application_arn(resolver, str(parameters['ApplicationId']))}/jobruns/{EXAMPLE_JOB_RUN}"
+    rule = f"arn:{d.partition}:events:{d.region}:{d.account}:rule/{EMR_SYNC_RULE}"
+    passed = (SECURE_TRANSPORT, ("iam:PassedToService", EMR_SERVICE))
+    return [
+        *(Requirement(principal, action, run, reason=reason) for action in _EMR_WATCH),
+        Requirement(principal, "iam:PassRole", str(parameters["ExecutionRoleArn"]), passed, reason),
+        *(Requirement(principal, action, rule, reason=reason) for action in _EMR_SYNC_RULE),
+    ]
 
 
 def _topic_key_requirements(resolver: Resolver, topic_arn: str, principal: str, reason: str) -> list[Requirement]:
@@ -352,6 +402,27 @@ def glue_job_principal(resolver: Resolver, name: str) -> str | None:
     return DATASET_JOB if name == dataset_job_name(environment) else None
 
 
+def _code_requirements(resolver: Resolver, principal: str, uris: Iterable[str], loader: str) -> Iterator[Requirement]:
+    """s3:GetObject (and the bucket key's kms:Decrypt) for each s3:// file ``loader`` loads with the principal's role."""
+    for uri in sorted(set(uris)):
+        bucket, _, key = uri.removeprefix("s3://").partition("/")
+        if not key or key.endswith("/"):
+            continue  # a prefix (the raw root), not a file the engine loads
+        logical = find_by_name(resolver, "AWS::S3::Bucket", bucket)
+        reason = f"{loader} loads {uri}"
+        yield Requirement(
+            principal,
+            "s3:GetObject",
+            f"{resolver.get_att(logical, 'Arn')}/{key}",
+            (SECURE_TRANSPORT, S3_TLS),
+            reason,
+        )
+        bucket_key = encryption_key_arn(resolver, logical)
+        if bucket_key is not None:
+            via = ("kms:ViaService", f"s3.{resolver.deployment.region}.amazonaws.com")
+            yield Requirement(principal, "kms:Decrypt", bucket_key, (SECURE_TRANSPORT, via), reason)
+
+
 def _glue_code_requirements(resolver: Resolver) -> Iterator[Requirement]:
     """Glue loads the script and every s3:// file of the job's arguments (libraries, wheels, the
     datasets' config is listed by the job itself) with the job's role."""
@@ -365,24 +436,8 @@ def _glue_code_requirements(resolver: Resolver) -> Iterator[Requirement]:
             for name, value in properties.get("DefaultArguments", {}).items()
             if name not in _GLUE_WRITTEN_ARGUMENTS
         ]
-        uris = {uri for value in values for uri in re.findall(r"s3://[^\s,]+", str(value))}
-        for uri in sorted(uris):
-            bucket, _, key = uri.removeprefix("s3://").partition("/")
-            if not key or key.endswith("/"):
-                continue  # a prefix (the raw root), not a file Glue loads
-            logical = find_by_name(resolver, "AWS::S3::Bucket", bucket)
-            reason = f"Glue loads {uri} for job {properties['Name']}"
-            yield Requirement(
-                principal,
-                "s3:GetObject",
-                f"{resolver.get_att(logical, 'Arn')}/{key}",
-                (SECURE_TRANSPORT, S3_TLS),
-                reason,
-            )
-            bucket_key = encryption_key_arn(resolver, logical)
-            if bucket_key is not None:
-                via = ("kms:ViaService", f"s3.{resolver.deployment.region}.amazonaws.com")
-                yield Requirement(principal, "kms:Decrypt", bucket_key, (SECURE_TRANSPORT, via), reason)
+        uris = re.findall(r"s3://[^\s,]+", " ".join(str(value) for value in values))
+        yield from _code_requirements(resolver, principal, uris, f"Glue (job {properties['Name']})")
 
 
 def _state_machine_platform(resolver: Resolver, logical: str, principal: str) -> Iterator[Requirement]:
@@ -400,6 +455,74 @@ def configuration_requirements(resolver: Resolver) -> list[Requirement]:
     """What AWS itself does with the code principals' roles because of the template: the functions'
     logs, tracing and SQS event source; Glue loading the job's code and wheels."""
     return [*_lambda_requirements(resolver), *_glue_code_requirements(resolver)]
+
+
+# EMR Serverless's "Logging to Amazon CloudWatch" page: the job runtime role finds the log group, writes its
+# streams, and (logs encrypted with a customer-managed key) uses that key.
+_EMR_LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams")
+_EMR_LOG_KEY_ACTIONS = ("kms:GenerateDataKey", "kms:Decrypt")
+
+
+def emr_serverless_requirements(resolver: Resolver) -> list[Requirement]:
+    """What EMR Serverless does with the execution role of each File Processor task on it (the File Processor's
+    own calls are the recorded ones): load the entry point and the ``--py-files`` of its Spark settings, and
+    write the application's CloudWatch logs (find the group, write its streams, encrypt with its key)."""
+    d = resolver.deployment
+    found: list[Requirement] = []
+    for run in emr_serverless_runs(resolver):
+        submit = run.parameters["JobDriver"]["SparkSubmit"]
+        uris = [submit["EntryPoint"], *re.findall(r"s3://[^\s,]+", submit.get("SparkSubmitParameters", ""))]
+        loader = f"EMR Serverless (application {run.application}, state machine {run.state_machine})"
+        found += _code_requirements(resolver, EMR_FILE_PROCESSOR, uris, loader)
+        properties = resolver.resources[run.application]["Properties"]
+        logging = properties.get("MonitoringConfiguration", {}).get("CloudWatchLoggingConfiguration", {})
+        if not logging.get("Enabled"):
+            continue
+        group = str(resolver.resolve(logging["LogGroupName"]))
+        reason = f"EMR Serverless writes the logs of application {run.application} to {group}"
+        groups = f"arn:{d.partition}:logs:{d.region}:{d.account}:log-group:"
+        stream = f"{groups}{group}:log-stream:applications/{run.application}/jobs/{EXAMPLE_JOB_RUN}/SPARK_DRIVER/stdout"
+        found.append(Requirement(EMR_FILE_PROCESSOR, "logs:DescribeLogGroups", f"{groups}{group}", reason=reason))
+        found += [Requirement(EMR_FILE_PROCESSOR, action, stream, reason=reason) for action in _EMR_LOG_ACTIONS]
+        if "EncryptionKeyArn" in logging:
+            key = str(resolver.resolve(logging["EncryptionKeyArn"]))
+            found += [Requirement(EMR_FILE_PROCESSOR, action, key, reason=reason) for action in _EMR_LOG_KEY_ACTIONS]
+    return found
+
+
+def lease_requirements(resolver: Resolver) -> list[Requirement]:
+    """The File Processor takes a table's lease over once the job run holding it has ended, asking the engine
+    that ran the holder (odp/tracker/job_runs.py JobRunsByEngine): glue:GetJobRun on any cadence's File
+    Processor job, emr-serverless:GetJobRun on any run of an EMR Serverless application. Derived, not
+    recorded: the local flow takes no lease over."""
+    d = resolver.deployment
+    found: list[Requirement] = []
+    for job in resolver.of_type("AWS::Glue::Job").values():
+        name = str(resolver.resolve(job["Properties"]["Name"]))
+        if glue_job_principal(resolver, name) == FILE_PROCESSOR_JOB:
+            arn = f"arn:{d.partition}:glue:{d.region}:{d.account}:job/{name}"
+            reason = f"a lease held by a run of Glue job {name} (lease takeover, odp/tracker/job_runs.py)"
+            found.append(Requirement(FILE_PROCESSOR_JOB, "glue:GetJobRun", arn, reason=reason))
+    for application in resolver.of_type("AWS::EMRServerless::Application"):
+        run = f"{emr_application_arn(resolver, application)}/jobruns/{EXAMPLE_JOB_RUN}"
+        reason = f"a lease held by a run of EMR Serverless application {application} (odp/tracker/job_runs.py)"
+        found.append(Requirement(FILE_PROCESSOR_JOB, "emr-serverless:GetJobRun", run, reason=reason))
+    return found
+
+
+def lake_formation_on(resolver: Resolver) -> bool:
+    """Lake Formation governs the lake: its locations are registered (infrastructure/lake_formation.py)."""
+    return bool(resolver.of_type("AWS::LakeFormation::Resource"))
+
+
+def lake_formation_requirements(resolver: Resolver, job_principals: Iterable[str]) -> list[Requirement]:
+    """With the lake's locations registered in Lake Formation, the Glue Data Catalog and the engines' S3 access
+    to a registered location ask Lake Formation for the job's data access: lakeformation:GetDataAccess (no
+    resource-level permission) for every job principal whose catalog sync or reads touch the lake."""
+    if not lake_formation_on(resolver):
+        return []
+    reason = "Lake Formation is on: the catalog sync and reads of registered locations (lakeformation:GetDataAccess)"
+    return [Requirement(principal, "lakeformation:GetDataAccess", "*", reason=reason) for principal in job_principals]
 
 
 def state_machine_platform_requirements(resolver: Resolver, logical: str, principal: str) -> list[Requirement]:

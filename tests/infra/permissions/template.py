@@ -3,19 +3,21 @@
 :class:`Resolver` turns ``Ref``, ``Fn::GetAtt``, ``Fn::Join``, ``Fn::Sub``, ``Fn::Select`` and
 ``Fn::Split`` into the strings CloudFormation would produce for the stack's account and region
 (physical names from the template's properties, ARNs in each service's documented form); KMS keys,
-whose ids AWS assigns, get ``key/<logical id>``. :func:`principals` finds the role of each deployed
-principal by what it runs (the function name, the Glue job, the state machine, the config-loader
-role name), and :func:`role_policies` collects every policy document attached to a role. Anything
+whose ids AWS assigns, get ``key/<logical id>`` (an EMR Serverless application: ``/applications/<logical id>``). :func:`principals` finds the role of each deployed
+principal by what it runs (the function name, the Glue job, the execution role of an EMR Serverless
+task, the state machine, the config-loader role name), and :func:`role_policies` collects every policy document attached to a role. Anything
 this module cannot resolve raises :class:`TemplateError` naming it: never a guess.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB
 from odp.naming import resource_prefix
 from odp.tracker.dataset_history import dataset_job_name
 from sandbox.aws_calls import (
@@ -28,6 +30,10 @@ from sandbox.aws_calls import (
 )
 
 STATE_MACHINE = "state-machine"  # with the machine's name: its integrations are checked per machine
+# The File Processor's code run by EMR Serverless (a cadence with engine: emr_serverless), as its execution role
+EMR_FILE_PROCESSOR = f"{FILE_PROCESSOR_JOB}@emr-serverless"
+# principal -> the principal whose code it runs on another engine: the code's calls and needs apply to both roles
+RUNS_CODE_OF = {EMR_FILE_PROCESSOR: FILE_PROCESSOR_JOB}
 
 
 class TemplateError(ValueError):
@@ -70,6 +76,8 @@ _ARN_FORMS = {  # resource type -> (attribute, ARN built from the physical name)
     "AWS::Kinesis::Stream": ("Name", "arn:{p}:kinesis:{r}:{a}:stream/{n}"),
     "AWS::Events::Rule": ("Name", "arn:{p}:events:{r}:{a}:rule/{n}"),
     "AWS::Scheduler::Schedule": ("Name", "arn:{p}:scheduler:{r}:{a}:schedule/default/{n}"),
+    # AWS assigns the application id: the logical id stands in for it (as for a KMS key)
+    "AWS::EMRServerless::Application": (None, "arn:{p}:emr-serverless:{r}:{a}:/applications/{n}"),
 }
 # Resource types whose Ref is the ARN (the others' Ref is the physical name).
 _REF_IS_ARN = {"AWS::SNS::Topic", "AWS::StepFunctions::StateMachine", "AWS::KMS::Key"}
@@ -156,6 +164,8 @@ class Resolver:
             return _ARN_FORMS[kind][1].format(p=d.partition, r=d.region, a=d.account, n=self.physical_name(logical))
         if attribute == "QueueName" and kind == "AWS::SQS::Queue":
             return self.physical_name(logical)
+        if attribute == "ApplicationId" and kind == "AWS::EMRServerless::Application":
+            return logical
         raise TemplateError(f"Fn::GetAtt {logical}.{attribute} ({kind}) is not supported")
 
     def physical_name(self, logical: str) -> str:
@@ -194,7 +204,8 @@ def role_of(resolver: Resolver, logical: str) -> Role:
 
 
 def principals(resolver: Resolver) -> dict[str, list[Role]]:
-    """Principal -> its roles: the two functions' roles, the Glue jobs' role(s), each state machine's
+    """Principal -> its roles: the two functions' roles, the Glue jobs' role(s), for a cadence on EMR
+    Serverless the execution role its job runs assume (:data:`EMR_FILE_PROCESSOR`), each state machine's
     role, the config-loader role (``odp-<env>-config-loader``) and, when datasets or streams are
     configured, the dataset job's role and the streaming jobs' role.
 
@@ -228,12 +239,49 @@ def principals(resolver: Resolver) -> dict[str, list[Role]]:
             add(STREAMING_JOB, resource["Properties"]["Role"])
     for resource in resolver.of_type("AWS::StepFunctions::StateMachine").values():
         add(STATE_MACHINE, resource["Properties"]["RoleArn"])
+    for run in emr_serverless_runs(resolver):
+        found.setdefault(EMR_FILE_PROCESSOR, [])
+        add(EMR_FILE_PROCESSOR, {"Ref": run.execution_role})
     for logical in resolver.of_type("AWS::IAM::Role"):
         if role_of(resolver, logical).name == f"{prefix}-config-loader":
             add(CONFIG_LOADER, {"Ref": logical})
     missing = sorted(name for name, roles in found.items() if not roles)
     if missing:
         raise TemplateError(f"no role found in the template for {', '.join(missing)}")
+    return found
+
+
+@dataclass(frozen=True)
+class EmrServerlessRun:
+    """The File Processor task of a cadence on EMR Serverless, from its state machine's substitutions."""
+
+    state_machine: str  # logical id
+    application: str  # logical id of the AWS::EMRServerless::Application
+    execution_role: str  # logical id of the role the job run assumes
+    parameters: Mapping[str, Any]  # the task's resolved Parameters (JobDriver.SparkSubmit: entry point, settings)
+
+
+def emr_serverless_runs(resolver: Resolver) -> list[EmrServerlessRun]:
+    """Every state machine task starting ``emr-serverless:startJobRun.sync`` (a cadence with ``engine:
+    emr_serverless``): its application and execution role, found by the ARNs its parameters name.
+
+    Raises:
+        TemplateError: the parameters name an application or a role that is not in the template.
+    """
+    applications = {logical: logical for logical in resolver.of_type("AWS::EMRServerless::Application")}
+    roles = {resolver.get_att(logical, "Arn"): logical for logical in resolver.of_type("AWS::IAM::Role")}
+    found = []
+    for logical, machine in resolver.of_type("AWS::StepFunctions::StateMachine").items():
+        values = machine["Properties"].get("DefinitionSubstitutions", {})
+        if values.get("RunJobResource") != EMR_SERVERLESS_RUN_JOB:
+            continue
+        parameters = json.loads(str(resolver.resolve(values["RunJobParameters"])))
+        application, role = parameters["ApplicationId"], parameters["ExecutionRoleArn"]
+        if application not in applications or role not in roles:
+            raise TemplateError(
+                f"state machine {logical} runs application {application} as {role}: not in the template"
+            )
+        found.append(EmrServerlessRun(logical, application, roles[role], parameters))
     return found
 
 

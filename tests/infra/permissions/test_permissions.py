@@ -6,7 +6,9 @@ principal, the action and the resource.
 The flow runs once per module (real handlers, real job on Spark + Hudi, real config loader; the
 datasets state machine on moto running the real dataset job; the smoke check against moto per
 environment); the app is synthesized once per session (tests/infra/conftest.py). The streaming job is
-covered in test_streaming_permissions.py.
+covered in test_streaming_permissions.py. The same recording is checked against the stage with a cadence on EMR
+Serverless and Lake Formation on (tests/support/emr_stage.py): the File Processor's calls against its execution
+role too, the EMR Serverless task of the state machine, the endpoints its application's subnets need.
 """
 
 from __future__ import annotations
@@ -15,18 +17,20 @@ import copy
 import json
 import shutil
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 import yaml
+from botocore.stub import Stubber
 from moto import mock_aws
 
 from etl.hudi.timeline import latest_instant
-from infrastructure.canary import canary_jobs, run_canary
+from infrastructure.canary import canary_jobs, emr_canary_machines, emr_canary_request, run_canary, run_emr_canary
 from infrastructure.smoke import check_environment
-from odp.config.loader import OdpConfig
+from odp.config.loader import OdpConfig, load_config
 from odp.naming import TrackerTableNames
 from odp.tracker.dataset_history import dataset_history_table_name
 from odp.tracker.schema import create_tables
@@ -49,16 +53,27 @@ from sandbox.datasets_flow import (
 )
 from sandbox.demo_data import DemoGenerator
 from sandbox.runner import PROCESS_ENVIRONMENT, run_sandbox
-from tests.infra.permissions.check import check_reachability, check_template, without_action
+from tests.infra.permissions.check import (
+    check_reachability,
+    check_template,
+    state_machine_definition,
+    without_action,
+)
 from tests.infra.permissions.reachability import without_endpoint
-from tests.infra.permissions.requirements import Translation
+from tests.infra.permissions.requirements import Translation, lake_formation_on
 from tests.infra.permissions.template import (
+    EMR_FILE_PROCESSOR,
     Deployment,
     Resolver,
+    emr_serverless_runs,
     encryption_key_arn,
     find_bucket,
     find_by_name,
+    principals,
 )
+from tests.support.emr_stage import EMR_CADENCE, VIEWS
+from tests.support.emr_stubs import RUN_ID, stub_job_run
+from tests.support.streaming_stage import StreamingStage
 from tests.support.synth import SynthesizedApp
 
 PRODUCTS = "inventory_debezium.inventory.products"
@@ -433,3 +448,168 @@ def test_a_key_policy_without_iam_delegation_or_a_bucket_policy_deny_fails_too(
         " by an explicit Deny in the bucket policy of odp-dev-raw-111111111111-eu-west-1 (NoWrites)" in f
         for f in writes
     )
+
+
+# Issue 28: the stage with a cadence on EMR Serverless, Lake Formation on (a consumer role, two views):
+# tests/support/emr_stage.py. The File Processor's recorded calls are the same code's on either engine; the
+# stage's own configuration gives the catalog sync and the leases.
+EMR = EMR_FILE_PROCESSOR
+SM_EMR = f"state-machine odp-dev-file-processor-{EMR_CADENCE}"
+
+
+def _emr_resolver(emr_stage: StreamingStage, template: dict[str, Any]) -> tuple[Resolver, OdpConfig]:
+    config = load_config(emr_stage.config_dir)
+    settings = config.environments.environments["dev"]
+    return Resolver(template, Deployment("dev", settings.account, settings.region)), config
+
+
+def _emr_canary_calls(emr_stage: StreamingStage) -> list[aws_calls.AwsCall]:
+    """The post-deploy canary's EMR Serverless run of the stage (as the config-loader role): the state machine's
+    definition read back, the run started and polled (botocore stubs answering as the services would)."""
+    resolver, config = _emr_resolver(emr_stage, emr_stage.template)
+    settings = config.environments.environments["dev"]
+    (arn,) = emr_canary_machines(config, "dev", settings.account, settings.region)
+    logical = find_by_name(resolver, "AWS::StepFunctions::StateMachine", arn.rsplit(":", 1)[1])
+    definition = json.dumps(state_machine_definition(resolver, logical, emr_stage.asset_text))
+    stepfunctions = boto3.client("stepfunctions", region_name=settings.region)
+    emr = boto3.client("emr-serverless", region_name=settings.region)
+    with Stubber(stepfunctions) as states, Stubber(emr) as runs, aws_calls.CallRecorder() as recorder:
+        states.add_response(
+            "describe_state_machine",
+            {
+                "stateMachineArn": arn,
+                "name": "m",
+                "definition": definition,
+                "roleArn": "arn:aws:iam::111111111111:role/states",
+                "type": "STANDARD",
+                "creationDate": datetime(2026, 1, 1),
+            },
+        )
+        with aws_calls.acting_as(aws_calls.CONFIG_LOADER):
+            request = emr_canary_request(stepfunctions.describe_state_machine(stateMachineArn=arn)["definition"])
+            stub_job_run(runs, request, [("SUCCESS", "succeeded")])
+            assert run_emr_canary(emr, [request], timeout_seconds=60, sleep=lambda _: None) == []
+    assert [(c.service, c.operation) for c in recorder.calls] == [
+        ("stepfunctions", "DescribeStateMachine"),
+        ("emr-serverless", "StartJobRun"),
+        ("emr-serverless", "GetJobRun"),
+    ]
+    return recorder.calls
+
+
+def _emr_calls(resolver: Resolver, recorded: RecordedFlow, canary: list[aws_calls.AwsCall] = ()) -> dict:
+    """The local flow's calls of the principals this stage deploys (it has no dataset job), and the canary's."""
+    present = set(principals(resolver))
+    return {SANDBOX: [call for call in recorded.calls[SANDBOX] if call.principal in present], "dev": list(canary)}
+
+
+@pytest.fixture(scope="module")
+def emr_canary(emr_stage: StreamingStage) -> list[aws_calls.AwsCall]:
+    return _emr_canary_calls(emr_stage)
+
+
+def _emr_failures(
+    emr_stage: StreamingStage, recorded: RecordedFlow, template: dict[str, Any], canary: list[aws_calls.AwsCall] = ()
+) -> list[str]:
+    resolver, config = _emr_resolver(emr_stage, template)
+    calls = _emr_calls(resolver, recorded, canary)
+    return check_template(
+        resolver, calls, recorded.translations, emr_stage.asset_text, tables=config.tables, datasets=config.datasets
+    )
+
+
+def _emr_unreachable(emr_stage: StreamingStage, recorded: RecordedFlow, template: dict[str, Any]) -> list[str]:
+    resolver, config = _emr_resolver(emr_stage, template)
+    return check_reachability(resolver, _emr_calls(resolver, recorded), tables=config.tables, datasets=config.datasets)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_the_emr_stage_allows_and_reaches_everything_its_file_processor_does_with_lake_formation_on(
+    emr_stage: StreamingStage, recorded: RecordedFlow, emr_canary: list[aws_calls.AwsCall]
+) -> None:
+    resolver, config = _emr_resolver(emr_stage, emr_stage.template)
+    assert lake_formation_on(resolver)
+    assert config.access.consumers
+    views = [t["Properties"]["TableInput"] for t in resolver.of_type("AWS::Glue::Table").values()]
+    assert sorted(v["Name"] for v in views if v["TableType"] == "VIRTUAL_VIEW") == sorted(VIEWS)
+    assert {run.state_machine for run in emr_serverless_runs(resolver)} == {
+        find_by_name(resolver, "AWS::StepFunctions::StateMachine", SM_EMR.split(" ", 1)[1])
+    }
+    (role,) = principals(resolver)[EMR]
+    assert "emr-serverless.amazonaws.com" in json.dumps(resolver.resources[role.logical_id]["Properties"])
+    assert {c.principal for c in _emr_calls(resolver, recorded)[SANDBOX]} >= {aws_calls.FILE_PROCESSOR_JOB}
+
+    failures = _emr_failures(emr_stage, recorded, emr_stage.template, emr_canary)
+    failures += _emr_unreachable(emr_stage, recorded, emr_stage.template)
+
+    assert failures == [], "\n".join(failures)
+
+
+# (principal, action removed from its role's policies, part of a resource a failure of that principal names)
+EMR_REMOVALS = [
+    (EMR, "s3:PutObject", "arn:aws:s3:::odp-dev-raw-"),  # the File Processor's recorded calls
+    (EMR, "s3:GetObject", "arn:aws:s3:::odp-dev-staging-"),
+    (EMR, "dynamodb:UpdateItem", ":table/odp-dev-processing-tracker"),
+    (EMR, "cloudwatch:PutMetricData", "*"),
+    (EMR, "glue:CreateTable", ":table/shop_raw/invoices"),  # Hudi's catalog sync
+    (EMR, "lakeformation:GetDataAccess", "*"),  # Lake Formation on
+    (EMR, "emr-serverless:GetJobRun", ":/applications/"),  # a lease held by an EMR Serverless run
+    (EMR, "glue:GetJobRun", ":job/odp-dev-file-processor-"),  # a lease held by a Glue run (cadence moved)
+    (EMR, "s3:GetObject", "/emr/emr_serverless.py"),  # EMR Serverless loads the entry point
+    (EMR, "logs:PutLogEvents", ":log-group:/aws/emr-serverless/odp-dev:log-stream:"),
+    (EMR, "logs:DescribeLogGroups", ":log-group:/aws/emr-serverless/odp-dev"),
+    (aws_calls.FILE_PROCESSOR_JOB, "lakeformation:GetDataAccess", "*"),
+    (aws_calls.FILE_PROCESSOR_JOB, "emr-serverless:GetJobRun", "/jobruns/"),
+    (SM_EMR, "emr-serverless:StartJobRun", ":/applications/"),
+    (SM_EMR, "emr-serverless:CancelJobRun", "/jobruns/"),
+    (SM_EMR, "iam:PassRole", ":role/"),
+    (SM_EMR, "events:PutRule", ":rule/StepFunctionsGetEventsForEMRServerlessJobRule"),
+    # the post-deploy canary's run on the application (infrastructure/canary.py)
+    (aws_calls.CONFIG_LOADER, "emr-serverless:StartJobRun", ":/applications/"),
+    (aws_calls.CONFIG_LOADER, "iam:PassRole", ":role/EmrServerlessExecutionRole"),
+    (aws_calls.CONFIG_LOADER, "emr-serverless:GetJobRun", f"/jobruns/{RUN_ID}"),
+]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.parametrize("case", EMR_REMOVALS, ids=[f"{principal}-{action}" for principal, action, _ in EMR_REMOVALS])
+def test_removing_a_grant_the_emr_stage_needs_fails_naming_it(
+    emr_stage: StreamingStage, recorded: RecordedFlow, emr_canary: list[aws_calls.AwsCall], case: tuple[str, str, str]
+) -> None:
+    principal, action, resource = case
+    resolver, _ = _emr_resolver(emr_stage, emr_stage.template)
+    template = without_action(resolver, principal, action)
+
+    failures = _emr_failures(emr_stage, recorded, template, emr_canary)
+
+    assert failures
+    assert all(f" is not allowed {action} on " in failure for failure in failures), failures
+    named = [f.split(" on ", 1)[1] for f in failures if f.startswith(f"{principal} (role ")]
+    assert any(resource in failure for failure in named), failures
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("service", "needed_by"),
+    [
+        ("lakeformation", "lakeformation:GetDataAccess (Lake Formation is on"),
+        ("emr-serverless", "emr-serverless:GetJobRun (a lease held by a run of EMR Serverless application"),
+        ("monitoring", "cloudwatch.PutMetricData from "),  # a recorded call of the File Processor
+    ],
+)
+def test_removing_an_endpoint_the_emr_stage_needs_fails_for_both_engines(
+    emr_stage: StreamingStage, recorded: RecordedFlow, service: str, needed_by: str
+) -> None:
+    resolver, _ = _emr_resolver(emr_stage, emr_stage.template)
+    changed = without_endpoint(emr_stage.template, resolver, service)
+
+    failures = _emr_unreachable(emr_stage, recorded, changed)
+
+    assert failures
+    assert all(f" cannot reach {service} from subnet " in f for f in failures), failures
+    assert all(f": needed by {needed_by}" in f for f in failures), failures
+    assert {f.split(" (", 1)[0] for f in failures} == {aws_calls.FILE_PROCESSOR_JOB, EMR}
+    assert any("(EMR Serverless application odp-dev-spark)" in f for f in failures), failures

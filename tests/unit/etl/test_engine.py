@@ -12,6 +12,7 @@ from etl.jobs import emr_serverless
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames
 from odp.tracker import EmrServerlessJobRuns, JobRunRef, JobRunsByEngine
+from tests.support.emr_runs import moto_emr_run
 from tests.support.paths import AWS_REGION
 
 ARGUMENTS = {
@@ -72,22 +73,9 @@ def test_the_emr_entry_point_refuses_an_unknown_job(capsys: pytest.CaptureFixtur
     assert "file_processor,dataset_job" in capsys.readouterr().err
 
 
-def _emr_run(cancel: bool) -> JobRunRef:
-    client = boto3.client("emr-serverless", region_name=AWS_REGION)
-    application = client.create_application(name="odp", releaseLabel="emr-7.5.0", type="SPARK")["applicationId"]
-    run = client.start_job_run(
-        applicationId=application,
-        executionRoleArn="arn:aws:iam::123456789012:role/odp-emr",
-        jobDriver={"sparkSubmit": {"entryPoint": "s3://artifacts/emr_serverless.py"}},
-    )["jobRunId"]
-    if cancel:
-        client.cancel_job_run(applicationId=application, jobRunId=run)
-    return JobRunRef(f"emr-serverless/{application}", run)
-
-
 def test_a_cancelled_emr_run_has_ended_a_running_one_has_not(aws: None) -> None:
     runs = EmrServerlessJobRuns(boto3.client("emr-serverless", region_name=AWS_REGION))
-    cancelled = _emr_run(cancel=True)
+    cancelled = moto_emr_run(cancel=True)
     application = cancelled.job_name.removeprefix("emr-serverless/")
     assert runs.ended(cancelled) == (
         f"job run {cancelled.run_id} of EMR Serverless application {application} ended CANCELLED"

@@ -43,7 +43,14 @@ def test_a_name_shared_by_several_jobs_is_one_declaration() -> None:
                 declarations[argument.name].add(argument.glue)
     assert {name: len(glues) for name, glues in declarations.items() if len(glues) > 1} == {}
     shared = [name for name in declarations if sum(name in c.argument_names() for c in CONTRACTS) > 1]
-    assert sorted(shared) == ["odp_canary", "odp_catalog_sync", "odp_environment", "odp_raw_root", "odp_table_ids"]
+    assert sorted(shared) == [
+        "odp_canary",
+        "odp_catalog_sync",
+        "odp_environment",
+        "odp_lease_seconds",
+        "odp_raw_root",
+        "odp_table_ids",
+    ]
 
 
 def test_every_argument_is_named_once_and_described() -> None:
@@ -82,6 +89,10 @@ def test_required_names_are_the_fields_without_a_default() -> None:
         "odp_dataset_history_table",
         "odp_topic_arn",
         "odp_canary",  # the post-deploy canary's harmless mode (odp.contracts.base.Canary)
+        "odp_engine",  # the datasets of one engine (etl/datasets/job.py)
+        "odp_lease_table",  # one refresh of a dataset at a time (etl/datasets/lease.py)
+        "odp_lease_seconds",
+        "odp_lease_wait_seconds",
     }
 
 

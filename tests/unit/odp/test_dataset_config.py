@@ -109,12 +109,30 @@ def test_engine_of_a_cadence_defaults_to_glue_and_takes_emr_serverless(tmp_path:
     assert load_config(write_config(tmp_path, files)).cadences.cadences[name].engine.value == "emr_serverless"
 
 
-def test_an_unknown_engine_and_a_dataset_on_emr_serverless_are_refused(tmp_path: Path) -> None:
-    files = files_with(dataset("a", engine="emr_serverless"))
+def test_an_unknown_engine_is_refused(tmp_path: Path) -> None:
+    files = files_with(dataset("a", engine="dataproc"))
     name = next(iter(files["cadences.yaml"]["cadences"]))
     files["cadences.yaml"]["cadences"][name]["engine"] = "dataproc"
     assert errors(tmp_path, files) == [
         f"cadences.yaml: cadences.{name}.engine: Input should be 'glue' or 'emr_serverless'",
-        "datasets/a.yaml: engine: engine emr_serverless is not available for datasets yet: the datasets "
-        "state machine starts the Glue dataset job (cadences may use emr_serverless)",
+        "datasets/a.yaml: engine: Input should be 'glue' or 'emr_serverless'",
     ]
+
+
+def test_engine_of_a_dataset_defaults_to_glue_and_takes_emr_serverless(tmp_path: Path) -> None:
+    files = files_with(dataset("a"), dataset("b", engine="emr_serverless"))
+    engines = {d.name: d.engine.value for d in load_config(write_config(tmp_path, files)).datasets}
+    assert engines == {"a": "glue", "b": "emr_serverless"}
+
+
+def test_an_emr_dataset_may_read_a_glue_one_but_not_the_reverse(tmp_path: Path) -> None:
+    first = dataset("first", engine="emr_serverless")
+    then = dataset("then", refresh="full", sources=[{"name": "orders", "dataset": "first"}])
+    assert errors(tmp_path, files_with(first, then)) == [
+        "datasets/then.yaml: sources[0].dataset: dataset 'then' runs on glue and reads 'first', which runs on "
+        "emr_serverless: the EMR Serverless run follows the Glue run, so move it to emr_serverless too (or its "
+        "source to glue)"
+    ]
+    allowed = files_with(dataset("first"), {**then, "engine": "emr_serverless"})
+    loaded = load_config(write_config(tmp_path / "ok", allowed)).datasets
+    assert [(d.name, d.engine.value) for d in loaded] == [("first", "glue"), ("then", "emr_serverless")]

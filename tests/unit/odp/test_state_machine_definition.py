@@ -76,4 +76,4 @@ def test_each_placeholder_is_one_field_of_its_substitutions_class() -> None:
     )
     assert filled.values() == {name: str(value) for name, value in VALUES.items()}
     assert filled.render() == render_definition(VALUES)
-    assert DatasetsSubstitutions.placeholders() == ("DatasetJobName", "AlertsTopicArn")
+    assert DatasetsSubstitutions.placeholders() == ("DatasetJobName", "AlertsTopicArn", "RefreshOnEmr")

@@ -18,6 +18,7 @@ from odp.config.loader import OdpConfig
 from odp.contracts.batches import InvalidBatchResultError
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.tracker import ProcessingTracker, RunStatus, TableRun
+from odp.tracker.items import JobRunRef
 from tests.support.aws import Clock
 from tests.support.batch_manager import pending_file, put_all
 from tests.support.lambdas import LambdaContext, emf_blobs
@@ -331,6 +332,24 @@ def test_the_handler_plans_from_the_environment(
         LambdaContext(),
     )
     assert summary["failed_tables"] == 1
+
+
+@pytest.mark.usefixtures("lambda_env", "pending")
+def test_a_lease_held_by_a_live_emr_serverless_run_is_not_planned_again(tracker_tables: dict[str, Any]) -> None:
+    """The Batch Manager asks the engine that runs the lease's holder: Glue knows no EMR Serverless run and
+    would call it gone, so a table an EMR run is still writing would be planned into a second run."""
+    emr = boto3.client("emr-serverless")
+    application = emr.create_application(name="odp", releaseLabel="emr-7.5.0", type="SPARK")["applicationId"]
+    run = emr.start_job_run(applicationId=application, executionRoleArn="arn:aws:iam::123456789012:role/x")
+    live = ProcessingTracker(tracker_tables["processing_tracker"], tracker_tables["processing_tracker_history"])
+    live.acquire(
+        T(2), "emr-run", lease_seconds=900, job_run=JobRunRef(f"emr-serverless/{application}", run["jobRunId"])
+    )
+    batch_manager_handler.default_manager.cache_clear()
+    result = batch_manager_handler.handler(
+        {"action": "plan", "cadence": CADENCE, "execution_name": "exec-9"}, LambdaContext()
+    )
+    assert T(2) not in [table for batch in result["batches"] for table in batch["table_ids"]]
 
 
 @pytest.mark.usefixtures("lambda_env", "pending")
