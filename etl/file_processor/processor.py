@@ -39,7 +39,7 @@ from etl.file_processor.transform import transform_changes
 from etl.file_processor.write_budget import RowBudget, job_row_budget
 from etl.hudi.commit import CommitResult, CommitTag, commit_once
 from etl.hudi.kept_values import check_kept_columns, stored_data_columns
-from etl.hudi.timeline import CommitSummary, completed_commits, discard_uncommitted_table
+from etl.hudi.timeline import TableState, discard_uncommitted_table, read_table_state
 from etl.hudi.writer import ChangeBatch, WriteResult, WriteSettings, job_write_profile, write_changes
 from etl.readers import SourceFile, read_changes
 from odp.config.models import TableConfig, TableMode
@@ -241,14 +241,17 @@ class _TableRunner:
 
         A file that fails deterministically is quarantined and the plan goes on without it (``set_aside``
         collects the keys); the commit names exactly the files applied.
+
+        The table's state is read once (:func:`etl.hudi.timeline.read_table_state`, under the lease) and passed
+        down: the plan, the read's column check, the write and the commit take it from there.
         """
-        discarded = self._discard_uncommitted(config, base_path)
+        state, discarded = self._table_state(config, base_path)
         landed = self.files.landed_files(table_id)
-        commits = completed_commits(self.spark, base_path)
+        commits = list(state.commits)
         historical = config.mode is TableMode.HISTORICAL and bool(landed)
         plan = plan_table_run(config, landed, commits, self.files.applied_content(table_id) if historical else {})
         self._reconcile(plan, keeper)
-        plan, applied = self._read_and_apply(config, plan, base_path, keeper, commits=commits, set_aside=set_aside)
+        plan, applied = self._read_and_apply(config, plan, keeper, state=state, set_aside=set_aside)
         keeper.check()
         if plan.apply:
             self.files.mark_processed(
@@ -278,26 +281,25 @@ class _TableRunner:
         self,
         config: TableConfig,
         plan: TablePlan,
-        base_path: str,
         keeper: LeaseKeeper,
         *,
-        commits: list[CommitSummary],
+        state: TableState,
         set_aside: list[str],
     ) -> tuple[TablePlan, AppliedCommit]:
         """Read, check and commit the plan's files; a file the write refuses before writing anything
         (:class:`etl.errors.UnstorableChangeError`) is quarantined like a bad read, and the rest read and
         applied again in this run. Returns the plan of the files applied and what the commit applied."""
         while True:
-            plan, read = self._read(config, plan, base_path, keeper, set_aside)
+            plan, read = self._read(config, plan, state, keeper, set_aside)
             if read is None:
                 return plan, AppliedCommit()
             try:
-                return plan, self._apply(config, read, base_path, keeper, commits)
+                return plan, self._apply(config, read, state, keeper)
             except UnstorableChangeError as error:
                 plan = self._set_aside(config.table_id, plan, error, keeper, set_aside)
 
     def _read(
-        self, config: TableConfig, plan: TablePlan, base_path: str, keeper: LeaseKeeper, set_aside: list[str]
+        self, config: TableConfig, plan: TablePlan, state: TableState, keeper: LeaseKeeper, set_aside: list[str]
     ) -> tuple[TablePlan, ReadChanges | None]:
         """Read and check the plan's files in one pass; a file failing deterministically is quarantined at once
         (etl.file_processor.poison) and the rest is read again without it, until a pass holds no bad change.
@@ -305,7 +307,7 @@ class _TableRunner:
         Returns the plan of the files that remain and their checked changes (None: every file was set aside).
         Raises whatever names no single file, or may pass on the next try: the table's run fails as before.
         """
-        stored = stored_data_columns(self.spark, config, base_path)  # what files must carry without `columns`
+        stored = stored_data_columns(config, state)  # what files must carry without `columns`
         while plan.apply:
             sources = source_files(plan.apply, self.resolve_uri)
             changes: DataFrame | None = None
@@ -313,7 +315,8 @@ class _TableRunner:
                 read = read_changes(
                     self.spark, sources, config.as_read(), run_start=self.run_start, stored_columns=stored
                 )
-                changes = read.transform(with_shard(config)).persist()
+                read = read.transform(with_shard(config))
+                changes = (read.coalesce(1) if plan.one_task else read).persist()
                 counts = count_changes(changes, tuple(config.primary_key), sources)
             except Exception as error:  # noqa: BLE001 - _set_aside raises it again unless it convicts one file
                 if changes is not None:
@@ -363,9 +366,8 @@ class _TableRunner:
         self,
         config: TableConfig,
         read: ReadChanges,
-        base_path: str,
+        state: TableState,
         keeper: LeaseKeeper,
-        commits: list[CommitSummary],
     ) -> AppliedCommit:
         """Commit the checked changes of the plan's files once (etl.hudi.commit), within the job's row budget."""
         sources, changes, counts = read.sources, read.changes, read.counts
@@ -384,12 +386,14 @@ class _TableRunner:
                 keeper.check()
                 commit = commit_once(
                     self.spark,
-                    base_path,
+                    state.base_path,
                     CommitTag(self.run_id, tuple(s.file_id for s in sources)),
-                    lambda tag: write_changes(self.spark, batch, config, base_path, tag, settings=self.write_settings),
+                    lambda tag: write_changes(
+                        self.spark, batch, config, state.base_path, tag, settings=self.write_settings, state=state
+                    ),
                     job="etl",
                     label=config.table_id,
-                    seen=commits,
+                    seen=state.commits,
                 )
         finally:
             changes.unpersist()
@@ -430,15 +434,22 @@ class _TableRunner:
                 skip_reason=reason,
             )
 
-    def _discard_uncommitted(self, config: TableConfig, base_path: str) -> tuple[str, ...]:
-        """Recover from a run killed during a first commit: of the table, or of its tombstone table.
+    def _table_state(self, config: TableConfig, base_path: str) -> tuple[TableState, tuple[str, ...]]:
+        """The table's state, read once, after recovering from a run killed during a first commit (of the table, or
+        of its tombstone table): returns the state and the paths discarded.
 
-        Runs under the table's lease, before anything reads either table. Returns the paths discarded.
+        Runs under the table's lease, before anything reads either table.
         """
-        paths = [base_path]
+        state = read_table_state(self.spark, base_path)
+        discarded = []
+        if state.uncommitted and discard_uncommitted_table(self.spark, base_path):
+            discarded.append(base_path)
+            state = TableState(base_path)
         if config.mode is TableMode.CURRENT:
-            paths.append(tombstone_path(self.args.raw_root, config.database, config.target_table))
-        return tuple(path for path in paths if discard_uncommitted_table(self.spark, path))
+            tombstones = tombstone_path(self.args.raw_root, config.database, config.target_table)
+            if discard_uncommitted_table(self.spark, tombstones):
+                discarded.append(tombstones)
+        return state, tuple(discarded)
 
     def _quarantine_named_files(
         self, table_id: str, error: Exception, config: TableConfig | None

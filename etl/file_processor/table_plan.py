@@ -19,6 +19,12 @@ from etl.readers import SourceFile
 from odp.config.models import TableConfig, TableMode
 from odp.tracker import FileKind, TrackedFile
 
+# A run whose landed files hold at most this many bytes reads them as one Spark partition: every later step
+# (the counts, the last change per key, the tombstones, Hudi's input) then needs no exchange, and under adaptive
+# query execution each exchange is a Spark job of its own (3 of a small table's 15 jobs per commit). One task
+# reads 32 MiB in about a second; larger inputs keep Spark's parallel read.
+ONE_TASK_BYTES = 32 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class TablePlan:
@@ -34,6 +40,12 @@ class TablePlan:
     apply: tuple[TrackedFile, ...]
     duplicates: tuple[tuple[TrackedFile, TrackedFile], ...]
     quarantine: tuple[tuple[TrackedFile, str], ...] = ()
+
+    @property
+    def one_task(self) -> bool:
+        """Whether the files to apply are small enough to read, check and write as one Spark partition
+        (:data:`ONE_TASK_BYTES`): then no step of the run shuffles them (no job per exchange)."""
+        return sum(f.size for f in self.apply) <= ONE_TASK_BYTES
 
     @property
     def reconciled(self) -> int:

@@ -39,23 +39,22 @@ from etl.change_frame import (
 )
 from etl.errors import ChangeFileError, TransformError, UnstorableChangeError
 from etl.hudi.schema import HUDI_META_PREFIX
+from etl.hudi.timeline import TableState
 from odp.config.models import SourceFormat, TableConfig, TableMode
 
 _ODP_PREFIX = "_odp_"
 
 
-def stored_data_columns(spark: SparkSession, config: TableConfig, base_path: str) -> tuple[str, ...]:
+def stored_data_columns(config: TableConfig, state: TableState) -> tuple[str, ...]:
     """The stored table's data columns, which files declaring their columns must carry when the table configures
-    none (dms and files sources without a transform); () when that does not apply or the table does not exist."""
-    from etl.hudi.timeline import table_exists  # noqa: PLC0415 - timeline imports the JVM helpers lazily too
-
+    none (dms and files sources without a transform); () when that does not apply or the table has no schema yet.
+    ``state``: the table as its run read it (:func:`etl.hudi.timeline.read_table_state`)."""
     applies = config.format in (SourceFormat.DMS, SourceFormat.FILES) and not config.columns and not config.transform
-    if not applies or not table_exists(spark, base_path):
+    if not applies or state.schema is None:
         return ()
-    fields = spark.read.format("hudi").load(base_path).schema.fields
     hidden = (HUDI_META_PREFIX, _ODP_PREFIX)
     added = {config.shard_column} if config.shard_from_key else set()  # a merged table's shard: not in the files
-    return tuple(f.name for f in fields if not f.name.startswith(hidden) and f.name not in added)
+    return tuple(f.name for f in state.schema.fields if not f.name.startswith(hidden) and f.name not in added)
 
 
 def check_kept_columns(config: TableConfig, kept: Sequence[str], before: Sequence[str], after: Sequence[str]) -> None:

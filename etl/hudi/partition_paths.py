@@ -6,7 +6,7 @@ folder levels, which the catalog and Athena read as another partition layout. Hu
 ``PartitionPathEncodeUtils.escapePathName``, Hive's escaping), and records the setting in the table's
 ``hoodie.properties`` when it creates the table; it does not check later writes against it, so a table keeps the
 layout it was created with only if every write passes that setting back
-(:func:`etl.hudi.timeline.stored_partition_encoding`).
+(``TableState.encoded_partitions``, :func:`etl.hudi.timeline.read_table_state`).
 Spark and hudi-rs read partition values from the data files, so they read the original value either way.
 
 Catalog sync (the Glue jobs) registers each partition with the values its extractor reads from the path. Hudi's

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -28,9 +28,8 @@ def is_widening(narrow: T.DataType, wide: T.DataType) -> bool:
     return False
 
 
-def table_schema(spark: SparkSession, base_path: str) -> T.StructType:
-    """The table's data schema (Hudi meta columns left out). Resolves metadata only, reads no rows."""
-    schema = spark.read.format("hudi").load(base_path).schema
+def data_schema(schema: T.StructType) -> T.StructType:
+    """Pure: a Hudi table's schema without its meta columns (``_hoodie_is_deleted`` kept: a data column)."""
     return T.StructType(
         [f for f in schema.fields if not f.name.startswith(HUDI_META_PREFIX) or f.name == "_hoodie_is_deleted"]
     )

@@ -49,7 +49,8 @@ class HudiTarget:
 
     def with_stored_layout(self, encoded: bool | None) -> HudiTarget:
         """This target with the partition layout the table was created with (``encoded``: from its
-        ``hoodie.properties``, :func:`etl.hudi.timeline.stored_partition_encoding`; None: a new table, encoded)."""
+        ``hoodie.properties``, ``TableState.encoded_partitions`` of :func:`etl.hudi.timeline.read_table_state`;
+        None: a new table, encoded)."""
         return self if encoded is None else replace(self, encode_partitions=encoded)
 
     @property

@@ -1,6 +1,10 @@
 """Reads of a Hudi table's timeline through the JVM (the same calls work on Glue and locally): the one
 public wrapper; nothing outside this module builds a meta client.
 
+A run of a table reads its state once (:func:`read_table_state`: one existence check, one meta client: its
+``hoodie.properties``, completed commits with their metadata, schema and size) and passes that
+:class:`TableState` down instead of reading the table again at each step.
+
 Used for exactly-once: which landed files a completed commit already consumed, and the instant and
 write statistics of the commit a run just made; by the dataset job: a table's latest instant and what its
 latest commit recorded; and for recovery: a table whose first commit never
@@ -15,8 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import SparkSession
+from pyspark.sql import types as T
 
 from etl.hudi.options import FILE_IDS_METADATA, INDEX_METADATA, RUN_ID_METADATA
+from etl.hudi.schema import data_schema
 from etl.hudi.target import RECORD_INDEX
 
 logger = logging.getLogger(__name__)
@@ -98,16 +104,6 @@ def _completed_timeline(spark: SparkSession, base_path: str) -> Any:
     return _meta_client(spark, base_path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
 
 
-def stored_partition_encoding(spark: SparkSession, base_path: str) -> bool | None:
-    """Whether the table's partition paths are URL-encoded, as Hudi recorded it in ``hoodie.properties`` when it
-    created the table (``hoodie.datasource.write.partitionpath.urlencode``; absent = false); None: no table yet.
-    Hudi does not check a later write's setting against it: every write passes this back
-    (:mod:`etl.hudi.partition_paths`)."""
-    if not table_exists(spark, base_path):
-        return None
-    return str(_meta_client(spark, base_path).getTableConfig().getUrlEncodePartitioning()).lower() == "true"
-
-
 def latest_instant(spark: SparkSession, base_path: str) -> str | None:
     """The latest completed commit (commit, deltacommit, replacecommit) of a Hudi table; None when it has none."""
     if not table_exists(spark, base_path):
@@ -133,33 +129,117 @@ def completed_commits(spark: SparkSession, base_path: str, *, after: str | None 
     """Completed commits of the active timeline (commit, deltacommit, replacecommit), oldest first.
 
     ``after``: only the commits requested after this instant. A run reads the whole timeline once (to
-    reconcile) and, after its write, only what its write added: each commit's metadata is read once.
+    reconcile, :func:`read_table_state`) and, after its write, only what its write added: each commit's
+    metadata is read once.
     """
     if not table_exists(spark, base_path):
         return []
-    jvm = spark.sparkContext._jvm
     timeline = _completed_timeline(spark, base_path)
     if after is not None:
         timeline = timeline.findInstantsAfter(after)
+    return [summary for summary, _ in _summaries(spark, timeline)]
+
+
+def _summaries(spark: SparkSession, timeline: Any) -> list[tuple[CommitSummary, Any]]:
+    """Each completed instant of ``timeline`` with its commit metadata (read once), oldest first."""
+    jvm = spark.sparkContext._jvm
     summaries = []
     for instant in timeline.getInstants():
         metadata = jvm.org.apache.hudi.common.table.timeline.TimelineUtils.getCommitMetadata(instant, timeline)
         extra = metadata.getExtraMetadata()
         raw_ids = extra.get(FILE_IDS_METADATA)
         deletes = sum(int(stat.getNumDeletes()) for stat in metadata.getWriteStats())
-        summaries.append(
-            CommitSummary(
-                instant=str(instant.requestedTime()),
-                action=str(instant.getAction()),
-                file_ids=tuple(json.loads(raw_ids)) if raw_ids else (),
-                run_id=extra.get(RUN_ID_METADATA) or None,
-                index=extra.get(INDEX_METADATA) or None,
-                inserts=int(metadata.fetchTotalInsertRecordsWritten()),
-                updates=int(metadata.fetchTotalUpdateRecordsWritten()),
-                deletes=deletes,
-            )
+        summary = CommitSummary(
+            instant=str(instant.requestedTime()),
+            action=str(instant.getAction()),
+            file_ids=tuple(json.loads(raw_ids)) if raw_ids else (),
+            run_id=extra.get(RUN_ID_METADATA) or None,
+            index=extra.get(INDEX_METADATA) or None,
+            inserts=int(metadata.fetchTotalInsertRecordsWritten()),
+            updates=int(metadata.fetchTotalUpdateRecordsWritten()),
+            deletes=deletes,
         )
+        summaries.append((summary, metadata))
     return summaries
+
+
+@dataclass(frozen=True)
+class TableState:
+    """What a run knows of a table before it writes, read once (:func:`read_table_state`) and passed down.
+
+    ``exists``: ``hoodie.properties`` is there. ``uncommitted``: it exists but no instant of its active
+    timeline ever completed (a killed first commit: :func:`discard_uncommitted_table`). ``commits``: the
+    completed commits of the active timeline, oldest first. ``encoded_partitions``: the stored partition
+    layout (``hoodie.datasource.write.partitionpath.urlencode`` as Hudi recorded it in ``hoodie.properties`` when it
+    created the table, absent = false; Hudi does not check a later write's setting against it: every write passes
+    it back, :mod:`etl.hudi.partition_paths`; None: no table). ``schema``: the table's schema as Spark's Hudi
+    reader gives it, meta columns included (None: no table or no commit yet). ``rows`` / ``file_groups`` /
+    ``bytes``: the table's size from the write statistics of the active timeline (each file group's latest base
+    file; MERGE_ON_READ log blocks not counted; file groups last written in archived commits are not seen, so
+    after archival a lower bound). Fields are only ever added.
+    """
+
+    base_path: str
+    exists: bool = False
+    uncommitted: bool = False
+    commits: tuple[CommitSummary, ...] = ()
+    encoded_partitions: bool | None = None
+    schema: T.StructType | None = None
+    rows: int = 0
+    file_groups: int = 0
+    bytes: int = 0
+
+    @property
+    def index(self) -> str | None:
+        """The index of the table's last ODP commit (:func:`stored_index`)."""
+        return stored_index(list(self.commits))
+
+    @property
+    def data_schema(self) -> T.StructType | None:
+        """The data schema (Hudi meta columns left out, ``_hoodie_is_deleted`` kept): what writes align to."""
+        return data_schema(self.schema) if self.schema is not None else None
+
+
+def read_table_state(spark: SparkSession, base_path: str) -> TableState:
+    """The table's state in one read: one existence check and, for a table, one meta client (its properties, its
+    active timeline with each completed commit's metadata, its schema from the latest commit). No Spark job."""
+    if not table_exists(spark, base_path):
+        return TableState(base_path)
+    meta_client = _meta_client(spark, base_path)
+    active = meta_client.getActiveTimeline()
+    encoded = str(meta_client.getTableConfig().getUrlEncodePartitioning()).lower() == "true"
+    if active.filterCompletedInstants().empty():
+        return TableState(base_path, exists=True, uncommitted=True, encoded_partitions=encoded)
+    summaries = _summaries(spark, active.getCommitsTimeline().filterCompletedInstants())
+    commits = tuple(summary for summary, _ in summaries)
+    rows, file_groups, size = _size(summaries)
+    schema = _schema(spark, meta_client) if commits else None
+    return TableState(base_path, True, False, commits, encoded, schema, rows, file_groups, size)
+
+
+def _size(summaries: list[tuple[CommitSummary, Any]]) -> tuple[int, int, int]:
+    """(rows, file groups, bytes) of the latest base file of each file group the commits wrote and did not replace."""
+    latest: dict[tuple[str, str], tuple[int, int]] = {}
+    for summary, metadata in summaries:
+        replaced = metadata.getPartitionToReplaceFileIds() if summary.action == "replacecommit" else None
+        for partition, file_ids in dict(replaced or {}).items():
+            for file_id in file_ids:
+                latest.pop((str(partition), str(file_id)), None)
+        for stat in metadata.getWriteStats():
+            path = str(stat.getPath() or "")
+            if path.endswith(".parquet"):
+                key = (str(stat.getPartitionPath()), str(stat.getFileId()))
+                latest[key] = (int(stat.getNumWrites()), int(stat.getFileSizeInBytes()))
+    return sum(r for r, _ in latest.values()), len(latest), sum(b for _, b in latest.values())
+
+
+def _schema(spark: SparkSession, meta_client: Any) -> T.StructType:
+    """The table's schema as Spark's Hudi reader resolves it (from the latest commit's schema), without building a
+    relation: Hudi's TableSchemaResolver and its Avro -> Spark conversion on the meta client already built."""
+    jvm = spark.sparkContext._jvm
+    avro = jvm.org.apache.hudi.common.table.TableSchemaResolver(meta_client).getTableAvroSchema(True)
+    struct = jvm.org.apache.hudi.AvroConversionUtils.convertAvroSchemaToStructType(avro)
+    return T.StructType.fromJson(json.loads(struct.json()))
 
 
 def committed_file_ids(commits: list[CommitSummary]) -> dict[str, str]:

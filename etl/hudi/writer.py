@@ -15,9 +15,9 @@ from etl.hudi.kept_values import resolve_kept
 from etl.hudi.options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
 from etl.hudi.partition_paths import check_partition_values
 from etl.hudi.rewrite import RewriteCounts, apply_choice, choose_for_run
-from etl.hudi.schema import align_to_table, table_schema
+from etl.hudi.schema import align_to_table
 from etl.hudi.target import HudiTarget
-from etl.hudi.timeline import stored_partition_encoding, table_exists
+from etl.hudi.timeline import TableState, read_table_state
 from etl.hudi.tombstones import (
     STALE,
     clear_tombstones,
@@ -141,6 +141,7 @@ def write_changes(
     tag: CommitTag,
     *,
     settings: WriteSettings,
+    state: TableState | None = None,
 ) -> WriteResult:
     """Write one commit (carrying ``tag``) to the table at base_path; returns the operation and the stale changes
     dropped. The write :func:`etl.hudi.commit.commit_once` runs for the File Processor and the micro-batch.
@@ -153,14 +154,18 @@ def write_changes(
 
     Changes that keep a column's stored value (``batch.kept_columns``) get it first (:mod:`etl.hudi.kept_values`).
 
+    ``state``: the table as the caller read it under the table's lease (:func:`etl.hudi.timeline.read_table_state`:
+    whether it exists, its partition layout, its schema); None: read here.
+
     Raises:
         SchemaEvolutionError: the batch changes a column incompatibly (nothing is written).
         ChangeFileError: a partition value the table's partition layout cannot store (nothing is written;
             :mod:`etl.hudi.partition_paths`).
         ChangeFileError: or a change keeps a column nothing supplies a value for (nothing is written).
     """
-    exists = table_exists(spark, base_path)
-    target = HudiTarget.from_table(config).with_stored_layout(stored_partition_encoding(spark, base_path))
+    state = state if state is not None else read_table_state(spark, base_path)
+    exists = state.exists
+    target = HudiTarget.from_table(config).with_stored_layout(state.encoded_partitions)
     check_partition_values(batch.changes, config.partition_by, config.table_id, encoded=target.encode_partitions)
     tombstones = settings.tombstones_of(config)
     # lazy: read after this batch's deletes were added; a key whose last change is a delete has no upsert to drop
@@ -188,7 +193,7 @@ def write_changes(
             target=target,
             changes=changes,
             settings=settings,
-            exists=exists,
+            state=state,
             stored=stored,
         )
     finally:
@@ -206,15 +211,16 @@ def _write(
     target: HudiTarget,
     changes: DataFrame,
     settings: WriteSettings,
-    exists: bool,
+    state: TableState,
     stored: DataFrame | None,
 ) -> WriteResult:
     """The plan, the tombstones and the table's commit of :func:`write_changes` (``stored``: the tombstones read)."""
     tombstones = settings.tombstones_of(config)
-    plan = plan_write(changes, config, has_full_load=batch.has_full_load, exists=exists, tombstones=stored)
-    rows = align_to_table(plan.rows, table_schema(spark, base_path)) if exists else plan.rows
+    plan = plan_write(changes, config, has_full_load=batch.has_full_load, exists=state.exists, tombstones=stored)
+    schema = state.data_schema
+    rows = align_to_table(plan.rows, schema) if schema is not None else plan.rows
     choice = choose_for_run(
-        spark, config, target, base_path, operation=plan.operation, exists=exists, changes=batch.rows
+        spark, config, target, base_path, operation=plan.operation, exists=state.exists, changes=batch.rows
     )
     rows, rewrite = apply_choice(spark, choice, rows, base_path, config)  # a rewrite: the merged snapshot
     operation = rewrite.operation if rewrite is not None else plan.operation
