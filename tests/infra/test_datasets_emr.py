@@ -21,13 +21,8 @@ from tests.support.synth import resources_of, role_statements_of
 
 CONFIG: dict[str, Any] = {
     "environments.yaml": STREAMING_CONFIG["environments.yaml"],
-    "cadences.yaml": {"cadences": {"hourly": {"schedule": "rate(1 hour)", "batch_size": 5}}},
-    "tables/shop.yaml": {
-        "source": "shop",
-        "format": "dms",
-        "defaults": {"database": "shop_raw", "ordering_column": "seq", "cadence": "hourly"},
-        "tables": [{"schema": "public", "table": "invoices", "primary_key": ["id"]}],
-    },
+    "cadences.yaml": STREAMING_CONFIG["cadences.yaml"],
+    "tables/shop.yaml": STREAMING_CONFIG["tables/shop.yaml"],
     "datasets/invoices_clean.yaml": {
         "name": "invoices_clean",
         "zone": "conformed",
