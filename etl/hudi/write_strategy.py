@@ -4,8 +4,8 @@ The inputs are the table as its timeline and file listing describe it (:class:`S
 :func:`etl.hudi.table_size.stored_table`) and the run's change count; nothing here reads data. The cost model
 (:class:`WriteCosts`) is bench/README's estimate on 2 cores: a table run costs a fixed part (the commit, the
 metadata table, the timeline: about 4 s) in either plan; an upsert adds about 70 us per change (the record index
-lookup, the merge of the touched file groups); a rewrite adds about 7 us per stored row (the naive rewrite's
-3 to 4 us per row, doubled for Hudi's meta columns and the record index entry every rewritten row gets). The
+lookup, the merge of the touched file groups); a rewrite adds about 21 us per stored row (measured, see
+``WriteCosts.seconds_per_stored_row``; first estimated at 7 us from the naive rewrite's 3 to 4 us per row). The
 fixed part is the same in both plans, so the choice compares the variable parts, and a rewrite must save at
 least ``1 - margin`` of the upsert's variable part and at least ``min_saving_seconds``: a near tie, and every
 small table (where either plan is its fixed part), stays an upsert, which writes fewer bytes.
@@ -44,7 +44,11 @@ class WriteCosts:
 
     fixed_seconds: float = 4.0  # either plan: the commit, the metadata table, the timeline
     seconds_per_change: float = 70e-6  # upsert: index lookup and merge, per change
-    seconds_per_stored_row: float = 7e-6  # rewrite: read, merge and write again, per stored row
+    # rewrite: read, merge and write again, per stored row. Measured (bench/results/i27-4x200k, 2 cores): rewriting
+    # 4 x 206,000 rows took 83.7 s where upserting 4 x 36,000 changes took 49.0 s (i12-4x200k): a rewritten row costs
+    # about 0.3x an upserted change (first estimated at 0.1x, 7 us); with the 0.8 margin a rewrite is chosen from
+    # about 60% of the rows changed.
+    seconds_per_stored_row: float = 21e-6
     margin: float = 0.8  # a rewrite's variable part must be at most this share of the upsert's
     # and save at least this much: below it the choice is noise against the fixed part, and the upsert writes less
     min_saving_seconds: float = 0.5

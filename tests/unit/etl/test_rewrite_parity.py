@@ -97,7 +97,11 @@ def test_upsert_and_rewrite_give_the_same_table_and_the_index_stays_right(spark,
     }
     by_upsert = _run(spark, lake, upserted.table_id)
     with monkeypatch.context() as priced:
-        priced.setattr(write_strategy, "DEFAULT_COSTS", write_strategy.WriteCosts(min_saving_seconds=0.0))
+        priced.setattr(
+            write_strategy,
+            "DEFAULT_COSTS",
+            write_strategy.WriteCosts(min_saving_seconds=0.0, seconds_per_stored_row=7e-6),
+        )
         by_rewrite = _run(spark, lake, rewritten.table_id)
     assert by_upsert.write_strategy is WriteStrategy.UPSERT
     assert by_rewrite.write_strategy is WriteStrategy.REWRITE_TABLE
