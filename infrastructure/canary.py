@@ -20,18 +20,16 @@ packaging, network or permission error then stops the promotion instead of faili
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import boto3
 
-from infrastructure.smoke import config_and_environment, report
+from infrastructure.smoke import config_and_environment, environment_parser, report
 from odp.config.datasets import of_engine
 from odp.config.loader import OdpConfig
 from odp.config.models import Engine
@@ -194,9 +192,7 @@ def run_canary(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infrastructure.canary", description=__doc__.splitlines()[0])
-    parser.add_argument("--env", required=True)
-    parser.add_argument("--config-dir", type=Path, default=Path("config"))
+    parser = environment_parser("python -m infrastructure.canary", __doc__)
     parser.add_argument("--timeout-minutes", type=float, default=30)
     args = parser.parse_args(argv)
     loaded = config_and_environment(args.config_dir, args.env)

@@ -66,11 +66,16 @@ def config_and_environment(config_dir: Path, name: str) -> tuple[OdpConfig, Envi
     return config, environment
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infrastructure.smoke", description=__doc__.splitlines()[0])
+def environment_parser(prog: str, doc: str) -> argparse.ArgumentParser:
+    """The arguments every post-deploy command takes: ``--env`` and ``--config-dir``."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
     parser.add_argument("--env", required=True)
     parser.add_argument("--config-dir", type=Path, default=Path("config"))
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = environment_parser("python -m infrastructure.smoke", __doc__).parse_args(argv)
     loaded = config_and_environment(args.config_dir, args.env)
     if isinstance(loaded, int):
         return loaded
