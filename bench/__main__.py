@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench.contenders.common import DEFAULT_DRIVER_MEMORY, DRIVER_MEMORY_VARIABLE
 from bench.fleet import DEFAULT_GROUPS, FleetSpec, parse_groups
 from bench.fleet_runner import run_fixed_cost, run_fleet, run_many_files
 from bench.report import (
@@ -34,6 +36,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_WORK = Path(__file__).resolve().parents[1] / ".cache" / "bench"
 SMALL = {"tables": 2, "rows": 1_000, "waves": 1}
 SMALL_FLEET = "4x2000"  # one table of each class
+DRIVER_MEMORY_HELP = "the heap of every contender's local[2] Spark driver alike (default 2g; in the JSON's machine)"
 SMALL_HISTORY_DAYS = 3  # a smoke run's fact and event tables: 3 day partitions in the full load, not 30
 
 
@@ -76,6 +79,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--work-dir", type=Path, default=DEFAULT_WORK, help="staging files and tables")
     run.add_argument("--results-dir", type=Path, help="where the JSON and PNG go")
     run.add_argument("--name", help="results file name without suffix (default: today's date)")
+    run.add_argument("--driver-memory", default=DEFAULT_DRIVER_MEMORY, help=DRIVER_MEMORY_HELP)
     fleet = commands.add_parser("fleet", help="tables of many sizes and kinds at real change rates (bench.fleet)")
     fleet.add_argument("--small", action="store_true", help=f"a smoke run: {SMALL_FLEET}, 3 days of history, 1 wave")
     fleet.add_argument("--fleet", help="<tables>x<rows>,... (default 28x10000,8x200000,3x2000000,1x10000000)")
@@ -99,6 +103,7 @@ def parser() -> argparse.ArgumentParser:
         command.add_argument("--work-dir", type=Path, default=DEFAULT_WORK, help="staging files and tables")
         command.add_argument("--results-dir", type=Path, help="where the JSON and PNG go")
         command.add_argument("--name", help="results file name without suffix")
+        command.add_argument("--driver-memory", default=DEFAULT_DRIVER_MEMORY, help=DRIVER_MEMORY_HELP)
     table = commands.add_parser("markdown", help="print a results file as the README's table")
     table.add_argument("results", type=Path)
     return top
@@ -168,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             print(fleet_text(document) if document.get("kind") else markdown(document))
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    os.environ[DRIVER_MEMORY_VARIABLE] = args.driver_memory  # every contender's JVM alike (bench.contenders.common)
     if args.command != "run":
         return fleet_main(args)
     sizes = {

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.check import TableCheck, TableReadError, compare
-from bench.contenders.common import Contender, WaveMeasurement
+from bench.contenders.common import Contender, WaveMeasurement, driver_memory
 from bench.contenders.hoodiestreamer import HoodieStreamer
 from bench.contenders.hudi_per_table import HudiPerTable
 from bench.contenders.naive import NaiveRewrite
@@ -310,7 +310,7 @@ def machine() -> dict[str, Any]:
         "spark": pyspark.__version__,
         "hudi": "1.0.2",
         "spark_master": "local[2]",
-        "driver_memory": "2g",
+        "driver_memory": driver_memory(),
     }
 
 

@@ -18,6 +18,7 @@ DEFAULT_HUDI_BUNDLE = REPO_ROOT / ".cache" / "jars" / "hudi-spark3.5-bundle_2.12
 # ODP's own classes Hudi loads by name (jvm/README.md: the catalog sync's partition extractor), built by make setup.
 HUDI_EXTENSIONS_ENV = "ODP_HUDI_EXTENSIONS_JAR"
 DEFAULT_HUDI_EXTENSIONS = REPO_ROOT / ".cache" / "jars" / "odp-hudi-extensions.jar"
+LOCAL_DRIVER_MEMORY = "2g"  # the local profile's heap: local[2] runs every task in the driver's JVM
 
 
 class HudiBundleMissingError(FileNotFoundError):
@@ -60,7 +61,9 @@ HUDI_SESSION_CONF = {
 }
 
 
-def local_spark_conf(jar: Path, warehouse: str, extensions: Path | None = None) -> dict[str, str]:
+def local_spark_conf(
+    jar: Path, warehouse: str, extensions: Path | None = None, *, driver_memory: str = LOCAL_DRIVER_MEMORY
+) -> dict[str, str]:
     """Pure: the settings of the local session, the Hudi bundle (and ``extensions``, ODP's jar of classes Hudi
     loads by name, beside it) on the driver's class path included.
 
@@ -82,7 +85,7 @@ def local_spark_conf(jar: Path, warehouse: str, extensions: Path | None = None) 
         "spark.sql.warehouse.dir": warehouse,
         "spark.sql.shuffle.partitions": "2",
         "spark.default.parallelism": "2",
-        "spark.driver.memory": "2g",
+        "spark.driver.memory": driver_memory,
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
@@ -93,11 +96,16 @@ def local_spark_conf(jar: Path, warehouse: str, extensions: Path | None = None) 
 
 
 def local_spark_session(
-    app_name: str = "odp", warehouse_dir: str | None = None, *, without: tuple[str, ...] = ()
+    app_name: str = "odp",
+    warehouse_dir: str | None = None,
+    *,
+    without: tuple[str, ...] = (),
+    driver_memory: str = LOCAL_DRIVER_MEMORY,
 ) -> SparkSession:
     """A small local[2] session configured for Hudi (``local_spark_conf``); reuses the active session if there
     is one (then its JVM keeps the settings it started with). ``without``: settings of ``local_spark_conf`` to
-    leave out (tests that show what one of them prevents).
+    leave out (tests that show what one of them prevents); ``driver_memory``: the heap every local task runs in
+    (the benchmark's ``--driver-memory``).
 
     Raises:
         HudiBundleMissingError: no session is active and the Hudi bundle jar or ODP's extensions jar is missing.
@@ -112,7 +120,7 @@ def local_spark_session(
         os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *paths])
     warehouse = warehouse_dir or tempfile.mkdtemp(prefix="odp-warehouse-")
     builder = SparkSession.builder.appName(app_name).master("local[2]")
-    for key, value in local_spark_conf(jar, warehouse, extensions).items():
+    for key, value in local_spark_conf(jar, warehouse, extensions, driver_memory=driver_memory).items():
         if key not in without:
             builder = builder.config(key, value)
     return builder.getOrCreate()

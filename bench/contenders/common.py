@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,16 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 JARS = REPO_ROOT / ".cache" / "jars"
 HUDI_SPARK_BUNDLE = JARS / "hudi-spark3.5-bundle_2.12-1.0.2.jar"
 # The same sizing for every contender's Spark: two local cores, a 2 GiB driver, two shuffle partitions.
+# ``python -m bench ... --driver-memory 4g`` sets the variable for every contender of the run alike.
+DRIVER_MEMORY_VARIABLE = "ODP_BENCH_DRIVER_MEMORY"
+DEFAULT_DRIVER_MEMORY = "2g"
+
+
+def driver_memory() -> str:
+    """The heap of every contender's local Spark driver in this run (where local[2] runs every task)."""
+    return os.environ.get(DRIVER_MEMORY_VARIABLE) or DEFAULT_DRIVER_MEMORY
+
+
 SPARK_CONF = {
     "spark.sql.shuffle.partitions": "2",
     "spark.default.parallelism": "2",
@@ -38,7 +49,7 @@ def spark_submit() -> str:
 
 
 def spark_submit_prefix(app_name: str) -> list[str]:
-    command = [spark_submit(), "--master", "local[2]", "--driver-memory", "2g", "--name", app_name]
+    command = [spark_submit(), "--master", "local[2]", "--driver-memory", driver_memory(), "--name", app_name]
     for key, value in SPARK_CONF.items():
         command += ["--conf", f"{key}={value}"]
     return command

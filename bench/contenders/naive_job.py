@@ -19,6 +19,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from bench.contenders.common import driver_memory
 from bench.fs_stats import hadoop_statistics
 from bench.workload import KEY, OP, ORDERING, PARTITION, SCHEMA_ARROW
 
@@ -32,7 +33,7 @@ def session() -> SparkSession:
         .master("local[2]")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
-        .config("spark.driver.memory", "2g")
+        .config("spark.driver.memory", driver_memory())
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .getOrCreate()

@@ -18,6 +18,7 @@ from pathlib import Path
 import boto3
 from moto import mock_aws
 
+from bench.contenders.common import driver_memory
 from bench.fs_stats import hadoop_statistics
 from odp.config.items import table_config_item
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
@@ -131,7 +132,7 @@ def run(spec: dict) -> dict:
         hudi_profile="local",
         table_concurrency=int(spec.get("table_concurrency", DEFAULT_TABLE_CONCURRENCY)),
     )
-    spark = local_spark_session("bench-odp", spec["warehouse"])
+    spark = local_spark_session("bench-odp", spec["warehouse"], driver_memory=driver_memory())
     try:
         outcome = run_file_processor(spark, args, dynamodb=dynamodb, resolve_uri=resolver(staging_root))
         hadoop = hadoop_statistics(spark)

@@ -36,7 +36,7 @@ from etl.file_processor.poison import deterministic_failure, files_named_by
 from etl.file_processor.shards import with_shard
 from etl.file_processor.table_plan import TablePlan, plan_table_run, source_files
 from etl.file_processor.transform import transform_changes
-from etl.file_processor.write_budget import RowBudget, job_row_budget
+from etl.file_processor.write_budget import RowBudget, input_storage_level, job_row_budget
 from etl.hudi.commit import CommitResult, CommitTag, commit_once
 from etl.hudi.kept_values import check_kept_columns, stored_data_columns
 from etl.hudi.timeline import TableState, discard_uncommitted_table, read_table_state
@@ -316,7 +316,7 @@ class _TableRunner:
                     self.spark, sources, config.as_read(), run_start=self.run_start, stored_columns=stored
                 )
                 read = read.transform(with_shard(config))
-                changes = (read.coalesce(1) if plan.one_task else read).persist()
+                changes = (read.coalesce(1) if plan.one_task else read).persist(input_storage_level(plan.one_task))
                 counts = count_changes(changes, tuple(config.primary_key), sources)
             except Exception as error:  # noqa: BLE001 - _set_aside raises it again unless it convicts one file
                 if changes is not None:

@@ -7,6 +7,9 @@ heap there; one at a time passed (bench/results/i12-4x2m-recent-mor*.json). Tabl
 :class:`RowBudget` shared by the job's tables before its write, and waits while they would exceed it. A write
 larger than the whole budget runs once nothing else writes. Reservations are granted in arrival order,
 so a large write waits for the writes before it and is never overtaken by a stream of small ones.
+
+A table reads and persists its input before it reserves (the count of its rows is the reservation), so the input
+of a table waiting for the budget must not hold the heap the budget protects: :func:`input_storage_level`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import threading
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+
+from pyspark import StorageLevel
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +61,18 @@ def task_heap_bytes(conf: Mapping[str, str]) -> int:
     count = conf.get("spark.dynamicAllocation.maxExecutors") if dynamic else None
     count = count or conf.get("spark.executor.instances") or "1"
     return executor * max(1, int(count))
+
+
+def input_storage_level(one_task: bool) -> StorageLevel:
+    """Pure: where a table run keeps its persisted input (``TablePlan.one_task``: at most 32 MiB landed).
+
+    A small input stays in memory (spilled to disk when it does not fit): it is cheap to hold, and most runs are
+    small. A larger one goes to the local disk only: it waits there while other tables hold the write budget.
+    In memory, the first loads of a 10,000,000-row and a 2,000,000-row table waiting beside a 2,000,000-row bulk
+    insert ran a 2 GiB JVM out of heap in the write (``python -m bench fleet``, 2026-11-25): the budget bounded
+    the rows being written, not the rows waiting.
+    """
+    return StorageLevel.MEMORY_AND_DISK_DESER if one_task else StorageLevel.DISK_ONLY
 
 
 def budget_rows(heap_bytes: int) -> int:

@@ -6,8 +6,19 @@ import threading
 import time
 
 import pytest
+from pyspark import StorageLevel
 
-from etl.file_processor.write_budget import GIB, RowBudget, budget_rows, job_row_budget, memory_bytes, task_heap_bytes
+from etl.file_processor.table_plan import ONE_TASK_BYTES, TablePlan
+from etl.file_processor.write_budget import (
+    GIB,
+    RowBudget,
+    budget_rows,
+    input_storage_level,
+    job_row_budget,
+    memory_bytes,
+    task_heap_bytes,
+)
+from tests.support.trackers import tracked
 
 
 def test_memory_settings_read_as_spark_reads_them() -> None:
@@ -129,3 +140,16 @@ def test_a_failed_write_gives_its_rows_back() -> None:
     thread.start()
     assert done.wait(5), "the failed write's rows were never given back"
     thread.join(5)
+
+
+def test_an_input_waiting_for_the_budget_holds_no_heap_unless_it_is_small() -> None:
+    def plan(*sizes: int) -> TablePlan:
+        files = tuple(tracked(f"t/{n}.parquet", size=size) for n, size in enumerate(sizes))
+        return TablePlan(reconcile=(), apply=files, duplicates=())
+
+    small, large = plan(ONE_TASK_BYTES // 2, ONE_TASK_BYTES // 2), plan(ONE_TASK_BYTES // 2, ONE_TASK_BYTES // 2 + 1)
+    assert input_storage_level(small.one_task) == StorageLevel.MEMORY_AND_DISK_DESER
+    level = input_storage_level(large.one_task)
+    assert level == StorageLevel.DISK_ONLY
+    assert not level.useMemory
+    assert not level.useOffHeap
