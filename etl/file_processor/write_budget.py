@@ -95,6 +95,15 @@ class RowBudget:
     def reserve(self, rows: int, table_id: str) -> Iterator[None]:
         """Hold ``rows`` of the budget (all of it when more) for the block; wait first while they do not fit."""
         weight = max(0, min(rows, self.capacity))
+        if rows > self.capacity:
+            logger.warning(
+                "%s: %d rows to write, more than the job's whole %d-row write budget: it writes alone and may still "
+                "run out of memory (a first load puts every key's record-index entry into one metadata-table "
+                "commit); larger workers (G.2X) or more of them raise the budget",
+                table_id,
+                rows,
+                self.capacity,
+            )
         ticket = object()
         with self._changed:
             self._queue.append(ticket)

@@ -153,3 +153,16 @@ def test_an_input_waiting_for_the_budget_holds_no_heap_unless_it_is_small() -> N
     assert level == StorageLevel.DISK_ONLY
     assert not level.useMemory
     assert not level.useOffHeap
+
+
+def test_a_write_larger_than_the_whole_budget_is_named_in_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    budget = RowBudget(100)
+    with caplog.at_level("WARNING", logger="etl.file_processor.write_budget"), budget.reserve(100, "src.app.fits"):
+        pass
+    assert caplog.records == []
+    with caplog.at_level("WARNING", logger="etl.file_processor.write_budget"), budget.reserve(101, "src.app.huge"):
+        pass
+    (record,) = caplog.records
+    assert record.getMessage().startswith(
+        "src.app.huge: 101 rows to write, more than the job's whole 100-row write budget: it writes alone"
+    )
