@@ -14,6 +14,7 @@ from bench import fs_stats
 from bench.measure import StepResult, files_written, snapshot
 from bench.metrics import TableIO, table_io
 from bench.workload import WaveFiles
+from etl.spark_session import LOCAL_DRIVER_MEMORY
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 JARS = REPO_ROOT / ".cache" / "jars"
@@ -21,7 +22,7 @@ HUDI_SPARK_BUNDLE = JARS / "hudi-spark3.5-bundle_2.12-1.0.2.jar"
 # The same sizing for every contender's Spark: two local cores, a 2 GiB driver, two shuffle partitions.
 # ``python -m bench ... --driver-memory 4g`` sets the variable for every contender of the run alike.
 DRIVER_MEMORY_VARIABLE = "ODP_BENCH_DRIVER_MEMORY"
-DEFAULT_DRIVER_MEMORY = "2g"
+DEFAULT_DRIVER_MEMORY = LOCAL_DRIVER_MEMORY  # the local profile's heap (etl.spark_session)
 
 
 def driver_memory() -> str:
