@@ -91,6 +91,8 @@ def test_every_table_has_the_metadata_table_and_the_record_index_in_both_profile
         # Hudi 1.0 would compute column and partition statistics on every write: off (etl/README.md)
         assert options["hoodie.metadata.index.column.stats.enable"] == "false", config.table
         assert options["hoodie.metadata.index.partition.stats.enable"] == "false", config.table
+        # a clean every 10 commits, not after each (etl/README.md, "Cleaning and the timeline")
+        assert options["hoodie.clean.max.commits"] == "10", config.table
 
 
 def test_glue_profile_leaves_parallelism_to_hudi_and_local_derives_it_from_input_and_cores() -> None:
