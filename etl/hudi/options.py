@@ -71,14 +71,10 @@ METADATA_INDEXES_OFF = {
 }
 
 
-# Hudi cleans after every commit by default (``hoodie.clean.max.commits`` = 1): a clean plan, a clean instant and a
-# metadata-table delta commit each time, so half of every timeline's instants are cleans. Hudi 1.0.2 also loads every
-# archived instant of the last 3 days each time it builds a file-system view (``CompletionTimeQueryViewV2``'s eager
-# window; made lazy upstream in apache/hudi #14013), several times a commit, so each archived clean costs every later
-# commit for three days. Measured (60 commits of 50 rows into one small table, one local JVM, /tmp benchmark in the
-# issue-27 note): with a clean every commit the last 10 commits took 2.37 s each, 1.29x commits 3-10; with a clean every
-# 10 commits 1.63 s, 0.94x. Retention is unchanged or longer: the cleaner still keeps ``hoodie.clean.commits.retained``
-# (10) commits, and between two cleans up to 10 more versions of a rewritten file group stay on storage.
+# Hudi cleans after every commit by default (``hoodie.clean.max.commits`` = 1), and Hudi 1.0.2 rereads every archived
+# instant of the last 3 days at each file-system view (apache/hudi #14013), so each archived clean costs every later
+# commit. A clean every 10 commits: why, what it measured and what it changes for readers in etl/README.md, "Cleaning
+# and the timeline" (the cleaner still keeps hoodie.clean.commits.retained = 10 commits).
 CLEAN_EVERY_COMMITS = 10
 TABLE_SERVICE_OPTIONS = {"hoodie.clean.max.commits": str(CLEAN_EVERY_COMMITS)}
 

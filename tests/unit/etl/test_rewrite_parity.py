@@ -119,9 +119,9 @@ def test_upsert_and_rewrite_give_the_same_table_and_the_index_stays_right(spark,
     assert commit.file_ids == (wave[rewritten.table_id].file_id,)
     # the table's size read from the timeline leaves out the file groups the replacecommit replaced
     state = read_table_state(spark, by_rewrite.base_path)
-    stored = spark.read.format("hudi").load(by_rewrite.base_path)
-    assert state.rows == stored.count() == len(AFTER_WAVE)
-    assert state.file_groups == stored.select("_hoodie_file_name").distinct().count()
+    table = spark.read.format("hudi").load(by_rewrite.base_path)
+    assert state.rows == table.count() == len(AFTER_WAVE)
+    assert state.file_groups == table.select("_hoodie_file_name").distinct().count()
     # the choice and its reason are in the run's history row
     history = lake.tables["processing_tracker_history"].scan()["Items"]
     stored = {item["table_id"]: item for item in history if item["run_id"] in (by_rewrite.run_id, by_upsert.run_id)}
