@@ -49,9 +49,32 @@ class ChildRun:
         return self.returncode == -signal.SIGKILL
 
 
-def _kill_group(pgid: int) -> None:
+def _living_members(pgid: int) -> list[int]:
+    """Processes of group ``pgid`` that have not yet died (a zombie has died; it waits only to be reaped)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):  # the process ended while we looked
+            # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ")"
+            state, _ppid, group = stat.read_text().rpartition(")")[2].split()[:3]
+            if int(group) == pgid and state not in ("Z", "X"):
+                members.append(int(stat.parent.name))
+    return members
+
+
+def _kill_group(pgid: int, *, deadline_seconds: float = 30) -> None:
+    """SIGKILL every process of the group and wait until each has died.
+
+    SIGKILL is delivered asynchronously: a killed process still shows as running while the kernel tears it
+    down, which takes longer on a loaded machine. Waiting here keeps the promise that nothing of the group
+    survives, for the caller's checks and for the next test's CPU.
+    """
     with contextlib.suppress(ProcessLookupError):  # the group has already gone
         os.killpg(pgid, signal.SIGKILL)
+    started = time.monotonic()
+    while members := _living_members(pgid):
+        if time.monotonic() - started > deadline_seconds:
+            raise RuntimeError(f"processes {members} of group {pgid} still alive {deadline_seconds} s after SIGKILL")
+        time.sleep(0.01)
 
 
 def run_child(
