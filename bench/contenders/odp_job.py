@@ -1,7 +1,8 @@
 """ODP's File Processor over one wave of every table: one Spark application, as one Glue job run.
 
-The trackers live in moto (``mock_aws``), fresh for each run: the table configs are loaded, the
-wave's files are registered as the File Manager would register them, then
+The trackers live in moto (``mock_aws``), fresh for each run, with transactions whose rollback copies the items
+they name, not whole tables (``bench.dynamodb_emulator``: moto's copy grew with the table, DynamoDB's cost does
+not): the table configs are loaded, the wave's files are registered as the File Manager would register them, then
 ``etl.file_processor.processor.run_file_processor`` processes every table in one call. Run as
 ``python -m bench.contenders.odp_job SPEC.json``; it writes the job outcome to ``SPEC.outcome.json``
 and exits non-zero if any table failed.
@@ -19,6 +20,7 @@ import boto3
 from moto import mock_aws
 
 from bench.contenders.common import driver_memory
+from bench.dynamodb_emulator import install_item_level_rollback
 from bench.fs_stats import hadoop_statistics
 from odp.config.items import table_config_item
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
@@ -167,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         "AWS_SECRET_ACCESS_KEY": "testing",
     }.items():
         os.environ.setdefault(name, value)
+    install_item_level_rollback()  # the emulator's transactions cost what DynamoDB's do: not the table's size
     with mock_aws():
         outcome = run(spec)
     spec_path.with_suffix(".outcome.json").write_text(json.dumps(outcome, indent=1))
