@@ -1,6 +1,6 @@
 """``python -m bench run [--small] [--tables T --rows R --waves W] [--skew recent] [--table-concurrency N]``,
-``python -m bench fleet [--small] [--fleet 28x10000,...] [--waves N]``, ``python -m bench fixed-cost``,
-``python -m bench many-files``.
+``python -m bench fleet [--small] [--fleet 28x10000,...] [--waves N] [--merge-on-read dimension]``,
+``python -m bench fixed-cost``, ``python -m bench many-files``.
 
 Prints the comparison, writes ``<results-dir>/<date>.json`` and ``<date>.png``. A ``--small`` run
 writes its results under the work folder (never into bench/results) unless ``--results-dir`` says.
@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.contenders.common import DEFAULT_DRIVER_MEMORY, DRIVER_MEMORY_VARIABLE
-from bench.fleet import DEFAULT_GROUPS, FleetSpec, parse_groups
+from bench.fleet import CLASSES, DEFAULT_GROUPS, DIMENSION, FleetSpec, parse_classes, parse_groups
 from bench.fleet_runner import run_fixed_cost, run_fleet, run_many_files
 from bench.report import (
     fleet_text,
@@ -38,6 +38,14 @@ SMALL = {"tables": 2, "rows": 1_000, "waves": 1}
 SMALL_FLEET = "4x2000"  # one table of each class
 DRIVER_MEMORY_HELP = "the heap of every contender's local[2] Spark driver alike (default 2g; in the JSON's machine)"
 SMALL_HISTORY_DAYS = 3  # a smoke run's fact and event tables: 3 day partitions in the full load, not 30
+
+
+def fleet_classes(text: str) -> tuple[str, ...]:
+    """``--merge-on-read``'s value: fleet classes (argparse prints the refusal and exits 2)."""
+    try:
+        return parse_classes(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
 
 
 def parser() -> argparse.ArgumentParser:
@@ -89,6 +97,15 @@ def parser() -> argparse.ArgumentParser:
     )
     fleet.add_argument("--min-change", type=float, help="least share of a table changed per wave (default 0.001)")
     fleet.add_argument("--max-change", type=float, help="largest share of a table changed per wave (default 0.01)")
+    fleet.add_argument(
+        "--merge-on-read",
+        type=fleet_classes,
+        default=(),
+        metavar="CLASSES",
+        help=f"ODP writes these classes' tables as MERGE_ON_READ, as its log line recommends where upserts touch "
+        f"every file group (comma-separated from {', '.join(CLASSES)}, e.g. {DIMENSION}; default: none, every "
+        "table COPY_ON_WRITE; the naive rewrite always writes plain files)",
+    )
     fixed = commands.add_parser("fixed-cost", help="a wave where N small tables get one file each vs a wave without")
     fixed.add_argument("--tables", type=int, default=28)
     fixed.add_argument("--rows", type=int, default=10_000)
@@ -131,6 +148,7 @@ def fleet_main(args: argparse.Namespace) -> int:
                 "groups": groups,
                 "waves": args.waves if args.waves is not None else (1 if small else 5),
                 "mix": mix,
+                "merge_on_read": args.merge_on_read,
                 **({"history_days": SMALL_HISTORY_DAYS} if small else {}),
                 **({"min_change_fraction": args.min_change} if args.min_change else {}),
                 **({"max_change_fraction": args.max_change} if args.max_change else {}),

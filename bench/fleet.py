@@ -39,6 +39,7 @@ from bench.workload import (
     new_rows,
     stamped,
 )
+from odp.config.models import TableType
 
 DAY_COLUMN = "trip_day"  # yyyymmdd of the trip: a fact or event table's partition
 FLEET_SCHEMA = pa.schema([*SCHEMA_ARROW, pa.field(DAY_COLUMN, pa.int64())])
@@ -74,6 +75,30 @@ def parse_groups(text: str) -> tuple[tuple[int, int], ...]:
     return tuple(groups)
 
 
+def check_classes(classes: tuple[str, ...]) -> None:
+    """Every name in ``classes`` is a fleet class.
+
+    Raises:
+        ValueError: a name is not one (the message names it and the classes).
+    """
+    unknown = [name for name in classes if name not in CLASSES]
+    if unknown:
+        raise ValueError(f"unknown fleet class {', '.join(map(repr, unknown))}; choose from {', '.join(CLASSES)}")
+
+
+def parse_classes(text: str) -> tuple[str, ...]:
+    """``dimension,dimension_zipf`` -> ("dimension", "dimension_zipf") (each once, in the given order).
+
+    Raises:
+        ValueError: no class named, or a name is not a fleet class.
+    """
+    classes = tuple(dict.fromkeys(part.strip().lower() for part in text.split(",") if part.strip()))
+    if not classes:
+        raise ValueError(f"name at least one fleet class: {', '.join(CLASSES)}")
+    check_classes(classes)
+    return classes
+
+
 def rows_label(rows: int) -> str:
     if rows % 1_000_000 == 0:
         return f"{rows // 1_000_000}m"
@@ -98,6 +123,7 @@ class FleetTable:
     klass: str
     rows: int
     index: int
+    table_type: TableType = TableType.COPY_ON_WRITE  # ODP's table (the naive rewrite always writes plain Parquet files)
 
     @property
     def partition(self) -> str | None:
@@ -121,6 +147,7 @@ class FleetSpec:
     hot_share: float = 0.99
     zipf_exponent: float = 1.1
     mix: tuple[float, float, float] | None = None
+    merge_on_read: tuple[str, ...] = ()
     seed: int = 11
 
     def __post_init__(self) -> None:
@@ -133,16 +160,23 @@ class FleetSpec:
                 raise ValueError(f"{name} must be in [0, 1]")
         if self.mix is not None and (min(self.mix) < 0 or abs(sum(self.mix) - 1) > 1e-9):
             raise ValueError(f"mix (inserts, updates, deletes) must be non-negative and sum to 1, got {self.mix}")
+        check_classes(self.merge_on_read)
 
     @property
     def fleet(self) -> list[FleetTable]:
         out: list[FleetTable] = []
         for tables, rows in self.groups:
             for klass, count in class_counts(tables).items():
+                table_type = TableType.MERGE_ON_READ if klass in self.merge_on_read else TableType.COPY_ON_WRITE
                 for _ in range(count):
                     index = len(out) + 1
-                    out.append(FleetTable(f"{klass}_{rows_label(rows)}_{index:02d}", klass, rows, index))
+                    out.append(FleetTable(f"{klass}_{rows_label(rows)}_{index:02d}", klass, rows, index, table_type))
         return out
+
+    @property
+    def table_types(self) -> dict[str, str]:
+        """ODP's table type per table name."""
+        return {table.name: table.table_type.value for table in self.fleet}
 
     @property
     def table_names(self) -> list[str]:
@@ -381,9 +415,16 @@ def workload_summary(spec: FleetSpec, model: FleetModel) -> dict:
         "kind": "fleet",
         "groups": [list(group) for group in spec.groups],
         "tables": [
-            {"name": table.name, "class": table.klass, "rows": table.rows, "partition": table.partition}
+            {
+                "name": table.name,
+                "class": table.klass,
+                "rows": table.rows,
+                "partition": table.partition,
+                "odp_table_type": table.table_type.value,
+            }
             for table in spec.fleet
         ],
+        "odp_merge_on_read_classes": list(spec.merge_on_read),
         "waves": spec.waves,
         "change_fraction": [spec.min_change_fraction, spec.max_change_fraction],
         "skip_fraction": spec.skip_fraction,

@@ -33,12 +33,13 @@ def _run_all(
     started: datetime,
     on_progress: Progress = None,
 ) -> dict[str, Any]:
+    spec: FleetSpec = model.spec  # type: ignore[assignment]
     results: dict[str, ContenderResult] = {}
     document: dict[str, Any] = {}
     for name in contenders:
-        contender = make_contender(name, work_root, **odp_options)
+        contender = make_contender(name, work_root, table_types=spec.table_types, **odp_options)
         results[name] = run_contender(contender, model, waves, model.staging_root)
-        document = build_document(started, workload_summary(model.spec, model), waves, results)  # type: ignore[arg-type]
+        document = build_document(started, workload_summary(spec, model), waves, results)
         if on_progress is not None:
             on_progress(document)
     document.update({f"odp_{key}": value for key, value in odp_options.items()})

@@ -139,9 +139,16 @@ def markdown(document: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def merge_on_read_note(document: dict[str, Any]) -> str:
+    """``; ODP MERGE_ON_READ: dimension`` for a fleet run with ``--merge-on-read``, else empty."""
+    classes = document["workload"].get("odp_merge_on_read_classes")
+    return f"; ODP MERGE_ON_READ: {', '.join(classes)}" if classes else ""
+
+
 def fleet_text(document: dict[str, Any]) -> str:
     """A fleet run (or fixed-cost run) per contender: CDC seconds, bytes written, write amplification, fixed cost."""
-    lines = [f"{document.get('kind', 'fleet')} run, {len(document['workload']['tables'])} tables"]
+    tables = len(document["workload"]["tables"])
+    lines = [f"{document.get('kind', 'fleet')} run, {tables} tables{merge_on_read_note(document)}"]
     for name, result in document["contenders"].items():
         if result["status"] != "ok":
             lines.append(f"{name}: {result['status']}: {result['reason']}")
@@ -204,7 +211,10 @@ def write_fleet_chart(document: dict[str, Any], path: Path) -> Path | None:
     for axis in axes.flat:
         axis.legend(fontsize=7)
     machine = document["machine"]
-    figure.suptitle(f"{document.get('kind', 'fleet')}: {machine['cores']} cores, {machine['spark_master']}")
+    figure.suptitle(
+        f"{document.get('kind', 'fleet')}: {machine['cores']} cores, {machine['spark_master']}"
+        f"{merge_on_read_note(document)}"
+    )
     return _save(figure, path, 100)
 
 

@@ -351,13 +351,16 @@ def make_contender(
     table_concurrency: int = DEFAULT_TABLE_CONCURRENCY,
     table_type: str = "COPY_ON_WRITE",
     index_buckets: int | None = None,
+    table_types: dict[str, str] | None = None,
 ) -> Contender:
-    """The contender ``name`` working under ``work_root``, ODP with its settings (the others have none)."""
+    """The contender ``name`` working under ``work_root``, ODP with its settings (the others have none).
+    ``table_types``: ODP's table type per table name, where it differs from ``table_type``."""
     contender = CONTENDERS[name](work_root)
     if isinstance(contender, OdpFileProcessor):
         contender.table_concurrency = table_concurrency
         contender.table_type = table_type
         contender.index_buckets = index_buckets
+        contender.table_types = table_types
     return contender
 
 

@@ -18,6 +18,7 @@ class OdpFileProcessor(Contender):
     table_concurrency = DEFAULT_TABLE_CONCURRENCY  # tables of a wave written at once (the cadence setting)
     table_type = "COPY_ON_WRITE"  # or MERGE_ON_READ (the other contenders always write COPY_ON_WRITE)
     index_buckets: int | None = None  # the table setting index_buckets (None: the record level index)
+    table_types: dict[str, str] | None = None  # per table name, replacing table_type (a fleet's --merge-on-read)
 
     def unavailable_reason(self) -> str | None:
         try:
@@ -29,6 +30,10 @@ class OdpFileProcessor(Contender):
     def table_path(self, table: str) -> Path:
         return self.tables_root / DATABASE / table
 
+    def table_type_of(self, table: str) -> str:
+        """The table type ODP writes ``table`` with."""
+        return (self.table_types or {}).get(table, self.table_type)
+
     def _run(self, measurement: WaveMeasurement, wave: int, files: list[WaveFiles], staging_root: Path) -> None:
         spec = {
             "wave": wave,
@@ -39,7 +44,13 @@ class OdpFileProcessor(Contender):
             "table_type": self.table_type,
             "index_buckets": self.index_buckets,
             "tables": [
-                {"table_id": table_id(item.table), "keys": item.keys, "partition": item.partition} for item in files
+                {
+                    "table_id": table_id(item.table),
+                    "keys": item.keys,
+                    "partition": item.partition,
+                    "table_type": self.table_type_of(item.table),
+                }
+                for item in files
             ],
         }
         spec_path = self.write_spec(f"wave_{wave}", spec)

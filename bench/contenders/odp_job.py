@@ -108,7 +108,7 @@ def run(spec: dict) -> dict:
     table_ids = []
     for table in spec["tables"]:
         source, schema_name, name = table["table_id"].split(".")
-        table_type = TableType(spec.get("table_type", TableType.COPY_ON_WRITE.value))
+        table_type = TableType(table.get("table_type") or spec.get("table_type", TableType.COPY_ON_WRITE.value))
         partition = table.get("partition", "vendorid")
         config = table_config(
             source,

@@ -9,6 +9,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from bench.__main__ import parser
+from bench.contenders.odp import OdpFileProcessor
 from bench.fleet import (
     DAY_COLUMN,
     DIMENSION,
@@ -20,7 +22,9 @@ from bench.fleet import (
     class_counts,
     parse_groups,
     split_into_row_files,
+    workload_summary,
 )
+from bench.runner import make_contender
 from bench.workload import KEY, OP, ORDERING
 
 REDELIVERED = "-redelivered.parquet"
@@ -202,3 +206,36 @@ def test_fleet_groups_and_settings_are_checked() -> None:
         FleetSpec(min_change_fraction=0.1, max_change_fraction=0.01)
     with pytest.raises(ValueError, match="sum to 1"):
         FleetSpec(mix=(0.5, 0.2, 0.2))
+
+
+def test_merge_on_read_names_fleet_classes_and_is_refused_otherwise(capsys: pytest.CaptureFixture[str]) -> None:
+    args = parser().parse_args(["fleet", "--merge-on-read", "dimension, DIMENSION_ZIPF,dimension"])
+    assert args.merge_on_read == (DIMENSION, DIMENSION_ZIPF)
+    assert parser().parse_args(["fleet", "--small"]).merge_on_read == ()  # the default: every table COPY_ON_WRITE
+    refusals = {
+        "dimensions": "unknown fleet class 'dimensions'; choose from fact, dimension, dimension_zipf, event",
+        " , ": "name at least one fleet class: fact, dimension, dimension_zipf, event",
+    }
+    for value, message in refusals.items():
+        with pytest.raises(SystemExit) as stopped:
+            parser().parse_args(["fleet", "--merge-on-read", value])
+        assert stopped.value.code == 2
+        assert f"argument --merge-on-read: {message}" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="unknown fleet class 'facts'"):
+        FleetSpec(merge_on_read=("facts",))
+
+
+def test_merge_on_read_classes_set_odp_s_table_type_per_table_and_the_json_records_it(tmp_path: Path) -> None:
+    names = ["fact_2k_01", "dimension_2k_02", "dimension_zipf_2k_03", "event_2k_04"]
+    assert FleetSpec(groups=((4, 2_000),)).table_types == dict.fromkeys(names, "COPY_ON_WRITE")
+    spec = FleetSpec(groups=((4, 2_000),), merge_on_read=(DIMENSION,))
+    types = dict.fromkeys(names, "COPY_ON_WRITE") | {"dimension_2k_02": "MERGE_ON_READ"}
+    assert spec.table_types == types
+    summary = workload_summary(spec, FleetModel(spec, tmp_path))
+    assert summary["odp_merge_on_read_classes"] == [DIMENSION]
+    assert {table["name"]: table["odp_table_type"] for table in summary["tables"]} == types
+    odp, default = make_contender("odp", tmp_path, table_types=spec.table_types), make_contender("odp", tmp_path)
+    assert isinstance(odp, OdpFileProcessor)
+    assert isinstance(default, OdpFileProcessor)
+    assert {name: odp.table_type_of(name) for name in names} == types  # what its wave spec gives odp_job per table
+    assert default.table_type_of("dimension_2k_02") == "COPY_ON_WRITE"

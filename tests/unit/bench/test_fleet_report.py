@@ -88,3 +88,9 @@ def test_the_chart_and_the_text(document: dict, tmp_path: Path) -> None:
     text = fleet_text(document)
     assert "odp: waves s [30.0, 10.0, 10.0, 11.0, 10.0, 10.0, 12.0], CDC 63.0 s" in text
     assert "fixed s/table 1.0" in text
+
+
+def test_the_text_names_odp_s_merge_on_read_classes(document: dict) -> None:
+    assert fleet_text(document).splitlines()[0] == "fleet run, 2 tables"
+    document["workload"]["odp_merge_on_read_classes"] = ["dimension", "dimension_zipf"]
+    assert fleet_text(document).splitlines()[0] == "fleet run, 2 tables; ODP MERGE_ON_READ: dimension, dimension_zipf"

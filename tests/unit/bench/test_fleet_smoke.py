@@ -1,5 +1,10 @@
 """``python -m bench fleet --small``: ODP and the naive rewrite really run the fleet's four table classes,
-every table they leave is checked against the model, and the JSON holds the wave and table metrics."""
+every table they leave is checked against the model, and the JSON holds the wave and table metrics.
+
+The one run also has ``--merge-on-read dimension,dimension_zipf``: ODP writes both dimension tables as
+MERGE_ON_READ and the fact and event tables as COPY_ON_WRITE. Both dimension classes, because at the fleet's
+seed the uniform dimension gets no file in the only CDC wave: the Zipf one does, so its updates land in a
+log file that the check's snapshot read must merge and the metrics must count."""
 
 from __future__ import annotations
 
@@ -9,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from bench.__main__ import main
-from bench.fleet import DAY_COLUMN, FleetSpec
+from bench.check import normalised, read_hudi, read_parquet_table
+from bench.fleet import DAY_COLUMN, FLEET_SCHEMA, FleetSpec
 
 KINDS = {"data", "log", "metadata", "total"}
 
@@ -19,7 +25,18 @@ KINDS = {"data", "log", "metadata", "total"}
 def test_small_fleet_run_checks_every_table_and_records_the_metrics(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    exit_code = main(["fleet", "--small", "--work-dir", str(tmp_path), "--name", "fleet"])
+    exit_code = main(
+        [
+            "fleet",
+            "--small",
+            "--merge-on-read",
+            "dimension,dimension_zipf",
+            "--work-dir",
+            str(tmp_path),
+            "--name",
+            "fleet",
+        ]
+    )
     printed = capsys.readouterr().out
     assert exit_code == 0, printed
     document = json.loads((tmp_path / "results" / "fleet.json").read_text())
@@ -51,8 +68,36 @@ def test_small_fleet_run_checks_every_table_and_records_the_metrics(
             assert table["change_rows"] > 0
         assert load["change_rows"] == 4 * 2_000
         assert result["table_costs"]["all"]["points"] == len(landed)
+    check_merge_on_read(tmp_path, document, printed)
     odp_tables = tmp_path / "odp" / "tables" / "taxi_trips_raw"
     assert len(list((odp_tables / "fact_2k_01").glob(f"{DAY_COLUMN}=*"))) == 3 + 1  # the history, the wave's day
     assert not list((odp_tables / "dimension_2k_02").glob(f"{DAY_COLUMN}=*"))
     assert document["contenders"]["naive_rewrite"]["waves"][1]["files_touched"] > 0
     assert "fixed s/table" in printed
+
+
+def table_type(table: Path) -> str:
+    properties = (table / ".hoodie" / "hoodie.properties").read_text().splitlines()
+    return next(line.split("=", 1)[1] for line in properties if line.startswith("hoodie.table.type="))
+
+
+def check_merge_on_read(tmp_path: Path, document: dict, printed: str) -> None:
+    """``--merge-on-read dimension,dimension_zipf``: ODP's dimension tables are MERGE_ON_READ, the rest COW;
+    the Zipf dimension's wave-1 updates are in a log file, counted as written bytes and merged by the check."""
+    odp_tables = tmp_path / "odp" / "tables" / "taxi_trips_raw"
+    types = {"fact": "COPY_ON_WRITE", "dimension": "MERGE_ON_READ", "dimension_zipf": "MERGE_ON_READ"}
+    types["event"] = "COPY_ON_WRITE"
+    for table in document["workload"]["tables"]:
+        assert table["odp_table_type"] == types[table["class"]], table
+        assert table_type(odp_tables / table["name"]) == types[table["class"]], table
+    assert document["workload"]["odp_merge_on_read_classes"] == ["dimension", "dimension_zipf"]
+    assert "ODP MERGE_ON_READ: dimension, dimension_zipf" in printed
+    odp = document["contenders"]["odp"]
+    zipf = odp["waves"][1]["tables"]["dimension_zipf_2k_03"]
+    assert zipf["bytes_written"]["log"] > 0
+    (check,) = [check for check in odp["checks"] if check["table"] == "dimension_zipf_2k_03"]
+    assert check["ok"]
+    snapshot = read_hudi(odp_tables / "dimension_zipf_2k_03")
+    base_files_only = read_parquet_table(odp_tables / "dimension_zipf_2k_03")  # log files are hidden (".")
+    assert snapshot.num_rows == check["expected_rows"]
+    assert not normalised(snapshot, FLEET_SCHEMA).equals(normalised(base_files_only, FLEET_SCHEMA))
