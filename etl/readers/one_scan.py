@@ -63,26 +63,34 @@ def file_columns(path: Column, files: Sequence[SourceFile]) -> list[Column]:
     return [found["k"].alias(FILE), found["o"].alias(FILE_ORDER), found["f"].alias(FULL_LOAD)]
 
 
-def _footer_schema(spark: SparkSession, source: SourceFile) -> T.StructType:
-    jvm = spark._jvm
-    conf = spark._jsc.hadoopConfiguration()
-    hadoop = jvm.org.apache.hadoop.fs.Path(source.uri)
-    try:
-        reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(
-            jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(hadoop, conf)
-        )
+class _FooterReader:
+    """Reads Parquet footers through the JVM: the classes, the Hadoop configuration and Spark's schema converter are
+    looked up once (each lookup is a Py4J round trip), then a footer costs the calls of its own file."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        jvm = spark._jvm
+        self._conf = spark._jsc.hadoopConfiguration()
+        self._path = jvm.org.apache.hadoop.fs.Path
+        self._input_file = jvm.org.apache.parquet.hadoop.util.HadoopInputFile
+        self._open = jvm.org.apache.parquet.hadoop.ParquetFileReader.open
+        self._footer = jvm.org.apache.parquet.hadoop.Footer
+        parquet = jvm.org.apache.spark.sql.execution.datasources.parquet
+        self._converter = parquet.ParquetToSparkSchemaConverter(spark._jsparkSession.sessionState().conf())
+        self._read_schema = parquet.ParquetFileFormat.readSchemaFromFooter
+
+    def schema(self, source: SourceFile) -> T.StructType:
+        hadoop = self._path(source.uri)
         try:
-            footer = jvm.org.apache.parquet.hadoop.Footer(hadoop, reader.getFooter())
-        finally:
-            reader.close()
-    except Py4JJavaError as error:  # a direct call's error has no "Caused by": its Java exception is the cause
-        cause = java_cause(error) if "Caused by:" in str(error) else error.java_exception.toString()[:300]
-        raise ChangeFileError(source.key, f"unreadable Parquet: {cause}") from error
-    parquet = jvm.org.apache.spark.sql.execution.datasources.parquet
-    converter = parquet.ParquetToSparkSchemaConverter(spark._jsparkSession.sessionState().conf())
-    # Spark's own rule: the Spark schema a Spark writer stored in the footer, else the Parquet types converted
-    schema = parquet.ParquetFileFormat.readSchemaFromFooter(footer, converter)
-    return T.StructType.fromJson(json.loads(schema.json()))
+            reader = self._open(self._input_file.fromPath(hadoop, self._conf))
+            try:
+                footer = self._footer(hadoop, reader.getFooter())
+            finally:
+                reader.close()
+        except Py4JJavaError as error:  # a direct call's error has no "Caused by": its Java exception is the cause
+            cause = java_cause(error) if "Caused by:" in str(error) else error.java_exception.toString()[:300]
+            raise ChangeFileError(source.key, f"unreadable Parquet: {cause}") from error
+        # Spark's own rule: the Spark schema a Spark writer stored in the footer, else the Parquet types converted
+        return T.StructType.fromJson(json.loads(self._read_schema(footer, self._converter).json()))
 
 
 def parquet_schemas(spark: SparkSession, files: Sequence[SourceFile]) -> list[T.StructType]:
@@ -92,8 +100,9 @@ def parquet_schemas(spark: SparkSession, files: Sequence[SourceFile]) -> list[T.
         ChangeFileError: the first file (in ``files``' order) whose footer does not read
             (``unreadable Parquet: <cause>``).
     """
+    footers = _FooterReader(spark)
     with ThreadPoolExecutor(max_workers=FOOTER_THREADS) as pool:
-        futures = [pool.submit(_footer_schema, spark, source) for source in files]
+        futures = [pool.submit(footers.schema, source) for source in files]
     return [future.result() for future in futures]
 
 
