@@ -42,6 +42,7 @@ from etl.hudi.kept_values import check_kept_columns, stored_data_columns
 from etl.hudi.timeline import TableState, discard_uncommitted_table, read_table_state
 from etl.hudi.writer import ChangeBatch, WriteResult, WriteSettings, job_write_profile, write_changes
 from etl.readers import SourceFile, read_changes
+from etl.readers.one_scan import bound_listing_tasks
 from odp.config.models import TableConfig, TableMode
 from odp.config.store import TableConfigStore
 from odp.contracts.file_processor import FileProcessorJobArgs
@@ -560,6 +561,7 @@ def run_file_processor(
     job_runs = job_runs if job_runs is not None else JobRunsByEngine(region_name=dynamodb.meta.client.meta.region_name)
     if row_budget is None:
         row_budget = job_row_budget(dict(spark.sparkContext.getConf().getAll()))
+    bound_listing_tasks(spark)
 
     def run_table(table_id: str) -> TableRun:
         # One runner per table: boto3 resources are not shared across threads.

@@ -4,6 +4,7 @@ count, and every per-file error still names its file among many."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -13,9 +14,10 @@ import pytest
 from etl.change_counts import count_changes
 from etl.errors import ChangeFileError
 from etl.readers import SourceFile, first_error, read_changes
-from etl.readers.one_scan import copies, same_file
+from etl.readers.one_scan import LISTING_PARALLELISM, bound_listing_tasks, copies, same_file
 from odp.config.models import NewColumns, SourceFormat
 from tests.support.lake import table_config
+from tests.support.spark_work import job_counter
 
 DMS = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int64()), ("NAME", pa.string())])
 
@@ -252,3 +254,41 @@ def test_a_json_lines_field_ignored_is_counted_for_its_own_file_only(spark, tmp_
     assert "color" not in frame.columns
     counts = count_changes(frame, config.primary_key, files)
     assert (counts.rows, counts.dropped, counts.dropped_values) == (10, ((files[3].key, "color"),), 2)
+
+
+@pytest.mark.spark
+def test_file_names_with_quotes_backslashes_and_variables_stay_their_own(spark, tmp_path: Path) -> None:
+    # the files' map is one SQL literal: quotes and backslashes escaped; a "${...}" (which Spark's parser would
+    # substitute: "${env:HOME}" is the home folder) is built from column functions instead. (Backslashes and braces
+    # in the file's path itself are glob characters to Spark's reader, a colon a URI scheme to Hadoop's path: only
+    # the keys hold them here.)
+    names = ["it's.parquet", "ünï cödé.parquet", "plain.parquet", "${env:HOME}.parquet"]
+    files = []
+    for order, name in enumerate(names):
+        path = tmp_path / f"{order}-{re.sub(r'[${}:]', '', name)}"
+        row = {"Op": "I", "SEQ": "1", "ID": order, "NAME": name}
+        pq.write_table(pa.Table.from_pylist([row], schema=DMS), path)
+        # the URI as the job builds it from an S3 key: not percent-encoded
+        files.append(SourceFile(uri=f"file://{path}", key=f"src\\app/t/{name}", order=order))
+    expected = [(f"src\\app/t/{name}", n, name) for n, name in enumerate(names)]
+    for scanned in (files[:3], files):
+        frame = read_changes(spark, scanned, table_config("t"))
+        got = frame.orderBy("_odp_file_order").select("_odp_file", "_odp_file_order", "name").collect()
+        assert [tuple(row) for row in got] == expected[: len(scanned)]
+
+
+@pytest.mark.spark
+def test_the_listing_of_many_files_is_one_task_per_core_not_per_file(spark, tmp_path: Path) -> None:
+    files = _dms_files(tmp_path, 40)  # over Spark's 32 paths: listed by a Spark job
+    spark.conf.unset(LISTING_PARALLELISM)  # as a fresh job's session (another test's run may have bounded it)
+    bound_listing_tasks(spark)
+    tracker = spark.sparkContext.statusTracker()
+    first = job_counter(spark)
+    read_changes(spark, files, table_config("t"))
+    tasks = [
+        tracker.getStageInfo(stage).numTasks
+        for job in range(first, job_counter(spark))
+        for stage in tracker.getJobInfo(job).stageIds
+    ]
+    assert tasks, "the listing ran no Spark job"
+    assert max(tasks) <= spark.sparkContext.defaultParallelism  # one task a file before: 40
