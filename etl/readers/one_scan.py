@@ -65,6 +65,17 @@ def bound_listing_tasks(spark: SparkSession) -> None:
         spark.conf.set(LISTING_PARALLELISM, str(spark.sparkContext.defaultParallelism))
 
 
+_GLOB = re.compile(r"([\\{}\[\]*?])")
+
+
+def literal_path(uri: str) -> str:
+    """Pure: ``uri`` as Spark's file sources take it literally: its glob characters (``\\ { } [ ] * ?``) escaped.
+
+    Spark's reader globs every path it is given: ``a[1].parquet`` read ``a1.parquet`` and ``c*.parquet`` every
+    file starting with ``c``, silently. Escaped, the glob matches the one file named."""
+    return _GLOB.sub(r"\\\1", uri)
+
+
 def sql_string(value: str) -> str:
     """Pure: ``value`` as a Spark SQL string literal (single quotes; backslash and quote escaped)."""
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -168,7 +179,7 @@ def file_scan(load: Callable[[list[str]], DataFrame], files: Sequence[SourceFile
     scan)."""
     frames = []
     for group in copies(files):
-        loaded = load([source.uri for source in group])
+        loaded = load([literal_path(source.uri) for source in group])
         frames.append(
             loaded.select(
                 *[F.col(f"`{name}`").alias(name.lower()) for name in loaded.columns],
@@ -212,5 +223,5 @@ def binary_scan(
             yield from parse(bytes(pair[1]))
 
     uris = list({same_file(source.uri): source.uri for source in files}.values())
-    scanned = spark.read.format("binaryFile").load(uris).select("path", "content")
+    scanned = spark.read.format("binaryFile").load([literal_path(uri) for uri in uris]).select("path", "content")
     return spark.createDataFrame(scanned.rdd.flatMap(rows), schema)

@@ -292,3 +292,30 @@ def test_the_listing_of_many_files_is_one_task_per_core_not_per_file(spark, tmp_
     ]
     assert tasks, "the listing ran no Spark job"
     assert max(tasks) <= spark.sparkContext.defaultParallelism  # one task a file before: 40
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("suffix", ["parquet", "csv"])
+def test_a_file_named_with_glob_characters_is_read_alone(spark, tmp_path: Path, suffix: str) -> None:
+    # Spark globs the paths it is given: unescaped, "a[1]" read the file "a1" and "c*" every file starting with c
+    def land(name: str, key: int, landed: bool) -> SourceFile | None:
+        path = tmp_path / f"{name}.{suffix}"
+        if suffix == "parquet":
+            row = {"Op": "I", "SEQ": "1", "ID": key, "NAME": f"n{key}"}
+            pq.write_table(pa.Table.from_pylist([row], schema=DMS), path)
+        else:
+            path.write_text(f"I,{key},n{key},1\n")
+        return SourceFile(uri=f"file://{path}", key=f"src/app/t/{path.name}", order=key) if landed else None
+
+    files = [land("a[1]", 0, True), land("c*", 1, True), land("b{x,y}", 2, True), land("d?", 3, True)]
+    for name, key in (("a1", 10), ("cx", 11), ("bx", 12), ("dz", 13)):  # in the folder, not in the run
+        land(name, key, False)
+    config = table_config("t", columns={"id": "int", "name": "string", "seq": "string"})
+    frame = read_changes(spark, files, config)
+    got = frame.orderBy("_odp_file_order").select("_odp_file", "id", "name").collect()
+    assert [tuple(row) for row in got] == [
+        (f"src/app/t/a[1].{suffix}", 0, "n0"),
+        (f"src/app/t/c*.{suffix}", 1, "n1"),
+        (f"src/app/t/b{{x,y}}.{suffix}", 2, "n2"),
+        (f"src/app/t/d?.{suffix}", 3, "n3"),
+    ]
