@@ -11,7 +11,7 @@ the file count (503 one-row DMS files: one schema job, one listing and one plan 
 - Text formats (DMS CSV, Debezium, DynamoDB): one ``binaryFile`` scan of every file (:func:`binary_scan`), each
   file whole on one executor, parsed by the format's pure parser.
 
-A scanned row's file is found from ``_metadata.file_path`` (the path Spark listed) mapped back to its
+A scanned row's file is found from ``_metadata.file_path`` (the path Spark listed, URI-encoded) mapped back to its
 :class:`SourceFile` (:func:`same_file`): :data:`FILE` (the key errors name), :data:`FILE_ORDER` and whether it
 is a full-load file. A Parquet row's number in its file is ``_metadata.row_index`` (exact, whatever the splits).
 """
@@ -23,7 +23,6 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
-from urllib.parse import unquote_plus
 
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import Column, DataFrame, SparkSession, Window
@@ -44,14 +43,18 @@ _SCHEME = r"^[A-Za-z][A-Za-z0-9+.-]*:/*"
 
 
 def same_file(path: str) -> str:
-    """Pure: a path as compared with another: without its scheme and leading slashes, URL-decoded (Spark reports
-    ``file:/x/a%20b`` for ``file:///x/a b``; ``s3://bucket/k`` is ``bucket/k``). :func:`same_file_column` in Spark."""
-    return unquote_plus(re.sub(_SCHEME, "", path))
+    """Pure: a path as it is written (a landed file's URI, a ``binaryFile`` row's ``path``), as compared with
+    another: without its scheme and leading slashes (``s3://bucket/k`` is ``bucket/k``), nothing decoded. A landed
+    URI is the key as it is (Hadoop's path takes the text as it is), so ``a%41`` names the file ``a%41``, not
+    ``aA``. :func:`same_file_column` for ``_metadata.file_path``, which Spark reports URI-encoded."""
+    return re.sub(_SCHEME, "", path)
 
 
 def same_file_column(path: Column) -> Column:
-    """:func:`same_file` of a path column (Spark's ``url_decode`` is Java's form decoding, like ``unquote_plus``)."""
-    return F.call_function("url_decode", F.regexp_replace(path, _SCHEME, ""))
+    """:func:`same_file` of ``_metadata.file_path``, which Spark reports URI-encoded (``file:/x/a%2541%20b+c`` for
+    the file ``/x/a%41 b+c``): percent-escapes decoded exactly. Spark's ``url_decode`` is Java's form decoding,
+    which also turns ``+`` into a space, so a ``+`` is protected as ``%2B`` first."""
+    return F.call_function("url_decode", F.regexp_replace(F.regexp_replace(path, _SCHEME, ""), r"\+", "%2B"))
 
 
 def bound_listing_tasks(spark: SparkSession) -> None:

@@ -40,10 +40,12 @@ def _scans(frame) -> int:
     return lineage.count("FileScanRDD") + lineage.count("BinaryFileRDD")
 
 
-def test_same_file_compares_what_spark_reports_with_the_landed_uri() -> None:
-    assert same_file("file:///lake/a b+c.parquet") == same_file("file:/lake/a%20b+c.parquet")
+def test_same_file_compares_paths_as_written_without_their_scheme() -> None:
+    assert same_file("file:///lake/a b+c.parquet") == same_file("file:/lake/a b+c.parquet") == "lake/a b+c.parquet"
     assert same_file("s3://bucket/k/1.parquet") == "bucket/k/1.parquet"
     assert same_file("file:/lake/1.parquet") != same_file("file:/lake/11.parquet")
+    # a landed URI is the key as it is: nothing decoded
+    assert same_file("s3://bucket/a%41+b.csv") == "bucket/a%41+b.csv"
 
 
 def test_a_path_delivered_twice_is_read_in_a_second_round() -> None:
@@ -296,8 +298,10 @@ def test_the_listing_of_many_files_is_one_task_per_core_not_per_file(spark, tmp_
 
 @pytest.mark.spark
 @pytest.mark.parametrize("suffix", ["parquet", "csv"])
-def test_a_file_named_with_glob_characters_is_read_alone(spark, tmp_path: Path, suffix: str) -> None:
-    # Spark globs the paths it is given: unescaped, "a[1]" read the file "a1" and "c*" every file starting with c
+def test_a_file_named_with_glob_or_escape_characters_is_read_alone(spark, tmp_path: Path, suffix: str) -> None:
+    # Spark globs the paths it is given: unescaped, "a[1]" read the file "a1" and "c*" every file starting with c;
+    # and Spark reports a Parquet or CSV row's file URI-encoded: "p%41 q+r" is "p%2541%20q+r", the file "p%41 q+r"
+    # (form-decoded as before, "pA q r": no landed file)
     def land(name: str, key: int, landed: bool) -> SourceFile | None:
         path = tmp_path / f"{name}.{suffix}"
         if suffix == "parquet":
@@ -307,8 +311,8 @@ def test_a_file_named_with_glob_characters_is_read_alone(spark, tmp_path: Path, 
             path.write_text(f"I,{key},n{key},1\n")
         return SourceFile(uri=f"file://{path}", key=f"src/app/t/{path.name}", order=key) if landed else None
 
-    files = [land("a[1]", 0, True), land("c*", 1, True), land("b{x,y}", 2, True), land("d?", 3, True)]
-    for name, key in (("a1", 10), ("cx", 11), ("bx", 12), ("dz", 13)):  # in the folder, not in the run
+    files = [land(name, key, True) for key, name in enumerate(["a[1]", "c*", "b{x,y}", "d?", "p%41 q+r"])]
+    for name, key in (("a1", 10), ("cx", 11), ("bx", 12), ("dz", 13), ("pA q r", 14)):  # in the folder, not the run
         land(name, key, False)
     config = table_config("t", columns={"id": "int", "name": "string", "seq": "string"})
     frame = read_changes(spark, files, config)
@@ -318,4 +322,5 @@ def test_a_file_named_with_glob_characters_is_read_alone(spark, tmp_path: Path, 
         (f"src/app/t/c*.{suffix}", 1, "n1"),
         (f"src/app/t/b{{x,y}}.{suffix}", 2, "n2"),
         (f"src/app/t/d?.{suffix}", 3, "n3"),
+        (f"src/app/t/p%41 q+r.{suffix}", 4, "n4"),
     ]
