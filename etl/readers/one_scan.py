@@ -80,32 +80,26 @@ def literal_path(uri: str) -> str:
 
 
 def sql_string(value: str) -> str:
-    """Pure: ``value`` as a Spark SQL string literal (single quotes; backslash and quote escaped)."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    """Pure: ``value`` as a Spark SQL string literal: single quotes, backslash and quote escaped, and ``$`` written
+    ``\\u0024``, because Spark substitutes ``${...}`` variables in SQL text before parsing it (``${env:HOME}``
+    became the home folder); the parser turns ``\\u0024`` back into ``$``."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'").replace("$", "\\u0024") + "'"
 
 
 def file_columns(path: Column, files: Sequence[SourceFile]) -> list[Column]:
     """:data:`FILE`, :data:`FILE_ORDER` and :data:`FULL_LOAD` of a row from the path Spark read it from.
 
     The files' map is one SQL literal (``map(path, named_struct(...), ...)``), parsed once: built from column
-    functions it cost about 8 Py4J calls a file (4 s for 1,000 files). A name holding ``${`` is built from column
-    functions as before: Spark substitutes ``${...}`` variables in SQL text, and a file's name must stay its own."""
-    if any("${" in text for source in files for text in (source.key, source.uri)):
-        entries: list[Column] = []
-        for source in files:
-            file = (F.lit(source.key).alias("k"), F.lit(source.order).alias("o"), F.lit(source.is_full_load).alias("f"))
-            entries += [F.lit(same_file(source.uri)), F.struct(*file)]
-        files_map = F.create_map(*entries)
-    else:
-        files_map = F.expr(
-            "map("
-            + ", ".join(
-                f"{sql_string(same_file(source.uri))}, named_struct('k', {sql_string(source.key)}, "
-                f"'o', {int(source.order)}, 'f', {str(bool(source.is_full_load)).lower()})"
-                for source in files
-            )
-            + ")"
+    functions it cost about 8 Py4J calls a file (4 s for 1,000 files)."""
+    files_map = F.expr(
+        "map("
+        + ", ".join(
+            f"{sql_string(same_file(source.uri))}, named_struct('k', {sql_string(source.key)}, "
+            f"'o', {int(source.order)}, 'f', {str(bool(source.is_full_load)).lower()})"
+            for source in files
         )
+        + ")"
+    )
     found = files_map[same_file_column(path)]
     return [found["k"].alias(FILE), found["o"].alias(FILE_ORDER), found["f"].alias(FULL_LOAD)]
 

@@ -261,7 +261,7 @@ def test_a_json_lines_field_ignored_is_counted_for_its_own_file_only(spark, tmp_
 @pytest.mark.spark
 def test_file_names_with_quotes_backslashes_and_variables_stay_their_own(spark, tmp_path: Path) -> None:
     # the files' map is one SQL literal: quotes and backslashes escaped; a "${...}" (which Spark's parser would
-    # substitute: "${env:HOME}" is the home folder) is built from column functions instead. (Backslashes and braces
+    # substitute: "${env:HOME}" is the home folder) has its "$" written \\u0024. (Backslashes and braces
     # in the file's path itself are glob characters to Spark's reader, a colon a URI scheme to Hadoop's path: only
     # the keys hold them here.)
     names = ["it's.parquet", "ünï cödé.parquet", "plain.parquet", "${env:HOME}.parquet"]
