@@ -60,6 +60,14 @@ PARALLELISM_OPTIONS = (
     "hoodie.delete.shuffle.parallelism",
 )
 DEFAULT_COMPACTION_DELTA_COMMITS = 5
+# MERGE_ON_READ with the record index (Hudi 1.0.2 cannot index log files): an upsert merges a partition's inserts into
+# its one "small" file group (base file under hoodie.parquet.small.file.limit, Hudi's default 100 MB), with that
+# group's updates and deletes, into a new base file, as COPY_ON_WRITE would; only the other groups get log files.
+# At 100 MB a table of one file group under 100 MB was rewritten by every commit with an insert (bench/README,
+# i27-fleet-mor). At 4 MiB a commit rewrites at most 4 MiB per partition with inserts, every larger file group logs
+# its updates and deletes, and a trickle of inserts gathers in files of about 4 MiB (etl/README, "What MERGE_ON_READ
+# saves with the record index").
+MERGE_ON_READ_SMALL_FILE_BYTES = 4 * 1024 * 1024
 # Hudi 1.0 turns on the metadata table's column statistics and partition statistics by default: every
 # write then computes min / max / null counts of every column of every file it writes, and commits them
 # to two more metadata partitions (about half the metadata table's write time on the benchmark's CDC
@@ -81,12 +89,14 @@ TABLE_SERVICE_OPTIONS = {"hoodie.clean.max.commits": str(CLEAN_EVERY_COMMITS)}
 
 @dataclass(frozen=True)
 class WriteProfile:
-    """The job-level settings of every Hudi write of one run: the profile, the cores Spark has, and how
-    often MERGE_ON_READ tables compact (inline, every ``compaction_delta_commits`` delta commits)."""
+    """The job-level settings of every Hudi write of one run: the profile, the cores Spark has, how often
+    MERGE_ON_READ tables compact (inline, every ``compaction_delta_commits`` delta commits) and the base-file size
+    under which a MERGE_ON_READ file group takes inserts (``merge_on_read_small_file_bytes``)."""
 
     profile: HudiProfile = HudiProfile.GLUE
     cores: int = 2  # local profile only: Spark's default parallelism (the local cores)
     compaction_delta_commits: int = DEFAULT_COMPACTION_DELTA_COMMITS
+    merge_on_read_small_file_bytes: int = MERGE_ON_READ_SMALL_FILE_BYTES
 
 
 def shuffle_parallelism(profile: WriteProfile, input_rows: int) -> int | None:
@@ -195,7 +205,8 @@ def hudi_write_options(
     (``_odp_index``), so a run can refuse to write a table with another one. Partition values are URL-encoded in
     paths as the target says (a new table: encoded; Hudi records it in ``hoodie.properties``,
     :mod:`etl.hudi.partition_paths`). MERGE_ON_READ tables compact inline every ``profile.compaction_delta_commits``
-    delta commits.
+    delta commits, and only their file groups under ``profile.merge_on_read_small_file_bytes`` take inserts
+    (:data:`MERGE_ON_READ_SMALL_FILE_BYTES`).
     """
     keygen, partition_field = key_generator(target.record_keys, target.partitions)
     options = {
@@ -229,6 +240,7 @@ def hudi_write_options(
                 "hoodie.compact.inline": "true",
                 "hoodie.compact.inline.trigger.strategy": "NUM_COMMITS",
                 "hoodie.compact.inline.max.delta.commits": str(profile.compaction_delta_commits),
+                "hoodie.parquet.small.file.limit": str(profile.merge_on_read_small_file_bytes),
             }
         )
     if catalog_sync:

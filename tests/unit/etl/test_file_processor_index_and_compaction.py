@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import etl.file_processor.processor
 import etl.hudi.writer
 from etl.hudi.options import DEFAULT_COMPACTION_DELTA_COMMITS, hudi_write_options
 from etl.hudi.timeline import completed_commits
+from etl.hudi.writer import job_write_profile
 from odp.config.models import TableType
+from odp.table_reader import read_hudi_snapshot
 from odp.tracker import RunStatus
 from tests.support.lake import Lake, rows_of, table_config
 
@@ -89,6 +93,74 @@ def test_merge_on_read_compacts_inline_every_n_delta_commits(spark, lake: Lake) 
 
 
 LOAD = pa.schema([("seq", pa.string()), ("id", pa.int32()), ("region", pa.string())])
+
+
+def file_groups(base: Path) -> tuple[dict[str, str], dict[str, int]]:
+    """An unpartitioned table's file groups: group id -> its latest base file's name, and group id -> log files."""
+    bases: dict[str, str] = {}
+    for parquet in sorted(base.glob("*.parquet"), key=lambda f: f.name.split("_")[-1]):  # by instant
+        bases[parquet.name.split("_")[0]] = parquet.name
+    logs: dict[str, int] = {}
+    for log in (f for f in base.glob(".*.log.*") if not f.name.endswith(".crc")):  # Hadoop's local checksums
+        group = log.name[1:].split("_")[0]
+        logs[group] = logs.get(group, 0) + 1
+    return bases, logs
+
+
+def run_changes(spark, lake: Lake, config, changes: str, *, seq: str):
+    """Land one CDC file of ``changes`` (``U1 D2 I101``: op and id; every row's region ``us``) and run the table."""
+    rows = [{"Op": change[0], "seq": seq, "id": int(change[1:]), "region": "us"} for change in changes.split()]
+    lake.land_parquet(config, f"20260101-{seq}.parquet", rows, CDC)
+    result = lake.run(spark, config.table_id).tables[0]
+    assert result.status is RunStatus.COMPLETED, result.error
+    return result
+
+
+@pytest.mark.spark
+def test_merge_on_read_logs_the_changes_of_a_file_group_above_the_small_file_limit(
+    spark, lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every base file of this test is above a 1-byte limit, as a real table's are above 4 MiB
+    monkeypatch.setattr(
+        etl.file_processor.processor,
+        "job_write_profile",
+        lambda spark_session, args: replace(job_write_profile(spark_session, args), merge_on_read_small_file_bytes=1),
+    )
+    config = lake.configure(table_config("logged", table_type=TableType.MERGE_ON_READ))
+    lake.land_parquet(
+        config, "LOAD00000001.parquet", [{"seq": None, "id": n, "region": "eu"} for n in range(1, 51)], LOAD
+    )
+    loaded = lake.run(spark, config.table_id).tables[0]
+    assert loaded.status is RunStatus.COMPLETED, loaded.error
+    base = Path(loaded.base_path.removeprefix("file://"))
+    ((loaded_group, loaded_file),) = file_groups(base)[0].items()
+
+    # the updates and deletes of the loaded group go to its log; the insert gets a new file group of its own
+    # (Hudi's default limit, 100 MB, merged all three into a new base file of the loaded group)
+    logged = run_changes(spark, lake, config, "U1 D2 I101", seq="2")
+    assert (logged.inserts, logged.updates, logged.deletes) == (1, 1, 1)
+    bases, logs = file_groups(base)
+    assert bases[loaded_group] == loaded_file  # not rewritten
+    assert logs == {loaded_group: 1}
+    (inserted_group,) = set(bases) - {loaded_group}
+
+    # the record index finds the keys of both groups: an update of each is logged in its group, not inserted twice
+    again = run_changes(spark, lake, config, "U101 U3 I102", seq="3")
+    assert (again.inserts, again.updates, again.deletes) == (1, 2, 0)
+    bases, logs = file_groups(base)
+    assert bases[loaded_group] == loaded_file
+    assert logs[loaded_group] >= 1
+    assert logs[inserted_group] == 1
+    assert len(bases) == 3  # the loaded group, the first insert's, the second insert's
+
+    expected = [(1, "us", "2"), (3, "us", "3")] + [(n, "eu", None) for n in range(4, 51)]
+    expected += [(101, "us", "3"), (102, "us", "3")]
+    assert rows_of(spark, again.base_path, ["id", "region", "seq"]) == expected
+    snapshot = read_hudi_snapshot(base)  # hudi-rs merges the logs as well
+    assert snapshot is not None
+    assert (
+        sorted(zip(*(snapshot.column(name).to_pylist() for name in ("id", "region", "seq")), strict=True)) == expected
+    )
 
 
 def bucket_ids(base: Path) -> dict[str, set[int]]:

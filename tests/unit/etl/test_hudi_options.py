@@ -65,6 +65,7 @@ def test_current_cow_partitioned_options() -> None:
     assert options["hoodie.datasource.write.commitmeta.key.prefix"] == "_odp_"
     assert not any(name.startswith("hoodie.datasource.hive_sync") for name in options)
     assert "hoodie.compact.inline" not in options
+    assert "hoodie.parquet.small.file.limit" not in options  # COPY_ON_WRITE keeps Hudi's 100 MB bin-packing
     # the record level index: global (a row whose partition value changes moves), cost follows the changes
     assert options["hoodie.index.type"] == "RECORD_INDEX"
     assert options["hoodie.metadata.record.index.enable"] == "true"
@@ -143,6 +144,8 @@ def test_historical_mor_with_glue_sync() -> None:
     assert options["hoodie.compact.inline"] == "true"
     assert options["hoodie.compact.inline.trigger.strategy"] == "NUM_COMMITS"
     assert options["hoodie.compact.inline.max.delta.commits"] == "7"
+    # only a file group under 4 MiB takes a commit's inserts (Hudi's 100 MB rewrote whole small tables per commit)
+    assert options["hoodie.parquet.small.file.limit"] == str(4 * 1024 * 1024)
     assert options["hoodie.metadata.enable"] == "true"
     assert options["hoodie.datasource.hive_sync.enable"] == "true"
     assert options["hoodie.datasource.hive_sync.database"] == "lake_db"
