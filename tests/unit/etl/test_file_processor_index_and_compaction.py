@@ -1,4 +1,5 @@
-"""The record level index on tables written before it existed, and MERGE_ON_READ compaction on its schedule."""
+"""The record level index on tables written before it existed, MERGE_ON_READ compaction on its schedule, and what
+MERGE_ON_READ logs instead of rewriting."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 import etl.file_processor.processor
 import etl.hudi.writer
+from bench.metrics import DATA, LOG, file_group, kind
 from etl.hudi.options import DEFAULT_COMPACTION_DELTA_COMMITS, hudi_write_options
 from etl.hudi.timeline import completed_commits
 from etl.hudi.writer import job_write_profile
@@ -96,14 +98,15 @@ LOAD = pa.schema([("seq", pa.string()), ("id", pa.int32()), ("region", pa.string
 
 
 def file_groups(base: Path) -> tuple[dict[str, str], dict[str, int]]:
-    """An unpartitioned table's file groups: group id -> its latest base file's name, and group id -> log files."""
+    """An unpartitioned table's file groups: group -> its latest base file's name, and group -> its log files
+    (Hudi's file names parsed as the benchmark parses them, :mod:`bench.metrics`)."""
     bases: dict[str, str] = {}
-    for parquet in sorted(base.glob("*.parquet"), key=lambda f: f.name.split("_")[-1]):  # by instant
-        bases[parquet.name.split("_")[0]] = parquet.name
     logs: dict[str, int] = {}
-    for log in (f for f in base.glob(".*.log.*") if not f.name.endswith(".crc")):  # Hadoop's local checksums
-        group = log.name[1:].split("_")[0]
-        logs[group] = logs.get(group, 0) + 1
+    for name in sorted((f.name for f in base.iterdir()), key=lambda name: name.split("_")[-1]):  # by instant
+        if kind(name) == DATA:
+            bases[file_group(name)] = name
+        elif kind(name) == LOG:
+            logs[file_group(name)] = logs.get(file_group(name), 0) + 1
     return bases, logs
 
 
