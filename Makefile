@@ -15,7 +15,8 @@ export ODP_HUDI_BUNDLE_JAR := $(abspath $(HUDI_JAR))
 # checkov in its own venv (requirements-checkov.txt says why); tests/infra/test_checkov.py runs this program.
 CHECKOV_VENV := $(CACHE)/checkov
 export ODP_CHECKOV := $(abspath $(CHECKOV_VENV)/bin/checkov)
-# ODP's own JVM classes (jvm/README.md), compiled against the bundle: the catalog sync's partition extractor.
+# ODP's own JVM classes (jvm/README.md), compiled against the bundle: the catalog sync's partition extractor and the
+# MERGE_ON_READ compaction strategy.
 EXTENSIONS_JAR := $(CACHE)/jars/odp-hudi-extensions.jar
 EXTENSIONS_SOURCES := $(shell find jvm -name '*.java' 2>/dev/null | sort)
 export ODP_HUDI_EXTENSIONS_JAR := $(abspath $(EXTENSIONS_JAR))
@@ -54,9 +55,12 @@ $(HUDI_JAR):
 
 # Plain javac + jar (Java 17, release 17: Glue 5.1's JVM), rebuilt when a source or the bundle changes; built in a
 # temporary folder and moved into place, so a failed build never leaves a half-written jar.
-$(EXTENSIONS_JAR): $(EXTENSIONS_SOURCES) $(HUDI_JAR)
+# Compiled against the bundle and the venv's Spark jars (Avro: Hudi's plan records are Avro classes, which Spark and
+# Glue provide, not the bundle).
+$(EXTENSIONS_JAR): $(EXTENSIONS_SOURCES) $(HUDI_JAR) $(VENV)/.installed
 	@build=$$(mktemp -d) && trap 'rm -rf "$$build"' EXIT && \
-	  javac --release 17 -nowarn -cp $(HUDI_JAR) -d "$$build/classes" $(EXTENSIONS_SOURCES) && \
+	  spark_jars=$$($(PY) -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))') && \
+	  javac --release 17 -nowarn -cp "$(HUDI_JAR):$$spark_jars/*" -d "$$build/classes" $(EXTENSIONS_SOURCES) && \
 	  jar --create --file "$$build/extensions.jar" --date=2020-01-01T00:00:00Z -C "$$build/classes" . && \
 	  mv "$$build/extensions.jar" $@ && echo "built $@"
 

@@ -15,7 +15,8 @@ from pyspark.sql import SparkSession
 REPO_ROOT = Path(__file__).resolve().parents[1]
 HUDI_BUNDLE_ENV = "ODP_HUDI_BUNDLE_JAR"
 DEFAULT_HUDI_BUNDLE = REPO_ROOT / ".cache" / "jars" / "hudi-spark3.5-bundle_2.12-1.0.2.jar"
-# ODP's own classes Hudi loads by name (jvm/README.md: the catalog sync's partition extractor), built by make setup.
+# ODP's own classes Hudi loads by name (jvm/README.md: the catalog sync's partition extractor, the MERGE_ON_READ
+# compaction strategy), built by make setup.
 HUDI_EXTENSIONS_ENV = "ODP_HUDI_EXTENSIONS_JAR"
 DEFAULT_HUDI_EXTENSIONS = REPO_ROOT / ".cache" / "jars" / "odp-hudi-extensions.jar"
 LOCAL_DRIVER_MEMORY = "2g"  # the local profile's heap: local[2] runs every task in the driver's JVM

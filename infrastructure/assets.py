@@ -7,8 +7,9 @@ of the ``etl`` and ``odp`` packages for ``--extra-py-files``, and a "zip of whee
 ``--additional-python-modules``: ``odp_dependencies.gluewheels.zip`` holding ``wheels/requirements.txt``
 and every wheel it needs (pydantic and PyYAML with their dependencies), the form AWS documents for
 Glue 5 without internet (installed with ``--python-modules-installer-option --no-index``), and ODP's jar of Hudi
-extensions for ``--extra-jars`` (jvm/README.md: the catalog sync's partition extractor), copied from
-``.cache/jars/odp-hudi-extensions.jar``, which ``make setup`` compiles (a synth never runs javac).
+extensions for ``--extra-jars`` (jvm/README.md: the catalog sync's partition extractor, the MERGE_ON_READ compaction
+strategy), copied from ``.cache/jars/odp-hudi-extensions.jar``, which ``make setup`` compiles (a synth never runs
+javac).
 
 A folder is rebuilt only when its inputs change: its name carries the hash of every input file and
 of the pinned requirements, so a second synth reuses it.

@@ -337,7 +337,8 @@ class GlueJobFamily(Construct):
             "security_configuration": self.security_configuration,
             "extra_python_files": [ArtifactCode(bucket, f"{LIBRARY_PREFIX}{props.stage.artifacts.library}")],
             # --extra-jars: ODP's Hudi extensions on the driver's and the executors' class path (the catalog sync's
-            # partition extractor for URL-encoded partition paths, etl/hudi/partition_paths.py)
+            # partition extractor for URL-encoded partition paths, etl/hudi/partition_paths.py; the MERGE_ON_READ
+            # compaction strategy, etl/hudi/options.py)
             "extra_jars": [ArtifactCode(bucket, f"{LIBRARY_PREFIX}{props.stage.artifacts.extensions_jar}")],
             "enable_metrics": True,
             "enable_observability_metrics": True,

@@ -68,6 +68,14 @@ DEFAULT_COMPACTION_DELTA_COMMITS = 5
 # its updates and deletes, and a trickle of inserts gathers in files of about 4 MiB (etl/README, "What MERGE_ON_READ
 # saves with the record index").
 MERGE_ON_READ_SMALL_FILE_BYTES = 4 * 1024 * 1024
+# MERGE_ON_READ compaction: at each schedule (every compaction_delta_commits delta commits) only the file groups whose
+# logs matter are compacted, ODP's strategy from jvm/ (its class comment; etl/README, "Compaction follows the change"):
+# log bytes at least COMPACTION_LOG_SHARE of the base file's, or as many log files as delta commits between schedules,
+# or no base file. Hudi's default compacts every group with a log file, so a fact table whose late updates put a
+# few rows in many old partitions rewrote nearly all of itself at each compaction (bench/README, i27-fleet-mor-facts).
+COMPACTION_STRATEGY = "odp.hudi.LogShareCompactionStrategy"
+COMPACTION_LOG_SHARE_OPTION = "odp.compaction.log.share"
+COMPACTION_LOG_SHARE = 0.2
 # Hudi 1.0 turns on the metadata table's column statistics and partition statistics by default: every
 # write then computes min / max / null counts of every column of every file it writes, and commits them
 # to two more metadata partitions (about half the metadata table's write time on the benchmark's CDC
@@ -90,13 +98,15 @@ TABLE_SERVICE_OPTIONS = {"hoodie.clean.max.commits": str(CLEAN_EVERY_COMMITS)}
 @dataclass(frozen=True)
 class WriteProfile:
     """The job-level settings of every Hudi write of one run: the profile, the cores Spark has, how often
-    MERGE_ON_READ tables compact (inline, every ``compaction_delta_commits`` delta commits) and the base-file size
-    under which a MERGE_ON_READ file group takes inserts (``merge_on_read_small_file_bytes``)."""
+    MERGE_ON_READ tables schedule compaction (inline, every ``compaction_delta_commits`` delta commits), the log share
+    from which a file group is compacted (``compaction_log_share``) and the base-file size under which a
+    MERGE_ON_READ file group takes inserts (``merge_on_read_small_file_bytes``)."""
 
     profile: HudiProfile = HudiProfile.GLUE
     cores: int = 2  # local profile only: Spark's default parallelism (the local cores)
     compaction_delta_commits: int = DEFAULT_COMPACTION_DELTA_COMMITS
     merge_on_read_small_file_bytes: int = MERGE_ON_READ_SMALL_FILE_BYTES
+    compaction_log_share: float = COMPACTION_LOG_SHARE
 
 
 def shuffle_parallelism(profile: WriteProfile, input_rows: int) -> int | None:
@@ -204,9 +214,10 @@ def hudi_write_options(
     ``index_buckets`` (``bucket_index_options``); the index travels in the commit's extra metadata
     (``_odp_index``), so a run can refuse to write a table with another one. Partition values are URL-encoded in
     paths as the target says (a new table: encoded; Hudi records it in ``hoodie.properties``,
-    :mod:`etl.hudi.partition_paths`). MERGE_ON_READ tables compact inline every ``profile.compaction_delta_commits``
-    delta commits, and only their file groups under ``profile.merge_on_read_small_file_bytes`` take inserts
-    (:data:`MERGE_ON_READ_SMALL_FILE_BYTES`).
+    :mod:`etl.hudi.partition_paths`). MERGE_ON_READ tables schedule an inline compaction every
+    ``profile.compaction_delta_commits`` delta commits, of the file groups whose logs matter
+    (:data:`COMPACTION_STRATEGY`), and only their file groups under ``profile.merge_on_read_small_file_bytes`` take
+    inserts (:data:`MERGE_ON_READ_SMALL_FILE_BYTES`).
     """
     keygen, partition_field = key_generator(target.record_keys, target.partitions)
     options = {
@@ -233,14 +244,18 @@ def hudi_write_options(
         # plus ``_odp_seq``, unique per change): Hudi's own pre-combine would shuffle them again for nothing.
         options["hoodie.combine.before.upsert"] = "false"
     if target.table_type is TableType.MERGE_ON_READ:
-        # Inline, every N delta commits: N - 1 runs of N only append log files (fast ingestion), the
-        # N-th also merges them into base files, so snapshot reads never merge more than N logs.
+        # Scheduled inline, every N delta commits: N - 1 runs of N only append log files (fast ingestion), the N-th
+        # also merges the logs that matter into base files (COMPACTION_STRATEGY). A group compacts once it has N log
+        # files, so a snapshot read merges at most 2N - 1 logs of a group.
         options.update(
             {
                 "hoodie.compact.inline": "true",
                 "hoodie.compact.inline.trigger.strategy": "NUM_COMMITS",
                 "hoodie.compact.inline.max.delta.commits": str(profile.compaction_delta_commits),
                 "hoodie.parquet.small.file.limit": str(profile.merge_on_read_small_file_bytes),
+                "hoodie.compaction.strategy": COMPACTION_STRATEGY,
+                COMPACTION_LOG_SHARE_OPTION: str(profile.compaction_log_share),
+                "hoodie.compaction.logfile.num.threshold": str(profile.compaction_delta_commits),
             }
         )
     if catalog_sync:

@@ -3,6 +3,7 @@ MERGE_ON_READ logs instead of rewriting."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -168,6 +169,78 @@ def test_merge_on_read_logs_the_changes_of_a_file_group_above_the_small_file_lim
     assert (
         sorted(zip(*(snapshot.column(name).to_pylist() for name in ("id", "region", "seq")), strict=True)) == expected
     )
+
+
+WIDE = pa.schema(
+    [("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("region", pa.string()), ("note", pa.string())]
+)
+
+
+def _note(key: int, seq: int) -> str:
+    """About 200 characters that Parquet cannot shrink much, so a base file is large beside a log of one row."""
+    return "".join(hashlib.sha256(f"{key}-{seq}-{n}".encode()).hexdigest() for n in range(3))
+
+
+def _wide_changes(op: str, seq: int, keys: range | list[int]) -> list[dict]:
+    return [
+        {"Op": op, "seq": f"{seq:03d}", "id": key, "region": "eu" if key < 2000 else "us", "note": _note(key, seq)}
+        for key in keys
+    ]
+
+
+@pytest.mark.spark
+def test_merge_on_read_compacts_only_the_file_groups_whose_logs_matter(
+    spark, lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every base file above a 1-byte limit logs its updates (as a real table's above 4 MiB); a compaction is
+    # scheduled every 2 delta commits, and a group with 2 log files is due whatever their size
+    monkeypatch.setattr(
+        etl.file_processor.processor,
+        "job_write_profile",
+        lambda spark_session, args: replace(
+            job_write_profile(spark_session, args), merge_on_read_small_file_bytes=1, compaction_delta_commits=2
+        ),
+    )
+    config = lake.configure(table_config("scattered", partition_by=("region",), table_type=TableType.MERGE_ON_READ))
+
+    def run(seq: int, rows: list[dict]):
+        lake.land_parquet(config, f"20260101-{seq:03d}.parquet", rows, WIDE)
+        result = lake.run(spark, config.table_id).tables[0]
+        assert result.status is RunStatus.COMPLETED, result.error
+        return result
+
+    loaded = run(1, _wide_changes("I", 1, [*range(1, 1001), *range(2001, 3001)]))
+    base = Path(loaded.base_path.removeprefix("file://"))
+    ((eu_group, eu_loaded),) = file_groups(base / "region=eu")[0].items()
+    ((us_group, us_loaded),) = file_groups(base / "region=us")[0].items()
+
+    # the second delta commit schedules a compaction: half of eu's rows are logged (a log about as large as its base
+    # file), one row of us (a log of a few KB against about 100 KB)
+    scheduled = run(2, _wide_changes("U", 2, [*range(1, 501), 2001]))
+    assert [c.action for c in completed_commits(spark, scheduled.base_path)] == ["deltacommit"] * 2 + ["commit"]
+    eu_bases, _ = file_groups(base / "region=eu")
+    us_bases, us_logs = file_groups(base / "region=us")
+    assert eu_bases[eu_group] != eu_loaded  # compacted into a new base file
+    # left as it is: Hudi's default strategy compacts every file group with a log file, and rewrote this one
+    assert (us_bases[us_group], us_logs) == (us_loaded, {us_group: 1})
+
+    # the waiting group is compacted at the next schedule once it has as many log files as delta commits between
+    # schedules (2), however small they are
+    run(3, _wide_changes("U", 3, [2002]))
+    run(4, _wide_changes("U", 4, [2003]))
+    us_bases, _ = file_groups(base / "region=us")
+    assert us_bases[us_group] != us_loaded
+    assert [c.action for c in completed_commits(spark, scheduled.base_path)][-1] == "commit"
+
+    expected = {row["id"]: row["note"] for row in _wide_changes("I", 1, [*range(1, 1001), *range(2001, 3001)])}
+    expected |= {row["id"]: row["note"] for row in _wide_changes("U", 2, [*range(1, 501), 2001])}
+    expected |= {2002: _note(2002, 3), 2003: _note(2003, 4)}
+    stored = spark.read.format("hudi").load(scheduled.base_path).select("id", "note").collect()
+    assert len(stored) == len(expected)
+    assert dict(stored) == expected
+    snapshot = read_hudi_snapshot(base)  # hudi-rs: base files and the logs left
+    assert snapshot is not None
+    assert dict(zip(snapshot.column("id").to_pylist(), snapshot.column("note").to_pylist(), strict=True)) == expected
 
 
 def bucket_ids(base: Path) -> dict[str, set[int]]:

@@ -146,6 +146,11 @@ def test_historical_mor_with_glue_sync() -> None:
     assert options["hoodie.compact.inline.max.delta.commits"] == "7"
     # only a file group under 4 MiB takes a commit's inserts (Hudi's 100 MB rewrote whole small tables per commit)
     assert options["hoodie.parquet.small.file.limit"] == str(4 * 1024 * 1024)
+    # compaction of the groups whose logs matter: ODP's strategy from jvm/, its share, and the log-file count that
+    # makes a group due whatever its logs' size (the delta commits between schedules)
+    assert options["hoodie.compaction.strategy"] == "odp.hudi.LogShareCompactionStrategy"
+    assert options["odp.compaction.log.share"] == "0.2"
+    assert options["hoodie.compaction.logfile.num.threshold"] == "7"
     assert options["hoodie.metadata.enable"] == "true"
     assert options["hoodie.datasource.hive_sync.enable"] == "true"
     assert options["hoodie.datasource.hive_sync.database"] == "lake_db"
