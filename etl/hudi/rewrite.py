@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -22,6 +22,7 @@ from etl.hudi.options import WriteOperation
 from etl.hudi.schema import HUDI_META_PREFIX
 from etl.hudi.table_size import stored_table
 from etl.hudi.target import HudiTarget
+from etl.hudi.timeline import CommitSummary
 from etl.hudi.write_strategy import WriteChoice
 from odp.config.models import TableConfig, TableMode, TableType
 from odp.tracker.statuses import WriteStrategy
@@ -60,11 +61,14 @@ def choose_for_run(
     operation: WriteOperation,
     exists: bool,
     changes: int,
+    last_commit: CommitSummary | None = None,
 ) -> WriteChoice | None:
     """The write choice of a run's upsert into an existing table (None: not an upsert of an existing current table,
     e.g. a full load or a table's first write, which keep their operation). Reads the table's size
     (:func:`etl.hudi.table_size.stored_table`) only for a COPY_ON_WRITE table and a batch large enough for a rewrite
-    to pay off (:func:`etl.hudi.write_strategy.worth_sizing`)."""
+    to pay off (:func:`etl.hudi.write_strategy.worth_sizing`). ``last_commit``: the table's latest commit (its
+    :class:`~etl.hudi.timeline.TableState`), whose write statistics may recommend MERGE_ON_READ
+    (:func:`etl.hudi.write_strategy.merge_on_read_advice`) whatever the choice."""
     if not exists or operation is not WriteOperation.UPSERT or config.mode is not TableMode.CURRENT:
         return None
     copy_on_write = config.table_type is TableType.COPY_ON_WRITE
@@ -74,9 +78,11 @@ def choose_for_run(
         stored_table(spark, base_path) if sized else None,
         changes,
         refused=write_strategy.rewrite_refusal(config, target.index),
-        copy_on_write=copy_on_write,
         costs=costs,
     )
+    advice = write_strategy.merge_on_read_advice(last_commit, copy_on_write=copy_on_write)
+    if advice is not None:
+        choice = replace(choice, reason=f"{choice.reason}; {advice}", recommend_merge_on_read=True)
     logger.info("%s: %s", config.table_id, choice.reason)
     return choice
 

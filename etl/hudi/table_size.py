@@ -45,9 +45,7 @@ def _stored_table(spark: SparkSession, base_path: str) -> StoredTable | None:
     table_bytes = sum(size for _, _, size in files)
     metadata = jvm.org.apache.hudi.common.table.timeline.TimelineUtils.getCommitMetadata(last.get(), timeline)
     written_rows = written_bytes = 0
-    written_groups = set()
     for stat in metadata.getWriteStats():
-        written_groups.add(str(stat.getFileId()))
         if str(stat.getPath()).endswith(".parquet"):
             written_rows += int(stat.getNumWrites())
             written_bytes += int(stat.getFileSizeInBytes())
@@ -57,7 +55,6 @@ def _stored_table(spark: SparkSession, base_path: str) -> StoredTable | None:
         bytes=table_bytes,
         file_groups=len({file_id for _, file_id, _ in files}),
         partitions=len({partition for partition, _, _ in files}),
-        last_file_groups=len(written_groups),
     )
 
 

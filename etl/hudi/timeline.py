@@ -40,6 +40,10 @@ class CommitSummary:
     updates: int
     deletes: int
     index: str | None = None  # ``_odp_index`` (HudiTarget.index); None before it was recorded
+    # the base files the commit rewrote for updates and deletes alone (a file group's new version that took no
+    # insert): their rows (Hudi's numWrites, every row of the file, the unchanged ones included) and number
+    rows_rewritten: int = 0
+    files_rewritten: int = 0
 
 
 def table_exists(spark: SparkSession, base_path: str) -> bool:
@@ -165,11 +169,19 @@ def commit_summary(instant: str, action: str, metadata: dict[str, Any]) -> Commi
     """Pure: one commit's summary from its metadata as Hudi serialises it (``HoodieCommitMetadata.toJsonString``).
 
     The counts are Hudi's own: inserts as ``fetchTotalInsertRecordsWritten`` (write statistics with a previous
-    commit), updates as ``fetchTotalUpdateRecordsWritten``, deletes the sum of ``numDeletes``.
+    commit), updates as ``fetchTotalUpdateRecordsWritten``, deletes the sum of ``numDeletes``; the rows and files
+    rewritten from the statistics of Parquet files with a previous version (``prevCommit``) and no insert.
     """
     stats = _write_stats(metadata)
     extra = metadata.get("extraMetadata") or {}
     raw_ids = extra.get(FILE_IDS_METADATA)
+    rewritten = [
+        stat
+        for stat in stats
+        if str(stat.get("path") or "").endswith(".parquet")
+        and stat.get("prevCommit") not in (None, "null")
+        and not int(stat.get("numInserts") or 0)
+    ]
     return CommitSummary(
         instant=instant,
         action=action,
@@ -179,6 +191,8 @@ def commit_summary(instant: str, action: str, metadata: dict[str, Any]) -> Commi
         inserts=sum(int(stat.get("numInserts") or 0) for stat in stats if stat.get("prevCommit") is not None),
         updates=sum(int(stat.get("numUpdateWrites") or 0) for stat in stats),
         deletes=sum(int(stat.get("numDeletes") or 0) for stat in stats),
+        rows_rewritten=sum(int(stat.get("numWrites") or 0) for stat in rewritten),
+        files_rewritten=len(rewritten),
     )
 
 

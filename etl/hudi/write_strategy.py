@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 from etl.hudi.target import RECORD_INDEX
+from etl.hudi.timeline import CommitSummary
 from odp.config.models import TableConfig, TableMode, TableType
 from odp.tracker.statuses import WriteStrategy
 
@@ -27,15 +28,13 @@ class StoredTable:
     """The table before the run, from its file listing and its latest commit's write statistics.
 
     ``rows``: estimated (the table's base-file bytes times the rows per byte of the base files the latest commit
-    wrote), None when the latest commit wrote no base file; ``last_file_groups``: the file groups the latest
-    commit wrote (an upsert: those it touched).
+    wrote), None when the latest commit wrote no base file.
     """
 
     rows: int | None
     bytes: int
     file_groups: int
     partitions: int
-    last_file_groups: int = 0
 
 
 @dataclass(frozen=True)
@@ -52,13 +51,15 @@ class WriteCosts:
     margin: float = 0.8  # a rewrite's variable part must be at most this share of the upsert's
     # and save at least this much: below it the choice is noise against the fixed part, and the upsert writes less
     min_saving_seconds: float = 0.5
-    # MERGE_ON_READ is recommended when a COW table's last upsert touched at least this share of its file groups
-    # (at least MOR_MIN_FILE_GROUPS of them) while a rewrite was not cheaper: every upsert rewrites it all.
-    scatter_share: float = 0.9
 
 
 DEFAULT_COSTS = WriteCosts()
-MOR_MIN_FILE_GROUPS = 4
+# MERGE_ON_READ is recommended to a COPY_ON_WRITE table whose last upsert rewrote at least this many rows per update
+# or delete in file groups that took no insert: under MERGE_ON_READ those groups log their updates and deletes (only a
+# group that takes inserts is rewritten, and only if under 4 MiB). Why 50: a logged change costs about 9 rows' bytes
+# (Avro), and compaction rewrites a base file once its logs reach a fifth of it (etl.hudi.options.COMPACTION_LOG_SHARE),
+# about 5 x 9 more: about 54 rows' bytes per change in all (etl/README, "Upsert or rewrite").
+MOR_MIN_ROWS_PER_CHANGE = 50
 
 
 @dataclass(frozen=True)
@@ -99,15 +100,13 @@ def choose_write(
     changes: int,
     *,
     refused: str | None = None,
-    copy_on_write: bool = True,
     partitions_hit: int | None = None,
     costs: WriteCosts = DEFAULT_COSTS,
 ) -> WriteChoice:
     """Pure: upsert, rewrite the partitions hit, or rewrite the table, whichever the cost model says is cheaper.
 
     ``changes``: the run's changes (one per key, deletes included); ``refused``: :func:`rewrite_refusal`'s
-    reason; ``copy_on_write``: the table's type (MERGE_ON_READ is recommended to COW tables only);
-    ``partitions_hit``: the partitions the changes touch (None: unknown, then no partition rewrite).
+    reason; ``partitions_hit``: the partitions the changes touch (None: unknown, then no partition rewrite).
     A partition rewrite is priced as its share of the stored rows (partitions of equal size).
     """
     if not worth_sizing(changes, costs):
@@ -123,7 +122,7 @@ def choose_write(
         f"{stored.file_groups} file groups, {stored.partitions} partitions)"
     )
     if refused is not None:
-        return _upsert(stored, f"upsert: {scope}; never rewritten: {refused}", costs, copy_on_write=copy_on_write)
+        return WriteChoice(WriteStrategy.UPSERT, f"upsert: {scope}; never rewritten: {refused}")
     upsert = costs.seconds_per_change * changes
     table = costs.seconds_per_stored_row * (stored.rows + changes)
     options = [(WriteStrategy.REWRITE_TABLE, table, "the table")]
@@ -139,20 +138,21 @@ def choose_write(
     )
     if seconds <= costs.margin * upsert and upsert - seconds >= costs.min_saving_seconds:
         return WriteChoice(strategy, f"{strategy.value}: {scope}: {estimate}")
-    return _upsert(stored, f"upsert: {scope}: {estimate}", costs, copy_on_write=copy_on_write)
+    return WriteChoice(WriteStrategy.UPSERT, f"upsert: {scope}: {estimate}")
 
 
-def _upsert(stored: StoredTable, reason: str, costs: WriteCosts, *, copy_on_write: bool) -> WriteChoice:
-    """An upsert, with the MERGE_ON_READ recommendation when the last commit touched (nearly) every file group."""
-    scattered = (
-        copy_on_write
-        and stored.file_groups >= MOR_MIN_FILE_GROUPS
-        and stored.last_file_groups >= costs.scatter_share * stored.file_groups
+def merge_on_read_advice(last: CommitSummary | None, *, copy_on_write: bool) -> str | None:
+    """Pure: why table_type MERGE_ON_READ would write far less than this COPY_ON_WRITE table's upserts (None: no
+    reason), from its last commit's write statistics: an upsert (``commit``) that rewrote at least
+    :data:`MOR_MIN_ROWS_PER_CHANGE` rows per update or delete in file groups that took no insert. A rewrite
+    (``replacecommit``), a first load and an append of inserts only are no evidence."""
+    if not copy_on_write or last is None or last.action != "commit" or last.files_rewritten == 0:
+        return None
+    changes = last.updates + last.deletes
+    if changes == 0 or last.rows_rewritten < MOR_MIN_ROWS_PER_CHANGE * changes:
+        return None
+    return (
+        f"the last commit rewrote {last.rows_rewritten} rows in {last.files_rewritten} file groups without an insert "
+        f"for {changes} updates and deletes, {last.rows_rewritten // changes} rows each: table_type MERGE_ON_READ "
+        "would log them instead"
     )
-    if not scattered:
-        return WriteChoice(WriteStrategy.UPSERT, reason)
-    advice = (
-        f"; the last commit rewrote {stored.last_file_groups} of {stored.file_groups} file groups: "
-        "changes scatter over every file group, table_type MERGE_ON_READ would log them instead"
-    )
-    return WriteChoice(WriteStrategy.UPSERT, reason + advice, recommend_merge_on_read=True)

@@ -220,7 +220,14 @@ def _write(
     schema = state.data_schema
     rows = align_to_table(plan.rows, schema) if schema is not None else plan.rows
     choice = choose_for_run(
-        spark, config, target, base_path, operation=plan.operation, exists=state.exists, changes=batch.rows
+        spark,
+        config,
+        target,
+        base_path,
+        operation=plan.operation,
+        exists=state.exists,
+        changes=batch.rows,
+        last_commit=state.commits[-1] if state.commits else None,
     )
     rows, rewrite = apply_choice(spark, choice, rows, base_path, config)  # a rewrite: the merged snapshot
     operation = rewrite.operation if rewrite is not None else plan.operation

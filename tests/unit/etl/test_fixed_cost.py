@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+from pyspark.sql import functions as F
 
+from etl.hudi import write_strategy
 from etl.hudi.timeline import read_table_state
 from odp.tracker import RunStatus
 from tests.support.lake import Lake, table_config
@@ -56,7 +58,9 @@ def test_a_small_tables_commit_and_a_table_without_files_cost_few_spark_jobs_and
 
 
 @pytest.mark.spark
-def test_the_table_state_holds_what_spark_reads_of_the_table(spark, lake: Lake) -> None:
+def test_the_table_state_holds_what_spark_reads_of_the_table(
+    spark, lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The schema (from the timeline, no relation) and the size (from the write statistics) against Spark's read."""
     config = lake.configure(table_config("sized", partition_by=("region",)))
     schema = pa.schema(
@@ -98,4 +102,22 @@ def test_the_table_state_holds_what_spark_reads_of_the_table(spark, lake: Lake) 
     assert state.rows == table.count() == 39
     assert state.file_groups == table.select("_hoodie_file_name").distinct().count() == 3
     assert state.bytes > 0
+    # the file groups the second commit rewrote for updates and deletes alone (eu and us; ap is new), as Spark reads
+    # them back
+    rewritten = table.where(F.col("_hoodie_file_name").contains(second.commit_instant)).where("region != 'ap'")
+    last = state.commits[-1]
+    assert last.rows_rewritten == rewritten.count() == 38
+    assert last.files_rewritten == rewritten.select("_hoodie_file_name").distinct().count() == 2
     assert read_table_state(spark, lake.raw_root + "/lake_db/none").exists is False
+
+    # the next run's reason advises MERGE_ON_READ from those statistics (at a threshold this small table reaches:
+    # 38 rows for 5 updates and deletes is 7 rows each, the default asks for 50)
+    monkeypatch.setattr(write_strategy, "MOR_MIN_ROWS_PER_CHANGE", 7)
+    lake.land_parquet(config, "20260101-000003.parquet", [{**rows[5], "Op": "U", "seq": "3"}], schema)
+    third = lake.run(spark, config.table_id).tables[0]
+    assert third.status is RunStatus.COMPLETED, third.error
+    assert second.updates + second.deletes == 5
+    assert third.write_reason.endswith(
+        "; the last commit rewrote 38 rows in 2 file groups without an insert for 5 updates and deletes, 7 rows each: "
+        "table_type MERGE_ON_READ would log them instead"
+    )

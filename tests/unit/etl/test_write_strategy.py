@@ -8,7 +8,15 @@ from functools import partial
 import pytest
 
 from etl.hudi import write_strategy
-from etl.hudi.write_strategy import DEFAULT_COSTS, StoredTable, WriteCosts, rewrite_refusal, worth_sizing
+from etl.hudi.timeline import CommitSummary, commit_summary
+from etl.hudi.write_strategy import (
+    DEFAULT_COSTS,
+    StoredTable,
+    WriteCosts,
+    merge_on_read_advice,
+    rewrite_refusal,
+    worth_sizing,
+)
 from odp.config.models import TableMode, TableType
 from odp.tracker import WriteStrategy
 from tests.support.lake import table_config
@@ -18,8 +26,8 @@ from tests.support.lake import table_config
 LOGIC = WriteCosts(seconds_per_stored_row=7e-6)
 choose_write = partial(write_strategy.choose_write, costs=LOGIC)
 
-# 200,000 rows in 2 file groups of one partition (about 40 bytes a row); the last commit wrote one of them
-TABLE = StoredTable(rows=200_000, bytes=8_000_000, file_groups=2, partitions=1, last_file_groups=1)
+# 200,000 rows in 2 file groups of one partition (about 40 bytes a row)
+TABLE = StoredTable(rows=200_000, bytes=8_000_000, file_groups=2, partitions=1)
 
 
 @pytest.mark.parametrize(
@@ -94,21 +102,59 @@ def test_partitions_are_rewritten_when_few_are_hit() -> None:
     assert choose_write(partitioned, 20_000).strategy is WriteStrategy.UPSERT
 
 
-def test_merge_on_read_is_recommended_when_every_upsert_rewrites_every_file_group() -> None:
-    scattered = StoredTable(rows=2_000_000, bytes=80_000_000, file_groups=10, partitions=1, last_file_groups=10)
-    choice = choose_write(scattered, 10_000)
-    assert choice.strategy is WriteStrategy.UPSERT
-    assert choice.recommend_merge_on_read
-    assert choice.reason.endswith(
-        "; the last commit rewrote 10 of 10 file groups: changes scatter over every file group, "
-        "table_type MERGE_ON_READ would log them instead"
+def _stat(rows: int, *, inserts: int = 0, updates: int = 0, deletes: int = 0, previous: str = "000") -> dict:
+    """One write statistic as Hudi's ``toJsonString`` writes it (a new file's previous commit is ``"null"``)."""
+    return {
+        "path": f"p/f{rows}-{inserts}_1-0-1_001.parquet",
+        "prevCommit": previous,
+        "numWrites": rows,
+        "numInserts": inserts,
+        "numUpdateWrites": updates,
+        "numDeletes": deletes,
+    }
+
+
+def _commit(stats: list[dict], action: str = "commit") -> CommitSummary:
+    return commit_summary("001", action, {"partitionToWriteStats": {"p": stats}})
+
+
+def test_the_commit_summary_counts_the_rows_rewritten_for_updates_and_deletes_alone() -> None:
+    summary = _commit(
+        [
+            _stat(30_000, updates=3, deletes=1),  # rewritten for its updates and deletes alone
+            _stat(20_000, updates=2),
+            _stat(10_000, inserts=100, updates=5),  # took inserts: the small file of its partition
+            _stat(500, inserts=500, previous="null"),  # a new file group
+            {**_stat(9_000, updates=9), "path": "p/.f9_001.log.1_0-1-1"},  # a log file, no base file
+        ]
     )
-    # not for a MERGE_ON_READ table, nor for a table of few file groups, nor when the last commit touched few
-    assert not choose_write(scattered, 10_000, copy_on_write=False).recommend_merge_on_read
-    few = StoredTable(rows=2_000_000, bytes=80_000_000, file_groups=3, partitions=1, last_file_groups=3)
-    assert not choose_write(few, 10_000).recommend_merge_on_read
-    recent = StoredTable(rows=2_000_000, bytes=80_000_000, file_groups=10, partitions=1, last_file_groups=2)
-    assert not choose_write(recent, 10_000).recommend_merge_on_read
+    assert (summary.rows_rewritten, summary.files_rewritten) == (50_000, 2)
+    assert (summary.updates, summary.deletes) == (19, 1)
+    assert CommitSummary("001", "commit", (), None, 0, 0, 0).files_rewritten == 0  # a summary without statistics
+
+
+def test_merge_on_read_is_recommended_when_an_upsert_rewrites_many_rows_per_update_or_delete() -> None:
+    # a fact table's late updates: 28 old partitions of 33,000 rows rewritten for 560 updates and deletes, and the
+    # newest partition's small file with the inserts
+    late = [_stat(33_000, updates=18, deletes=2)] * 28 + [_stat(40_000, inserts=9_000, updates=2_000)]
+    advice = merge_on_read_advice(_commit(late), copy_on_write=True)
+    assert advice == (
+        "the last commit rewrote 924000 rows in 28 file groups without an insert for 2560 updates and deletes, "
+        "360 rows each: table_type MERGE_ON_READ would log them instead"
+    )
+    # not to a MERGE_ON_READ table, nor without a commit, nor from a rewrite (replacecommit)
+    assert merge_on_read_advice(_commit(late), copy_on_write=False) is None
+    assert merge_on_read_advice(None, copy_on_write=True) is None
+    assert merge_on_read_advice(_commit(late, action="replacecommit"), copy_on_write=True) is None
+    # from 50 rows per update or delete: 2,000 rows for 40 updates, not for 41
+    assert merge_on_read_advice(_commit([_stat(2_000, updates=40)]), copy_on_write=True) is not None
+    assert merge_on_read_advice(_commit([_stat(2_000, updates=41)]), copy_on_write=True) is None
+    # the hot partitions only (every rewritten file took inserts), or an append: no file group rewritten for its
+    # updates alone, nothing MERGE_ON_READ would log instead
+    recent = [_stat(40_000, inserts=9_000, updates=2_000, deletes=500)] * 3
+    assert merge_on_read_advice(_commit(recent), copy_on_write=True) is None
+    appended = [_stat(40_000, inserts=9_000), _stat(9_000, inserts=9_000, previous="null")]
+    assert merge_on_read_advice(_commit(appended), copy_on_write=True) is None
 
 
 def test_the_cost_model_is_a_parameter() -> None:
