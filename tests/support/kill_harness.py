@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +79,19 @@ def _kill_group(pgid: int, *, deadline_seconds: float = 30) -> None:
         time.sleep(0.01)
 
 
+@contextlib.contextmanager
+def killable_spark_dirs() -> Iterator[dict[str, str]]:
+    """The environment of a child whose Spark JVM may be killed: Spark's local folders (``SPARK_LOCAL_DIRS``: the
+    driver's ``spark-*`` folder with its copy of every jar it serves, about 106 MB with the Hudi bundle, and the block
+    manager's files) in a folder of its own, removed when the block ends. A JVM killed with SIGKILL runs no shutdown
+    hook, so Spark never removes them itself: every killed child used to leave its folder in /tmp."""
+    scratch = Path(tempfile.mkdtemp(prefix="odp-killed-spark-"))
+    try:
+        yield {"SPARK_LOCAL_DIRS": str(scratch)}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def run_child(
     argv: Sequence[str],
     *,
@@ -90,7 +105,7 @@ def run_child(
     """Run ``argv`` from the repository root; kill its process group at the chosen moment.
 
     ``output`` receives the child's stdout and stderr. Whatever happens, nothing of the child's group
-    survives this call.
+    survives this call, nor Spark's local folders (:func:`killable_spark_dirs`).
 
     Raises:
         ChildTimeoutError: it ran longer than ``timeout_seconds``.
@@ -101,7 +116,8 @@ def run_child(
         variables[FAULT_POINT_VARIABLE] = fault_point
     started = time.monotonic()
     output.parent.mkdir(parents=True, exist_ok=True)
-    with output.open("wb") as sink:
+    with killable_spark_dirs() as spark_dirs, output.open("wb") as sink:
+        variables.update(spark_dirs)
         child = subprocess.Popen(
             list(argv), cwd=REPO_ROOT, env=variables, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
         )
