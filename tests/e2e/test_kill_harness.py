@@ -46,20 +46,21 @@ def test_the_parent_kills_the_whole_group_when_its_condition_holds(tmp_path: Pat
     assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
 
 
-SPARK_PROGRAM = (
-    "from pyspark import SparkFiles\n"
-    "from pyspark.sql import SparkSession\n"
-    "from odp.faults import fault_point\n"
-    "SparkSession.builder.master('local[1]').getOrCreate()\n"
-    "print(SparkFiles.getRootDirectory(), flush=True)\n"
-    "fault_point('demo.step')\n"
-)
-
-
 def test_a_killed_spark_child_leaves_no_spark_folder(tmp_path: Path) -> None:
-    run = run_child([sys.executable, "-c", SPARK_PROGRAM], output=tmp_path / "out.log", fault_point="demo.step")
+    # a Spark driver that prints the folder of the files and jars it serves, then kills itself at a fault point
+    program = "; ".join(
+        [
+            "from pyspark import SparkFiles",
+            "from pyspark.sql import SparkSession",
+            "from odp.faults import fault_point",
+            "SparkSession.builder.master('local[1]').getOrCreate()",
+            "print(SparkFiles.getRootDirectory(), flush=True)",
+            "fault_point('demo.step')",
+        ]
+    )
+    run = run_child([sys.executable, "-c", program], output=tmp_path / "out.log", fault_point="demo.step")
     assert run.killed
-    root = Path(run.output.strip().splitlines()[-1])  # the driver's folder for the files and jars it serves
+    root = Path(run.output.strip().splitlines()[-1])
     # in the harness's own folder, not in /tmp, and gone with the child (a SIGKILLed JVM never removes it)
     assert root.parent.parent.name.startswith("odp-killed-spark-"), root
     assert not root.exists()
