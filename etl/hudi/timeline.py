@@ -41,9 +41,10 @@ class CommitSummary:
     deletes: int
     index: str | None = None  # ``_odp_index`` (HudiTarget.index); None before it was recorded
     # the base files the commit rewrote for updates and deletes alone (a file group's new version that took no
-    # insert): their rows (Hudi's numWrites, every row of the file, the unchanged ones included) and number
+    # insert): their rows (Hudi's numWrites, every row of the file, the unchanged ones included), bytes and number
     rows_rewritten: int = 0
     files_rewritten: int = 0
+    bytes_rewritten: int = 0
 
 
 def table_exists(spark: SparkSession, base_path: str) -> bool:
@@ -169,8 +170,8 @@ def commit_summary(instant: str, action: str, metadata: dict[str, Any]) -> Commi
     """Pure: one commit's summary from its metadata as Hudi serialises it (``HoodieCommitMetadata.toJsonString``).
 
     The counts are Hudi's own: inserts as ``fetchTotalInsertRecordsWritten`` (write statistics with a previous
-    commit), updates as ``fetchTotalUpdateRecordsWritten``, deletes the sum of ``numDeletes``; the rows and files
-    rewritten from the statistics of Parquet files with a previous version (``prevCommit``) and no insert.
+    commit), updates as ``fetchTotalUpdateRecordsWritten``, deletes the sum of ``numDeletes``; the rows, files and
+    bytes rewritten from the statistics of Parquet files with a previous version (``prevCommit``) and no insert.
     """
     stats = _write_stats(metadata)
     extra = metadata.get("extraMetadata") or {}
@@ -193,6 +194,7 @@ def commit_summary(instant: str, action: str, metadata: dict[str, Any]) -> Commi
         deletes=sum(int(stat.get("numDeletes") or 0) for stat in stats),
         rows_rewritten=sum(int(stat.get("numWrites") or 0) for stat in rewritten),
         files_rewritten=len(rewritten),
+        bytes_rewritten=sum(int(stat.get("fileSizeInBytes") or 0) for stat in rewritten),
     )
 
 

@@ -60,6 +60,9 @@ DEFAULT_COSTS = WriteCosts()
 # (Avro), and compaction rewrites a base file once its logs reach a fifth of it (etl.hudi.options.COMPACTION_LOG_SHARE),
 # about 5 x 9 more: about 54 rows' bytes per change in all (etl/README, "Upsert or rewrite").
 MOR_MIN_ROWS_PER_CHANGE = 50
+# ... and only when those rewrites came to at least this many bytes: below it (a table of one small file) the bytes
+# saved do not matter beside the commit's fixed cost (etl/README, "Recommendation").
+MOR_MIN_BYTES_REWRITTEN = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -144,15 +147,19 @@ def choose_write(
 def merge_on_read_advice(last: CommitSummary | None, *, copy_on_write: bool) -> str | None:
     """Pure: why table_type MERGE_ON_READ would write far less than this COPY_ON_WRITE table's upserts (None: no
     reason), from its last commit's write statistics: an upsert (``commit``) that rewrote at least
-    :data:`MOR_MIN_ROWS_PER_CHANGE` rows per update or delete in file groups that took no insert. A rewrite
+    :data:`MOR_MIN_ROWS_PER_CHANGE` rows per update or delete, and at least :data:`MOR_MIN_BYTES_REWRITTEN`, in file
+    groups that took no insert. A rewrite
     (``replacecommit``), a first load and an append of inserts only are no evidence."""
     if not copy_on_write or last is None or last.action != "commit" or last.files_rewritten == 0:
         return None
     changes = last.updates + last.deletes
     if changes == 0 or last.rows_rewritten < MOR_MIN_ROWS_PER_CHANGE * changes:
         return None
+    if last.bytes_rewritten < MOR_MIN_BYTES_REWRITTEN:
+        return None
     return (
-        f"the last commit rewrote {last.rows_rewritten} rows in {last.files_rewritten} file groups without an insert "
+        f"the last commit rewrote {last.rows_rewritten} rows ({last.bytes_rewritten} bytes) in "
+        f"{last.files_rewritten} file groups without an insert "
         f"for {changes} updates and deletes, {last.rows_rewritten // changes} rows each: table_type MERGE_ON_READ "
         "would log them instead"
     )

@@ -7,6 +7,8 @@ read the table's state 6 times (4 meta clients, 2 Hudi relations); a run without
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
@@ -108,16 +110,19 @@ def test_the_table_state_holds_what_spark_reads_of_the_table(
     last = state.commits[-1]
     assert last.rows_rewritten == rewritten.count() == 38
     assert last.files_rewritten == rewritten.select("_hoodie_file_name").distinct().count() == 2
+    folder = Path(second.base_path.removeprefix("file://"))
     assert read_table_state(spark, lake.raw_root + "/lake_db/none").exists is False
 
-    # the next run's reason advises MERGE_ON_READ from those statistics (at a threshold this small table reaches:
-    # 38 rows for 5 updates and deletes is 7 rows each, the default asks for 50)
+    # the next run's reason advises MERGE_ON_READ from those statistics (at thresholds this small table reaches:
+    # 38 rows for 5 updates and deletes is 7 rows each, the default asks for 50 rows and 4 MiB)
     monkeypatch.setattr(write_strategy, "MOR_MIN_ROWS_PER_CHANGE", 7)
+    monkeypatch.setattr(write_strategy, "MOR_MIN_BYTES_REWRITTEN", 1)
     lake.land_parquet(config, "20260101-000003.parquet", [{**rows[5], "Op": "U", "seq": "3"}], schema)
     third = lake.run(spark, config.table_id).tables[0]
     assert third.status is RunStatus.COMPLETED, third.error
     assert second.updates + second.deletes == 5
+    files = [f for f in folder.rglob(f"*_{second.commit_instant}.parquet") if f.parent.name != "region=ap"]
     assert third.write_reason.endswith(
-        "; the last commit rewrote 38 rows in 2 file groups without an insert for 5 updates and deletes, 7 rows each: "
-        "table_type MERGE_ON_READ would log them instead"
+        f"; the last commit rewrote 38 rows ({sum(f.stat().st_size for f in files)} bytes) in 2 file groups without "
+        "an insert for 5 updates and deletes, 7 rows each: table_type MERGE_ON_READ would log them instead"
     )

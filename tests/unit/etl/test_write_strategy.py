@@ -103,11 +103,13 @@ def test_partitions_are_rewritten_when_few_are_hit() -> None:
 
 
 def _stat(rows: int, *, inserts: int = 0, updates: int = 0, deletes: int = 0, previous: str = "000") -> dict:
-    """One write statistic as Hudi's ``toJsonString`` writes it (a new file's previous commit is ``"null"``)."""
+    """One write statistic as Hudi's ``toJsonString`` writes it (a new file's previous commit is ``"null"``), for a
+    file of 40 bytes a row."""
     return {
         "path": f"p/f{rows}-{inserts}_1-0-1_001.parquet",
         "prevCommit": previous,
         "numWrites": rows,
+        "fileSizeInBytes": 40 * rows,
         "numInserts": inserts,
         "numUpdateWrites": updates,
         "numDeletes": deletes,
@@ -128,7 +130,7 @@ def test_the_commit_summary_counts_the_rows_rewritten_for_updates_and_deletes_al
             {**_stat(9_000, updates=9), "path": "p/.f9_001.log.1_0-1-1"},  # a log file, no base file
         ]
     )
-    assert (summary.rows_rewritten, summary.files_rewritten) == (50_000, 2)
+    assert (summary.rows_rewritten, summary.files_rewritten, summary.bytes_rewritten) == (50_000, 2, 2_000_000)
     assert (summary.updates, summary.deletes) == (19, 1)
     assert CommitSummary("001", "commit", (), None, 0, 0, 0).files_rewritten == 0  # a summary without statistics
 
@@ -139,16 +141,19 @@ def test_merge_on_read_is_recommended_when_an_upsert_rewrites_many_rows_per_upda
     late = [_stat(33_000, updates=18, deletes=2)] * 28 + [_stat(40_000, inserts=9_000, updates=2_000)]
     advice = merge_on_read_advice(_commit(late), copy_on_write=True)
     assert advice == (
-        "the last commit rewrote 924000 rows in 28 file groups without an insert for 2560 updates and deletes, "
-        "360 rows each: table_type MERGE_ON_READ would log them instead"
+        "the last commit rewrote 924000 rows (36960000 bytes) in 28 file groups without an insert for 2560 updates "
+        "and deletes, 360 rows each: table_type MERGE_ON_READ would log them instead"
     )
     # not to a MERGE_ON_READ table, nor without a commit, nor from a rewrite (replacecommit)
     assert merge_on_read_advice(_commit(late), copy_on_write=False) is None
     assert merge_on_read_advice(None, copy_on_write=True) is None
     assert merge_on_read_advice(_commit(late, action="replacecommit"), copy_on_write=True) is None
-    # from 50 rows per update or delete: 2,000 rows for 40 updates, not for 41
-    assert merge_on_read_advice(_commit([_stat(2_000, updates=40)]), copy_on_write=True) is not None
-    assert merge_on_read_advice(_commit([_stat(2_000, updates=41)]), copy_on_write=True) is None
+    # from 50 rows per update or delete: 200,000 rows for 4,000 updates, not for 4,001
+    assert merge_on_read_advice(_commit([_stat(200_000, updates=4_000)]), copy_on_write=True) is not None
+    assert merge_on_read_advice(_commit([_stat(200_000, updates=4_001)]), copy_on_write=True) is None
+    # and from 4 MiB rewritten: a table of one small file (10,000 rows, 0.4 MB) rewritten for 20 updates is not named
+    assert merge_on_read_advice(_commit([_stat(10_000, updates=20)]), copy_on_write=True) is None
+    assert merge_on_read_advice(_commit([_stat(104_858, updates=20)]), copy_on_write=True) is not None
     # the hot partitions only (every rewritten file took inserts), or an append: no file group rewritten for its
     # updates alone, nothing MERGE_ON_READ would log instead
     recent = [_stat(40_000, inserts=9_000, updates=2_000, deletes=500)] * 3
