@@ -151,6 +151,7 @@ def wave_costs(wave: WaveMeasurement) -> dict[str, Any]:
                 "s3_put_requests": measured.io.put_requests,
                 "data_files_after": measured.io.data_files_after,
                 "timeline_files_after": measured.io.timeline_files_after,
+                **({"write_reason": measured.write_reason} if measured.write_reason else {}),
             }
             for table, measured in sorted(wave.tables.items())
         },

@@ -69,6 +69,7 @@ class TableMeasurement:
     cpu_seconds: float | None = None
     peak_rss_bytes: int | None = None
     io: TableIO = field(default_factory=TableIO)
+    write_reason: str | None = None  # ODP: upsert or rewrite and why (its run history's write_reason)
 
 
 @dataclass

@@ -62,7 +62,8 @@ class OdpFileProcessor(Contender):
             measurement.table_seconds = {table["table_id"]: table["seconds"] for table in outcome["tables"]}
             for table in outcome["tables"]:
                 name = table["table_id"].rsplit(".", 1)[-1]
-                measurement.tables.setdefault(name, TableMeasurement()).seconds = table["seconds"]
+                measured = measurement.tables.setdefault(name, TableMeasurement())
+                measured.seconds, measured.write_reason = table["seconds"], table.get("write_reason")
             measurement.failures += [
                 f"{table['table_id']}: {table['error']}" for table in outcome["tables"] if table.get("error")
             ]

@@ -68,6 +68,15 @@ def test_small_fleet_run_checks_every_table_and_records_the_metrics(
             assert table["change_rows"] > 0
         assert load["change_rows"] == 4 * 2_000
         assert result["table_costs"]["all"]["points"] == len(landed)
+    # how ODP wrote each table and why, from its run history (the naive rewrite has no such choice)
+    reasons = {
+        name: table.get("write_reason") for name, table in document["contenders"]["odp"]["waves"][1]["tables"].items()
+    }
+    assert sorted(reasons) == landed
+    assert all(reason and reason.startswith("upsert: ") for reason in reasons.values()), reasons
+    assert not any(
+        "write_reason" in table for table in document["contenders"]["naive_rewrite"]["waves"][1]["tables"].values()
+    )
     check_merge_on_read(tmp_path, document, printed)
     odp_tables = tmp_path / "odp" / "tables" / "taxi_trips_raw"
     assert len(list((odp_tables / "fact_2k_01").glob(f"{DAY_COLUMN}=*"))) == 3 + 1  # the history, the wave's day
