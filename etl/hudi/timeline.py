@@ -21,7 +21,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from etl.hudi.options import FILE_IDS_METADATA, INDEX_METADATA, RUN_ID_METADATA
+from etl.hudi.options import FILE_IDS_METADATA, INDEX_METADATA, MERGE_ON_READ_SMALL_FILE_BYTES, RUN_ID_METADATA
 from etl.hudi.schema import data_schema
 from etl.hudi.target import RECORD_INDEX
 
@@ -40,8 +40,9 @@ class CommitSummary:
     updates: int
     deletes: int
     index: str | None = None  # ``_odp_index`` (HudiTarget.index); None before it was recorded
-    # the base files the commit rewrote for updates and deletes alone (a file group's new version that took no
-    # insert): their rows (Hudi's numWrites, every row of the file, the unchanged ones included), bytes and number
+    # the base files the commit rewrote for updates and deletes that MERGE_ON_READ would have logged instead
+    # (:func:`rewritten_for_changes`): their stored rows (the unchanged ones included, the inserts not), bytes and
+    # number
     rows_rewritten: int = 0
     files_rewritten: int = 0
     bytes_rewritten: int = 0
@@ -171,18 +172,12 @@ def commit_summary(instant: str, action: str, metadata: dict[str, Any]) -> Commi
 
     The counts are Hudi's own: inserts as ``fetchTotalInsertRecordsWritten`` (write statistics with a previous
     commit), updates as ``fetchTotalUpdateRecordsWritten``, deletes the sum of ``numDeletes``; the rows, files and
-    bytes rewritten from the statistics of Parquet files with a previous version (``prevCommit``) and no insert.
+    bytes rewritten for updates and deletes from the statistics of Parquet files (:func:`rewritten_for_changes`).
     """
     stats = _write_stats(metadata)
     extra = metadata.get("extraMetadata") or {}
     raw_ids = extra.get(FILE_IDS_METADATA)
-    rewritten = [
-        stat
-        for stat in stats
-        if str(stat.get("path") or "").endswith(".parquet")
-        and stat.get("prevCommit") not in (None, "null")
-        and not int(stat.get("numInserts") or 0)
-    ]
+    rewritten = [r for r in map(rewritten_for_changes, stats) if r is not None]
     return CommitSummary(
         instant=instant,
         action=action,
@@ -192,10 +187,33 @@ def commit_summary(instant: str, action: str, metadata: dict[str, Any]) -> Commi
         inserts=sum(int(stat.get("numInserts") or 0) for stat in stats if stat.get("prevCommit") is not None),
         updates=sum(int(stat.get("numUpdateWrites") or 0) for stat in stats),
         deletes=sum(int(stat.get("numDeletes") or 0) for stat in stats),
-        rows_rewritten=sum(int(stat.get("numWrites") or 0) for stat in rewritten),
+        rows_rewritten=sum(rows for rows, _ in rewritten),
         files_rewritten=len(rewritten),
-        bytes_rewritten=sum(int(stat.get("fileSizeInBytes") or 0) for stat in rewritten),
+        bytes_rewritten=sum(size for _, size in rewritten),
     )
+
+
+def rewritten_for_changes(stat: dict[str, Any]) -> tuple[int, int] | None:
+    """Pure: (stored rows, their bytes) of a base file that a COPY_ON_WRITE commit rewrote for updates and deletes
+    which MERGE_ON_READ would have logged instead; None for any other write statistic.
+
+    Such a file is a new version of a file group (``prevCommit``) that either took no insert, or took inserts but
+    also updates or deletes and holds at least :data:`etl.hudi.options.MERGE_ON_READ_SMALL_FILE_BYTES` of stored
+    rows: COPY_ON_WRITE gives inserts to any file under 100 MB, MERGE_ON_READ only to one under that limit, so such
+    a group would log its updates and deletes and its inserts would go to a small group (the fleet's 200,000-row
+    dimensions: one 7.4 MB group, rewritten by every commit under COPY_ON_WRITE, logged under MERGE_ON_READ). The
+    stored rows are Hudi's ``numWrites`` less ``numInserts``, and their bytes that share of the file's.
+    """
+    if not str(stat.get("path") or "").endswith(".parquet") or stat.get("prevCommit") in (None, "null"):
+        return None
+    rows, size = int(stat.get("numWrites") or 0), int(stat.get("fileSizeInBytes") or 0)
+    inserts = int(stat.get("numInserts") or 0)
+    if not inserts:
+        return rows, size
+    if not int(stat.get("numUpdateWrites") or 0) + int(stat.get("numDeletes") or 0) or rows <= inserts:
+        return None
+    stored_bytes = size * (rows - inserts) // rows
+    return (rows - inserts, stored_bytes) if stored_bytes >= MERGE_ON_READ_SMALL_FILE_BYTES else None
 
 
 @dataclass(frozen=True)

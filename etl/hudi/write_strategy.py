@@ -147,9 +147,10 @@ def choose_write(
 def merge_on_read_advice(last: CommitSummary | None, *, copy_on_write: bool) -> str | None:
     """Pure: why table_type MERGE_ON_READ would write far less than this COPY_ON_WRITE table's upserts (None: no
     reason), from its last commit's write statistics: an upsert (``commit``) that rewrote at least
-    :data:`MOR_MIN_ROWS_PER_CHANGE` rows per update or delete, and at least :data:`MOR_MIN_BYTES_REWRITTEN`, in file
-    groups that took no insert. A rewrite
-    (``replacecommit``), a first load and an append of inserts only are no evidence."""
+    :data:`MOR_MIN_ROWS_PER_CHANGE` stored rows per update or delete, and at least :data:`MOR_MIN_BYTES_REWRITTEN`,
+    in file groups that MERGE_ON_READ would have logged instead (:func:`etl.hudi.timeline.rewritten_for_changes`:
+    groups that took no insert, and groups too large to take MERGE_ON_READ's inserts). A rewrite (``replacecommit``),
+    a first load and an append of inserts only are no evidence."""
     if not copy_on_write or last is None or last.action != "commit" or last.files_rewritten == 0:
         return None
     changes = last.updates + last.deletes
@@ -158,8 +159,7 @@ def merge_on_read_advice(last: CommitSummary | None, *, copy_on_write: bool) -> 
     if last.bytes_rewritten < MOR_MIN_BYTES_REWRITTEN:
         return None
     return (
-        f"the last commit rewrote {last.rows_rewritten} rows ({last.bytes_rewritten} bytes) in "
-        f"{last.files_rewritten} file groups without an insert "
-        f"for {changes} updates and deletes, {last.rows_rewritten // changes} rows each: table_type MERGE_ON_READ "
-        "would log them instead"
+        f"the last commit rewrote {last.rows_rewritten} stored rows ({last.bytes_rewritten} bytes) of "
+        f"{last.files_rewritten} file groups for {changes} updates and deletes, "
+        f"{last.rows_rewritten // changes} rows each: table_type MERGE_ON_READ would log them instead"
     )

@@ -123,6 +123,6 @@ def test_the_table_state_holds_what_spark_reads_of_the_table(
     assert second.updates + second.deletes == 5
     files = [f for f in folder.rglob(f"*_{second.commit_instant}.parquet") if f.parent.name != "region=ap"]
     assert third.write_reason.endswith(
-        f"; the last commit rewrote 38 rows ({sum(f.stat().st_size for f in files)} bytes) in 2 file groups without "
-        "an insert for 5 updates and deletes, 7 rows each: table_type MERGE_ON_READ would log them instead"
+        f"; the last commit rewrote 38 stored rows ({sum(f.stat().st_size for f in files)} bytes) of 2 file groups "
+        "for 5 updates and deletes, 7 rows each: table_type MERGE_ON_READ would log them instead"
     )

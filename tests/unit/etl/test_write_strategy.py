@@ -132,6 +132,27 @@ def test_the_commit_summary_counts_the_rows_rewritten_for_updates_and_deletes_al
     )
     assert (summary.rows_rewritten, summary.files_rewritten, summary.bytes_rewritten) == (50_000, 2, 2_000_000)
     assert (summary.updates, summary.deletes) == (19, 1)
+
+
+def test_a_file_group_too_large_for_merge_on_reads_inserts_counts_its_stored_rows() -> None:
+    """COPY_ON_WRITE gives inserts to a file group under 100 MB, MERGE_ON_READ only to one under 4 MiB: a larger
+    group that took inserts with its updates would log those updates under MERGE_ON_READ."""
+    summary = _commit(
+        [
+            # one unpartitioned group of 200,000 rows (8,000,000 bytes): 500 inserts, 900 updates, 100 deletes
+            _stat(200_000, inserts=500, updates=900, deletes=100),
+            # a group of 100,000 rows (4,000,000 bytes, under 4 MiB = 4,194,304) with inserts: MERGE_ON_READ's too
+            _stat(100_000, inserts=50, updates=10),
+            # 120,000 rows (4,800,000 bytes) that took inserts only: no update or delete to log
+            _stat(120_000, inserts=2_000),
+        ]
+    )
+    # the first group's 199,500 stored rows and their share of its bytes: 8,000,000 x 199,500 / 200,000
+    assert (summary.rows_rewritten, summary.files_rewritten, summary.bytes_rewritten) == (199_500, 1, 7_980_000)
+    assert merge_on_read_advice(summary, copy_on_write=True) == (
+        "the last commit rewrote 199500 stored rows (7980000 bytes) of 1 file groups for 1010 updates and deletes, "
+        "197 rows each: table_type MERGE_ON_READ would log them instead"
+    )
     assert CommitSummary("001", "commit", (), None, 0, 0, 0).files_rewritten == 0  # a summary without statistics
 
 
@@ -141,8 +162,8 @@ def test_merge_on_read_is_recommended_when_an_upsert_rewrites_many_rows_per_upda
     late = [_stat(33_000, updates=18, deletes=2)] * 28 + [_stat(40_000, inserts=9_000, updates=2_000)]
     advice = merge_on_read_advice(_commit(late), copy_on_write=True)
     assert advice == (
-        "the last commit rewrote 924000 rows (36960000 bytes) in 28 file groups without an insert for 2560 updates "
-        "and deletes, 360 rows each: table_type MERGE_ON_READ would log them instead"
+        "the last commit rewrote 924000 stored rows (36960000 bytes) of 28 file groups for 2560 updates and deletes, "
+        "360 rows each: table_type MERGE_ON_READ would log them instead"
     )
     # not to a MERGE_ON_READ table, nor without a commit, nor from a rewrite (replacecommit)
     assert merge_on_read_advice(_commit(late), copy_on_write=False) is None
