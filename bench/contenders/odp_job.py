@@ -151,8 +151,7 @@ def run(spec: dict) -> dict:
                 "rows": result.rows,
                 "seconds": result.seconds,
                 "error": result.error,
-                # upsert or rewrite, and why (with the MERGE_ON_READ advice where it applies): the run history's
-                "write_strategy": str(result.write_strategy) if result.write_strategy is not None else None,
+                # upsert or rewrite and why, the MERGE_ON_READ advice included (the run history's line)
                 "write_reason": result.write_reason,
             }
             for result in outcome.tables
