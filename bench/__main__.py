@@ -117,6 +117,13 @@ def parser() -> argparse.ArgumentParser:
         command.add_argument("--contenders", default="odp,naive_rewrite", help="comma-separated, in this order")
         command.add_argument("--table-concurrency", type=int, help="ODP: tables of a wave written at once")
         command.add_argument("--index-buckets", type=int, help="ODP: the bucket index, N buckets per partition")
+        command.add_argument(
+            "--simple-index-up-to",
+            type=int,
+            metavar="ROWS",
+            help="ODP: tables of at most ROWS rows at their full load get the table setting index: simple (Hudi's "
+            "simple index, no metadata table); default: none, every table the record level index",
+        )
         command.add_argument("--work-dir", type=Path, default=DEFAULT_WORK, help="staging files and tables")
         command.add_argument("--results-dir", type=Path, help="where the JSON and PNG go")
         command.add_argument("--name", help="results file name without suffix")
@@ -139,6 +146,7 @@ def fleet_main(args: argparse.Namespace) -> int:
     odp_options = {
         "table_concurrency": args.table_concurrency or DEFAULT_TABLE_CONCURRENCY,
         "index_buckets": args.index_buckets,
+        "simple_index_up_to": args.simple_index_up_to,
     }
     if args.command == "fleet":
         try:

@@ -178,6 +178,10 @@ class FleetSpec:
         """ODP's table type per table name."""
         return {table.name: table.table_type.value for table in self.fleet}
 
+    def tables_up_to(self, rows: int | None) -> frozenset[str]:
+        """The names of the tables of at most ``rows`` rows at their full load (None: none)."""
+        return frozenset(table.name for table in self.fleet if rows is not None and table.rows <= rows)
+
     @property
     def table_names(self) -> list[str]:
         return [table.name for table in self.fleet]

@@ -36,8 +36,12 @@ def _run_all(
     spec: FleetSpec = model.spec  # type: ignore[assignment]
     results: dict[str, ContenderResult] = {}
     document: dict[str, Any] = {}
+    settings = {key: value for key, value in odp_options.items() if key != "simple_index_up_to"}
+    simple_index = spec.tables_up_to(odp_options.get("simple_index_up_to"))
     for name in contenders:
-        contender = make_contender(name, work_root, table_types=spec.table_types, **odp_options)
+        contender = make_contender(
+            name, work_root, table_types=spec.table_types, simple_index_tables=simple_index, **settings
+        )
         results[name] = run_contender(contender, model, waves, model.staging_root)
         document = build_document(started, workload_summary(spec, model), waves, results)
         if on_progress is not None:

@@ -353,15 +353,18 @@ def make_contender(
     table_type: str = "COPY_ON_WRITE",
     index_buckets: int | None = None,
     table_types: dict[str, str] | None = None,
+    simple_index_tables: frozenset[str] = frozenset(),
 ) -> Contender:
     """The contender ``name`` working under ``work_root``, ODP with its settings (the others have none).
-    ``table_types``: ODP's table type per table name, where it differs from ``table_type``."""
+    ``table_types``: ODP's table type per table name, where it differs from ``table_type``;
+    ``simple_index_tables``: the tables ODP writes with the table setting ``index: simple``."""
     contender = CONTENDERS[name](work_root)
     if isinstance(contender, OdpFileProcessor):
         contender.table_concurrency = table_concurrency
         contender.table_type = table_type
         contender.index_buckets = index_buckets
         contender.table_types = table_types
+        contender.simple_index_tables = simple_index_tables
     return contender
 
 

@@ -19,6 +19,7 @@ class OdpFileProcessor(Contender):
     table_type = "COPY_ON_WRITE"  # or MERGE_ON_READ (the other contenders always write COPY_ON_WRITE)
     index_buckets: int | None = None  # the table setting index_buckets (None: the record level index)
     table_types: dict[str, str] | None = None  # per table name, replacing table_type (a fleet's --merge-on-read)
+    simple_index_tables: frozenset[str] = frozenset()  # written with index: simple (a fleet's --simple-index-up-to)
 
     def unavailable_reason(self) -> str | None:
         try:
@@ -49,6 +50,7 @@ class OdpFileProcessor(Contender):
                     "keys": item.keys,
                     "partition": item.partition,
                     "table_type": self.table_type_of(item.table),
+                    "index": "simple" if item.table in self.simple_index_tables else "record",
                 }
                 for item in files
             ],

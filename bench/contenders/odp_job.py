@@ -23,7 +23,7 @@ from bench.contenders.common import driver_memory
 from bench.dynamodb_emulator import install_item_level_rollback
 from bench.fs_stats import hadoop_statistics
 from odp.config.items import table_config_item
-from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
+from odp.config.models import IndexKind, SourceFormat, TableConfig, TableMode, TableType
 from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY, FileProcessorJobArgs
 from odp.naming import TrackerTableNames
 from odp.tracker import FileKind, TrackedFile, Trackers, file_kind, make_file_id
@@ -42,6 +42,7 @@ def table_config(
     table_type: TableType = TableType.COPY_ON_WRITE,
     *,
     index_buckets: int | None = None,
+    index: IndexKind = IndexKind.RECORD,
     partition_by: tuple[str, ...] = ("vendorid",),
 ) -> TableConfig:
     """The benchmark's table settings: the same key, ordering and partitioning as the other contenders."""
@@ -61,6 +62,7 @@ def table_config(
         is_active=True,
         columns=None,
         index_buckets=index_buckets,
+        index=index,
     )
 
 
@@ -116,6 +118,7 @@ def run(spec: dict) -> dict:
             name,
             table_type,
             index_buckets=spec.get("index_buckets"),
+            index=IndexKind(table.get("index") or IndexKind.RECORD.value),
             partition_by=(partition,) if partition else (),
         )
         configs.put_item(Item=table_config_item(config))

@@ -117,7 +117,9 @@ def check_index_unchanged(config: TableConfig, stored: str | None) -> None:
     """Pure: refuse a write whose index differs from the one the table was written with.
 
     Hudi accepts a bucket index with another bucket count, or one switched from the record index, and then
-    places a key where no earlier write of it is looked for: the table would hold it twice. ``stored``: the
+    places a key where no earlier write of it is looked for: the table would hold it twice. A switch between the
+    record and the simple index would leave a record index missing the keys written without it (or a metadata table
+    Hudi deletes). ``stored``: the
     index of the table's last ODP commit (None: a new table, any index goes).
 
     Raises:
@@ -126,10 +128,10 @@ def check_index_unchanged(config: TableConfig, stored: str | None) -> None:
     wanted = HudiTarget.from_table(config).index
     if stored is not None and stored != wanted:
         raise TableConfigError(
-            f"{config.table_id}: table_config asks for the {wanted} index (index_buckets: {config.index_buckets}), "
-            f"but the table was written with the {stored} index; a table's index is fixed at its first write "
-            "(another one would store its keys twice). Set index_buckets back, or delete the table's files and "
-            "tombstones and load it again with the new setting"
+            f"{config.table_id}: table_config asks for the {wanted} index (index: {config.index.value}, "
+            f"index_buckets: {config.index_buckets}), but the table was written with the {stored} index; a table's "
+            "index is fixed at its first write (another one would store its keys twice, or miss them). Set index and "
+            "index_buckets back, or delete the table's files and tombstones and load it again with the new setting"
         )
 
 

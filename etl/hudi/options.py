@@ -58,6 +58,8 @@ PARALLELISM_OPTIONS = (
     "hoodie.upsert.shuffle.parallelism",
     "hoodie.insert.shuffle.parallelism",
     "hoodie.delete.shuffle.parallelism",
+    "hoodie.simple.index.parallelism",  # the simple index's join with the stored keys (Hudi's default: derived)
+    "hoodie.global.simple.index.parallelism",
 )
 DEFAULT_COMPACTION_DELTA_COMMITS = 5
 # MERGE_ON_READ with the record index (Hudi 1.0.2 cannot index log files): an upsert merges a partition's inserts into
@@ -139,7 +141,8 @@ def record_index_file_groups(input_rows: int) -> int:
 
 def profile_options(profile: WriteProfile, input_rows: int) -> dict[str, str]:
     """Options every write of the profile carries (table and tombstones): metadata table on in both profiles
-    (file listings from the metadata table, and the record level index lives there), a clean every
+    (file listings from the metadata table, and the record level index lives there; the simple index turns it off,
+    :func:`index_options`), a clean every
     :data:`CLEAN_EVERY_COMMITS` commits in both, parallelism per profile."""
     options = {"hoodie.metadata.enable": "true", **METADATA_INDEXES_OFF, **TABLE_SERVICE_OPTIONS}
     parallelism = shuffle_parallelism(profile, input_rows)
@@ -182,6 +185,25 @@ def bucket_index_options(buckets: int) -> dict[str, str]:
     }
 
 
+def simple_index_options(*, partitioned: bool) -> dict[str, str]:
+    """Hudi's simple index without the metadata table: a small table's index (``TableConfig.index`` ``simple``).
+
+    Each upsert joins its keys with the record keys stored in the latest base files (Hudi reads the key column of
+    every base file of the partitions it looks in), so its lookup costs in proportion to the table, not to the
+    changes; in exchange a commit writes no metadata table (its file listing, record index and their own
+    timeline, about a third of a small commit's CPU: etl/README, "The small-table index"). Partitioned:
+    GLOBAL_SIMPLE, which looks in every partition and moves a key whose partition value changes
+    (``update.partition.path``), the guarantee the record level index gives; unpartitioned: SIMPLE, the same
+    lookup without the global index's reconciliation. The table's files are then listed from storage.
+    """
+    return {
+        "hoodie.index.type": "GLOBAL_SIMPLE" if partitioned else "SIMPLE",
+        "hoodie.simple.index.update.partition.path": "true",
+        "hoodie.metadata.enable": "false",
+        "hoodie.metadata.record.index.enable": "false",
+    }
+
+
 # Hudi writes a bloom filter of the file's keys into every base file's footer (about 430 KB at its default
 # hoodie.index.bloom.num_entries of 60,000, whatever the file holds: a 66-row file was 445 KB). Only the bloom
 # indexes read it; the record level index and the bucket index never do, so it is written for nothing and is
@@ -190,9 +212,15 @@ NO_BASE_FILE_BLOOM_FILTER = {"hoodie.parquet.bloom.filter.enabled": "false"}
 
 
 def index_options(target: HudiTarget) -> dict[str, str]:
-    """The table's index: the record level index, or the bucket index when ``index_buckets`` is set; neither
-    reads a base file's bloom filter, so none is written (:data:`NO_BASE_FILE_BLOOM_FILTER`)."""
-    index = record_index_options() if target.index_buckets is None else bucket_index_options(target.index_buckets)
+    """The table's index: the record level index, the bucket index when ``index_buckets`` is set, or the simple
+    index (which turns the metadata table off, so these options come after :func:`profile_options`); none reads a
+    base file's bloom filter, so none is written (:data:`NO_BASE_FILE_BLOOM_FILTER`)."""
+    if target.index_buckets is not None:
+        index = bucket_index_options(target.index_buckets)
+    elif target.simple_index:
+        index = simple_index_options(partitioned=bool(target.partitions))
+    else:
+        index = record_index_options()
     return {**index, **NO_BASE_FILE_BLOOM_FILTER}
 
 
@@ -211,10 +239,10 @@ def hudi_write_options(
     replaces it; datasets with COMMIT_TIME_ORDERING (the latest run wins). ``metadata``: the commit's extra
     metadata (``_odp_`` keys, etl.hudi.commit.CommitTag: the consumed ids and the run id, read back for
     exactly-once). Every table uses the record level index (see ``record_index_options``) unless it sets
-    ``index_buckets`` (``bucket_index_options``); the index travels in the commit's extra metadata
-    (``_odp_index``), so a run can refuse to write a table with another one. Partition values are URL-encoded in
-    paths as the target says (a new table: encoded; Hudi records it in ``hoodie.properties``,
-    :mod:`etl.hudi.partition_paths`). MERGE_ON_READ tables schedule an inline compaction every
+    ``index_buckets`` (``bucket_index_options``) or ``index: simple`` (``simple_index_options``); the index travels
+    in the commit's extra metadata (``_odp_index``), so a run can refuse to write a table with another one.
+    Partition values are URL-encoded in paths as the target says (a new table: encoded; Hudi records it in
+    ``hoodie.properties``, :mod:`etl.hudi.partition_paths`). MERGE_ON_READ tables schedule an inline compaction every
     ``profile.compaction_delta_commits`` delta commits, of the file groups whose logs matter
     (:data:`COMPACTION_STRATEGY`), and only their file groups under ``profile.merge_on_read_small_file_bytes`` take
     inserts (:data:`MERGE_ON_READ_SMALL_FILE_BYTES`).

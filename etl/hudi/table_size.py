@@ -62,7 +62,8 @@ def _latest_base_files(jvm: Any, meta_client: Any) -> list[tuple[str, str, int]]
     """(partition folder, file id, bytes) of the latest base file of every file group (metadata table listing)."""
     hudi = jvm.org.apache.hudi
     context = hudi.common.engine.HoodieLocalEngineContext(meta_client.getStorageConf())
-    # the metadata table's listing when the table has one (every table ODP writes), else the file system's
+    # the metadata table's listing when the table has one (every table ODP writes but the simple index's), else the
+    # file system's
     with_metadata = bool(meta_client.getTableConfig().isMetadataTableAvailable())
     listing = hudi.common.config.HoodieMetadataConfig.newBuilder().enable(with_metadata).build()
     view = hudi.common.table.view.FileSystemViewManager.createInMemoryFileSystemView(context, meta_client, listing)

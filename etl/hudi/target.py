@@ -11,9 +11,10 @@ from enum import StrEnum
 
 from etl.change_frame import SEQ
 from odp.config.datasets import DatasetConfig
-from odp.config.models import TableConfig, TableMode, TableType
+from odp.config.models import IndexKind, TableConfig, TableMode, TableType
 
 RECORD_INDEX = "record"
+SIMPLE_INDEX = "simple"
 
 
 class Ordering(StrEnum):
@@ -29,7 +30,8 @@ class HudiTarget:
 
     ``label``: how messages name it (a raw table's id, a dataset's name). ``ordering_field``: the event-time
     field with EVENT_TIME ordering, None with COMMIT_TIME. ``index_buckets``: None for the record level index
-    (global; a key changing partition moves), N for the bucket index with N buckets per partition.
+    (global; a key changing partition moves), N for the bucket index with N buckets per partition. ``simple_index``:
+    Hudi's simple index without the metadata table (global when partitioned; a small table's setting).
     ``one_row_per_key``: the writer already reduced the rows to one per record key (Hudi's pre-combine is
     skipped). ``encode_partitions``: partition values URL-encoded in paths (every table created now; an older
     table keeps its layout, :meth:`with_stored_layout`). The catalog (Glue) table is ``database``.``name``.
@@ -44,6 +46,7 @@ class HudiTarget:
     ordering: Ordering
     ordering_field: str | None
     index_buckets: int | None = None
+    simple_index: bool = False
     one_row_per_key: bool = False
     encode_partitions: bool = True
 
@@ -55,8 +58,10 @@ class HudiTarget:
 
     @property
     def index(self) -> str:
-        """The index as recorded in each commit (``_odp_index``): ``record`` or ``bucket:N``."""
-        return RECORD_INDEX if self.index_buckets is None else f"bucket:{self.index_buckets}"
+        """The index as recorded in each commit (``_odp_index``): ``record``, ``simple`` or ``bucket:N``."""
+        if self.index_buckets is not None:
+            return f"bucket:{self.index_buckets}"
+        return SIMPLE_INDEX if self.simple_index else RECORD_INDEX
 
     @classmethod
     def from_table(cls, config: TableConfig) -> HudiTarget:
@@ -73,6 +78,7 @@ class HudiTarget:
             ordering=Ordering.EVENT_TIME,
             ordering_field=SEQ,
             index_buckets=config.index_buckets,
+            simple_index=config.index is IndexKind.SIMPLE,
             one_row_per_key=True,
         )
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from etl.hudi.target import RECORD_INDEX
+from etl.hudi.target import RECORD_INDEX, SIMPLE_INDEX
 from etl.hudi.timeline import CommitSummary
 from odp.config.models import TableConfig, TableMode, TableType
 from odp.tracker.statuses import WriteStrategy
@@ -77,18 +77,19 @@ class WriteChoice:
 def rewrite_refusal(config: TableConfig, index: str) -> str | None:
     """Pure: why this table is never rewritten (None: it may be). ``index``: ``HudiTarget.index``.
 
-    Only COPY_ON_WRITE current tables with the record level index. Hudi 1.0.2 keeps the record index right after
-    ``insert_overwrite_table`` by reading the keys of the replaced file groups' **base files** and deleting those
-    not written again (``HoodieBackedTableMetadataWriter.getRecordIndexReplacedRecords``); a MERGE_ON_READ key
-    that lives only in a log file would keep a stale entry. The bucket index is left to its upsert (its file
+    Only COPY_ON_WRITE current tables with the record level index or the simple index. Hudi 1.0.2 keeps the record
+    index right after ``insert_overwrite_table`` by reading the keys of the replaced file groups' **base files** and
+    deleting those not written again (``HoodieBackedTableMetadataWriter.getRecordIndexReplacedRecords``); a
+    MERGE_ON_READ key that lives only in a log file would keep a stale entry. The simple index keeps nothing: it
+    reads the keys of the latest base files, the rewritten ones. The bucket index is left to its upsert (its file
     groups are the buckets). A historical table appends every change.
     """
     if config.mode is not TableMode.CURRENT:
         return "historical table: every change is appended"
     if config.table_type is not TableType.COPY_ON_WRITE:
         return "MERGE_ON_READ: a rewrite would leave log-file keys in the record index (Hudi 1.0.2)"
-    if index != RECORD_INDEX:
-        return f"index {index}: only record-index tables are rewritten"
+    if index not in (RECORD_INDEX, SIMPLE_INDEX):
+        return f"index {index}: only record-index and simple-index tables are rewritten"
     return None
 
 
@@ -162,4 +163,22 @@ def merge_on_read_advice(last: CommitSummary | None, *, copy_on_write: bool) -> 
         f"the last commit rewrote {last.rows_rewritten} stored rows ({last.bytes_rewritten} bytes) of "
         f"{last.files_rewritten} file groups for {changes} updates and deletes, "
         f"{last.rows_rewritten // changes} rows each: table_type MERGE_ON_READ would log them instead"
+    )
+
+
+# The simple index reads the key column of every stored base file at each upsert: past this many bytes of base files
+# (about 1,000,000 rows of the benchmark's 40-byte rows, compressed) that join costs more than the record index's
+# lookups and metadata-table commit it saves (etl/README, "The small-table index").
+SIMPLE_INDEX_MAX_BYTES = 64 * 1024 * 1024
+
+
+def simple_index_advice(stored: StoredTable | None) -> str | None:
+    """Pure: why a table with the simple index has outgrown it (None: it has not, or its size is unknown)."""
+    if stored is None or stored.bytes < SIMPLE_INDEX_MAX_BYTES:
+        return None
+    rows = "" if stored.rows is None else f"about {stored.rows} rows, "
+    return (
+        f"the table has grown to {rows}{stored.bytes} bytes of base files, past the "
+        f"{SIMPLE_INDEX_MAX_BYTES} the simple index suits (each run joins every stored key): load it again with the "
+        "record level index (index omitted)"
     )

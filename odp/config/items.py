@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from odp.compat import refuse_columns_map
-from odp.config.models import DEFAULT_MAX_FILE_ATTEMPTS, SOURCE_SETTINGS, Cadence, TableConfig
+from odp.config.models import DEFAULT_MAX_FILE_ATTEMPTS, SOURCE_SETTINGS, Cadence, IndexKind, TableConfig
 from odp.dynamodb import StoredRecord
 from odp.naming import file_processor_job_name
 
@@ -53,6 +53,8 @@ def table_config_item(table: TableConfig) -> dict[str, Any]:
         item["max_file_attempts"] = table.max_file_attempts
     if table.index_buckets is not None:
         item["index_buckets"] = table.index_buckets
+    if table.index is not IndexKind.RECORD:
+        item["index"] = table.index.value
     if table.shard_column is not None:
         item["shard_column"] = table.shard_column
         item["shard_from"] = table.shard_from.value if table.shard_from is not None else None

@@ -19,9 +19,11 @@ from pydantic import BaseModel, ValidationError
 from odp.config.access import ACCESS_FILE, AccessFile, access_issues
 from odp.config.models import (
     DEFAULT_SHARD_COLUMN,
+    INDEX_CONFLICT,
     CadencesFile,
     Environment,
     EnvironmentsFile,
+    IndexKind,
     SourceFormat,
     TableConfig,
     TableEntry,
@@ -194,10 +196,15 @@ def _validate_tables_file(
 
 
 def batch_only_issues(pick: Callable[[str], Any], stream: str | None) -> list[tuple[str, str]]:
-    """Pure: (setting, reason) for each batch-only setting a streamed table sets (the stream job ignores them)."""
-    if stream is None or pick("index_buckets") is None:
-        return []
-    return [("index_buckets", "applies to batch tables only (a streamed table is written by its stream job)")]
+    """Pure: (setting, reason) for each batch-only setting a streamed table sets (the stream job ignores them), and
+    for two index settings that exclude each other."""
+    issues = []
+    if pick("index") not in (None, IndexKind.RECORD) and pick("index_buckets") is not None:
+        issues.append(("index", INDEX_CONFLICT))
+    if stream is not None:
+        reason = "applies to batch tables only (a streamed table is written by its stream job)"
+        issues += [(name, reason) for name in ("index_buckets", "index") if pick(name) is not None]
+    return issues
 
 
 def _picker(tables_file: TablesFile, entry: TableEntry) -> Pick:

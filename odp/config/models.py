@@ -291,6 +291,13 @@ class TableType(StrEnum):
     MERGE_ON_READ = "MERGE_ON_READ"
 
 
+class IndexKind(StrEnum):
+    """A table's Hudi index (the bucket index is chosen by ``index_buckets`` instead)."""
+
+    RECORD = "record"  # Hudi's record level index in the metadata table: a lookup per changed key
+    SIMPLE = "simple"  # Hudi's (GLOBAL_)SIMPLE index without the metadata table: a join with the stored keys
+
+
 class TableMode(StrEnum):
     """current: one row per key, the latest state. historical: every change, kept."""
 
@@ -351,6 +358,9 @@ def transform_problems(sql: str, required: list[str]) -> list[str]:
     return problems
 
 
+INDEX_CONFLICT = "index: simple and index_buckets exclude each other (index_buckets chooses the bucket index)"
+
+
 class TableSettings(_Strict):
     """Settings a table may take from its file's ``defaults`` block or set itself."""
 
@@ -393,6 +403,18 @@ class TableSettings(_Strict):
             "of a row never change (or the table is not partitioned), and size N for the table's expected size "
             "(about 1,000,000 rows per bucket). Fixed at the table's first write: ODP refuses to write a table "
             "whose stored index differs from this setting."
+        ),
+    )
+    index: IndexKind | None = Field(
+        default=None,
+        description=(
+            "Batch tables only. record (the default): Hudi's record level index, kept in the table's metadata table. "
+            "simple: for small tables (up to about 1,000,000 rows): Hudi's SIMPLE index (GLOBAL_SIMPLE when the table "
+            "is partitioned, so a row whose partition value changes still moves) and no metadata table: each run "
+            "joins its changes with the stored keys instead of looking them up, and commits no metadata table "
+            "(about a third of a small commit's work; etl/README, \"The small-table index\"). The run's reason "
+            "says when the table has grown past the size it suits. Not with index_buckets. Fixed at the table's "
+            "first write, like index_buckets."
         ),
     )
     columns: dict[ColumnName, str] | None = Field(
@@ -716,13 +738,20 @@ class TableConfig(_Strict):
     missing_columns: MissingColumns = MissingColumns.REFUSE
     unavailable_value_placeholder: str = DEBEZIUM_UNAVAILABLE_VALUE  # read by debezium sources only
     max_file_attempts: int = DEFAULT_MAX_FILE_ATTEMPTS
-    index_buckets: int | None = None  # None: the record level index; N: the bucket index, N per partition
+    index_buckets: int | None = None  # None: ``index``; N: the bucket index, N per partition
+    index: IndexKind = IndexKind.RECORD  # with index_buckets None: the record level index or the simple index
     # Shards merged (an entry with from): schema_name/table are then globs, primary_key starts with shard_column.
     shard_column: str | None = None
     shard_from: ShardFrom | None = None
     onboarded: bool = False  # written by the File Manager from the source's include rule, not by an entry
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+    @model_validator(mode="after")
+    def _one_index(self) -> TableConfig:
+        if self.index is not IndexKind.RECORD and self.index_buckets is not None:
+            raise ValueError(INDEX_CONFLICT)
+        return self
 
     @property
     def shard_from_key(self) -> bool:

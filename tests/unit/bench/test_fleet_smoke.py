@@ -4,7 +4,9 @@ every table they leave is checked against the model, and the JSON holds the wave
 The one run also has ``--merge-on-read dimension,dimension_zipf``: ODP writes both dimension tables as
 MERGE_ON_READ and the fact and event tables as COPY_ON_WRITE. Both dimension classes, because at the fleet's
 seed the uniform dimension gets no file in the only CDC wave: the Zipf one does, so its updates land in a
-log file that the check's snapshot read must merge and the metrics must count."""
+log file that the check's snapshot read must merge and the metrics must count. And ``--simple-index-up-to 2000``:
+every table of the small fleet has the table setting ``index: simple`` (no metadata table), checked against the
+model like the rest."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import pytest
 from bench.__main__ import main
 from bench.check import normalised, read_hudi, read_parquet_table
 from bench.fleet import DAY_COLUMN, FLEET_SCHEMA, FleetSpec
+from etl.hudi.timeline import completed_commits
 
 KINDS = {"data", "log", "metadata", "total"}
 
@@ -23,7 +26,7 @@ KINDS = {"data", "log", "metadata", "total"}
 @pytest.mark.spark
 @pytest.mark.slow
 def test_small_fleet_run_checks_every_table_and_records_the_metrics(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    spark, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     exit_code = main(
         [
@@ -31,6 +34,8 @@ def test_small_fleet_run_checks_every_table_and_records_the_metrics(
             "--small",
             "--merge-on-read",
             "dimension,dimension_zipf",
+            "--simple-index-up-to",
+            "2000",
             "--work-dir",
             str(tmp_path),
             "--name",
@@ -82,6 +87,11 @@ def test_small_fleet_run_checks_every_table_and_records_the_metrics(
     assert len(list((odp_tables / "fact_2k_01").glob(f"{DAY_COLUMN}=*"))) == 3 + 1  # the history, the wave's day
     assert not list((odp_tables / "dimension_2k_02").glob(f"{DAY_COLUMN}=*"))
     assert document["contenders"]["naive_rewrite"]["waves"][1]["files_touched"] > 0
+    # --simple-index-up-to 2000: every table of 2,000 rows was written with the simple index and no metadata table
+    assert document["odp_simple_index_up_to"] == 2_000
+    for name in names:
+        assert not (odp_tables / name / ".hoodie" / "metadata").exists(), name
+        assert {c.index for c in completed_commits(spark, str(odp_tables / name)) if c.run_id} == {"simple"}, name
     assert "fixed s/table" in printed
 
 

@@ -297,8 +297,9 @@ def test_a_bucket_index_table_loads_changes_and_reloads_and_refuses_another_inde
         refused = lake.run(spark, config.table_id).tables[0]
         assert refused.status is RunStatus.REFRESH_ERROR
         assert refused.error.startswith(
-            f"TableConfigError: src.app.bucketed: table_config asks for the {label} index (index_buckets: {other}), "
-            "but the table was written with the bucket:2 index; a table's index is fixed at its first write"
+            f"TableConfigError: src.app.bucketed: table_config asks for the {label} index (index: record, "
+            f"index_buckets: {other}), but the table was written with the bucket:2 index; a table's index is fixed at "
+            "its first write"
         ), refused.error
         assert len(lake.landed(config.table_id)) == 1  # nothing written, the file stays landed
         assert rows_of(spark, reloaded.base_path, ["id", "region", "seq"]) == [(9, "us", None)]

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from etl.errors import TableConfigError
 from etl.file_processor.table_plan import check_index_unchanged
@@ -24,7 +25,7 @@ from etl.hudi.options import (
 from etl.hudi.target import HudiTarget, Ordering
 from etl.hudi.timeline import CommitSummary, stored_index
 from odp.config.datasets import DatasetConfig, DatasetSource, Refresh, Zone
-from odp.config.models import TableMode, TableType
+from odp.config.models import IndexKind, TableMode, TableType
 from odp.naming import tombstone_path
 from tests.support.lake import table_config
 from tests.support.paths import REPO_ROOT
@@ -183,6 +184,33 @@ def test_index_buckets_choose_the_bucket_index_and_every_commit_records_its_inde
     assert plain[INDEX_METADATA] == "record"
 
 
+@pytest.mark.parametrize("profile", [GLUE, LOCAL])
+def test_the_simple_index_turns_the_metadata_table_off_and_stays_global_when_partitioned(profile: WriteProfile) -> None:
+    def options(**settings: Any) -> dict[str, str]:
+        target = HudiTarget.from_table(table_config("small", index=IndexKind.SIMPLE, **settings))
+        return hudi_write_options(target, operation=WriteOperation.UPSERT, profile=profile, catalog_sync=False)
+
+    partitioned, unpartitioned = options(partition_by=("region",)), options()
+    # a key whose partition value changes is found in its old partition and moved, as with the record index
+    assert partitioned["hoodie.index.type"] == "GLOBAL_SIMPLE"
+    assert partitioned["hoodie.simple.index.update.partition.path"] == "true"
+    assert unpartitioned["hoodie.index.type"] == "SIMPLE"  # one partition: the global index's reconciling is moot
+    for written in (partitioned, unpartitioned):
+        # no metadata table at all: the profile's "true" is overridden, so Hudi lists the table's files itself
+        assert written["hoodie.metadata.enable"] == "false"
+        assert written["hoodie.metadata.record.index.enable"] == "false"
+        assert "hoodie.record.index.update.partition.path" not in written
+        assert written[INDEX_METADATA] == "simple"
+        assert written["hoodie.parquet.bloom.filter.enabled"] == "false"  # the simple index reads the key column
+    if profile is LOCAL:  # the join with the stored keys runs as one task for a small write, as every shuffle does
+        assert partitioned["hoodie.global.simple.index.parallelism"] == "1"
+        assert unpartitioned["hoodie.simple.index.parallelism"] == "1"
+    else:
+        assert "hoodie.global.simple.index.parallelism" not in partitioned
+    with pytest.raises(ValidationError, match="index: simple and index_buckets exclude each other"):
+        table_config("small", index=IndexKind.SIMPLE, index_buckets=2)
+
+
 def commit(run_id: str | None, index: str | None) -> CommitSummary:
     return CommitSummary("1", "commit", (), run_id, 0, 0, 0, index=index)
 
@@ -198,6 +226,13 @@ def test_the_stored_index_is_the_last_odp_commits_and_another_one_is_refused() -
         check_index_unchanged(bucketed, "record")
     with pytest.raises(TableConfigError, match=r"asks for the record index .* written with the bucket:4 index"):
         check_index_unchanged(table_config("orders"), "bucket:4")
+    # the simple index neither reads nor keeps a record index: a switch either way is refused too
+    small = table_config("orders", index=IndexKind.SIMPLE)
+    check_index_unchanged(small, "simple")
+    with pytest.raises(TableConfigError, match=r"asks for the simple index \(index: simple, index_buckets: None\), "):
+        check_index_unchanged(small, "record")
+    with pytest.raises(TableConfigError, match=r"asks for the record index .* written with the simple index"):
+        check_index_unchanged(table_config("orders"), "simple")
 
 
 def dataset(**settings: Any) -> DatasetConfig:

@@ -4,16 +4,22 @@ stays right after a rewrite (etl.hudi.write_strategy, etl.hudi.rewrite).
 Two partitioned tables get the same files. The cost model upserts the 20% wave of a 300-row table (a rewrite would
 save milliseconds); the other table's run is priced without the minimum saving, so the same wave rewrites it. The
 wave holds updates (two move partition), deletes, inserts, and updates and deletes older than the stored rows (they
-must lose); the run after it upserts again into keys the rewrite wrote, moved, deleted and inserted.
+must lose); the run after it upserts again into keys the rewrite wrote, moved, deleted and inserted. Two more
+tables with the small-table index (``index: simple``: Hudi's GLOBAL_SIMPLE index, no metadata table), one
+COPY_ON_WRITE and one MERGE_ON_READ, are upserted with the same files and must end the same: the MERGE_ON_READ one
+moves key 3 back to a partition whose base file still holds it, deleted only in a log file.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 from etl.hudi import write_strategy
 from etl.hudi.timeline import completed_commits, read_table_state
+from odp.config.models import IndexKind, TableType
 from odp.tracker import RunStatus, TableRun, WriteStrategy
 from tests.support.lake import Lake, hudi_rs_rows, rows_of, table_config
 
@@ -85,7 +91,11 @@ def _expected(model: dict[int, tuple[str, str]]) -> list[tuple]:
 def test_upsert_and_rewrite_give_the_same_table_and_the_index_stays_right(spark, lake: Lake, monkeypatch) -> None:
     upserted = lake.configure(table_config("by_upsert", partition_by=("grp",)))
     rewritten = lake.configure(table_config("by_rewrite", partition_by=("grp",)))
-    for config in (upserted, rewritten):
+    small, small_mor = (
+        lake.configure(table_config(name, partition_by=("grp",), index=IndexKind.SIMPLE, table_type=table_type))
+        for name, table_type in (("by_simple_index", TableType.COPY_ON_WRITE), ("mor_simple", TableType.MERGE_ON_READ))
+    )
+    for config in (upserted, rewritten, small, small_mor):
         lake.land_parquet(config, "20260101-000001.parquet", FIRST, CDC)
         first = _run(spark, lake, config.table_id)
         assert (first.write_strategy, first.write_reason) == (None, None)  # a new table: its first write as before
@@ -93,9 +103,11 @@ def test_upsert_and_rewrite_give_the_same_table_and_the_index_stays_right(spark,
 
     wave = {
         config.table_id: lake.land_parquet(config, "20260101-000002.parquet", WAVE, CDC)
-        for config in (upserted, rewritten)
+        for config in (upserted, rewritten, small, small_mor)
     }
     by_upsert = _run(spark, lake, upserted.table_id)
+    by_simple_index = _run(spark, lake, small.table_id)
+    mor_simple = _run(spark, lake, small_mor.table_id)
     with monkeypatch.context() as priced:
         priced.setattr(
             write_strategy,
@@ -112,7 +124,9 @@ def test_upsert_and_rewrite_give_the_same_table_and_the_index_stays_right(spark,
     # partition move as an insert and a delete, etl/README.md "index")
     counts = (by_upsert.inserts, by_upsert.updates, by_upsert.deletes)
     assert counts == (by_rewrite.inserts, by_rewrite.updates, by_rewrite.deletes) == (5 + 2, 40 - 2, 10 + 2)
+    assert counts == (by_simple_index.inserts, by_simple_index.updates, by_simple_index.deletes)
     assert _table(spark, by_upsert.base_path) == _table(spark, by_rewrite.base_path) == _expected(AFTER_WAVE)
+    assert _table(spark, by_simple_index.base_path) == _table(spark, mor_simple.base_path) == _expected(AFTER_WAVE)
     # the rewrite is one replacecommit that names its files (exactly once), like the upsert's commit
     commit = completed_commits(spark, by_rewrite.base_path)[-1]
     assert (commit.action, commit.instant) == ("replacecommit", by_rewrite.commit_instant)
@@ -129,10 +143,38 @@ def test_upsert_and_rewrite_give_the_same_table_and_the_index_stays_right(spark,
     assert stored[rewritten.table_id]["write_reason"] == by_rewrite.write_reason
     assert stored[upserted.table_id]["write_strategy"] == "upsert"
 
-    # the next run upserts into both: keys the rewrite wrote, deleted and inserted are found where they are now
-    for config in (upserted, rewritten):
+    # the next run upserts into all three: keys the rewrite wrote, deleted and inserted are found where they are now
+    for config in (upserted, rewritten, small_mor, small):
         lake.land_parquet(config, "20260101-000003.parquet", AFTER, CDC)
-        after = _run(spark, lake, config.table_id)
+        with monkeypatch.context() as outgrown:  # any size is too large: the simple-index table is told so
+            outgrown.setattr(write_strategy, "SIMPLE_INDEX_MAX_BYTES", 1)
+            after = _run(spark, lake, config.table_id)
         assert after.write_strategy is WriteStrategy.UPSERT
-        assert (after.inserts, after.updates, after.deletes) == (1 + 2, 1, 1 + 2)  # two partition moves
+        if config is not small_mor:  # (Hudi counts a MERGE_ON_READ table's writes its own way)
+            assert (after.inserts, after.updates, after.deletes) == (1 + 2, 1, 1 + 2)  # two partition moves
+        outgrown = "the simple index suits" in after.write_reason
+        assert outgrown is (config in (small, small_mor)), after.write_reason
     assert _table(spark, by_upsert.base_path) == _table(spark, by_rewrite.base_path) == _expected(AFTER_AFTER)
+    assert _table(spark, by_simple_index.base_path) == _table(spark, mor_simple.base_path) == _expected(AFTER_AFTER)
+
+    # the simple-index table has no metadata table; each commit records its index, so another is refused later
+    base = Path(by_simple_index.base_path.removeprefix("file://"))
+    assert not (base / ".hoodie" / "metadata").exists()
+    assert {c.index for c in completed_commits(spark, by_simple_index.base_path)} == {"simple"}
+    # its reason counts the table's bytes before the run: the latest base file of each file group, from the disk
+    assert f" {_latest_base_file_bytes(base, before=after.commit_instant)} bytes of base files, past the 1 " in (
+        after.write_reason
+    )
+
+
+def _latest_base_file_bytes(base: Path, *, before: str) -> int:
+    """The bytes of each file group's newest base file written before instant ``before`` (names
+    ``<file id>_<write token>_<instant>.parquet``)."""
+    newest: dict[str, tuple[str, int]] = {}
+    for parquet in base.rglob("*.parquet"):
+        if ".hoodie" in parquet.parts:
+            continue
+        file_id, instant = parquet.name.split("_")[0], parquet.stem.split("_")[-1]
+        if instant < before and instant > newest.get(file_id, ("", 0))[0]:
+            newest[file_id] = (instant, parquet.stat().st_size)
+    return sum(size for _, size in newest.values())

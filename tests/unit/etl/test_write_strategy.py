@@ -15,9 +15,10 @@ from etl.hudi.write_strategy import (
     WriteCosts,
     merge_on_read_advice,
     rewrite_refusal,
+    simple_index_advice,
     worth_sizing,
 )
-from odp.config.models import TableMode, TableType
+from odp.config.models import IndexKind, TableMode, TableType
 from odp.tracker import WriteStrategy
 from tests.support.lake import table_config
 
@@ -188,15 +189,33 @@ def test_the_cost_model_is_a_parameter() -> None:
     assert choose_write(TABLE, 400_000, costs=never).strategy is WriteStrategy.UPSERT
 
 
-def test_only_copy_on_write_current_tables_with_the_record_index_may_be_rewritten() -> None:
+def test_only_copy_on_write_current_tables_with_the_record_or_simple_index_may_be_rewritten() -> None:
     assert rewrite_refusal(table_config("t"), "record") is None
+    assert rewrite_refusal(table_config("t", index=IndexKind.SIMPLE), "simple") is None  # nothing to keep right
     assert rewrite_refusal(table_config("t", mode=TableMode.HISTORICAL), "record") == (
         "historical table: every change is appended"
     )
     assert rewrite_refusal(table_config("t", table_type=TableType.MERGE_ON_READ), "record") == (
         "MERGE_ON_READ: a rewrite would leave log-file keys in the record index (Hudi 1.0.2)"
     )
-    assert rewrite_refusal(table_config("t"), "bucket:4") == "index bucket:4: only record-index tables are rewritten"
+    assert rewrite_refusal(table_config("t"), "bucket:4") == (
+        "index bucket:4: only record-index and simple-index tables are rewritten"
+    )
+
+
+def test_a_table_with_the_simple_index_is_told_when_it_has_outgrown_it() -> None:
+    limit = write_strategy.SIMPLE_INDEX_MAX_BYTES
+    assert limit == 64 * 1024 * 1024
+    assert simple_index_advice(None) is None  # no table yet, or its listing failed: nothing to say
+    assert simple_index_advice(replace(TABLE, bytes=limit - 1)) is None
+    assert simple_index_advice(replace(TABLE, rows=1_700_000, bytes=limit)) == (
+        "the table has grown to about 1700000 rows, 67108864 bytes of base files, past the 67108864 the simple index "
+        "suits (each run joins every stored key): load it again with the record level index (index omitted)"
+    )
+    # a MERGE_ON_READ table whose last commit wrote only logs: its rows are unknown, its bytes are not
+    assert simple_index_advice(replace(TABLE, rows=None, bytes=limit)).startswith(
+        "the table has grown to 67108864 bytes of base files"
+    )
 
 
 def test_the_default_costs_follow_the_measured_runs() -> None:

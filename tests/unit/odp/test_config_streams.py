@@ -93,6 +93,13 @@ def test_without_streams_yaml_no_table_is_streamed(tmp_path: Path) -> None:
             ],
         ),
         (
+            lambda f: f["tables/app_dynamodb.yaml"]["defaults"].update(index="simple"),
+            [
+                "tables/app_dynamodb.yaml: tables[0].index: applies to batch tables only (a streamed table is "
+                "written by its stream job)"
+            ],
+        ),
+        (
             stream_a_dms_table,
             [
                 "tables/shop.yaml: shop.public.customers: only dynamodb tables can be streamed, "
@@ -116,6 +123,7 @@ def test_without_streams_yaml_no_table_is_streamed(tmp_path: Path) -> None:
         "neither",
         "unknown stream",
         "bucket index",
+        "simple index",
         "not dynamodb",
         "window too short",
         "bad checkpoint prefix",

@@ -12,7 +12,14 @@ from odp.compat import StaleTableConfigItemError
 from odp.config import ConfigError, load_config
 from odp.config.items import table_config_from_item, table_config_item
 from odp.config.manager import load_into_dynamodb
-from odp.config.models import DebeziumShape, MissingColumns, NewColumns, TableSettings, transform_problems
+from odp.config.models import (
+    DebeziumShape,
+    IndexKind,
+    MissingColumns,
+    NewColumns,
+    TableSettings,
+    transform_problems,
+)
 from tests.support.config_files import ZONES
 
 COLUMNS = {"zeta": "bigint", "alpha": "string", "mid": "decimal(10,2)", "seq": "string"}  # not sorted on purpose
@@ -134,6 +141,24 @@ def test_the_bucket_index_setting_survives_dynamodb_and_is_bounded(tmp_path: Pat
     assert "index_buckets" not in table_config_item(default)
     with pytest.raises(ConfigError, match=r"tables\[0\]\.index_buckets: Input should be greater than or equal to 1"):
         load_config(_config_dir(tmp_path / "zero", {"index_buckets": 0}))
+
+
+def test_the_simple_index_setting_survives_dynamodb_and_excludes_index_buckets(
+    tmp_path: Path, tracker_tables: dict
+) -> None:
+    config = load_config(_config_dir(tmp_path / "simple", {"index": "simple"}))
+    assert config.table("shop.public.t").index is IndexKind.SIMPLE
+    load_into_dynamodb(config, "test", tracker_tables["table_config"], tracker_tables["batch_config"])
+    item = tracker_tables["table_config"].get_item(Key={"table_id": "shop.public.t"}, ConsistentRead=True)["Item"]
+    assert item["index"] == "simple"
+    assert table_config_from_item(item) == config.table("shop.public.t")
+    default = load_config(_config_dir(tmp_path / "record", {})).table("shop.public.t")
+    assert default.index is IndexKind.RECORD
+    assert "index" not in table_config_item(default)
+    with pytest.raises(ConfigError, match=r"tables\[0\]\.index: index: simple and index_buckets exclude each other"):
+        load_config(_config_dir(tmp_path / "both", {"index": "simple", "index_buckets": 2}))
+    with pytest.raises(ConfigError, match=r"tables\[0\]\.index: Input should be 'record' or 'simple'"):
+        load_config(_config_dir(tmp_path / "bloom", {"index": "bloom"}))
 
 
 def test_the_event_time_horizon_settings_default_resolve_and_survive_dynamodb(
