@@ -22,7 +22,7 @@ from etl.hudi.options import WriteOperation
 from etl.hudi.schema import HUDI_META_PREFIX
 from etl.hudi.table_size import stored_table
 from etl.hudi.target import HudiTarget
-from etl.hudi.timeline import CommitSummary
+from etl.hudi.timeline import TableState
 from etl.hudi.write_strategy import WriteChoice
 from odp.config.models import TableConfig, TableMode, TableType
 from odp.tracker.statuses import WriteStrategy
@@ -61,28 +61,33 @@ def choose_for_run(
     operation: WriteOperation,
     exists: bool,
     changes: int,
-    last_commit: CommitSummary | None = None,
+    state: TableState | None = None,
 ) -> WriteChoice | None:
     """The write choice of a run's upsert into an existing table (None: not an upsert of an existing current table,
     e.g. a full load or a table's first write, which keep their operation). Reads the table's size
     (:func:`etl.hudi.table_size.stored_table`) only for a COPY_ON_WRITE table and a batch large enough for a rewrite
-    to pay off (:func:`etl.hudi.write_strategy.worth_sizing`), and for a table with the simple index, whose reason
-    then says when it has outgrown it (:func:`etl.hudi.write_strategy.simple_index_advice`). ``last_commit``: the
-    table's latest commit (its :class:`~etl.hudi.timeline.TableState`), whose write statistics may recommend
-    MERGE_ON_READ (:func:`etl.hudi.write_strategy.merge_on_read_advice`) whatever the choice."""
+    to pay off (:func:`etl.hudi.write_strategy.worth_sizing`). ``state``: the table as the run read it; its latest
+    commit's write statistics may recommend MERGE_ON_READ (:func:`etl.hudi.write_strategy.merge_on_read_advice`)
+    whatever the choice, and a table with the simple index is told when its size (from the timeline, no listing)
+    has outgrown it (:func:`etl.hudi.write_strategy.simple_index_advice`)."""
     if not exists or operation is not WriteOperation.UPSERT or config.mode is not TableMode.CURRENT:
         return None
     copy_on_write = config.table_type is TableType.COPY_ON_WRITE
     costs = write_strategy.DEFAULT_COSTS  # looked up per run: a test can price a plan
     sized = copy_on_write and write_strategy.worth_sizing(changes, costs)
-    stored = stored_table(spark, base_path) if sized or target.simple_index else None
     choice = write_strategy.choose_write(
-        stored, changes, refused=write_strategy.rewrite_refusal(config, target.index), costs=costs
+        stored_table(spark, base_path) if sized else None,
+        changes,
+        refused=write_strategy.rewrite_refusal(config, target.index),
+        costs=costs,
     )
+    last_commit = state.commits[-1] if state is not None and state.commits else None
     advice = write_strategy.merge_on_read_advice(last_commit, copy_on_write=copy_on_write)
     if advice is not None:
         choice = replace(choice, reason=f"{choice.reason}; {advice}", recommend_merge_on_read=True)
-    outgrown = write_strategy.simple_index_advice(stored) if target.simple_index else None
+    outgrown = None
+    if target.simple_index and state is not None:
+        outgrown = write_strategy.simple_index_advice(state.rows or None, state.bytes)
     if outgrown is not None:
         choice = replace(choice, reason=f"{choice.reason}; {outgrown}")
     logger.info("%s: %s", config.table_id, choice.reason)

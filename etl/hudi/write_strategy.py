@@ -172,13 +172,14 @@ def merge_on_read_advice(last: CommitSummary | None, *, copy_on_write: bool) -> 
 SIMPLE_INDEX_MAX_BYTES = 64 * 1024 * 1024
 
 
-def simple_index_advice(stored: StoredTable | None) -> str | None:
-    """Pure: why a table with the simple index has outgrown it (None: it has not, or its size is unknown)."""
-    if stored is None or stored.bytes < SIMPLE_INDEX_MAX_BYTES:
+def simple_index_advice(rows: int | None, table_bytes: int) -> str | None:
+    """Pure: why a table with the simple index has outgrown it (None: it has not). ``rows`` (None: not known) and
+    ``table_bytes``: its latest base files, as :class:`etl.hudi.timeline.TableState` counts them."""
+    if table_bytes < SIMPLE_INDEX_MAX_BYTES:
         return None
-    rows = "" if stored.rows is None else f"about {stored.rows} rows, "
+    counted = "" if rows is None else f"{rows} rows, "
     return (
-        f"the table has grown to {rows}{stored.bytes} bytes of base files, past the "
+        f"the table has grown to {counted}{table_bytes} bytes of base files, past the "
         f"{SIMPLE_INDEX_MAX_BYTES} the simple index suits (each run joins every stored key): load it again with the "
         "record level index (index omitted)"
     )

@@ -227,7 +227,7 @@ def _write(
         operation=plan.operation,
         exists=state.exists,
         changes=batch.rows,
-        last_commit=state.commits[-1] if state.commits else None,
+        state=state,
     )
     rows, rewrite = apply_choice(spark, choice, rows, base_path, config)  # a rewrite: the merged snapshot
     operation = rewrite.operation if rewrite is not None else plan.operation

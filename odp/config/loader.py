@@ -195,9 +195,10 @@ def _validate_tables_file(
         return None, []  # the file's own fields (source, format, defaults) are invalid: reported above
 
 
-def batch_only_issues(pick: Callable[[str], Any], stream: str | None) -> list[tuple[str, str]]:
-    """Pure: (setting, reason) for each batch-only setting a streamed table sets (the stream job ignores them), and
-    for two index settings that exclude each other."""
+def index_issues(pick: Callable[[str], Any], stream: str | None) -> list[tuple[str, str]]:
+    """Pure: (setting, reason) for the index settings of a merged table entry: ``index: simple`` with
+    ``index_buckets`` (they exclude each other), and either on a streamed table (batch tables only: the stream job
+    ignores them)."""
     issues = []
     if pick("index") not in (None, IndexKind.RECORD) and pick("index_buckets") is not None:
         issues.append(("index", INDEX_CONFLICT))
@@ -265,7 +266,7 @@ def _table_issues(pick: Pick, source_format: SourceFormat) -> list[tuple[str, st
     key_columns = [*(pick("primary_key") or []), *(pick("partition_by") or [])]
     return [
         *_required_issues(pick, source_format),
-        *batch_only_issues(pick, pick("stream")),
+        *index_issues(pick, pick("stream")),
         *_undeclared_column_issues(pick),
         *source_setting_issues(source_format, pick, key_columns),
     ]
