@@ -9,6 +9,7 @@ from bench.contenders.common import Contender, TableMeasurement, WaveMeasurement
 from bench.contenders.odp_job import DATABASE
 from bench.measure import child_env, run_step
 from bench.workload import WaveFiles, table_id
+from odp.config.models import IndexKind
 from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY
 
 
@@ -50,7 +51,7 @@ class OdpFileProcessor(Contender):
                     "keys": item.keys,
                     "partition": item.partition,
                     "table_type": self.table_type_of(item.table),
-                    "index": "simple" if item.table in self.simple_index_tables else "record",
+                    "index": (IndexKind.SIMPLE if item.table in self.simple_index_tables else IndexKind.RECORD).value,
                 }
                 for item in files
             ],

@@ -13,8 +13,9 @@ from etl.change_frame import SEQ
 from odp.config.datasets import DatasetConfig
 from odp.config.models import IndexKind, TableConfig, TableMode, TableType
 
-RECORD_INDEX = "record"
-SIMPLE_INDEX = "simple"
+# The index as each commit records it (``_odp_index``): the table setting's own values, one spelling.
+RECORD_INDEX = IndexKind.RECORD.value
+SIMPLE_INDEX = IndexKind.SIMPLE.value
 
 
 class Ordering(StrEnum):
