@@ -87,7 +87,7 @@ def choose_for_run(
         choice = replace(choice, reason=f"{choice.reason}; {advice}", recommend_merge_on_read=True)
     outgrown = None
     if target.simple_index and state is not None:
-        outgrown = write_strategy.simple_index_advice(state.rows or None, state.bytes)
+        outgrown = write_strategy.simple_index_advice(state.rows, state.bytes, partitioned=bool(target.partitions))
     if outgrown is not None:
         choice = replace(choice, reason=f"{choice.reason}; {outgrown}")
     logger.info("%s: %s", config.table_id, choice.reason)

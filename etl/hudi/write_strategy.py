@@ -166,20 +166,24 @@ def merge_on_read_advice(last: CommitSummary | None, *, copy_on_write: bool) -> 
     )
 
 
-# The simple index reads the key column of every stored base file at each upsert: past this many bytes of base files
-# (about 1,000,000 rows of the benchmark's 40-byte rows, compressed) that join costs more than the record index's
-# lookups and metadata-table commit it saves (etl/README, "The small-table index").
-SIMPLE_INDEX_MAX_BYTES = 64 * 1024 * 1024
+# Measured (bench/README, "The simple index against the record index by table size"; upserts of 0.1% to 1% of a
+# table, one table at a time): an unpartitioned table's SIMPLE index joins the keys of the base files its upsert
+# rewrites anyway and was as fast or faster than the record index at every size up to 1,000,000 rows, the largest
+# measured; a partitioned table's GLOBAL_SIMPLE joins the keys of every partition and was even at 50,000 rows, then
+# 1.3x to 1.5x slower from 200,000 rows. Past these, the run's reason says to load the table again.
+SIMPLE_INDEX_MAX_ROWS = 1_000_000
+SIMPLE_INDEX_MAX_ROWS_PARTITIONED = 50_000
 
 
-def simple_index_advice(rows: int | None, table_bytes: int) -> str | None:
-    """Pure: why a table with the simple index has outgrown it (None: it has not). ``rows`` (None: not known) and
-    ``table_bytes``: its latest base files, as :class:`etl.hudi.timeline.TableState` counts them."""
-    if table_bytes < SIMPLE_INDEX_MAX_BYTES:
+def simple_index_advice(rows: int, table_bytes: int, *, partitioned: bool) -> str | None:
+    """Pure: why a table with the simple index has outgrown it (None: it has not). ``rows`` and ``table_bytes``: its
+    latest base files, as :class:`etl.hudi.timeline.TableState` counts them; ``partitioned``: the table has partition
+    fields (its index is then GLOBAL_SIMPLE, which joins the keys of every partition)."""
+    limit = SIMPLE_INDEX_MAX_ROWS_PARTITIONED if partitioned else SIMPLE_INDEX_MAX_ROWS
+    if rows < limit:
         return None
-    counted = "" if rows is None else f"{rows} rows, "
+    joined = "partitioned table (each run joins the keys of every partition)" if partitioned else "table"
     return (
-        f"the table has grown to {counted}{table_bytes} bytes of base files, past the "
-        f"{SIMPLE_INDEX_MAX_BYTES} the simple index suits (each run joins every stored key): load it again with the "
-        "record level index (index omitted)"
+        f"the table has grown to {rows} rows, {table_bytes} bytes of base files, past the {limit} rows the simple "
+        f"index suits on a {joined}: load it again with the record level index (index omitted)"
     )

@@ -409,8 +409,9 @@ class TableSettings(_Strict):
         default=None,
         description=(
             "Batch tables only. record (the default): Hudi's record level index, kept in the table's metadata table. "
-            "simple: for small tables (up to about 1,000,000 rows): Hudi's SIMPLE index (GLOBAL_SIMPLE when the table "
-            "is partitioned, so a row whose partition value changes still moves) and no metadata table: each run "
+            "simple: for small tables (measured: unpartitioned up to 1,000,000 rows, partitioned under 50,000): "
+            "Hudi's SIMPLE index (GLOBAL_SIMPLE when the table is partitioned, so a row whose partition value "
+            "changes still moves) and no metadata table: each run "
             "joins its changes with the stored keys instead of looking them up, and commits no metadata table "
             "(about a third of a small commit's work; etl/README, \"The small-table index\"). The run's reason "
             "says when the table has grown past the size it suits. Not with index_buckets. Fixed at the table's "

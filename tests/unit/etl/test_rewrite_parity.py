@@ -147,7 +147,8 @@ def test_upsert_and_rewrite_give_the_same_table_and_the_index_stays_right(spark,
     for config in (upserted, rewritten, small_mor, small):
         lake.land_parquet(config, "20260101-000003.parquet", AFTER, CDC)
         with monkeypatch.context() as outgrown:  # any size is too large: the simple-index table is told so
-            outgrown.setattr(write_strategy, "SIMPLE_INDEX_MAX_BYTES", 1)
+            outgrown.setattr(write_strategy, "SIMPLE_INDEX_MAX_ROWS", 1)
+            outgrown.setattr(write_strategy, "SIMPLE_INDEX_MAX_ROWS_PARTITIONED", 1)
             after = _run(spark, lake, config.table_id)
         assert after.write_strategy is WriteStrategy.UPSERT
         if config is not small_mor:  # (Hudi counts a MERGE_ON_READ table's writes its own way)
@@ -161,10 +162,13 @@ def test_upsert_and_rewrite_give_the_same_table_and_the_index_stays_right(spark,
     base = Path(by_simple_index.base_path.removeprefix("file://"))
     assert not (base / ".hoodie" / "metadata").exists()
     assert {c.index for c in completed_commits(spark, by_simple_index.base_path)} == {"simple"}
-    # its reason counts the table's bytes before the run: the latest base file of each file group, from the disk
-    assert f" {_latest_base_file_bytes(base, before=after.commit_instant)} bytes of base files, past the 1 " in (
-        after.write_reason
-    )
+    # its reason counts the table's rows and bytes before the run (the latest base file of each file group, the
+    # bytes from the disk) and names the partitioned table's limit
+    stored_bytes = _latest_base_file_bytes(base, before=after.commit_instant)
+    assert (
+        f"grown to {len(AFTER_WAVE)} rows, {stored_bytes} bytes of base files, past the 1 rows the simple index suits "
+        "on a partitioned table"
+    ) in after.write_reason
 
 
 def _latest_base_file_bytes(base: Path, *, before: str) -> int:

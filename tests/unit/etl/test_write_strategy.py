@@ -204,15 +204,25 @@ def test_only_copy_on_write_current_tables_with_the_record_or_simple_index_may_b
 
 
 def test_a_table_with_the_simple_index_is_told_when_it_has_outgrown_it() -> None:
-    limit = write_strategy.SIMPLE_INDEX_MAX_BYTES
-    assert limit == 64 * 1024 * 1024
-    assert simple_index_advice(1_700_000, limit - 1) is None
-    assert simple_index_advice(1_700_000, limit) == (
-        "the table has grown to 1700000 rows, 67108864 bytes of base files, past the 67108864 the simple index "
-        "suits (each run joins every stored key): load it again with the record level index (index omitted)"
+    """The limits are the measured crossovers (bench/README, "The simple index against the record index by table
+    size"): an unpartitioned table's SIMPLE index kept up with the record index to 1,000,000 rows, a partitioned
+    table's GLOBAL_SIMPLE only to about 50,000."""
+    assert (write_strategy.SIMPLE_INDEX_MAX_ROWS, write_strategy.SIMPLE_INDEX_MAX_ROWS_PARTITIONED) == (
+        1_000_000,
+        50_000,
     )
-    # rows not known: the bytes still say it
-    assert simple_index_advice(None, limit).startswith("the table has grown to 67108864 bytes of base files")
+    assert simple_index_advice(999_999, 90_000_000, partitioned=False) is None
+    assert simple_index_advice(1_000_000, 40_000_000, partitioned=False) == (
+        "the table has grown to 1000000 rows, 40000000 bytes of base files, past the 1000000 rows the simple index "
+        "suits on a table: load it again with the record level index (index omitted)"
+    )
+    # a partitioned table's GLOBAL_SIMPLE joins the keys of every partition: it is outgrown far earlier
+    assert simple_index_advice(49_999, 15_000_000, partitioned=True) is None
+    assert simple_index_advice(50_000, 15_000_000, partitioned=True) == (
+        "the table has grown to 50000 rows, 15000000 bytes of base files, past the 50000 rows the simple index "
+        "suits on a partitioned table (each run joins the keys of every partition): load it again with the record "
+        "level index (index omitted)"
+    )
 
 
 def test_the_default_costs_follow_the_measured_runs() -> None:
