@@ -168,9 +168,9 @@ def merge_on_read_advice(last: CommitSummary | None, *, copy_on_write: bool) -> 
 
 # Measured (bench/README, "The simple index against the record index by table size"; upserts of 0.1% to 1% of a
 # table, one table at a time): an unpartitioned table's SIMPLE index joins the keys of the base files its upsert
-# rewrites anyway and was as fast or faster than the record index at every size up to 1,000,000 rows, the largest
-# measured; a partitioned table's GLOBAL_SIMPLE joins the keys of every partition and was even at 50,000 rows, then
-# 1.3x to 1.5x slower from 200,000 rows. Past these, the run's reason says to load the table again.
+# rewrites anyway and was as fast or faster than the record index at every size up to 1,000,000 rows, and even at
+# 2,000,000; a partitioned table's GLOBAL_SIMPLE joins the keys of every partition and was even at 50,000 rows, then
+# 1.3x to 1.54x slower from 200,000 rows. Past these, the run's reason says to load the table again.
 SIMPLE_INDEX_MAX_ROWS = 1_000_000
 SIMPLE_INDEX_MAX_ROWS_PARTITIONED = 50_000
 
