@@ -168,9 +168,9 @@ def merge_on_read_advice(last: CommitSummary | None, *, copy_on_write: bool) -> 
 
 # Measured (bench/README, "The simple index against the record index by table size"; upserts of 0.1% to 1% of a
 # table, one table at a time): an unpartitioned table's SIMPLE index joins the keys of the base files its upsert
-# rewrites anyway and was as fast or faster than the record index at every size up to 1,000,000 rows, and even at
-# 2,000,000; a partitioned table's GLOBAL_SIMPLE joins the keys of every partition and was even at 50,000 rows, then
-# 1.3x to 1.54x slower from 200,000 rows. Past these, the run's reason says to load the table again.
+# rewrites anyway and was as fast or faster than the record index at every size up to 1,000,000 rows, and about
+# even at 2,000,000; a partitioned table's GLOBAL_SIMPLE joins the keys of every partition and was even at 50,000
+# rows, then 1.3x to 1.54x slower from 200,000 rows. Past these, the run's reason says to load the table again.
 SIMPLE_INDEX_MAX_ROWS = 1_000_000
 SIMPLE_INDEX_MAX_ROWS_PARTITIONED = 50_000
 
@@ -182,7 +182,7 @@ def simple_index_advice(rows: int, table_bytes: int, *, partitioned: bool) -> st
     limit = SIMPLE_INDEX_MAX_ROWS_PARTITIONED if partitioned else SIMPLE_INDEX_MAX_ROWS
     if rows < limit:
         return None
-    joined = "partitioned table (each run joins the keys of every partition)" if partitioned else "table"
+    joined = "partitioned table (each run joins the keys of every partition)" if partitioned else "unpartitioned table"
     return (
         f"the table has grown to {rows} rows, {table_bytes} bytes of base files, past the {limit} rows the simple "
         f"index suits on a {joined}: load it again with the record level index (index omitted)"

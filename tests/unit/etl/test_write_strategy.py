@@ -214,7 +214,7 @@ def test_a_table_with_the_simple_index_is_told_when_it_has_outgrown_it() -> None
     assert simple_index_advice(999_999, 90_000_000, partitioned=False) is None
     assert simple_index_advice(1_000_000, 40_000_000, partitioned=False) == (
         "the table has grown to 1000000 rows, 40000000 bytes of base files, past the 1000000 rows the simple index "
-        "suits on a table: load it again with the record level index (index omitted)"
+        "suits on an unpartitioned table: load it again with the record level index (index omitted)"
     )
     # a partitioned table's GLOBAL_SIMPLE joins the keys of every partition: it is outgrown far earlier
     assert simple_index_advice(49_999, 15_000_000, partitioned=True) is None
