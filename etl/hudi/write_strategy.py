@@ -182,8 +182,10 @@ def simple_index_advice(rows: int, table_bytes: int, *, partitioned: bool) -> st
     limit = SIMPLE_INDEX_MAX_ROWS_PARTITIONED if partitioned else SIMPLE_INDEX_MAX_ROWS
     if rows < limit:
         return None
-    joined = "partitioned table (each run joins the keys of every partition)" if partitioned else "unpartitioned table"
+    joined = "an unpartitioned table"
+    if partitioned:
+        joined = "a partitioned table (each run joins the keys of every partition)"
     return (
         f"the table has grown to {rows} rows, {table_bytes} bytes of base files, past the {limit} rows the simple "
-        f"index suits on a {joined}: load it again with the record level index (index omitted)"
+        f"index suits on {joined}: load it again with the record level index (index omitted)"
     )
