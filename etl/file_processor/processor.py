@@ -84,6 +84,7 @@ class ReadChanges:
     sources: list[SourceFile]
     changes: DataFrame
     counts: ChangeCounts
+    one_task: bool = False  # the changes were read into one Spark partition (TablePlan.one_task)
 
 
 @dataclass(frozen=True)
@@ -324,7 +325,7 @@ class _TableRunner:
                     changes.unpersist()
                 plan = self._set_aside(config.table_id, plan, error, keeper, set_aside)
                 continue
-            return plan, ReadChanges(sources, changes, counts)
+            return plan, ReadChanges(sources, changes, counts, one_task=plan.one_task)
         return plan, None
 
     def _set_aside(
@@ -382,6 +383,7 @@ class _TableRunner:
                 has_full_load=any(s.is_full_load for s in sources),
                 has_deletes=counts.deletes > 0,
                 kept_columns=counts.kept_columns,
+                one_task=read.one_task,
             )
             with self.row_budget.reserve(counts.rows, config.table_id):
                 keeper.check()

@@ -33,6 +33,9 @@ STALE = "_odp_stale"  # transient column: an upsert at or below its key's tombst
 _TOMBSTONE_SEQ = "_odp_tombstone_seq"
 LOG_FOLDER = "log"
 MAX_LOG_FOLDERS = 24  # folders read by every run before they are folded into one
+# A log of at most this many bytes is read by one task when the batch is one partition (``read_tombstones``): one
+# task reads 32 MiB of keys in about a second, and a small table's log is a few kilobytes.
+ONE_TASK_LOG_BYTES = 32 * 1024 * 1024
 CONSOLIDATED_SUFFIX = "-consolidated"
 
 
@@ -59,17 +62,28 @@ def mark_stale(latest: DataFrame, tombstones: DataFrame, keys: Sequence[str]) ->
     return joined.select(*latest.columns, stale.alias(STALE))  # the frame's column order, plus the flag
 
 
-def read_tombstones(spark: SparkSession, path: str, keys: Sequence[str]) -> DataFrame | None:
-    """The stored tombstones (key and ``_odp_seq``, one row per key), or None when the table has none."""
+def read_tombstones(spark: SparkSession, path: str, keys: Sequence[str], *, one_task: bool = False) -> DataFrame | None:
+    """The stored tombstones (key and ``_odp_seq``, one row per key), or None when the table has none.
+
+    ``one_task``: the batch they will be joined with is one Spark partition (``TablePlan.one_task``). Then a log
+    of at most :data:`ONE_TASK_LOG_BYTES` is read into one partition too, and joined by a merge join
+    (``hint("merge")``): neither the newest per key nor the join needs an exchange or a broadcast, each of which
+    is a Spark job of its own under adaptive query execution (the stale count is then one job, and Hudi's input
+    none). A larger log, or a larger batch, is read and joined as Spark plans it.
+    """
     frames = []
-    if table_exists(spark, path):  # stored by an earlier release as a Hudi table
+    legacy = table_exists(spark, path)
+    if legacy:  # stored by an earlier release as a Hudi table
         frames.append(spark.read.format("hudi").load(path).select(*keys, SEQ))
-    if _log_data_files(spark, path):
+    logged = _log_data_files(spark, path)
+    if logged:
         log = spark.read.option("recursiveFileLookup", "true").option("mergeSchema", "true")
         frames.append(log.parquet(_log_path(path)).select(*keys, SEQ))
     if not frames:
         return None
     union = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
+    if one_task and not legacy and _log_bytes(spark, path) <= ONE_TASK_LOG_BYTES:
+        return newest_per_key(union.coalesce(1), keys).hint("merge")
     return newest_per_key(union, keys)
 
 
@@ -155,6 +169,12 @@ def _log_data_files(spark: SparkSession, path: str) -> bool:
         if any(f.getPath().getName().endswith(".parquet") for f in filesystem.listStatus(folder.getPath())):
             return True
     return False
+
+
+def _log_bytes(spark: SparkSession, path: str) -> int:
+    """The bytes under the log folder, every file counted (one call; an upper bound of what a reader reads)."""
+    filesystem, log = filesystem_path(spark, _log_path(path))
+    return int(filesystem.getContentSummary(log).getLength())
 
 
 def _hidden(status: Any) -> bool:

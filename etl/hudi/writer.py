@@ -83,6 +83,7 @@ class ChangeBatch:
     has_full_load: bool = False
     has_deletes: bool = True
     kept_columns: tuple[str, ...] = ()  # columns some change keeps stored (etl.hudi.kept_values); none: no fill
+    one_task: bool = False  # the changes are one Spark partition (TablePlan.one_task): a small tombstone log too
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ def write_changes(
     tombstones = settings.tombstones_of(config)
     # lazy: read after this batch's deletes were added; a key whose last change is a delete has no upsert to drop
     reads = tombstones is not None and exists and not batch.has_full_load
-    stored = read_tombstones(spark, tombstones, config.primary_key) if reads else None
+    stored = read_tombstones(spark, tombstones, config.primary_key, one_task=batch.one_task) if reads else None
     changes, cached = batch.changes, None
     if batch.kept_columns:
         read_stored = exists and not batch.has_full_load  # a full load replaces what is stored

@@ -50,6 +50,15 @@ def test_a_small_tables_commit_and_a_table_without_files_cost_few_spark_jobs_and
     assert quiet.status is RunStatus.COMPLETED, quiet.error
     assert quiet.commit_instant is None
 
+    # the next file finds the tombstones the commit wrote (the old update of key 10 is stale: dropped)
+    later = [_change("U", 3, key) for key in range(20, 30)] + [_change("D", 3, key) for key in range(30, 35)]
+    later.append(_change("U", 1, 10))  # older than the committed delete of key 10: stale, dropped
+    lake.land_parquet(config, "20260101-000003.parquet", later, CDC)
+    with spark_work(spark, monkeypatch) as tombstoned:
+        after = lake.run(spark, config.table_id).tables[0]
+    assert after.status is RunStatus.COMPLETED, after.error
+    assert (after.inserts, after.updates, after.deletes, after.stale_dropped) == (0, 10, 5, 1)
+
     # a table without a landed file: its state read once, no Spark job
     assert (idle.jobs, idle.table_state_reads) == (0, 1), idle
     # the state read once before the write and the commit found after it (no Hudi relation for the schema);
@@ -57,6 +66,9 @@ def test_a_small_tables_commit_and_a_table_without_files_cost_few_spark_jobs_and
     assert commit.table_state_reads == 2, commit.state_reads
     assert commit.hudi_loads == 0, commit.state_reads
     assert commit.jobs <= 12, "\n".join(commit.job_names)
+    # with stored tombstones: 2 more, the log's schema and the stale count (the one-partition merge join). Before it,
+    # 18: the tombstones grouped, broadcast and counted, then grouped and broadcast again for Hudi's input
+    assert tombstoned.jobs <= 14, "\n".join(tombstoned.job_names)
 
 
 @pytest.mark.spark
