@@ -19,9 +19,12 @@ maintain for a few thousand keys.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from functools import reduce
 from typing import Any
 
+from py4j.protocol import Py4JJavaError
+from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -37,6 +40,7 @@ MAX_LOG_FOLDERS = 24  # folders read by every run before they are folded into on
 # task reads 32 MiB of keys in about a second, and a small table's log is a few kilobytes.
 ONE_TASK_LOG_BYTES = 32 * 1024 * 1024
 CONSOLIDATED_SUFFIX = "-consolidated"
+SCHEMA_MISMATCH = "CANNOT_MERGE_SCHEMAS"  # Spark's error class: the log's folders disagree on a column's type
 
 
 def tombstone_rows(latest: DataFrame, keys: Sequence[str]) -> DataFrame:
@@ -75,16 +79,27 @@ def read_tombstones(spark: SparkSession, path: str, keys: Sequence[str], *, one_
     legacy = table_exists(spark, path)
     if legacy:  # stored by an earlier release as a Hudi table
         frames.append(spark.read.format("hudi").load(path).select(*keys, SEQ))
-    logged = _log_data_files(spark, path)
-    if logged:
-        log = spark.read.option("recursiveFileLookup", "true").option("mergeSchema", "true")
-        frames.append(log.parquet(_log_path(path)).select(*keys, SEQ))
+    if _log_data_files(spark, path):
+        frames.append(_read_log(spark, path).select(*keys, SEQ))
     if not frames:
         return None
     union = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
     if one_task and not legacy and _log_bytes(spark, path) <= ONE_TASK_LOG_BYTES:
         return newest_per_key(union.coalesce(1), keys).hint("merge")
     return newest_per_key(union, keys)
+
+
+def _read_log(spark: SparkSession, path: str) -> DataFrame:
+    """Every folder of the log as one frame: one scan under Spark's merged schema; folders whose key types differ
+    (a source that widened its key, int then bigint: ``CANNOT_MERGE_SCHEMAS``) are read one by one and unioned by
+    name, which widens each key to the wider type. The fold then writes the wider type (the log heals)."""
+    try:
+        return spark.read.option("recursiveFileLookup", "true").option("mergeSchema", "true").parquet(_log_path(path))
+    except (CapturedException, Py4JJavaError) as error:
+        if SCHEMA_MISMATCH not in str(error):
+            raise
+    folders = [spark.read.parquet(folder) for folder in _data_folders(spark, path)]
+    return reduce(DataFrame.unionByName, folders)
 
 
 def write_tombstones(spark: SparkSession, rows: DataFrame, path: str, *, run_id: str) -> None:
@@ -160,15 +175,20 @@ def _log_folders(spark: SparkSession, path: str) -> list[str]:
 
 def _log_data_files(spark: SparkSession, path: str) -> bool:
     """Whether the log holds a Parquet file Spark would read (not under ``_temporary``, not hidden)."""
+    return next(_data_folders(spark, path), None) is not None
+
+
+def _data_folders(spark: SparkSession, path: str) -> Iterator[str]:
+    """The log's folders that hold a Parquet file Spark would read, listed lazily (a killed write's leftovers hold
+    none)."""
     filesystem, log = filesystem_path(spark, _log_path(path))
     if not filesystem.exists(log):
-        return False
+        return
     for folder in filesystem.listStatus(log):
         if not folder.isDirectory() or _hidden(folder):
             continue
         if any(f.getPath().getName().endswith(".parquet") for f in filesystem.listStatus(folder.getPath())):
-            return True
-    return False
+            yield folder.getPath().toString()
 
 
 def _log_bytes(spark: SparkSession, path: str) -> int:

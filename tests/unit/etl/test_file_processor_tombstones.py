@@ -124,3 +124,40 @@ def test_a_long_tombstone_log_is_folded_into_one_folder_and_still_holds(
     result = lake.run(spark, table_id).tables[0]
     assert (result.status, result.stale_dropped) == (RunStatus.COMPLETED, 3), result.error
     assert rows_of(spark, result.base_path, ["id", "name"]) == [(4, "n4-2")]
+
+
+@pytest.mark.spark
+def test_tombstones_of_a_key_widened_from_int_to_bigint_still_hold(
+    spark, lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A source widens its key (an int id running out, ALTER to bigint): the log then holds int and bigint folders,
+    which Spark's merged schema refuses (CANNOT_MERGE_SCHEMAS, every later run of the table failed); each run still
+    reads every delete, and the fold writes them as bigint."""
+    wide = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int64()), ("NAME", pa.string())])
+    config = lake.configure(table_config("widened_key"))
+    table_id = config.table_id
+    lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", k, f"n{k}") for k in (1, 2, 3)], CDC)
+    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
+    lake.land_parquet(config, "20260101-000002.parquet", [_c("D", "00005", 1, "n1")], CDC)  # an int tombstone
+    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
+    lake.land_parquet(config, "20260101-000003.parquet", [_c("D", "00006", 2, "n2"), _c("U", "00006", 3, "c6")], wide)
+    widened = lake.run(spark, table_id).tables[0]  # a bigint tombstone beside the int one
+    assert widened.status is RunStatus.COMPLETED, widened.error
+    # late updates older than each delete, and a newer update of key 3
+    late = [_c("U", "00003", 1, "x"), _c("U", "00004", 2, "x"), _c("U", "00007", 3, "c7")]
+    lake.land_parquet(config, "20260101-000004.parquet", late, wide)
+    result = lake.run(spark, table_id).tables[0]
+    assert (result.status, result.stale_dropped) == (RunStatus.COMPLETED, 2), result.error
+    assert rows_of(spark, result.base_path, ["id", "name"]) == [(3, "c7")]
+
+    # the fold reads the mixed log too, and leaves one bigint folder that still holds every delete
+    monkeypatch.setattr("etl.hudi.tombstones.MAX_LOG_FOLDERS", 2)
+    lake.land_parquet(config, "20260101-000005.parquet", [_c("D", "00008", 3, "c7")], wide)
+    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
+    log = lake.root / "raw" / "lake_db" / "_odp_tombstones" / "widened_key" / "log"
+    assert [p.name.endswith("-consolidated") for p in log.iterdir()] == [True]
+    assert spark.read.parquet(str(next(log.iterdir()))).schema["id"].dataType.simpleString() == "bigint"
+    lake.land_parquet(config, "20260101-000006.parquet", [_c("U", "00002", 1, "x"), _c("I", "00009", 4, "d")], wide)
+    last = lake.run(spark, table_id).tables[0]
+    assert (last.status, last.stale_dropped) == (RunStatus.COMPLETED, 1), last.error
+    assert rows_of(spark, last.base_path, ["id", "name"]) == [(4, "d")]
