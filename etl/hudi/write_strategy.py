@@ -119,7 +119,9 @@ def choose_write(
             WriteStrategy.UPSERT, f"upsert: {changes} changes, fewer than the {fewest} a rewrite needs to pay off"
         )
     if stored is None or stored.rows is None:
-        return WriteChoice(WriteStrategy.UPSERT, f"upsert: {changes} changes, the table's size is unknown")
+        # a refused table is never sized (etl.hudi.rewrite.choose_for_run): its refusal is the reason
+        why = f"; never rewritten: {refused}" if refused is not None else ", the table's size is unknown"
+        return WriteChoice(WriteStrategy.UPSERT, f"upsert: {changes} changes{why}")
     share = changes / stored.rows if stored.rows else 1.0
     scope = (
         f"{changes} changes into about {stored.rows} rows ({share:.1%}, {stored.bytes} bytes, "

@@ -86,6 +86,18 @@ def test_an_unknown_size_is_an_upsert() -> None:
     assert choose_write(mor, 5_000_000).strategy is WriteStrategy.UPSERT
 
 
+def test_a_refused_table_that_was_not_sized_gives_its_refusal_not_an_unknown_size() -> None:
+    # a MERGE_ON_READ table is never sized (etl.hudi.rewrite.choose_for_run); the fleet run i27-fleet-10m logged its
+    # 32270 changes as "the table's size is unknown"
+    refused = "MERGE_ON_READ: a rewrite would leave log-file keys in the record index (Hudi 1.0.2)"
+    choice = choose_write(None, 32_270, refused=refused)
+    assert choice.strategy is WriteStrategy.UPSERT
+    assert choice.reason == (
+        "upsert: 32270 changes; never rewritten: MERGE_ON_READ: a rewrite would leave log-file keys in the record "
+        "index (Hudi 1.0.2)"
+    )
+
+
 def test_a_refused_table_upserts_and_says_why() -> None:
     choice = choose_write(TABLE, 400_000, refused="index bucket:4: only record-index tables are rewritten")
     assert choice.strategy is WriteStrategy.UPSERT
