@@ -73,7 +73,8 @@ def read_tombstones(spark: SparkSession, path: str, keys: Sequence[str], *, one_
     of at most :data:`ONE_TASK_LOG_BYTES` is read into one partition too, and joined by a merge join
     (``hint("merge")``): neither the newest per key nor the join needs an exchange or a broadcast, each of which
     is a Spark job of its own under adaptive query execution (the stale count is then one job, and Hudi's input
-    none). A larger log, or a larger batch, is read and joined as Spark plans it.
+    none). A larger log, or a larger batch, is read and joined as Spark plans it. The fold
+    (:func:`consolidate_tombstones`) reads with ``one_task`` too: a small log is then folded by one task.
     """
     frames = []
     legacy = table_exists(spark, path)
@@ -124,7 +125,8 @@ def consolidate_tombstones(spark: SparkSession, path: str, keys: Sequence[str], 
     folders = _log_folders(spark, path)
     if not legacy and len(folders) <= MAX_LOG_FOLDERS:
         return False
-    stored = read_tombstones(spark, path, keys)
+    # a log of at most ONE_TASK_LOG_BYTES is folded by one task, with no exchange
+    stored = read_tombstones(spark, path, keys, one_task=True)
     if stored is None:
         return False
     target = f"{_folder_name(run_id)}{CONSOLIDATED_SUFFIX}"

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 import pytest
 
+import etl.hudi.writer
 from odp.faults import on_fault
 from odp.tracker import RunStatus
 from tests.support.lake import CrashBeforeCommit, Lake, rows_of, table_config
+from tests.support.spark_work import SparkWork, spark_work
 
 CDC = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string())])
 LOAD = pa.schema([("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string())])
@@ -115,15 +119,33 @@ def test_a_long_tombstone_log_is_folded_into_one_folder_and_still_holds(
         assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
     assert [p.name.endswith("-consolidated") for p in log.iterdir()] == [False, False]
     # the third makes three: after its commit, they are folded into one
+    fold = _count_the_fold(spark, monkeypatch)
     lake.land_parquet(config, "20260101-000004.parquet", [_c("D", "00014", 3, "n3"), _c("U", "00015", 4, "n4-2")], CDC)
     assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
     assert [p.name.endswith("-consolidated") for p in log.iterdir()] == [True]
+    # a small log is folded by one task: the log's schema and the write (3 before: its newest per key was an exchange)
+    assert fold.jobs == 2, "\n".join(fold.job_names)
     # every delete is still remembered: late, older updates of keys 1 to 3 stay out
     late = [_c("U", "00011", 1, "x"), _c("U", "00012", 2, "x"), _c("U", "00013", 3, "x")]
     lake.land_parquet(config, "20260101-000000.parquet", late, CDC)
     result = lake.run(spark, table_id).tables[0]
     assert (result.status, result.stale_dropped) == (RunStatus.COMPLETED, 3), result.error
     assert rows_of(spark, result.base_path, ["id", "name"]) == [(4, "n4-2")]
+
+
+def _count_the_fold(spark: Any, monkeypatch: pytest.MonkeyPatch) -> SparkWork:
+    """The Spark work of the writer's next fold of a tombstone log, counted."""
+    fold = etl.hudi.writer.consolidate_tombstones
+    counted = SparkWork()
+
+    def counting(*args: Any, **kwargs: Any) -> bool:
+        with spark_work(spark, monkeypatch) as work:
+            folded = fold(*args, **kwargs)
+        counted.jobs, counted.job_names = work.jobs, work.job_names
+        return folded
+
+    monkeypatch.setattr(etl.hudi.writer, "consolidate_tombstones", counting)
+    return counted
 
 
 @pytest.mark.spark
