@@ -89,12 +89,15 @@ METADATA_INDEXES_OFF = {
 }
 
 
-# Hudi cleans after every commit by default (``hoodie.clean.max.commits`` = 1), and Hudi 1.0.2 rereads every archived
-# instant of the last 3 days at each file-system view (apache/hudi #14013), so each archived clean costs every later
-# commit. A clean every 10 commits: why, what it measured and what it changes for readers in etl/README.md, "Cleaning
-# and the timeline" (the cleaner still keeps hoodie.clean.commits.retained = 10 commits).
+# Hudi cleans after every commit by default (``hoodie.clean.trigger.max.commits`` = 1), and Hudi 1.0.2 rereads every
+# archived instant of the last 3 days at each file-system view (apache/hudi #14013), so each archived clean costs every
+# later commit. A clean every 10 commits: why, what it measured and what it changes for readers in etl/README.md,
+# "Cleaning and the timeline" (the cleaner still keeps hoodie.clean.commits.retained = 10 commits).
 CLEAN_EVERY_COMMITS = 10
-TABLE_SERVICE_OPTIONS = {"hoodie.clean.max.commits": str(CLEAN_EVERY_COMMITS)}
+TABLE_SERVICE_OPTIONS = {"hoodie.clean.trigger.max.commits": str(CLEAN_EVERY_COMMITS)}
+# Off for a write of a table that has nothing to clean (etl.hudi.timeline.cleaning_due): Hudi would plan a clean over
+# every partition at each commit from its 10th on and find nothing (etl/README, "Cleaning and the timeline").
+AUTO_CLEAN_OPTION = "hoodie.clean.automatic"
 
 
 @dataclass(frozen=True)
@@ -232,6 +235,7 @@ def hudi_write_options(
     catalog_sync: bool,
     input_rows: int = 0,
     metadata: Mapping[str, str] | None = None,
+    clean: bool = True,
 ) -> dict[str, str]:
     """Every option of one Hudi write of a target table.
 
@@ -245,7 +249,8 @@ def hudi_write_options(
     ``hoodie.properties``, :mod:`etl.hudi.partition_paths`). MERGE_ON_READ tables schedule an inline compaction every
     ``profile.compaction_delta_commits`` delta commits, of the file groups whose logs matter
     (:data:`COMPACTION_STRATEGY`), and only their file groups under ``profile.merge_on_read_small_file_bytes`` take
-    inserts (:data:`MERGE_ON_READ_SMALL_FILE_BYTES`).
+    inserts (:data:`MERGE_ON_READ_SMALL_FILE_BYTES`). ``clean``: False when the table has nothing for the cleaner
+    (``hoodie.clean.automatic`` off for this write, :func:`etl.hudi.timeline.cleaning_due`).
     """
     keygen, partition_field = key_generator(target.record_keys, target.partitions)
     options = {
@@ -267,6 +272,8 @@ def hudi_write_options(
         **profile_options(profile, input_rows),
         **index_options(target),
     }
+    if not clean:
+        options[AUTO_CLEAN_OPTION] = "false"
     if target.one_row_per_key:
         # The rows come one per record key already (current: the last change per key; historical: the key
         # plus ``_odp_seq``, unique per change): Hudi's own pre-combine would shuffle them again for nothing.

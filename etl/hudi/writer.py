@@ -17,7 +17,7 @@ from etl.hudi.partition_paths import check_partition_values
 from etl.hudi.rewrite import RewriteCounts, apply_choice, choose_for_run
 from etl.hudi.schema import align_to_table
 from etl.hudi.target import HudiTarget
-from etl.hudi.timeline import TableState, read_table_state
+from etl.hudi.timeline import TableState, cleaning_due, read_table_state
 from etl.hudi.tombstones import (
     STALE,
     clear_tombstones,
@@ -28,7 +28,7 @@ from etl.hudi.tombstones import (
     write_tombstones,
 )
 from etl.hudi.write_strategy import WriteChoice
-from odp.config.models import TableConfig, TableMode
+from odp.config.models import TableConfig, TableMode, TableType
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.faults import fault_point
 from odp.naming import tombstone_path
@@ -237,7 +237,8 @@ def _write(
     if tombstones is not None:
         _write_tombstones(spark, plan, tombstones, run_id=tag.run_id, has_deletes=batch.has_deletes)
     fault_point(f"{settings.job}.before_commit", table_id=config.table_id)  # tombstones written, no commit yet
-    _save(rows, target, base_path, operation, tag=tag, settings=settings, input_rows=batch.rows)
+    clean = cleaning_due(state, merge_on_read=target.table_type is TableType.MERGE_ON_READ)
+    _save(rows, target, base_path, operation, tag=tag, settings=settings, input_rows=batch.rows, clean=clean)
     if tombstones is not None and stored is not None:
         # after the commit: nothing of this run reads the stored tombstones any more
         consolidate_tombstones(spark, tombstones, config.primary_key, run_id=tag.run_id)
@@ -255,8 +256,10 @@ def _save(
     tag: CommitTag,
     settings: WriteSettings,
     input_rows: int,
+    clean: bool,
 ) -> None:
-    """The table's Hudi commit, with the options of its target and ``tag`` in its metadata."""
+    """The table's Hudi commit, with the options of its target and ``tag`` in its metadata (``clean``: whether Hudi
+    may clean after it, :func:`etl.hudi.timeline.cleaning_due`)."""
     options = hudi_write_options(
         target,
         operation=operation,
@@ -264,6 +267,7 @@ def _save(
         catalog_sync=settings.catalog_sync,
         input_rows=input_rows,
         metadata=tag.metadata(),
+        clean=clean,
     )
     rows.write.format("hudi").options(**options).mode("append").save(base_path)
 

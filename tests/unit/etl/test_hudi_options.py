@@ -94,7 +94,7 @@ def test_every_table_has_the_metadata_table_and_the_record_index_in_both_profile
         assert options["hoodie.metadata.index.column.stats.enable"] == "false", config.table
         assert options["hoodie.metadata.index.partition.stats.enable"] == "false", config.table
         # a clean every 10 commits, not after each (etl/README.md, "Cleaning and the timeline")
-        assert options["hoodie.clean.max.commits"] == "10", config.table
+        assert options["hoodie.clean.trigger.max.commits"] == "10", config.table
 
 
 def test_glue_profile_leaves_parallelism_to_hudi_and_local_derives_it_from_input_and_cores() -> None:
@@ -320,3 +320,10 @@ def test_catalog_sync_reads_partition_values_decoded_from_encoded_paths_and_as_w
     # the class make setup compiles into .cache/jars/odp-hudi-extensions.jar
     source = REPO_ROOT / "jvm/partition-extractor/src/main/java/odp/hudi/DecodingPartitionValueExtractor.java"
     assert "public class DecodingPartitionValueExtractor implements PartitionValueExtractor" in source.read_text()
+
+
+def test_a_write_of_a_table_with_nothing_to_clean_turns_hudis_automatic_clean_off() -> None:
+    target = HudiTarget.from_table(table_config("events", partition_by=("day",)))
+    write = {"operation": WriteOperation.UPSERT, "profile": GLUE, "catalog_sync": False}
+    assert "hoodie.clean.automatic" not in hudi_write_options(target, **write)  # Hudi's default: on
+    assert hudi_write_options(target, **write, clean=False)["hoodie.clean.automatic"] == "false"

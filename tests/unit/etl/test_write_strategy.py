@@ -8,7 +8,7 @@ from functools import partial
 import pytest
 
 from etl.hudi import write_strategy
-from etl.hudi.timeline import CommitSummary, commit_summary
+from etl.hudi.timeline import CommitSummary, TableState, cleaning_due, commit_summary
 from etl.hudi.write_strategy import (
     DEFAULT_COSTS,
     StoredTable,
@@ -243,3 +243,34 @@ def test_the_default_costs_follow_the_measured_runs() -> None:
     a run changing most of a table is still rewritten."""
     assert write_strategy.choose_write(TABLE, 34_000, costs=DEFAULT_COSTS).strategy is WriteStrategy.UPSERT
     assert write_strategy.choose_write(TABLE, 150_000, costs=DEFAULT_COSTS).strategy is WriteStrategy.REWRITE_TABLE
+
+
+def test_a_commit_supersedes_files_when_it_writes_a_new_version_of_a_base_file_or_replaces_file_groups() -> None:
+    assert _commit([_stat(500, inserts=500, previous="null")]).supersedes is False  # a new file group only
+    assert _commit([_stat(10_000, inserts=20)]).supersedes is True  # inserts into an existing small file
+    assert _commit([_stat(10_000, updates=3)]).supersedes is True
+    log = {**_stat(9_000, updates=9), "path": "p/.f9_001.log.1_0-1-1"}  # a log block: nothing older to clean yet
+    assert _commit([log]).supersedes is False
+    replaced = {
+        "partitionToWriteStats": {"p": [_stat(500, previous="null")]},
+        "partitionToReplaceFileIds": {"p": ["f"]},
+    }
+    assert commit_summary("002", "replacecommit", replaced).supersedes is True  # insert_overwrite_table
+    empty_replace = {**replaced, "partitionToReplaceFileIds": {"p": []}}
+    assert commit_summary("002", "replacecommit", empty_replace).supersedes is False
+
+
+def test_cleaning_is_due_unless_a_copy_on_write_table_never_superseded_a_file() -> None:
+    """An append-only table (inserts into new file groups, a day-partitioned event table) has nothing to clean:
+    Hudi 1.0.2 would plan a clean over every partition at each commit from its 10th and never write one."""
+    appended = _commit([_stat(500, inserts=500, previous="null")])
+    updated = _commit([_stat(10_000, updates=3)])
+
+    def state(*commits: CommitSummary) -> TableState:
+        return TableState("file:/lake/t", exists=True, commits=commits)
+
+    assert cleaning_due(state(*[appended] * 30), merge_on_read=False) is False
+    assert cleaning_due(state(*[appended] * 29, updated), merge_on_read=False) is True  # one update is enough
+    assert cleaning_due(state(updated, *[appended] * 29), merge_on_read=False) is True  # while it is active
+    assert cleaning_due(state(*[appended] * 30), merge_on_read=True) is True  # compactions leave slices to clean
+    assert cleaning_due(TableState("file:/lake/new"), merge_on_read=False) is True  # a new table: Hudi's default
