@@ -8,10 +8,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CACHE := .cache
 HUDI_VERSION := 1.0.2
-HUDI_ARTIFACT := org.apache.hudi:hudi-spark3.5-bundle_2.12:$(HUDI_VERSION)
-HUDI_JAR := $(CACHE)/jars/hudi-spark3.5-bundle_2.12-$(HUDI_VERSION).jar
+HUDI_BUNDLE := hudi-spark3.5-bundle_2.12
+HUDI_JAR := $(CACHE)/jars/$(HUDI_BUNDLE)-$(HUDI_VERSION).jar
+# The reader Athena documents (Hudi 0.15.0): the consumers' read-back of every table (sandbox/consumer_reader.py).
+CONSUMER_HUDI_VERSION := 0.15.0
+CONSUMER_HUDI_JAR := $(CACHE)/jars/$(HUDI_BUNDLE)-$(CONSUMER_HUDI_VERSION).jar
 M2_REPO ?= $(HOME)/.m2/repository
 export ODP_HUDI_BUNDLE_JAR := $(abspath $(HUDI_JAR))
+export ODP_HUDI_CONSUMER_BUNDLE_JAR := $(abspath $(CONSUMER_HUDI_JAR))
 # checkov in its own venv (requirements-checkov.txt says why); tests/infra/test_checkov.py runs this program.
 CHECKOV_VENV := $(CACHE)/checkov
 export ODP_CHECKOV := $(abspath $(CHECKOV_VENV)/bin/checkov)
@@ -43,12 +47,12 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# The Hudi Spark bundle from Maven Central through Maven (-C: fail on a checksum mismatch), then
-# checked once more against the .sha1 Maven Central publishes beside it.
-$(HUDI_JAR):
+# A Hudi Spark bundle (the writer's 1.0.2, the consumers' 0.15.0) from Maven Central through Maven (-C: fail on a
+# checksum mismatch), then checked once more against the .sha1 Maven Central publishes beside it.
+$(CACHE)/jars/$(HUDI_BUNDLE)-%.jar:
 	@mkdir -p $(dir $@)
-	mvn --batch-mode --quiet -C dependency:copy -Dartifact=$(HUDI_ARTIFACT) -DoutputDirectory=$(dir $@) -Dmaven.repo.local=$(M2_REPO)
-	@published=$$(cut -c1-40 $(M2_REPO)/org/apache/hudi/hudi-spark3.5-bundle_2.12/$(HUDI_VERSION)/hudi-spark3.5-bundle_2.12-$(HUDI_VERSION).jar.sha1); \
+	mvn --batch-mode --quiet -C dependency:copy -Dartifact=org.apache.hudi:$(HUDI_BUNDLE):$* -DoutputDirectory=$(dir $@) -Dmaven.repo.local=$(M2_REPO)
+	@published=$$(cut -c1-40 $(M2_REPO)/org/apache/hudi/$(HUDI_BUNDLE)/$*/$(HUDI_BUNDLE)-$*.jar.sha1); \
 	  actual=$$(sha1sum $@ | cut -c1-40); \
 	  if [ "$$published" != "$$actual" ]; then echo "checksum mismatch for $@: $$actual != $$published"; rm -f $@; exit 1; fi; \
 	  echo "$(notdir $@): sha1 $$actual matches Maven Central"
@@ -64,7 +68,7 @@ $(EXTENSIONS_JAR): $(EXTENSIONS_SOURCES) $(HUDI_JAR) $(VENV)/.installed
 	  jar --create --file "$$build/extensions.jar" --date=2020-01-01T00:00:00Z -C "$$build/classes" . && \
 	  mv "$$build/extensions.jar" $@ && echo "built $@"
 
-setup: $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed $(HUDI_JAR) $(EXTENSIONS_JAR) ## install the venv, checkov, the CDK CLI, the Hudi jar and ODP's jar
+setup: $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed $(HUDI_JAR) $(CONSUMER_HUDI_JAR) $(EXTENSIONS_JAR) ## install the venv, checkov, the CDK CLI, the Hudi jars and ODP's jar
 
 test: setup ## lint, then every test (unit, infra, e2e, bench smoke)
 	$(VENV)/bin/ruff check .

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,9 @@ KINDS = (DATA, LOG, METADATA)
 MULTIPART_THRESHOLD = 128 * 1024 * 1024  # fs.s3a.multipart.threshold default
 MULTIPART_PART = 64 * 1024 * 1024  # fs.s3a.multipart.size default
 Snapshot = dict[str, tuple[int, float]]
-TIMELINE = ".hoodie/timeline/"
+TIMELINE = ".hoodie/timeline/"  # table version 8 (Hudi 1.x's default); archived instants in its history/ folder
+TIMELINE_V6 = ".hoodie/"  # table version 6 (what ODP writes): instant files beside hoodie.properties
+INSTANT_FILE = re.compile(r"\d{14,17}[._]")  # <instant time>.<action>[.<state>], or a completion-time name
 
 
 def kind(relative: str) -> str | None:
@@ -93,9 +96,16 @@ def under(snapshot: Snapshot, root: Path) -> dict[str, tuple[int, float]]:
 
 
 def is_active_instant(relative: str) -> bool:
-    """A file of the active timeline: directly in ``.hoodie/timeline/`` (Hudi 1.x; archived instants are in
-    its ``history/`` folder), not a ``.crc``."""
-    return relative.startswith(TIMELINE) and "/" not in relative[len(TIMELINE) :] and kind(relative) is not None
+    """A file of the active timeline, not a ``.crc``: directly in ``.hoodie/timeline/`` (table version 8; archived
+    instants are in its ``history/`` folder), or an instant file directly in ``.hoodie/`` (table version 6;
+    archived instants are in ``.hoodie/archived/``)."""
+    if kind(relative) is None:
+        return False
+    for folder in (TIMELINE, TIMELINE_V6):
+        name = relative[len(folder) :]
+        if relative.startswith(folder) and "/" not in name:
+            return folder == TIMELINE or INSTANT_FILE.match(name) is not None
+    return False
 
 
 def put_requests(size: int) -> int:

@@ -26,16 +26,25 @@ class HudiBundleMissingError(FileNotFoundError):
     """The Hudi Spark bundle jar is not where the session looks for it: run ``make setup``."""
 
 
+def required_jar(env: str, default: Path, what: str) -> Path:
+    """A jar ``make setup`` provides: env ``env`` if set, else ``default``.
+
+    Raises:
+        HudiBundleMissingError: the jar does not exist (the message names ``what``, where it looked and the fix).
+    """
+    jar = Path(os.environ.get(env) or default)
+    if not jar.is_file():
+        raise HudiBundleMissingError(f"{what} not found at {jar}; run `make setup` or set {env}")
+    return jar
+
+
 def hudi_bundle_jar() -> Path:
     """The Hudi bundle jar: env ODP_HUDI_BUNDLE_JAR, else the one the Makefile fetches.
 
     Raises:
         HudiBundleMissingError: the jar does not exist.
     """
-    jar = Path(os.environ.get(HUDI_BUNDLE_ENV) or DEFAULT_HUDI_BUNDLE)
-    if not jar.is_file():
-        raise HudiBundleMissingError(f"Hudi bundle not found at {jar}; run `make setup` or set {HUDI_BUNDLE_ENV}")
-    return jar
+    return required_jar(HUDI_BUNDLE_ENV, DEFAULT_HUDI_BUNDLE, "Hudi bundle")
 
 
 def hudi_extensions_jar() -> Path:
@@ -44,13 +53,9 @@ def hudi_extensions_jar() -> Path:
     Raises:
         HudiBundleMissingError: the jar does not exist.
     """
-    jar = Path(os.environ.get(HUDI_EXTENSIONS_ENV) or DEFAULT_HUDI_EXTENSIONS)
-    if not jar.is_file():
-        raise HudiBundleMissingError(
-            f"ODP's Hudi extensions jar not found at {jar}; run `make setup` (it compiles jvm/) or set "
-            f"{HUDI_EXTENSIONS_ENV}"
-        )
-    return jar
+    return required_jar(
+        HUDI_EXTENSIONS_ENV, DEFAULT_HUDI_EXTENSIONS, "ODP's Hudi extensions jar (make setup compiles jvm/)"
+    )
 
 
 # Hudi's session settings, wherever the session is built (local, spark-submit on EMR Serverless).

@@ -14,8 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from odp.config.loader import OdpConfig
+from odp.config.models import TableType
 from sandbox import datasets
 from sandbox.account import SandboxLayout
+from sandbox.consumer_reader import (
+    CONSUMER_HUDI_VERSION,
+    ConsumerMismatch,
+    ConsumerRead,
+    QueryType,
+    consumer_mismatches,
+)
 from sandbox.demo_data import CDC_ROUNDS, DemoGenerator, DemoScenarios
 from sandbox.report import RunReport, render_table
 from sandbox.runner import RunHooks, run_sandbox
@@ -38,6 +46,8 @@ class DemoResult:
     rounds: list[RunReport] = field(default_factory=list)
     round_checks: list[RoundCheck] = field(default_factory=list)
     checks: list[TableCheck] = field(default_factory=list)
+    consumer_reads: list[ConsumerRead] = field(default_factory=list)  # read back with Athena's Hudi reader
+    consumer_mismatches: list[ConsumerMismatch] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
@@ -47,6 +57,7 @@ class DemoResult:
             and all(c.ok for c in self.round_checks)
             and bool(self.checks)
             and all(c.ok for c in self.checks)
+            and not self.consumer_mismatches
         )
 
 
@@ -71,11 +82,14 @@ def run_demo(
     scenarios: DemoScenarios | None = None,
     rotate_cdc: bool = True,
     config_dir: Path | None = None,
+    consumer_read: bool = True,
 ) -> DemoResult:
     """Full load, then ``rounds`` CDC rounds, a ``run`` after each; then validate every table.
 
     ``config_dir`` (the folder ``config`` came from): the last round's trips_clean is also refreshed
-    through the EMR Serverless entry point with spark-submit and compared (sandbox/emr.py).
+    through the EMR Serverless entry point with spark-submit and compared (sandbox/emr.py). ``consumer_read``:
+    every table and dataset written is read back with Hudi 0.15.0, the reader Athena documents, in a JVM of its own
+    and compared row for row with this session's read (:mod:`sandbox.consumer_reader`).
     """
     started = time.monotonic()
     generator = DemoGenerator(
@@ -112,8 +126,36 @@ def run_demo(
         check = check_table(spark, base_path, config_table, table.expected_rows(rounds))
         LOG.info("validated %s: %s", table_id, "ok" if check.ok else "MISMATCH")
         result.checks.append(check)
+    if consumer_read:
+        result.consumer_reads = written_tables(config, layout, result.rounds, generator.tables)
+        result.consumer_mismatches = consumer_mismatches(spark, result.consumer_reads)
+        LOG.info("read back with Hudi %s: %d read(s), %d mismatch(es)", CONSUMER_HUDI_VERSION,
+                 len(result.consumer_reads), len(result.consumer_mismatches))  # fmt: skip
     result.seconds = time.monotonic() - started
     return result
+
+
+def written_tables(
+    config: OdpConfig, layout: SandboxLayout, rounds: list[RunReport], tables: dict
+) -> list[ConsumerRead]:
+    """The consumers' reads of every table and dataset the demo wrote: a snapshot of each, and the read-optimized view
+    of each MERGE_ON_READ one (Athena's ``_rt`` and ``_ro`` tables)."""
+    written = [
+        (table_id, _base_path(rounds, table_id, layout, table.config), table.config.table_type)
+        for table_id, table in tables.items()
+    ]
+    roots = datasets.lake_roots(layout)
+    written += [
+        (f"dataset {dataset.name}", roots.dataset_path(dataset), dataset.table_type)
+        for dataset in config.datasets
+        if (Path(roots.dataset_path(dataset).removeprefix("file://")) / ".hoodie").is_dir()
+    ]
+    reads = []
+    for label, base_path, table_type in written:
+        reads.append(ConsumerRead(label, base_path, QueryType.SNAPSHOT))
+        if table_type is TableType.MERGE_ON_READ:
+            reads.append(ConsumerRead(label, base_path, QueryType.READ_OPTIMIZED))
+    return reads
 
 
 def _base_path(rounds: list[RunReport], table_id: str, layout: SandboxLayout, config_table: Any) -> str:
@@ -178,6 +220,14 @@ def render_demo(result: DemoResult) -> str:
     for check in result.round_checks:
         if not check.ok:
             lines.append(f"check failed: {check.description}: {check.detail}")
+    for mismatch in result.consumer_mismatches:
+        lines.append(f"Hudi {CONSUMER_HUDI_VERSION} (Athena's reader) reads otherwise: {mismatch}")
+    if result.consumer_reads:
+        same = len(result.consumer_reads) - len(result.consumer_mismatches)
+        lines.append(
+            f"{same}/{len(result.consumer_reads)} reads of the tables written are the same with Hudi "
+            f"{CONSUMER_HUDI_VERSION}, the reader Athena documents (snapshot; read-optimized for MERGE_ON_READ)"
+        )
     valid = sum(1 for c in result.checks if c.ok)
     verdict = "every table validated" if result.ok else "VALIDATION FAILED"
     lines.append(f"{valid}/{len(result.checks)} tables match the source; {verdict} in {result.seconds:.0f} s")

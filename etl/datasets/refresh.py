@@ -29,6 +29,7 @@ from etl.datasets.quality import check_rules
 from etl.datasets.sql_check import bind_sources, check_dataset_sql
 from etl.hudi.commit import CommitTag, commit_once
 from etl.hudi.options import WriteOperation, WriteProfile, hudi_write_options
+from etl.hudi.table_version import check_table_version, save_hudi, stored_table_version
 from etl.hudi.target import HudiTarget
 from etl.hudi.timeline import latest_commit_metadata, latest_instant
 from odp.config.datasets import DatasetConfig, Refresh
@@ -142,6 +143,14 @@ class DatasetRefresher:
 
     def _refresh(self, dataset: DatasetConfig, *, force_full: bool, run_id: str, base: dict) -> DatasetRun:
         path = self.roots.dataset_path(dataset)
+        target = HudiTarget.from_dataset(dataset)
+        check_table_version(
+            stored_table_version(self.spark, path),
+            label=dataset.name,
+            base_path=path,
+            catalog_name=f"{target.database}.{target.name}",
+            replay=False,
+        )
         paths = {source.name: self.source_path(dataset, i) for i, source in enumerate(dataset.sources)}
         ids = dict(zip((s.name for s in dataset.sources), dataset.source_ids(), strict=True))
         # Taken before any read: a commit landing during this run is read again next time, never skipped.
@@ -215,7 +224,7 @@ class DatasetRefresher:
             input_rows=input_rows,
             metadata=tag.metadata(),
         )
-        rows.write.format("hudi").options(**options).mode("append").save(path)
+        save_hudi(rows, path, options)
 
 
 def consumed_tag(run_id: str, consumed: Mapping[str, str]) -> CommitTag:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from etl.hudi.partition_paths import URL_ENCODE_OPTION, partition_extractor
+from etl.hudi.table_version import TABLE_VERSION_OPTIONS
 from etl.hudi.target import HudiTarget
 from odp.config.models import TableType
 
@@ -250,7 +251,8 @@ def hudi_write_options(
     ``profile.compaction_delta_commits`` delta commits, of the file groups whose logs matter
     (:data:`COMPACTION_STRATEGY`), and only their file groups under ``profile.merge_on_read_small_file_bytes`` take
     inserts (:data:`MERGE_ON_READ_SMALL_FILE_BYTES`). ``clean``: False when the table has nothing for the cleaner
-    (``hoodie.clean.automatic`` off for this write, :func:`etl.hudi.timeline.cleaning_due`).
+    (``hoodie.clean.automatic`` off for this write, :func:`etl.hudi.timeline.cleaning_due`). Every write keeps Hudi
+    table version 6 (:data:`etl.hudi.table_version.TABLE_VERSION_OPTIONS`), the version Athena's readers read.
     """
     keygen, partition_field = key_generator(target.record_keys, target.partitions)
     options = {
@@ -295,6 +297,9 @@ def hudi_write_options(
         )
     if catalog_sync:
         options.update(glue_sync_options(target))
+    # Last, so nothing above can change them: table version 6 for the table, its metadata table and every table
+    # service of the write (compaction, clean, archival), never upgraded (etl.hudi.table_version).
+    options.update(TABLE_VERSION_OPTIONS)
     return options
 
 

@@ -249,7 +249,8 @@ class TableState:
     reader gives it, meta columns included (None: no table or no commit yet). ``rows`` / ``file_groups`` /
     ``bytes``: the table's size from the write statistics of the active timeline (each file group's latest base
     file; MERGE_ON_READ log blocks not counted; file groups last written in archived commits are not seen, so
-    after archival a lower bound). Fields are only ever added.
+    after archival a lower bound). ``table_version``: Hudi's table version from ``hoodie.properties``
+    (:mod:`etl.hudi.table_version`). Fields are only ever added.
     """
 
     base_path: str
@@ -261,6 +262,7 @@ class TableState:
     rows: int = 0
     file_groups: int = 0
     bytes: int = 0
+    table_version: int | None = None  # hoodie.table.version (etl.hudi.table_version); None: no table
 
     @property
     def index(self) -> str | None:
@@ -279,15 +281,17 @@ def read_table_state(spark: SparkSession, base_path: str) -> TableState:
     if not table_exists(spark, base_path):
         return TableState(base_path)
     meta_client = _meta_client(spark, base_path)
+    table_config = meta_client.getTableConfig()
+    version = int(table_config.getTableVersion().versionCode())
     active = meta_client.getActiveTimeline()
-    encoded = str(meta_client.getTableConfig().getUrlEncodePartitioning()).lower() == "true"
+    encoded = str(table_config.getUrlEncodePartitioning()).lower() == "true"
     if active.filterCompletedInstants().empty():
-        return TableState(base_path, exists=True, uncommitted=True, encoded_partitions=encoded)
+        return TableState(base_path, exists=True, uncommitted=True, encoded_partitions=encoded, table_version=version)
     summaries = _summaries(spark, active.getCommitsTimeline().filterCompletedInstants())
     commits = tuple(summary for summary, _ in summaries)
     rows, file_groups, size = _size(summaries)
     schema = _schema(spark, meta_client) if commits else None
-    return TableState(base_path, True, False, commits, encoded, schema, rows, file_groups, size)
+    return TableState(base_path, True, False, commits, encoded, schema, rows, file_groups, size, version)
 
 
 def _size(summaries: list[tuple[CommitSummary, dict[str, Any]]]) -> tuple[int, int, int]:

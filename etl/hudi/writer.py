@@ -16,6 +16,7 @@ from etl.hudi.options import HudiProfile, WriteOperation, WriteProfile, hudi_wri
 from etl.hudi.partition_paths import check_partition_values
 from etl.hudi.rewrite import RewriteCounts, apply_choice, choose_for_run
 from etl.hudi.schema import align_to_table
+from etl.hudi.table_version import check_table_version, save_hudi
 from etl.hudi.target import HudiTarget
 from etl.hudi.timeline import TableState, cleaning_due, read_table_state
 from etl.hudi.tombstones import (
@@ -159,12 +160,21 @@ def write_changes(
     whether it exists, its partition layout, its schema); None: read here.
 
     Raises:
+        UnsupportedTableVersionError: the table is stored at another Hudi table version than ODP writes (nothing is
+            written; :mod:`etl.hudi.table_version`).
         SchemaEvolutionError: the batch changes a column incompatibly (nothing is written).
         ChangeFileError: a partition value the table's partition layout cannot store (nothing is written;
             :mod:`etl.hudi.partition_paths`).
         ChangeFileError: or a change keeps a column nothing supplies a value for (nothing is written).
     """
     state = state if state is not None else read_table_state(spark, base_path)
+    check_table_version(
+        state.table_version,
+        label=config.table_id,
+        base_path=base_path,
+        catalog_name=f"{config.database}.{config.target_table}",
+        replay=True,
+    )
     exists = state.exists
     target = HudiTarget.from_table(config).with_stored_layout(state.encoded_partitions)
     check_partition_values(batch.changes, config.partition_by, config.table_id, encoded=target.encode_partitions)
@@ -269,7 +279,7 @@ def _save(
         metadata=tag.metadata(),
         clean=clean,
     )
-    rows.write.format("hudi").options(**options).mode("append").save(base_path)
+    save_hudi(rows, base_path, options)
 
 
 def _count_stale(plan: WritePlan, config: TableConfig) -> int:

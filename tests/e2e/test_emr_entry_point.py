@@ -36,7 +36,16 @@ def test_the_emr_entry_point_writes_what_the_glue_entry_point_writes(
     layout = SandboxLayout(lake=tmp_path / "lake", staging=tmp_path / "staging")
     layout.staging.mkdir()
     # As `make demo` runs it: the last round's trips_clean also refreshed through the EMR entry point.
-    demo = run_demo(config, layout, spark, table_ids=(TRIPS,), rounds=0, rotate_cdc=False, config_dir=config_dir)
+    demo = run_demo(
+        config,
+        layout,
+        spark,
+        table_ids=(TRIPS,),
+        rounds=0,
+        rotate_cdc=False,
+        config_dir=config_dir,
+        consumer_read=False,
+    )
     assert demo.ok, [c for c in demo.round_checks if not c.ok]
     descriptions = [c.description for c in demo.round_checks]
     # The in-process trips_clean matches the plain-Python model of the raw rows; the EMR one matches it.

@@ -19,7 +19,7 @@ def test_demo_datasets_follow_the_model_every_round(repo_root: Path, tmp_path: P
     config = load_config(repo_root / "config")
     layout = SandboxLayout(lake=tmp_path / "lake", staging=tmp_path / "staging")
     layout.staging.mkdir()
-    result = run_demo(config, layout, spark, table_ids=(TRIPS,), rounds=2, rotate_cdc=False)
+    result = run_demo(config, layout, spark, table_ids=(TRIPS,), rounds=2, rotate_cdc=False, consumer_read=False)
     dataset_checks = [c for c in result.round_checks if "dataset" in c.description]
     assert [c.description for c in dataset_checks] == [
         f"round {n}: dataset {check}"

@@ -44,7 +44,8 @@ def layout(tmp_path: Path) -> SandboxLayout:
 @pytest.mark.slow
 def test_small_demo_validates_every_table(config: OdpConfig, layout: SandboxLayout, spark: object) -> None:
     """Four tables, one per kind (DMS current with a late file, DMS historical, Debezium with a
-    re-landed file and the envelope form, DynamoDB with a redelivered event): full load + 2 rounds."""
+    re-landed file and the envelope form, DynamoDB with a redelivered event): full load + 2 rounds; then every
+    table read back by Athena's Hudi reader."""
     scenarios = DemoScenarios(
         late_file=(TABLE_5,), relanded_file=(PRODUCTS,), redelivered_event=(ORDERS,), late_round=1, relanded_round=2
     )
@@ -60,6 +61,9 @@ def test_small_demo_validates_every_table(config: OdpConfig, layout: SandboxLayo
     assert result.rounds[2].table(TABLE_5).files == 3
     # The redelivered event of round 1 registered and processed its file once.
     assert result.rounds[1].table(ORDERS).files == 2
+    # every table written reads the same with Hudi 0.15.0, the reader Athena documents (sandbox.consumer_reader)
+    assert sorted({read.label for read in result.consumer_reads}) == sorted(tables)
+    assert [str(mismatch) for mismatch in result.consumer_mismatches] == []
     assert result.ok
 
 

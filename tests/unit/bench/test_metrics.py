@@ -12,6 +12,7 @@ from bench.metrics import (
     LOG,
     METADATA,
     fixed_and_marginal,
+    is_active_instant,
     kind,
     put_requests,
     s3_requests,
@@ -67,6 +68,19 @@ def test_a_wave_of_a_hudi_table_counted_from_two_snapshots(tmp_path: Path) -> No
     assert io.files_deleted == 0
     assert io.put_requests == 5
     assert (io.data_files_after, io.timeline_files_after) == (5, 2)  # 3 base + 1 log + 1 new; 2 commits
+
+
+def test_the_active_timeline_of_either_table_version() -> None:
+    # table version 8: every file of .hoodie/timeline/, the archive in its history/ folder
+    assert is_active_instant(".hoodie/timeline/20261102000000000.commit")
+    assert not is_active_instant(".hoodie/timeline/history/20261001000000000_20261002000000000.archive")
+    # table version 6 (what ODP writes): instant files beside hoodie.properties, the archive in archived/
+    assert is_active_instant(".hoodie/20261102000000000.deltacommit.requested")
+    assert is_active_instant(".hoodie/20261102000000000.commit")
+    assert not is_active_instant(".hoodie/.20261102000000000.commit.crc")
+    assert not is_active_instant(".hoodie/hoodie.properties")
+    assert not is_active_instant(".hoodie/archived/.commits_.archive.1_1-0-1")
+    assert not is_active_instant(".hoodie/metadata/.hoodie/20261102000000000.deltacommit")
 
 
 def test_a_rewrite_touches_and_deletes_every_old_file(tmp_path: Path) -> None:

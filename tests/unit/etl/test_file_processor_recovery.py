@@ -28,13 +28,16 @@ def _c(op: str, seq: str, key: int, name: str) -> dict:
 
 
 def uncomplete_first_commit(table_dir: Path) -> list[str]:
-    """Remove the completed instant files of a table with one commit; returns what remains pending."""
+    """Remove the completed instant files of a table with one commit; returns what remains pending. The instant files
+    lie directly in ``.hoodie`` at table version 6 (what ODP writes), in ``.hoodie/timeline`` at version 8 (an
+    earlier release's tables)."""
     timeline = table_dir / ".hoodie" / "timeline"
+    timeline = timeline if timeline.is_dir() else timeline.parent
     completed = [p for p in timeline.iterdir() if p.is_file() and p.name.endswith(".commit")]
     assert len(completed) == 1, sorted(p.name for p in timeline.iterdir())
     completed[0].unlink()
     (timeline / f".{completed[0].name}.crc").unlink(missing_ok=True)  # Hadoop's checksum of it
-    pending = sorted(p.name for p in timeline.iterdir() if p.is_file() and not p.name.endswith(".crc"))
+    pending = sorted(p.name for p in timeline.iterdir() if p.is_file() and p.name[:1].isdigit())
     assert pending
     assert all(name.endswith((".requested", ".inflight")) for name in pending), pending
     return pending

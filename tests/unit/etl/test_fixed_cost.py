@@ -62,13 +62,14 @@ def test_a_small_tables_commit_and_a_table_without_files_cost_few_spark_jobs_and
     # a table without a landed file: its state read once, no Spark job
     assert (idle.jobs, idle.table_state_reads) == (0, 1), idle
     # the state read once before the write and the commit found after it (no Hudi relation for the schema);
-    # the jobs left: the counts (2), the tombstones (1), Hudi's upsert (4), its metadata table (2), its markers (3)
+    # the jobs left: the counts (2), the tombstones (1), Hudi's upsert (4), its metadata table (2), its markers (4; 3
+    # before table version 6, whose marker reconciliation lists the markers once more: docs/decisions/001)
     assert commit.table_state_reads == 2, commit.state_reads
     assert commit.hudi_loads == 0, commit.state_reads
-    assert commit.jobs <= 12, "\n".join(commit.job_names)
+    assert commit.jobs <= 13, "\n".join(commit.job_names)
     # with stored tombstones: 2 more, the log's schema and the stale count (the one-partition merge join). Before it,
     # 18: the tombstones grouped, broadcast and counted, then grouped and broadcast again for Hudi's input
-    assert tombstoned.jobs <= 14, "\n".join(tombstoned.job_names)
+    assert tombstoned.jobs <= 15, "\n".join(tombstoned.job_names)
 
 
 @pytest.mark.spark

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -327,3 +328,36 @@ def test_a_write_of_a_table_with_nothing_to_clean_turns_hudis_automatic_clean_of
     write = {"operation": WriteOperation.UPSERT, "profile": GLUE, "catalog_sync": False}
     assert "hoodie.clean.automatic" not in hudi_write_options(target, **write)  # Hudi's default: on
     assert hudi_write_options(target, **write, clean=False)["hoodie.clean.automatic"] == "false"
+
+
+def _every_target() -> list[HudiTarget]:
+    """A raw table of every table type, mode, partitioning and index, and a dataset of each table type."""
+    indexes: dict[str, dict[str, Any]] = {
+        "record": {},
+        "simple": {"index": IndexKind.SIMPLE},
+        "bucket": {"index_buckets": 4},
+    }
+    raw = [
+        HudiTarget.from_table(table_config("t", table_type=kind, mode=mode, partition_by=partitions, **indexes[index]))
+        for kind, mode, partitions, index in itertools.product(TableType, TableMode, ((), ("region",)), indexes)
+    ]
+    return [*raw, *(HudiTarget.from_dataset(dataset(table_type=kind)) for kind in TableType)]
+
+
+@pytest.mark.parametrize("target", _every_target(), ids=lambda t: f"{t.label}-{t.table_type.value}-{t.index}")
+def test_every_write_keeps_hudi_table_version_6_and_never_upgrades(target: HudiTarget) -> None:
+    """Athena reads table version 6 (etl.hudi.table_version): no write path of any table may lose it."""
+    for operation, profile, catalog_sync, clean in itertools.product(
+        WriteOperation, (GLUE, LOCAL), (False, True), (False, True)
+    ):
+        options = hudi_write_options(
+            target,
+            operation=operation,
+            profile=profile,
+            catalog_sync=catalog_sync,
+            input_rows=10,
+            metadata={"hoodie.write.table.version": "8"},  # nothing passed in can change it
+            clean=clean,
+        )
+        assert options["hoodie.write.table.version"] == "6", (operation, profile, catalog_sync, clean)
+        assert options["hoodie.write.auto.upgrade"] == "false", (operation, profile, catalog_sync, clean)

@@ -114,28 +114,6 @@ def test_a_slash_in_a_partition_value_is_one_encoded_folder_read_back_as_written
     assert registered == {"region=eu%2Fwest": ["eu/west"], "region=us": ["us"]}
 
 
-@pytest.fixture
-def local_metastore(spark, tmp_path: Path):  # yields a py4j HiveMetaStoreClient
-    """An embedded Hive metastore (Derby, in tmp_path) for Hudi's hms sync in this session, and a client to read it.
-
-    Hudi's sync builds a new HiveConf, which takes Hive's settings from the JVM's system properties: the Derby URL
-    and a schema created on first use go there for the test, and are cleared after it."""
-    settings = {
-        "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={tmp_path / 'metastore_db'};create=true",
-        "hive.metastore.schema.verification": "false",
-        "datanucleus.schema.autoCreateAll": "true",
-        "hive.metastore.warehouse.dir": str(tmp_path / "hive-warehouse"),
-    }
-    jvm = spark.sparkContext._jvm
-    for key, value in settings.items():
-        jvm.java.lang.System.setProperty(key, value)
-    client = jvm.org.apache.hadoop.hive.metastore.HiveMetaStoreClient(jvm.org.apache.hadoop.hive.conf.HiveConf())
-    yield client
-    client.close()
-    for key in settings:
-        jvm.java.lang.System.clearProperty(key)
-
-
 @pytest.mark.spark
 def test_with_catalog_sync_encoded_values_are_stored_and_registered_decoded(spark, lake: Lake, local_metastore) -> None:
     """The hms sync (what the Glue jobs run, against the Glue catalog) registers the values as written, not encoded."""
