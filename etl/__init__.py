@@ -1,5 +1,5 @@
-"""ODP Spark code: CDC files of landed tables -> Hudi tables (see etl/README.md)."""
+"""ODP Spark code: CDC files of landed tables -> Hudi tables (see etl/README.md).
 
-from etl.file_processor.processor import JobOutcome, run_file_processor
-
-__all__ = ["JobOutcome", "run_file_processor"]
+Empty on purpose: importing a module of ``etl`` loads only what that module needs (an entry point loads Spark
+when it runs, not when it is imported).
+"""

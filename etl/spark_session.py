@@ -12,6 +12,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from odp.contracts.spark import HUDI_SESSION_CONF
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 HUDI_BUNDLE_ENV = "ODP_HUDI_BUNDLE_JAR"
 DEFAULT_HUDI_BUNDLE = REPO_ROOT / ".cache" / "jars" / "hudi-spark3.5-bundle_2.12-1.0.2.jar"
@@ -56,15 +58,6 @@ def hudi_extensions_jar() -> Path:
     return required_jar(
         HUDI_EXTENSIONS_ENV, DEFAULT_HUDI_EXTENSIONS, "ODP's Hudi extensions jar (make setup compiles jvm/)"
     )
-
-
-# Hudi's session settings, wherever the session is built (local, spark-submit on EMR Serverless).
-HUDI_SESSION_CONF = {
-    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
-    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
-    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
-    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
-}
 
 
 def local_spark_conf(

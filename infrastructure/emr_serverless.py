@@ -39,7 +39,6 @@ from aws_cdk import aws_s3_deployment as s3deploy
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from etl.engine.emr_serverless import spark_submit_parameters
 from infrastructure.emr_image import EmrImage, EmrImageProps
 from infrastructure.glue_job import (
     HUDI_SPARK_CONF,
@@ -62,6 +61,7 @@ from infrastructure.tracking import Tracking
 from odp.config.datasets import DatasetConfig
 from odp.config.models import Cadence, Engine
 from odp.contracts.metrics import NAMESPACE
+from odp.contracts.spark import spark_submit_parameters
 from odp.contracts.state_machines import EmrJobRunSettings, RunJobTask, datasets_emr_state, emr_serverless_run_job
 from odp.naming import resource_prefix
 

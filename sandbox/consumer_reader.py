@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from etl.hudi.table_version import TABLE_VERSION
-from etl.spark_session import HUDI_SESSION_CONF, required_jar
+from etl.spark_session import required_jar
+from odp.contracts.spark import HUDI_SESSION_CONF
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CONSUMER_BUNDLE_ENV = "ODP_HUDI_CONSUMER_BUNDLE_JAR"

@@ -13,8 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from etl.engine.emr_serverless import spark_submit_parameters
 from etl.spark_session import hudi_bundle_jar
+from odp.contracts.spark import spark_submit_parameters
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ENTRY_POINT = REPO_ROOT / "etl" / "jobs" / "emr_serverless.py"

@@ -2,7 +2,8 @@
 
 EMR Serverless runs ``etl/jobs/emr_serverless.py <job> --odp_... <value> ...`` with spark-submit
 (the StartJobRun ``entryPointArguments``); the Spark settings come from ``sparkSubmitParameters``
-(:func:`spark_submit_parameters`). What Glue gives ODP and EMR Serverless does not, and its replacement:
+(:func:`odp.contracts.spark.spark_submit_parameters`). What Glue gives ODP and EMR Serverless does not, and its
+replacement:
 
 - getResolvedOptions: argparse over the contract's names (etl.engine.base.argparse_arguments).
 - GlueContext: the SparkSession spark-submit configured (Hudi's session settings in ``--conf``).
@@ -26,7 +27,6 @@ import os
 from typing import Any, TypeVar
 
 from etl.engine.base import argparse_arguments
-from etl.spark_session import HUDI_SESSION_CONF
 from odp.contracts.base import JobContract
 from odp.tracker import JobRunRef
 from odp.tracker.job_runs import EMR_SERVERLESS_PREFIX
@@ -34,23 +34,6 @@ from odp.tracker.job_runs import EMR_SERVERLESS_PREFIX
 C = TypeVar("C", bound=JobContract)
 EMR_APPLICATION_ENV = "AWS_EMR_SERVERLESS_APPLICATION_ID"
 EMR_JOB_RUN_ENV = "AWS_EMR_SERVERLESS_JOB_RUN_ID"
-
-
-def spark_submit_parameters(hudi_jar: str | None, conf: dict[str, str] | None = None) -> list[str]:
-    """Pure: the spark-submit options of a job on EMR Serverless (and of the sandbox's spark-submit run).
-
-    ``hudi_jar``: where the pinned Hudi bundle sits on every node (a custom image's path, or the release's
-    own bundle); None when the release's Spark already has it on its class path. ``conf``: more settings.
-    """
-    settings = dict(HUDI_SESSION_CONF)
-    if hudi_jar is not None:
-        settings["spark.driver.extraClassPath"] = hudi_jar
-        settings["spark.executor.extraClassPath"] = hudi_jar
-    settings.update(conf or {})
-    parameters: list[str] = []
-    for name, value in settings.items():
-        parameters += ["--conf", f"{name}={value}"]
-    return parameters
 
 
 def emr_job_run(environ: dict[str, str] | os._Environ[str]) -> JobRunRef | None:

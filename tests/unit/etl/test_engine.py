@@ -6,10 +6,11 @@ import boto3
 import pytest
 
 from etl.engine import EmrServerlessEngine, GlueEngine, LocalEngine, detect_engine
-from etl.engine.emr_serverless import EMR_APPLICATION_ENV, EMR_JOB_RUN_ENV, emr_job_run, spark_submit_parameters
+from etl.engine.emr_serverless import EMR_APPLICATION_ENV, EMR_JOB_RUN_ENV, emr_job_run
 from etl.engine.glue import glue_job_run
 from etl.jobs import emr_serverless
 from odp.contracts.file_processor import FileProcessorJobArgs
+from odp.contracts.spark import spark_submit_parameters
 from odp.naming import TrackerTableNames
 from odp.tracker import EmrServerlessJobRuns, JobRunRef, JobRunsByEngine
 from tests.support.emr_runs import moto_emr_run

@@ -1,0 +1,34 @@
+"""The Spark settings every engine gives an ODP job, as data: Hudi's session settings, and their spark-submit form.
+
+Declared here, not in ``etl/``, because the infrastructure (EMR Serverless' ``sparkSubmitParameters``), the sandbox
+(spark-submit of the EMR entry point) and the local session all need them, and nothing outside ``etl/`` may import
+Spark code (a test imports the CDK app and fails if pyspark is loaded).
+"""
+
+from __future__ import annotations
+
+# Hudi's session settings, wherever the session is built (local, spark-submit on EMR Serverless; Glue's own
+# --conf of the Glue jobs repeats them with its own additions: infrastructure/glue_job.py).
+HUDI_SESSION_CONF = {
+    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+}
+
+
+def spark_submit_parameters(hudi_jar: str | None, conf: dict[str, str] | None = None) -> list[str]:
+    """Pure: the spark-submit options of a job on EMR Serverless (and of the sandbox's spark-submit run).
+
+    ``hudi_jar``: where the pinned Hudi bundle sits on every node (a custom image's path, or the release's
+    own bundle); None when the release's Spark already has it on its class path. ``conf``: more settings.
+    """
+    settings = dict(HUDI_SESSION_CONF)
+    if hudi_jar is not None:
+        settings["spark.driver.extraClassPath"] = hudi_jar
+        settings["spark.executor.extraClassPath"] = hudi_jar
+    settings.update(conf or {})
+    parameters: list[str] = []
+    for name, value in settings.items():
+        parameters += ["--conf", f"{name}={value}"]
+    return parameters
