@@ -10,11 +10,11 @@ from typing import Any
 from aws_cdk import App, Validations
 from cdk_nag import AwsSolutionsChecks
 
-from infrastructure.assets import glue_artifacts, lambda_code
-from infrastructure.lake_formation import shared_lake_formation
+from infrastructure.access.lake_formation import shared_lake_formation
+from infrastructure.assets import BuiltAssets, glue_artifacts, lambda_code
 from infrastructure.nag import AUDIT_CONTEXT, CountingNagPlugin
 from infrastructure.pipeline import BRANCH_CONTEXT, PipelineStack
-from infrastructure.stage import BuiltAssets, OdpStage
+from infrastructure.stage import OdpStage
 from odp.config.loader import ConfigError, OdpConfig, load_config
 from odp.config.views import check_views
 

@@ -28,6 +28,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from odp.config.views import View
+
 # Runtime dependencies of odp/ that neither the Lambda runtime nor the Powertools layer provide,
 # and that Glue 5.1 does not ship; versions match requirements.txt.
 PYTHON_DEPENDENCIES = ("pydantic==2.14.3", "PyYAML==6.0.3")
@@ -184,3 +186,12 @@ def _write_zip(target: Path, root: Path, files: Iterable[Path]) -> None:
             info = zipfile.ZipInfo(str(path.relative_to(root)), date_time=_FIXED_TIME)
             info.external_attr = 0o644 << 16
             archive.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
+
+
+@dataclass(frozen=True)
+class BuiltAssets:
+    """Asset folders built once per synth and shared by every stage."""
+
+    lambda_code: Path
+    glue: GlueArtifacts
+    views: tuple[View, ...] = ()  # config/views/*.sql, checked once per synth (deployed where consumers exist)

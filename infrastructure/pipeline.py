@@ -15,10 +15,11 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infrastructure.deploy_access import config_loader_role_name, post_deploy_role_name
+from infrastructure.assets import BuiltAssets
+from infrastructure.foundation.secure_bucket import SecureBucket
 from infrastructure.nag import acknowledge, logical_id
-from infrastructure.secure_bucket import SecureBucket
-from infrastructure.stage import BuiltAssets, OdpStage
+from infrastructure.operations.deploy_access import config_loader_role_name, post_deploy_role_name
+from infrastructure.stage import OdpStage
 from odp.config.loader import OdpConfig
 from odp.naming import resource_prefix
 
@@ -45,8 +46,8 @@ def post_deploy_commands(name: str, role_arn: str) -> list[str]:
         f"aws configure set profile.{TARGET_PROFILE}.credential_source EcsContainer",
         f"aws configure set profile.{TARGET_PROFILE}.region $ODP_REGION",
         f"AWS_PROFILE={TARGET_PROFILE} python -m odp.config load --env {name}",
-        f"AWS_PROFILE={TARGET_PROFILE} python -m infrastructure.smoke --env {name}",
-        f"AWS_PROFILE={TARGET_PROFILE} python -m infrastructure.canary --env {name}",
+        f"AWS_PROFILE={TARGET_PROFILE} python -m odp smoke --env {name}",
+        f"AWS_PROFILE={TARGET_PROFILE} python -m odp canary --env {name}",
     ]
 
 

@@ -42,7 +42,10 @@ SANDBOX_BACKEND = "sandbox.operator"  # loaded by name: odp never imports the sa
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m odp", description="Operate ODP: status, retry, files, leases.")
+    parser = argparse.ArgumentParser(
+        prog="python -m odp",
+        description="Operate ODP: status, retry, files, leases; smoke and canary (the post-deploy checks).",
+    )
     target = parser.add_mutually_exclusive_group()
     target.add_argument("--env", default=os.environ.get("ODP_ENVIRONMENT"), help="AWS environment (dev, test, prod)")
     target.add_argument("--sandbox", type=Path, default=os.environ.get("ODP_SANDBOX_LAKE"), help="sandbox lake folder")
@@ -142,7 +145,14 @@ def run(args: argparse.Namespace, out: Any = None) -> int:
         return 0
 
 
+# The post-deploy checks, run by the pipeline after each deploy (and by an operator): their own arguments.
+RUNTIME_CHECKS = {"smoke": "odp.operations.smoke", "canary": "odp.operations.canary"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in RUNTIME_CHECKS:
+        return importlib.import_module(RUNTIME_CHECKS[argv[0]]).main(argv[1:])
     args = _parser().parse_args(argv)
     try:
         return run(args)

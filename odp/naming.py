@@ -52,7 +52,7 @@ PROCESSING_TRACKER = "processing_tracker"  # logical name: each table's (and dat
 
 def tracker_table_names(environment: str) -> dict[str, str]:
     """Logical -> physical name of every tracker table odp/tracker/schema.py declares (and
-    infrastructure/tracking.py creates): the six of :class:`TrackerTableNames` and the dataset run history."""
+    infrastructure/ingest/tracking.py creates): the six of :class:`TrackerTableNames` and the dataset run history."""
     history = f"{resource_prefix(environment)}-dataset-run-history"
     return TrackerTableNames.for_environment(environment).as_dict() | {DATASET_RUN_HISTORY: history}
 
@@ -67,7 +67,8 @@ def state_machine_name(environment: str, cadence: str) -> str:
 
 
 def datasets_state_machine_name(environment: str) -> str:
-    """The datasets state machine (infrastructure/datasets.py): the dataset job after each File Processor execution."""
+    """The datasets state machine (infrastructure/jobs/datasets.py): the dataset job after each File Processor
+    execution."""
     return f"{resource_prefix(environment)}-datasets"
 
 
@@ -190,7 +191,8 @@ ENVIRONMENT_RESOURCES = (
     ("iam_role", "config-loader"),
     ("iam_role", "post-deploy"),
     ("pipeline", "pipeline"),
-    # The datasets (infrastructure/datasets.py, odp.tracker.dataset_history): created when config/datasets/ has any.
+    # The datasets (infrastructure/jobs/datasets.py, odp.tracker.dataset_history): created when config/datasets/ has
+    # any.
     ("glue_job", "dataset-job"),
     ("glue_security_configuration", "datasets"),
     ("state_machine", "datasets"),
@@ -206,7 +208,7 @@ CADENCE_ALARMS = (
 )
 
 
-# The alarms of each stream: names after "<prefix>-stream-<stream>-" (infrastructure/streaming.py).
+# The alarms of each stream: names after "<prefix>-stream-<stream>-" (infrastructure/jobs/streaming.py).
 STREAM_ALARMS = ("iterator-age", "batch-duration", "bad-records", "failed-tables")
 
 

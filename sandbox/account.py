@@ -25,7 +25,7 @@ from moto import mock_aws
 from odp.config.loader import OdpConfig
 from odp.config.manager import ConfigPlan, load_into_dynamodb
 from odp.contracts.file_processor import FileProcessorJobArgs
-from odp.contracts.state_machines import FileProcessorSubstitutions, glue_run_job
+from odp.contracts.state_machines import FileProcessorOnGlue
 from odp.naming import TrackerTableNames, file_processor_job_name, resource_prefix, state_machine_name
 from odp.tracker.schema import create_tables
 from sandbox import state_store
@@ -191,12 +191,12 @@ class LocalAccount:
             WorkerType=worker_type,
             NumberOfWorkers=workers,
         )
-        definition = FileProcessorSubstitutions(
+        definition = FileProcessorOnGlue(
             alerts_topic_arn=self.alerts_topic_arn,
             batch_manager_function_arn=function_arn("batch-manager", self.account_id),
             cadence=cadence,
             max_concurrency=max_concurrency,
-            **glue_run_job(job_name).fields(),
+            job_name=job_name,
         ).render()
         arn = self.client("stepfunctions").create_state_machine(
             name=state_machine_name(ENVIRONMENT, cadence), definition=json.dumps(definition), roleArn=self.role_arn

@@ -1,7 +1,7 @@
-"""The datasets state machine on moto: stepfunctions/datasets.asl.json, started as production starts it.
+"""The datasets state machine on moto: stepfunctions/datasets.glue.asl.json, started as production starts it.
 
 On AWS an EventBridge rule starts it with the "Step Functions Execution Status Change" event of a
-File Processor execution that succeeded (infrastructure/datasets.py); here the event is built from a
+File Processor execution that succeeded (infrastructure/jobs/datasets.py); here the event is built from a
 File Processor execution the sandbox ran (its real output). Its ``glue:startJobRun.sync`` task
 (sandbox/moto_patches.py) runs the dataset job as Glue would: the job's DefaultArguments merged with
 the run's, the configuration downloaded from the artifacts bucket (``etl.jobs.dataset_job.local_config_dir``),
@@ -24,7 +24,7 @@ from etl.jobs.dataset_job import local_config_dir, recorder
 from odp.config.loader import OdpConfig, load_config
 from odp.contracts.arguments import JobArgumentError
 from odp.contracts.datasets import DatasetJobArgs
-from odp.contracts.state_machines import DatasetsSubstitutions
+from odp.contracts.state_machines import DatasetsOnGlue
 from odp.naming import DATASET_RUN_HISTORY, resource_prefix
 from odp.tracker import JobRunRef
 from odp.tracker.dataset_history import dataset_history_table_name, dataset_job_name
@@ -38,7 +38,7 @@ from sandbox.moto_patches import GlueRunResult, ServiceBindings, bound_services
 ARTIFACTS_BUCKET = "artifacts"
 CONFORMED_BUCKET = "conformed"
 PURPOSE_BUILT_BUCKET = "purpose_built"
-CONFIG_PREFIX = "glue/datasets/"  # where infrastructure/datasets.py deploys config/ beside the job script
+CONFIG_PREFIX = "glue/datasets/"  # where infrastructure/jobs/datasets.py deploys config/ beside the job script
 STATE_MACHINE = f"{resource_prefix(ENVIRONMENT)}-datasets"
 
 
@@ -96,9 +96,7 @@ class DatasetsStateMachine:
             DefaultArguments=contract.to_arguments(),
             ExecutionProperty={"MaxConcurrentRuns": 1},
         )
-        definition = DatasetsSubstitutions(
-            dataset_job_name=self.job_name, alerts_topic_arn=self.account.alerts_topic_arn
-        ).render()
+        definition = DatasetsOnGlue(alerts_topic_arn=self.account.alerts_topic_arn, job_name=self.job_name).render()
         self.arn = self.account.client("stepfunctions").create_state_machine(
             name=STATE_MACHINE, definition=json.dumps(definition), roleArn=self.account.role_arn
         )["stateMachineArn"]

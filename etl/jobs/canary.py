@@ -1,4 +1,4 @@
-"""The checks of each job's harmless mode (the post-deploy canary, infrastructure/canary.py), one line each.
+"""The checks of each job's harmless mode (the post-deploy canary, odp/operations/canary.py), one line each.
 
 A canary run proves what the offline tests cannot: the job's code and offline dependencies load on Glue
 (the script and wheels come from S3: a run that starts has reached S3), Spark starts, and each service

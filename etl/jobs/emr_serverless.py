@@ -1,9 +1,10 @@
-"""EMR Serverless entry point of the File Processor and the dataset job: the same contract as on Glue.
+"""EMR Serverless entry point of every job kind that may run there: the same contract as on Glue.
 
-    spark-submit <sparkSubmitParameters> etl/jobs/emr_serverless.py file_processor|dataset_job --odp_<name> <value> ...
+    spark-submit <sparkSubmitParameters> etl/jobs/emr_serverless.py <job kind> --odp_<name> <value> ...
 
-The first argument names the job; the rest are the job's contract arguments (odp/contracts/), as
-Glue receives them. The job's own entry point runs with :class:`etl.engine.EmrServerlessEngine`.
+The first argument names the job kind (odp.contracts.job_kinds: the kinds whose engines include EMR Serverless);
+the rest are the job's contract arguments (odp/contracts/), as Glue receives them. The kind's own entry point runs
+with :class:`etl.engine.EmrServerlessEngine`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ from __future__ import annotations
 import importlib
 import sys
 
-JOBS = {"file_processor": "etl.jobs.file_processor", "dataset_job": "etl.jobs.dataset_job"}
+from odp.config.models import Engine
+from odp.contracts.job_kinds import kinds_on
+
+JOBS = {kind.name: kind.entry_module for kind in kinds_on(Engine.EMR_SERVERLESS)}
 
 
 def main(argv: list[str] | None = None) -> int:

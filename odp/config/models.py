@@ -185,7 +185,8 @@ class GlueWorkerType(StrEnum):
 
 
 class Engine(StrEnum):
-    """What runs a job: AWS Glue (the default) or an EMR Serverless application (infrastructure/emr_serverless.py)."""
+    """What runs a job: AWS Glue (the default) or an EMR Serverless application
+    (infrastructure/jobs/engines/emr_serverless.py)."""
 
     GLUE = "glue"
     EMR_SERVERLESS = "emr_serverless"

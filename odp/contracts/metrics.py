@@ -45,7 +45,7 @@ DUPLICATE_FILE_EVENTS_METRIC = "DuplicateFileEvents"
 FILES_SKIPPED_METRIC = "FilesSkipped"
 FAILED_MESSAGES_METRIC = "FailedMessages"
 
-# The streaming job, per micro-batch (etl/streaming/metrics.py; infrastructure/streaming.py alarms)
+# The streaming job, per micro-batch (etl/streaming/metrics.py; infrastructure/jobs/streaming.py alarms)
 BATCH_SECONDS_METRIC = "BatchSeconds"
 RECORDS_METRIC = "Records"
 BAD_RECORDS_METRIC = "BadRecords"

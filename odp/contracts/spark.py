@@ -8,7 +8,7 @@ Spark code (a test imports the CDK app and fails if pyspark is loaded).
 from __future__ import annotations
 
 # Hudi's session settings, wherever the session is built (local, spark-submit on EMR Serverless; Glue's own
-# --conf of the Glue jobs repeats them with its own additions: infrastructure/glue_job.py).
+# --conf of the Glue jobs repeats them with its own additions: infrastructure/jobs/glue_job.py).
 HUDI_SESSION_CONF = {
     "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
     "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",

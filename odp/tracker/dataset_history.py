@@ -1,7 +1,7 @@
 """Where dataset runs are recorded and announced: the run history table and the SNS message.
 
 Table ``<prefix>-dataset-run-history`` (logical ``dataset_run_history``, declared with the other
-tracker tables in odp/tracker/schema.py and created by infrastructure/tracking.py): key ``dataset``
+tracker tables in odp/tracker/schema.py and created by infrastructure/ingest/tracking.py): key ``dataset``
 (hash) + ``run_at`` (range), one item per run (:meth:`DatasetRun.to_history_item`), expiring after
 the environment's retention. The message names the dataset, the status, the counts and every rule
 that did not hold.

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from infrastructure.application import selected_environments
-from odp.contracts.state_machines import PLACEHOLDERS, placeholders_in
+from odp.contracts.state_machines import placeholders_in
 from tests.support.synth import CFN_LINT_IGNORED
 
 DATA_SERVICES = ("s3:", "kms:", "dynamodb:")
@@ -120,25 +120,27 @@ def test_the_wildcard_check_catches_both_kinds() -> None:
     assert iam_wildcard_violations({"s": template}) == ["s/P: Action *", "s/P: Resource * for ['kms:Decrypt']"]
 
 
-def test_every_placeholder_of_every_asl_file_is_substituted(synthesized, repo_root: Path) -> None:
+def test_every_placeholder_of_every_asl_file_is_substituted(synthesized, emr_stage, repo_root: Path) -> None:
+    """Each (job kind, engine) file is deployed as written, every placeholder filled: the shipped app's on Glue, the
+    EMR Serverless stage's (tests/support/emr_stage.py) on both engines."""
     files = {path: path.read_text(encoding="utf-8") for path in (repo_root / "stepfunctions").glob("*.asl.json")}
     assert files
     machines = [
-        machine["Properties"]
+        (machine["Properties"], synthesized.asset_text)
         for template in synthesized.data_lakes.values()
         for machine in synthesized.resources(template, "AWS::StepFunctions::StateMachine").values()
+    ] + [
+        (machine["Properties"], emr_stage.asset_text)
+        for machine in emr_stage.template["Resources"].values()
+        if machine["Type"] == "AWS::StepFunctions::StateMachine"
     ]
-    assert machines
     used = set()
-    for props in machines:
-        definition = synthesized.asset_text(props["DefinitionS3Location"]["Key"])
+    for props, asset_text in machines:
+        definition = asset_text(props["DefinitionS3Location"]["Key"])
         source = next((p for p, text in files.items() if text == definition), None)
         assert source is not None, "a state machine definition is not one of the ASL files as written"
         used.add(source)
-        substituted = set(props["DefinitionSubstitutions"])
-        assert placeholders_in(definition) <= substituted
-        if source.name == "file_processor.asl.json":
-            assert set(PLACEHOLDERS) <= substituted
+        assert placeholders_in(definition) == set(props["DefinitionSubstitutions"]), source.name
     assert used == set(files), f"ASL files no state machine loads: {sorted(set(files) - used)}"
 
 

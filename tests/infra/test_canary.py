@@ -15,7 +15,21 @@ from moto import mock_aws
 from etl.engine.base import argparse_arguments
 from etl.jobs.canary import dataset_checks, file_processor_checks, streaming_checks, topic_line
 from etl.jobs.dataset_job import run_canary_checks
-from infrastructure.canary import (
+from odp.config.loader import load_config
+from odp.config.manager import load_into_dynamodb
+from odp.config.models import Engine
+from odp.config.store import TableConfigNotFoundError
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots
+from odp.contracts.file_processor import FileProcessorJobArgs
+from odp.contracts.state_machines import (
+    DatasetsOnEmrServerless,
+    DefinitionError,
+    FileProcessorOnEmrServerless,
+    evaluate_entry_point_arguments,
+)
+from odp.contracts.streaming import StreamingJobArgs
+from odp.naming import DATASET_RUN_HISTORY, TrackerTableNames
+from odp.operations.canary import (
     CANARY_ARGUMENTS,
     CanaryJob,
     canary_jobs,
@@ -24,15 +38,6 @@ from infrastructure.canary import (
     run_canary,
     run_emr_canary,
 )
-from odp.config.loader import load_config
-from odp.config.manager import load_into_dynamodb
-from odp.config.models import Engine
-from odp.config.store import TableConfigNotFoundError
-from odp.contracts.datasets import DatasetJobArgs, LakeRoots
-from odp.contracts.file_processor import FileProcessorJobArgs
-from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB, DefinitionError, evaluate_entry_point_arguments
-from odp.contracts.streaming import StreamingJobArgs
-from odp.naming import DATASET_RUN_HISTORY, TrackerTableNames
 from odp.tracker.dataset_history import dataset_history_table_name
 from odp.tracker.schema import create_tables
 from tests.infra.permissions.check import state_machine_definition
@@ -299,7 +304,7 @@ def test_a_stage_with_an_emr_cadence_canaries_the_application_as_its_state_machi
     ]
     request, machine = _emr_request(emr_stage)
     task = emr_stage.template["Resources"][machine]["Properties"]["DefinitionSubstitutions"]
-    assert task["RunJobResource"] == EMR_SERVERLESS_RUN_JOB
+    assert set(task) == set(FileProcessorOnEmrServerless.placeholders())
     submit = request["jobDriver"]["sparkSubmit"]
     assert submit["entryPoint"].endswith("/emr/emr_serverless.py")
     assert "--py-files s3://" in submit["sparkSubmitParameters"]
@@ -322,7 +327,7 @@ def test_a_dataset_on_emr_canaries_the_dataset_job_on_the_application_as_the_dat
     assert "odp-dev-dataset-job" in [job.name for job in canary_jobs(config, "dev")]  # and on Glue, as before
     request, machine = _emr_request(emr_stage, "odp-dev-datasets")
     values = emr_stage.template["Resources"][machine]["Properties"]["DefinitionSubstitutions"]
-    assert EMR_SERVERLESS_RUN_JOB in json.dumps(values["RefreshOnEmr"])
+    assert set(values) == set(DatasetsOnEmrServerless.placeholders())
     file_processor, _ = _emr_request(emr_stage)
     for same in ("applicationId", "executionRoleArn"):  # the same application, as the same execution role
         assert request[same] == file_processor[same], same
@@ -341,7 +346,7 @@ def test_a_dataset_on_emr_canaries_the_dataset_job_on_the_application_as_the_dat
 def test_without_its_canary_arguments_the_dataset_jobs_emr_run_would_refresh_datasets(emr_stage, monkeypatch) -> None:
     """The appended ``--odp_canary true`` is what makes the run harmless: without it the same request parses as a
     real refresh."""
-    monkeypatch.setattr("infrastructure.canary.EMR_CANARY_ARGUMENTS", {})
+    monkeypatch.setattr("odp.operations.canary.EMR_CANARY_ARGUMENTS", {})
     request, _ = _emr_request(emr_stage, "odp-dev-datasets")
     _, *arguments = request["jobDriver"]["sparkSubmit"]["entryPointArguments"]
     assert argparse_arguments(DatasetJobArgs, ["emr_serverless.py", *arguments], "canary").canary is False

@@ -15,22 +15,25 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk.assertions import Match, Template
 
+from infrastructure.access.catalog import Catalog, CatalogProps
+from infrastructure.access.query import Query, QueryProps
 from infrastructure.application import ASSET_CACHE, REPO_ROOT
 from infrastructure.assets import GlueArtifacts, lambda_code
-from infrastructure.batch_manager import BatchManager, BatchManagerProps
-from infrastructure.catalog import Catalog, CatalogProps
-from infrastructure.emr_serverless import EmrServerless, EmrServerlessProps, needed
-from infrastructure.file_processor import EmrServerlessRun, FileProcessor, FileProcessorProps
-from infrastructure.glue_job import GlueStage
-from infrastructure.glue_jobs import GlueJobs, GlueJobsProps
-from infrastructure.lambda_function import FunctionOwnerProps, FunctionSpec, OdpFunction, OdpFunctionProps
-from infrastructure.monitoring import Monitoring, MonitoringProps
-from infrastructure.network import Network, NetworkProps
-from infrastructure.query import Query, QueryProps
-from infrastructure.storage import RetentionSettings, Storage, StorageProps
-from infrastructure.tracking import Tracking, TrackingProps
+from infrastructure.foundation.network import Network, NetworkProps
+from infrastructure.foundation.storage import RetentionSettings, Storage, StorageProps
+from infrastructure.ingest.batch_manager import BatchManager, BatchManagerProps
+from infrastructure.ingest.lambda_function import FunctionOwnerProps, FunctionSpec, OdpFunction, OdpFunctionProps
+from infrastructure.ingest.tracking import Tracking, TrackingProps
+from infrastructure.jobs.engines.emr_serverless import EmrServerless, EmrServerlessProps
+from infrastructure.jobs.file_processor import FileProcessor, FileProcessorProps
+from infrastructure.jobs.glue_job import GlueStage
+from infrastructure.jobs.glue_jobs import GlueJobs, GlueJobsProps
+from infrastructure.operations.monitoring import Monitoring, MonitoringProps
 from odp.config.loader import load_config
-from odp.config.models import Cadence
+from odp.config.models import Cadence, Engine
+from odp.contracts.datasets import LakeRoots
+from odp.contracts.job_kinds import JobDeployment, engines_in_use
+from odp.contracts.state_machines import FileProcessorOnEmrServerless
 from tests.support.bare_stack import assert_nag_clean, bare_stack
 
 REMOVAL = pytest.mark.parametrize(
@@ -196,6 +199,7 @@ def test_query(tmp_path, config, removal, deletion) -> None:
             key=storage.state_key,
             tables=config.tables,
             removal_policy=removal,
+            datasets=config.datasets,
         ),
     )
     template = Template.from_stack(stack)
@@ -207,6 +211,7 @@ def test_query(tmp_path, config, removal, deletion) -> None:
     for named in template.find_resources("AWS::Athena::NamedQuery").values():
         assert named["Properties"]["WorkGroup"] == workgroup
     assert len(query.queries) == len(config.tables)
+    assert sorted(query.dataset_queries) == sorted(dataset.name for dataset in config.datasets)
     assert_nag_clean(app)
 
 
@@ -235,12 +240,33 @@ def test_glue_jobs(tmp_path, config) -> None:
             stage=stage,
             cadences=config.cadences.cadences,
             tracking=tracking,
-            history_retention_days=30,
+            deployment=JobDeployment(
+                environment="x",
+                roots=LakeRoots("s3://raw", "s3://conformed", "s3://purpose-built"),
+                artifacts_root="s3://artifacts",
+                tracker_tables=tracking.names,
+                dataset_history_table="odp-x-dataset-run-history",
+                lease_table=tracking.names.processing_tracker,
+                alerts_topic_arn="arn:aws:sns:eu-west-1:111111111111:odp-x-alerts",
+                history_retention_days=30,
+            ),
             databases=[table.database for table in config.tables],
         ),
     )
     template = Template.from_stack(stack)
     assert set(jobs.job_names) == set(config.cadences.cadences)
+    template.has_resource_properties(
+        "AWS::Glue::Job",
+        Match.object_like(
+            {
+                "Name": "odp-x-file-processor-hourly",
+                # the registry's static arguments of the cadence (odp.contracts.job_kinds.FILE_PROCESSOR)
+                "DefaultArguments": Match.object_like(
+                    {"--odp_cadence": "hourly", "--odp_raw_root": "s3://raw", "--odp_history_retention_days": "30"}
+                ),
+            }
+        ),
+    )
     template.resource_count_is("AWS::Glue::Job", len(config.cadences.cadences))
     template.has_resource_properties("AWS::Glue::SecurityConfiguration", {"Name": "odp-x-file-processor"})
     statements = json.dumps(template.find_resources("AWS::IAM::Policy"))
@@ -270,7 +296,8 @@ def test_emr_serverless_application_and_a_cadence_on_it(tmp_path, config) -> Non
         storage.state_key,
         monitoring,
         Cadence(schedule="rate(1 hour)", batch_size=5, engine="emr_serverless"),
-        emr_serverless=EmrServerlessRun(emr, {"--odp_cadence": "hourly"}, 45),
+        engine=emr,
+        static_arguments={"--odp_cadence": "hourly"},
     )
     template = Template.from_stack(stack)
     template.has_resource_properties(
@@ -286,7 +313,9 @@ def test_emr_serverless_application_and_a_cadence_on_it(tmp_path, config) -> Non
     )
     machine = next(iter(template.find_resources("AWS::StepFunctions::StateMachine").values()))
     values = machine["Properties"]["DefinitionSubstitutions"]
-    assert values["RunJobResource"] == "arn:aws:states:::emr-serverless:startJobRun.sync"
-    assert '\\"ExecutionTimeoutMinutes\\": 45' in json.dumps(values["RunJobParameters"])
-    assert not needed(config.cadences.cadences)  # the shipped configuration stays on Glue: no application
+    assert set(values) == set(FileProcessorOnEmrServerless.placeholders())
+    assert values["ExecutionTimeoutMinutes"] == "60"  # the cadence's job timeout (default)
+    assert "'--odp_cadence', 'hourly'" in json.dumps(values["EntryPointArguments"])
+    # the shipped configuration stays on Glue: no application
+    assert Engine.EMR_SERVERLESS not in engines_in_use(config)
     assert_nag_clean(app)

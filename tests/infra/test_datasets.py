@@ -14,17 +14,19 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Match, Template
 from cdk_nag import AwsSolutionsChecks
 
+from infrastructure.access.query import Query, QueryProps, dataset_query
 from infrastructure.application import cdk_json_context, new_app
 from infrastructure.assets import GlueArtifacts
-from infrastructure.datasets import DatasetJob, DatasetJobProps, Datasets, DatasetsProps, dataset_query
-from infrastructure.glue_job import GlueStage
-from infrastructure.monitoring import Monitoring, MonitoringProps
+from infrastructure.foundation.network import Network, NetworkProps
+from infrastructure.foundation.storage import RetentionSettings, Storage, StorageProps
+from infrastructure.ingest.tracking import Tracking, TrackingProps
+from infrastructure.jobs.datasets import DatasetJob, DatasetJobProps, Datasets, DatasetsProps
+from infrastructure.jobs.glue_job import GlueStage
 from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
-from infrastructure.network import Network, NetworkProps
-from infrastructure.query import Query, QueryProps
-from infrastructure.storage import RetentionSettings, Storage, StorageProps
-from infrastructure.tracking import Tracking, TrackingProps
+from infrastructure.operations.monitoring import Monitoring, MonitoringProps
 from odp.config.loader import load_config
+from odp.contracts.datasets import LakeRoots
+from odp.contracts.job_kinds import JobDeployment
 from odp.naming import DATASET_RUN_HISTORY, PROCESSING_TRACKER
 
 PROCESSOR_ARN = "arn:aws:states:eu-west-1:111111111111:stateMachine:odp-dev-file-processor-every_10_minutes"
@@ -49,10 +51,16 @@ def _stack(repo_root: Path, *, audit: bool = False) -> tuple[App, Stack]:
     tracking = Tracking(
         stack, "Tracking", TrackingProps(environment="dev", key=storage.state_key, removal_policy=RemovalPolicy.RETAIN)
     )
-    query = Query(
+    Query(
         stack,
         "Query",
-        QueryProps(environment="dev", results_bucket=storage.athena_results, key=storage.state_key, tables=[]),
+        QueryProps(
+            environment="dev",
+            results_bucket=storage.athena_results,
+            key=storage.state_key,
+            tables=[],
+            datasets=config.datasets,  # each dataset's named query is the access layer's
+        ),
     )
     library = s3deploy.BucketDeployment(
         stack,
@@ -84,6 +92,19 @@ def _stack(repo_root: Path, *, audit: bool = False) -> tuple[App, Stack]:
             alerts_topic=monitoring.topic,
             library=library,
             lease_table=tracking.table(PROCESSING_TRACKER),
+            deployment=JobDeployment(
+                environment="dev",
+                roots=LakeRoots(
+                    raw=f"s3://{storage.buckets['raw'].bucket_name}",
+                    conformed=f"s3://{storage.buckets['conformed'].bucket_name}",
+                    purpose_built=f"s3://{storage.buckets['purpose_built'].bucket_name}",
+                ),
+                artifacts_root=f"s3://{storage.buckets['artifacts'].bucket_name}",
+                tracker_tables=tracking.names,
+                dataset_history_table=tracking.table(DATASET_RUN_HISTORY).table_name,
+                lease_table=tracking.table(PROCESSING_TRACKER).table_name,
+                alerts_topic_arn=monitoring.topic.topic_arn,
+            ),
         ),
     )
     Datasets(
@@ -97,7 +118,6 @@ def _stack(repo_root: Path, *, audit: bool = False) -> tuple[App, Stack]:
             alerts_topic=monitoring.topic,
             dashboard=monitoring.dashboard,
             file_processors=[sfn.StateMachine.from_state_machine_arn(stack, "Processor", PROCESSOR_ARN)],
-            workgroup=query.workgroup,
             log_retention=logs.RetentionDays.ONE_YEAR,
         ),
     )

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from infrastructure.emr_serverless import HUDI_BUNDLE, SERVICE
-from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB, NO_DATASETS_ON_EMR
+from infrastructure.jobs.engines.emr_serverless import HUDI_BUNDLE, SERVICE
+from odp.contracts.state_machines import DatasetsOnEmrServerless
 from tests.support.streaming_stage import CONFIG as STREAMING_CONFIG
 from tests.support.streaming_stage import StreamingStage, build_stage
 from tests.support.synth import resources_of, role_statements_of
@@ -102,11 +102,11 @@ def test_the_application_exists_for_a_dataset_alone(template) -> None:
 
 def test_the_datasets_on_emr_run_after_the_glue_run_through_the_entry_point_with_the_contract(template) -> None:
     values = _datasets_machine(template)["DefinitionSubstitutions"]
-    assert values["DatasetJobName"] == "odp-dev-dataset-job"
-    assert values["RefreshOnEmr"] != NO_DATASETS_ON_EMR
-    state = json.dumps(values["RefreshOnEmr"])
+    assert values["JobName"] == "odp-dev-dataset-job"
+    # the Glue run, then the EMR run: stepfunctions/datasets.emr_serverless.asl.json's placeholders
+    assert set(values) == set(DatasetsOnEmrServerless.placeholders())
+    state = json.dumps(values)
     for expected in (
-        EMR_SERVERLESS_RUN_JOB,
         "emr/emr_serverless.py",
         "States.Array('dataset_job'",
         "'--odp_config_dir', 's3://",
@@ -118,8 +118,6 @@ def test_the_datasets_on_emr_run_after_the_glue_run_through_the_entry_point_with
         "glue/file_processor/odp_etl.zip",  # the same etl/odp zip as the Glue jobs (--extra-py-files)
         f"spark.driver.extraClassPath={HUDI_BUNDLE}",
         f"spark.executor.extraClassPath={HUDI_BUNDLE}",
-        '\\"Next\\": \\"Done\\"',
-        '\\"Next\\": \\"NotifyFailure\\"',
     ):
         assert expected in state, expected
     assert "spark.jars" not in state

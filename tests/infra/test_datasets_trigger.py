@@ -1,4 +1,4 @@
-"""Item 8: the datasets state machine (stepfunctions/datasets.asl.json, the real file) executed by moto with the
+"""Item 8: the datasets state machine (stepfunctions/datasets.glue.asl.json, the real file) executed by moto with the
 EventBridge event the trigger rule forwards. A File Processor execution that ended before planning (the
 overlap guard's PreviousRunStillRunning: its output has no ``plan``) refreshes nothing and succeeds; an event
 without the output (Step Functions leaves it out past 256 KB) fails with a clear error; an output with
@@ -16,7 +16,7 @@ import pytest
 from moto import mock_aws
 
 from odp.contracts.datasets import DatasetJobArgs
-from odp.contracts.state_machines import DatasetsSubstitutions
+from odp.contracts.state_machines import DatasetsOnGlue
 from sandbox.datasets_flow import file_processor_event
 from sandbox.moto_patches import GlueRunResult, ServiceBindings, bound_services
 
@@ -35,7 +35,7 @@ def run(aws_env: None) -> Iterator[object]:
             Command={"Name": "glueetl", "ScriptLocation": "s3://b/k"},
         )
         topic = boto3.client("sns", region_name="eu-west-1").create_topic(Name="alerts")["TopicArn"]
-        definition = DatasetsSubstitutions(dataset_job_name=JOB, alerts_topic_arn=topic).render()
+        definition = DatasetsOnGlue(alerts_topic_arn=topic, job_name=JOB).render()
         machine = sfn.create_state_machine(
             name="odp-dev-datasets", definition=json.dumps(definition), roleArn="arn:aws:iam::123456789012:role/sfn"
         )["stateMachineArn"]

@@ -8,9 +8,9 @@ from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 
 from infrastructure.application import cdk_json_context
-from infrastructure.deploy_access import DeployAccess, DeployAccessProps
+from infrastructure.ingest.tracking import Tracking, TrackingProps
 from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
-from infrastructure.tracking import Tracking, TrackingProps
+from infrastructure.operations.deploy_access import DeployAccess, DeployAccessProps
 
 JOB = "arn:aws:glue:eu-west-1:111111111111:job/odp-x-file-processor-hourly"
 

@@ -1,4 +1,4 @@
-"""ODP's EMR Serverless image (infrastructure/emr_image.py): the Dockerfile installs exactly the Glue jobs' pins on
+"""ODP's EMR Serverless image (infrastructure/jobs/engines/emr_image.py): the Dockerfile installs exactly the Glue jobs' pins on
 the release's image; the build context carries the Glue zip of wheels' requirements.txt; the construct on a bare
 stack (repository, copy, pull policy) with the cdk-nag audit. Docker is not run: the image build itself is not
 exercised here (no Docker on the test machines)."""
@@ -16,8 +16,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 
 from infrastructure.assets import GLUE_WHEELS_ZIP, PYTHON_DEPENDENCIES, GlueArtifacts
-from infrastructure.emr_image import DOCKERFILE, EmrImage, EmrImageProps, image_context
-from infrastructure.emr_serverless import PYTHON, RELEASE_LABEL
+from infrastructure.jobs.engines.emr_image import DOCKERFILE, EmrImage, EmrImageProps, image_context
+from infrastructure.jobs.engines.emr_serverless import PYTHON, RELEASE_LABEL
 from tests.support.bare_stack import ACCOUNT, REGION, assert_nag_clean, bare_stack
 
 APPLICATION_ARN = f"arn:aws:emr-serverless:{REGION}:{ACCOUNT}:/applications/00abc"

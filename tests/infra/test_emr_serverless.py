@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from infrastructure.emr_serverless import HUDI_BUNDLE, PYTHON, RELEASE_LABEL, spark_parameters
-from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB, GLUE_RUN_JOB
+from infrastructure.jobs.engines.emr_serverless import HUDI_BUNDLE, PYTHON, RELEASE_LABEL, spark_parameters
+from odp.contracts.state_machines import FileProcessorOnEmrServerless, FileProcessorOnGlue
 from odp.naming import state_machine_name
 from tests.support.emr_stage import EMR_CADENCE, GLUE_CADENCE
 from tests.support.ordering import ordering_problems
@@ -121,8 +121,9 @@ def test_the_execution_role_has_the_file_processor_grants_and_nothing_of_glue(te
 
 def test_the_emr_cadence_starts_the_entry_point_with_the_contract_and_hudi_on_the_class_path(template) -> None:
     values = _machine(template, EMR_CADENCE)["DefinitionSubstitutions"]
-    assert values["RunJobResource"] == EMR_SERVERLESS_RUN_JOB
-    parameters = json.dumps(values["RunJobParameters"])
+    # the engine fields of stepfunctions/file_processor.emr_serverless.asl.json (odp.contracts.state_machines)
+    assert set(values) == set(FileProcessorOnEmrServerless.placeholders())
+    parameters = json.dumps(values)
     for expected in (
         "emr/emr_serverless.py",
         "States.Array('file_processor'",
@@ -136,7 +137,7 @@ def test_the_emr_cadence_starts_the_entry_point_with_the_contract_and_hudi_on_th
     ):
         assert expected in parameters, expected
     assert "spark.jars" not in parameters
-    assert _machine(template, GLUE_CADENCE)["DefinitionSubstitutions"]["RunJobResource"] == GLUE_RUN_JOB
+    assert set(_machine(template, GLUE_CADENCE)["DefinitionSubstitutions"]) == set(FileProcessorOnGlue.placeholders())
 
 
 def test_the_emr_cadence_state_machine_may_run_watch_and_cancel_jobs_and_pass_only_the_execution_role(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from infrastructure.file_manager import (
+from infrastructure.ingest.file_manager import (
     EVENT_PATTERN_MAX_LENGTH,
     HANDLER,
     MAX_RECEIVE_COUNT,
@@ -115,7 +115,7 @@ def test_file_manager_may_register_and_onboard_but_not_scan(synthesized) -> None
 def test_powertools_layer_is_the_version_the_tests_run(synthesized, repo_root) -> None:
     import re
 
-    from infrastructure.lambda_function import POWERTOOLS_LAYER_PARAMETER, POWERTOOLS_VERSION
+    from infrastructure.ingest.lambda_function import POWERTOOLS_LAYER_PARAMETER, POWERTOOLS_VERSION
 
     pinned = re.search(
         r"^aws-lambda-powertools(?:\[[^\]]*\])?==(\S+)$",

@@ -10,10 +10,10 @@ from aws_cdk.assertions import Match, Template
 
 from infrastructure.application import ASSET_CACHE, REPO_ROOT, cdk_json_context
 from infrastructure.assets import lambda_code
-from infrastructure.file_manager import FileManager, FileManagerProps
+from infrastructure.foundation.secure_bucket import SecureBucket, SecureBucketProps
+from infrastructure.ingest.file_manager import FileManager, FileManagerProps
+from infrastructure.ingest.tracking import Tracking, TrackingProps
 from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
-from infrastructure.secure_bucket import SecureBucket, SecureBucketProps
-from infrastructure.tracking import Tracking, TrackingProps
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from infrastructure.file_processor import substitutions
 from odp.naming import file_processor_job_name, state_machine_name
 
 
@@ -40,8 +39,7 @@ def test_substitutions_fill_map_concurrency_job_and_cadence(synthesized, config)
         _, props = machines[state_machine_name("test", name)]
         values = props["DefinitionSubstitutions"]
         assert values["MaxConcurrency"] == str(cadence.max_concurrency)
-        assert json.loads(values["RunJobParameters"])["JobName"] == file_processor_job_name("test", name)
-        assert values["RunJobResource"] == "arn:aws:states:::glue:startJobRun.sync"
+        assert values["JobName"] == file_processor_job_name("test", name)
         assert values["Cadence"] == name
         assert "Fn::GetAtt" in values["BatchManagerFunctionArn"]
         assert "Ref" in values["AlertsTopicArn"]
@@ -88,12 +86,13 @@ def test_state_machine_role_is_scoped_to_its_job_function_and_topic(synthesized)
 
 
 def test_substitutions_refuse_a_changed_placeholder_list(monkeypatch, tmp_path) -> None:
-    from odp.contracts.state_machines import FileProcessorSubstitutions, glue_run_job
+    from odp.contracts.state_machines import FileProcessorOnGlue
 
-    changed = tmp_path / "file_processor.asl.json"
-    changed.write_text(FileProcessorSubstitutions.DEFINITION.read_text(encoding="utf-8") + "${NewPlaceholder}")
-    monkeypatch.setattr(FileProcessorSubstitutions, "DEFINITION", changed)
+    changed = tmp_path / "file_processor.glue.asl.json"
+    changed.write_text(FileProcessorOnGlue.DEFINITION.read_text(encoding="utf-8") + "${NewPlaceholder}")
+    monkeypatch.setattr(FileProcessorOnGlue, "DEFINITION", changed)
+    substitutions = FileProcessorOnGlue(
+        alerts_topic_arn="a", batch_manager_function_arn="b", cadence="c", max_concurrency=1, job_name="j"
+    )
     with pytest.raises(ValueError, match="NewPlaceholder"):
-        substitutions(
-            alerts_topic_arn="a", batch_manager_arn="b", cadence="c", run_job=glue_run_job("j"), max_concurrency=1
-        )
+        substitutions.values()

@@ -1,4 +1,4 @@
-"""The Glue job base (infrastructure/glue_job.py): alone on a bare stack with default and non-default props
+"""The Glue job base (infrastructure/jobs/glue_job.py): alone on a bare stack with default and non-default props
 (aws_cdk.assertions + the cdk-nag audit), and across the app: every Glue job role built by it has the same
 metrics condition, the per-database catalog scope and glue:GetSecurityConfiguration on ``*`` alone (items
 5 and 6), every job has observability metrics and a KMS security configuration."""
@@ -15,10 +15,17 @@ from aws_cdk.assertions import Match, Template
 
 from infrastructure.application import cdk_json_context
 from infrastructure.assets import GlueArtifacts
-from infrastructure.glue_job import BucketKeys, GlueJobFamily, GlueJobFamilyProps, GlueJobSpec, GlueStage, JobKind
+from infrastructure.foundation.network import Network, NetworkProps
+from infrastructure.foundation.secure_bucket import SecureBucket, SecureBucketProps
+from infrastructure.jobs.glue_job import (
+    BucketKeys,
+    GlueCommand,
+    GlueJobFamily,
+    GlueJobFamilyProps,
+    GlueJobSpec,
+    GlueStage,
+)
 from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
-from infrastructure.network import Network, NetworkProps
-from infrastructure.secure_bucket import SecureBucket, SecureBucketProps
 from tests.support.paths import REPO_ROOT
 
 ARTIFACTS = GlueArtifacts(
@@ -63,7 +70,7 @@ def _synth(tmp_path, *, streaming: bool) -> tuple[App, Template]:
             description="a job",
             script="job.py",
             arguments={"--odp_a": "1"},
-            kind=JobKind.STREAMING if streaming else JobKind.ETL,
+            command=GlueCommand.STREAMING if streaming else GlueCommand.ETL,
             worker_type="G.2X" if streaming else "G.1X",
             number_of_workers=5 if streaming else 2,
             timeout_minutes=None if streaming else 60,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from infrastructure.glue_job import GLUE_VERSION
+from infrastructure.jobs.glue_job import GLUE_VERSION
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames, file_processor_job_name
 from odp.tracker.dataset_history import dataset_job_name
@@ -109,7 +109,7 @@ def test_network_connection_and_databases(synthesized, config) -> None:
 
 
 def test_catalog_grant_names_each_configured_database(synthesized, config) -> None:
-    from infrastructure.job_role import catalog_database_arns
+    from infrastructure.jobs.job_role import catalog_database_arns
 
     assert catalog_database_arns("c", ["b", "a", "b"]) == [
         "c:database/a",

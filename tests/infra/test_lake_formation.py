@@ -1,4 +1,4 @@
-"""Lake Formation as configuration (infrastructure/lake_formation.py): the grants of the synthesized template
+"""Lake Formation as configuration (infrastructure/access/lake_formation.py): the grants of the synthesized template
 follow config/access.yaml (tests/support/lake_formation_stage.py: a column exclude, an include with a row
 filter, a database grant, a tag grant, two views), and the construct alone passes cdk-nag on a bare stack."""
 
@@ -11,8 +11,8 @@ import pytest
 from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Match, Template
 
-from infrastructure.catalog import Catalog, CatalogProps
-from infrastructure.lake_formation import (
+from infrastructure.access.catalog import Catalog, CatalogProps
+from infrastructure.access.lake_formation import (
     DEFAULT_BYTES_SCANNED_CUTOFF,
     JobCatalogAccess,
     LakeFormation,
@@ -21,7 +21,7 @@ from infrastructure.lake_formation import (
     cfn_exec_role_arn,
     shared_lake_formation,
 )
-from infrastructure.storage import RetentionSettings, Storage, StorageProps
+from infrastructure.foundation.storage import RetentionSettings, Storage, StorageProps
 from odp.config.access import plan_grants
 from odp.config.loader import load_config
 from odp.config.views import check_views

@@ -11,8 +11,8 @@ from aws_cdk import aws_logs as logs
 from aws_cdk.assertions import Match, Template
 
 from infrastructure.application import cdk_json_context
+from infrastructure.foundation.network import INTERFACE_ENDPOINTS, Network, NetworkProps
 from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
-from infrastructure.network import INTERFACE_ENDPOINTS, Network, NetworkProps
 
 
 def _synth(tmp_path, **overrides) -> tuple[App, Template]:

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from infrastructure.monitoring import DEFAULT_CRON_INTERVAL_MINUTES, freshness_threshold_seconds
-from infrastructure.query import row_count_query
+from infrastructure.access.query import row_count_query
+from infrastructure.operations.monitoring import DEFAULT_CRON_INTERVAL_MINUTES, freshness_threshold_seconds
 from odp.contracts.metrics import FRESHNESS_METRIC
 
 
@@ -113,7 +113,7 @@ def test_freshness_alarm_per_cadence_at_twice_the_interval(synthesized, config, 
 
 
 def test_freshness_period_is_twice_the_interval_within_a_day() -> None:
-    from infrastructure.monitoring import freshness_period
+    from infrastructure.operations.monitoring import freshness_period
     from odp.config.models import Cadence
 
     def cadence(schedule: str) -> Cadence:
@@ -193,7 +193,7 @@ def test_the_dashboard_shows_the_costliest_tables_and_the_job_may_publish_their_
 
 
 def test_quarantine_alarm_per_cadence_on_the_metric_the_batch_manager_emits(synthesized, config) -> None:
-    from infrastructure.monitoring import QUARANTINED_METRIC
+    from infrastructure.operations.monitoring import QUARANTINED_METRIC
     from lambdas.batch_manager.manager import QUARANTINED_METRIC as EMITTED
 
     assert QUARANTINED_METRIC == EMITTED == "QuarantinedFiles"

@@ -2,7 +2,7 @@
 one ends at PreviousRunStillRunning without planning; alone, an execution goes on to PlanBatches.
 
 moto runs the AWS SDK integration only with the sandbox's patch (sandbox/moto_patches.py, 4.). The guard
-states are taken from stepfunctions/file_processor.asl.json as written; PlanBatches is replaced
+states are taken from stepfunctions/file_processor.glue.asl.json as written; PlanBatches is replaced
 by a Wait so that the first execution is still running when the second starts.
 """
 
@@ -18,7 +18,7 @@ from moto import mock_aws
 from moto.core.responses import ActionResult
 from moto.stepfunctions.responses import StepFunctionResponse
 
-from odp.contracts.state_machines import glue_run_job, placeholder_name, render_definition
+from odp.contracts.state_machines import FileProcessorOnGlue
 from sandbox.moto_patches import ServiceBindings, bound_services
 
 GUARD_STATES = (
@@ -29,17 +29,17 @@ GUARD_STATES = (
     "PreviousRunStillRunning",
 )
 LISTED = ["FindRunningExecutions", "AnyExecutionListed", "OldestListedExecution", "OldestRunningExecution"]
-VALUES = {
-    "AlertsTopicArn": "arn:aws:sns:eu-west-1:123456789012:alerts",
-    "BatchManagerFunctionArn": "arn:aws:lambda:eu-west-1:123456789012:function:batch-manager",
-    "Cadence": "hourly",
-    "MaxConcurrency": 1,
-    **{placeholder_name(k): v for k, v in glue_run_job("odp-dev-file-processor-hourly").fields().items()},
-}
+SUBSTITUTIONS = FileProcessorOnGlue(
+    alerts_topic_arn="arn:aws:sns:eu-west-1:123456789012:alerts",
+    batch_manager_function_arn="arn:aws:lambda:eu-west-1:123456789012:function:batch-manager",
+    cadence="hourly",
+    max_concurrency=1,
+    job_name="odp-dev-file-processor-hourly",
+)
 
 
 def guard_definition(wait_seconds: int) -> dict:
-    definition = render_definition(VALUES)
+    definition = SUBSTITUTIONS.render()
     assert definition["StartAt"] == "FindRunningExecutions"
     states = {name: definition["States"][name] for name in GUARD_STATES}
     states["PlanBatches"] = {"Type": "Wait", "Seconds": wait_seconds, "Next": "Planned"}
@@ -108,7 +108,7 @@ def _whole_run(name: str) -> tuple[str, list[str], list[dict]]:
         sfn = boto3.client("stepfunctions", region_name="eu-west-1")
         machine = sfn.create_state_machine(
             name="odp-dev-file-processor-hourly",
-            definition=json.dumps(render_definition(VALUES)),
+            definition=json.dumps(SUBSTITUTIONS.render()),
             roleArn="arn:aws:iam::123456789012:role/sfn",
         )["stateMachineArn"]
         execution = sfn.start_execution(stateMachineArn=machine, name=name, input="{}")["executionArn"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from infrastructure.deploy_access import config_loader_role_name, post_deploy_role_name
+from infrastructure.operations.deploy_access import config_loader_role_name, post_deploy_role_name
 from infrastructure.pipeline import CDK_ASSETS_VERSION, CDK_CLI_VERSION
 
 
@@ -65,8 +65,8 @@ def test_post_deploy_step_loads_config_and_smoke_checks(synthesized, config) -> 
         assert len(post) == 1
         commands = post[0]["phases"]["build"]["commands"]
         assert f"python -m odp.config load --env {env}" in " ".join(commands)
-        assert f"python -m infrastructure.smoke --env {env}" in " ".join(commands)
-        assert commands[-1].endswith(f"python -m infrastructure.canary --env {env}")  # after load and smoke
+        assert f"python -m odp smoke --env {env}" in " ".join(commands)
+        assert commands[-1].endswith(f"python -m odp canary --env {env}")  # after load and smoke
         assert f"arn:aws:iam::{account}:role/{config_loader_role_name(env)}" in " ".join(commands)
 
 

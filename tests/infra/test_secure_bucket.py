@@ -10,8 +10,8 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Match, Template
 
 from infrastructure.application import cdk_json_context
+from infrastructure.foundation.secure_bucket import INCOMPLETE_UPLOAD_DAYS, SecureBucket, SecureBucketProps
 from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
-from infrastructure.secure_bucket import INCOMPLETE_UPLOAD_DAYS, SecureBucket, SecureBucketProps
 
 
 def _stack(tmp_path) -> tuple[App, Stack]:

@@ -6,9 +6,9 @@ import json
 
 import boto3
 
-from infrastructure.smoke import check_environment
 from odp.config.manager import load_into_dynamodb
 from odp.naming import TrackerTableNames, state_machine_name
+from odp.operations.smoke import check_environment
 
 ACCOUNT = "123456789012"  # moto's account
 

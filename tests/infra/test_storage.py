@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from infrastructure.storage import DATA_ZONES
+from infrastructure.foundation.storage import DATA_ZONES
 
 
 def _buckets(synthesized, env: str) -> dict[str, dict]:

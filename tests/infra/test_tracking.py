@@ -37,7 +37,7 @@ def test_key_schemas_indexes_and_ttl_match_the_schema_module(synthesized, env) -
 
 
 def test_the_dataset_run_history_keeps_the_logical_id_it_was_deployed_with(synthesized) -> None:
-    """Declared by infrastructure/datasets.py (Datasets/RunHistory) before Tracking: same id, no replacement."""
+    """Declared by infrastructure/jobs/datasets.py (Datasets/RunHistory) before Tracking: same id, no replacement."""
     tables = synthesized.resources(synthesized.data_lakes["dev"], "AWS::DynamoDB::GlobalTable")
     [logical_id] = [
         key for key, table in tables.items() if table["Properties"]["TableName"] == "odp-dev-dataset-run-history"

@@ -54,7 +54,7 @@ ORDERED_PROPERTIES: dict[tuple[str, str], tuple[str, ...]] = {
     ("AWS::EMRServerless::Application", "MonitoringConfiguration.CloudWatchLoggingConfiguration.LogGroupName"): (
         "AWS::Logs::LogGroup",
     ),
-    # Lake Formation (infrastructure/lake_formation.py): databases, LF-Tags, filters and locations by name.
+    # Lake Formation (infrastructure/access/lake_formation.py): databases, LF-Tags, filters and locations by name.
     ("AWS::LakeFormation::Resource", "RoleArn"): ("AWS::IAM::Role",),
     ("AWS::LakeFormation::TagAssociation", "Resource.Database.Name"): ("AWS::Glue::Database",),
     ("AWS::LakeFormation::TagAssociation", "LFTags.TagKey"): ("AWS::LakeFormation::Tag",),

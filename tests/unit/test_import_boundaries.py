@@ -63,6 +63,41 @@ def test_no_package_imports_a_layer_it_must_not(package: str) -> None:
     assert {file: names for file, names in offending.items() if names} == {}
 
 
+# infrastructure's layers, lowest first: a module imports only its own layer's and the layers under it (and the
+# shared modules at the package's top: grants, nag, assets), never a layer above.
+INFRASTRUCTURE_LAYERS = ("foundation", "ingest", "jobs", "access", "operations")
+TOP_LEVEL_COMPOSERS = ("infrastructure.stage", "infrastructure.application", "infrastructure.pipeline")
+
+
+def _infrastructure_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("infrastructure."):
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("infrastructure.")}
+    return found
+
+
+def test_each_infrastructure_layer_imports_only_the_layers_under_it() -> None:
+    upward = {}
+    for path in sorted((REPO_ROOT / "infrastructure").rglob("*.py")):
+        parts = path.relative_to(REPO_ROOT / "infrastructure").parts
+        if parts[0] not in INFRASTRUCTURE_LAYERS:
+            continue  # the composers and the shared modules
+        level = INFRASTRUCTURE_LAYERS.index(parts[0])
+        above = {
+            name
+            for name in _infrastructure_imports(path)
+            if name in TOP_LEVEL_COMPOSERS
+            or (name.split(".")[1] in INFRASTRUCTURE_LAYERS and INFRASTRUCTURE_LAYERS.index(name.split(".")[1]) > level)
+        }
+        if above:
+            upward[str(path.relative_to(REPO_ROOT))] = sorted(above)
+    assert upward == {}
+
+
 def _loaded_after_importing(modules: list[str]) -> dict[str, bool]:
     """Each module imported in turn by one fresh interpreter: whether pyspark was loaded after it."""
     program = (

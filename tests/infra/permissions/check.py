@@ -16,7 +16,7 @@ from typing import Any
 
 from odp.config.datasets import DatasetConfig
 from odp.config.models import TableConfig
-from odp.contracts.state_machines import render_definition
+from odp.contracts.state_machines import render_substituted
 from sandbox.aws_calls import DATASET_JOB, FILE_PROCESSOR_JOB, STREAMING_JOB, AwsCall
 from tests.infra.permissions.iam_policy import Request, as_list, evaluate, evaluate_resource_policy
 from tests.infra.permissions.reachability import needs_of, unreachable
@@ -103,7 +103,7 @@ def state_machine_definition(resolver: Resolver, logical: str, asset_text: Calla
     """The definition a state machine runs: its asset file rendered with its resolved substitutions."""
     properties = resolver.resources[logical]["Properties"]
     values = {name: str(resolver.resolve(value)) for name, value in properties["DefinitionSubstitutions"].items()}
-    return render_definition(values, asset_text(properties["DefinitionS3Location"]["Key"]))
+    return render_substituted(values, asset_text(properties["DefinitionS3Location"]["Key"]))
 
 
 def engine_requirements(

@@ -517,7 +517,7 @@ def lease_requirements(resolver: Resolver) -> list[Requirement]:
 
 
 def lake_formation_on(resolver: Resolver) -> bool:
-    """Lake Formation governs the lake: its locations are registered (infrastructure/lake_formation.py)."""
+    """Lake Formation governs the lake: its locations are registered (infrastructure/access/lake_formation.py)."""
     return bool(resolver.of_type("AWS::LakeFormation::Resource"))
 
 

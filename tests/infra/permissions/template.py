@@ -17,8 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from odp.contracts.state_machines import DATASET_JOB as EMR_DATASET_JOB_NAME
-from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB
+from odp.contracts.state_machines import DATASET_JOB_NAME as EMR_DATASET_JOB_NAME
 from odp.contracts.state_machines import FILE_PROCESSOR_JOB as EMR_FILE_PROCESSOR_JOB
 from odp.naming import resource_prefix
 from odp.tracker.dataset_history import dataset_job_name
@@ -271,20 +270,27 @@ class EmrServerlessRun:
 
 
 def _emr_tasks(resolver: Resolver, values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The parameters of each ``emr-serverless:startJobRun.sync`` task a state machine's substitutions hold: the
-    File Processor's ``RunJobResource``/``RunJobParameters`` pair, or a whole Task state as JSON text."""
-    found = []
-    for name, value in values.items():
-        if name == "RunJobResource" and value == EMR_SERVERLESS_RUN_JOB:
-            found.append(json.loads(str(resolver.resolve(values["RunJobParameters"]))))
-            continue
-        text = str(resolver.resolve(value))
-        if not text.startswith("{"):
-            continue
-        state = json.loads(text)
-        if isinstance(state, dict) and state.get("Type") == "Task" and state.get("Resource") == EMR_SERVERLESS_RUN_JOB:
-            found.append(state["Parameters"])
-    return found
+    """The parameters of the ``emr-serverless:startJobRun.sync`` task a state machine's substitutions fill: the engine
+    fields of ``odp.contracts.state_machines.EmrServerlessRun``, each JSON-escaped text inside its definition."""
+    if "ApplicationId" not in values:
+        return []
+
+    def text(name: str) -> str:
+        return json.loads('"' + str(resolver.resolve(values[name])) + '"')
+
+    submit = {
+        "EntryPoint": text("EntryPoint"),
+        "EntryPointArguments.$": text("EntryPointArguments"),
+        "SparkSubmitParameters": text("SparkSubmitParameters"),
+    }
+    return [
+        {
+            "ApplicationId": text("ApplicationId"),
+            "ExecutionRoleArn": text("ExecutionRoleArn"),
+            "ExecutionTimeoutMinutes": int(str(resolver.resolve(values["ExecutionTimeoutMinutes"]))),
+            "JobDriver": {"SparkSubmit": submit},
+        }
+    ]
 
 
 def emr_serverless_runs(resolver: Resolver) -> list[EmrServerlessRun]:

@@ -28,10 +28,10 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from etl.hudi.timeline import latest_instant
-from infrastructure.canary import canary_jobs, emr_canary_machines, emr_canary_request, run_canary, run_emr_canary
-from infrastructure.smoke import check_environment
 from odp.config.loader import OdpConfig, load_config
 from odp.naming import TrackerTableNames
+from odp.operations.canary import canary_jobs, emr_canary_machines, emr_canary_request, run_canary, run_emr_canary
+from odp.operations.smoke import check_environment
 from odp.tracker.dataset_history import dataset_history_table_name
 from odp.tracker.schema import create_tables
 from sandbox import aws_calls
@@ -593,7 +593,7 @@ EMR_REMOVALS = [
     (SM_EMR, "emr-serverless:CancelJobRun", "/jobruns/"),
     (SM_EMR, "iam:PassRole", ":role/"),
     (SM_EMR, "events:PutRule", ":rule/StepFunctionsGetEventsForEMRServerlessJobRule"),
-    # the post-deploy canary's run on the application (infrastructure/canary.py)
+    # the post-deploy canary's run on the application (odp/operations/canary.py)
     (aws_calls.CONFIG_LOADER, "emr-serverless:StartJobRun", ":/applications/"),
     (aws_calls.CONFIG_LOADER, "iam:PassRole", ":role/EmrServerlessExecutionRole"),
     (aws_calls.CONFIG_LOADER, "emr-serverless:GetJobRun", f"/jobruns/{RUN_ID}"),

@@ -1,4 +1,4 @@
-"""The File Processor task on each engine (odp.contracts.state_machines.RunJobTask): the EMR Serverless task's
+"""The File Processor on EMR Serverless (stepfunctions/file_processor.emr_serverless.asl.json): its task's
 entryPointArguments, evaluated the way Step Functions evaluates the intrinsic over a Map item, give
 etl/jobs/emr_serverless.py (argparse, EmrServerlessEngine) the same contract a Glue run gets from DefaultArguments
 plus the item's Arguments."""
@@ -11,10 +11,11 @@ import re
 from etl.engine.base import argparse_arguments
 from odp.contracts.batches import Batch
 from odp.contracts.file_processor import FileProcessorJobArgs
+from odp.contracts.job_kinds import FILE_PROCESSOR
 from odp.contracts.state_machines import (
     EMR_SERVERLESS_RUN_JOB,
-    FileProcessorSubstitutions,
-    emr_serverless_run_job,
+    EmrServerlessRun,
+    FileProcessorOnEmrServerless,
     entry_point_arguments,
     intrinsic_literal,
 )
@@ -57,7 +58,7 @@ def evaluate_array(expression: str, item: dict) -> list[str]:
 def test_the_emr_arguments_give_the_job_the_same_contract_as_the_glue_run() -> None:
     static = _static()
     batch = Batch(batch_id="exec-1-0", table_ids=("shop.public.orders", "shop.public.customers"))
-    argv = evaluate_array(entry_point_arguments("file_processor", static), batch.to_payload())
+    argv = evaluate_array(entry_point_arguments(FILE_PROCESSOR, static), batch.to_payload())
     assert argv[0] == "file_processor"
     on_emr = argparse_arguments(FileProcessorJobArgs, ["emr_serverless.py", *argv[1:]], "test")
     on_glue = FileProcessorJobArgs.from_arguments({**static, **batch.arguments})
@@ -73,20 +74,20 @@ def test_literals_are_escaped_for_the_intrinsic_and_tokens_are_left_whole() -> N
 
 
 def test_the_rendered_definition_starts_the_emr_serverless_job_run() -> None:
-    task = emr_serverless_run_job(
+    run = EmrServerlessRun(
         application_id="00abc",
         execution_role_arn="arn:aws:iam::111111111111:role/exec",
         entry_point="s3://artifacts/emr/emr_serverless.py",
-        static_arguments=_static(),
+        entry_point_arguments=entry_point_arguments(FILE_PROCESSOR, _static()),
         spark_submit_parameters="--py-files s3://artifacts/glue/file_processor/odp_etl.zip",
-        timeout_minutes=30,
+        execution_timeout_minutes=30,
     )
-    definition = FileProcessorSubstitutions(
+    definition = FileProcessorOnEmrServerless(
         alerts_topic_arn="arn:aws:sns:eu-west-1:111111111111:alerts",
         batch_manager_function_arn="arn:aws:lambda:eu-west-1:111111111111:function:bm",
         cadence="hourly",
         max_concurrency=2,
-        **task.fields(),
+        **run.fields(),
     ).render()
     state = definition["States"]["ProcessBatches"]["Iterator"]["States"]["RunFileProcessor"]
     assert state["Resource"] == EMR_SERVERLESS_RUN_JOB

@@ -1,43 +1,74 @@
-"""The ASL file: every placeholder is known and filled, and the rendered definition is JSON."""
+"""The ASL files: one per (job kind, engine), each placeholder one scalar of its substitutions class, the rendered
+definition JSON, and an engine's variant differing from the other's only in how it runs the job."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
+from odp.config.models import Engine
+from odp.contracts.job_kinds import DATASET_JOB, FILE_PROCESSOR, JOB_KINDS
 from odp.contracts.state_machines import (
-    DEFINITION_FILE,
-    PLACEHOLDERS,
-    DatasetsSubstitutions,
+    DEFINITIONS,
+    DatasetsOnEmrServerless,
+    DatasetsOnGlue,
     DefinitionError,
-    FileProcessorSubstitutions,
-    glue_run_job,
+    EmrServerlessRun,
+    FileProcessorOnEmrServerless,
+    FileProcessorOnGlue,
+    fill,
     placeholder_name,
     placeholders_in,
+    quoted_placeholders,
     render_definition,
+    render_substituted,
+    substitutions_for,
 )
 
-VALUES = {
-    "AlertsTopicArn": "arn:aws:sns:eu-west-1:123456789012:alerts",
-    "BatchManagerFunctionArn": "arn:aws:lambda:eu-west-1:123456789012:function:batch-manager",
-    "Cadence": "every_10_minutes",
-    "MaxConcurrency": 4,
-    **{placeholder_name(k): v for k, v in glue_run_job("odp-dev-file-processor-every_10_minutes").fields().items()},
-}
+GLUE = FileProcessorOnGlue(
+    alerts_topic_arn="arn:aws:sns:eu-west-1:123456789012:alerts",
+    batch_manager_function_arn="arn:aws:lambda:eu-west-1:123456789012:function:batch-manager",
+    cadence="every_10_minutes",
+    max_concurrency=4,
+    job_name="odp-dev-file-processor-every_10_minutes",
+)
+EMR = EmrServerlessRun(
+    application_id="00fapp",
+    execution_role_arn="arn:aws:iam::123456789012:role/emr",
+    entry_point="s3://artifacts/emr/emr_serverless.py",
+    entry_point_arguments="States.Array('file_processor', '--odp_cadence', 'it\\'s', $.batch_id)",
+    spark_submit_parameters='--conf spark.x="a b"',
+    execution_timeout_minutes=30,
+)
 
 
-def test_every_asl_file_uses_exactly_the_known_placeholders(repo_root: Path) -> None:
-    files = sorted((repo_root / "stepfunctions").glob("*.asl.json"))
-    assert DEFINITION_FILE in files
-    for path in files:
-        if path.name == "datasets.asl.json":
-            continue  # the datasets state machine has its own placeholders (tests/unit/odp/test_datasets_state_machine.py)
-        assert placeholders_in(path.read_text()) == set(PLACEHOLDERS), path.name
+def test_each_job_kind_on_each_engine_has_its_file_and_its_substitutions(repo_root: Path) -> None:
+    expected = {
+        kind.definition(engine) for kind in JOB_KINDS if kind.state_machine is not None for engine in kind.engines
+    }
+    assert set((repo_root / "stepfunctions").glob("*.asl.json")) == expected
+    for (name, engine), substitutions in DEFINITIONS.items():
+        kind = next(kind for kind in JOB_KINDS if kind.name == name)
+        assert kind.definition(engine) == substitutions.DEFINITION
+        assert placeholders_in(substitutions.DEFINITION.read_text()) == set(substitutions.placeholders())
+    assert substitutions_for(FILE_PROCESSOR, Engine.EMR_SERVERLESS) is FileProcessorOnEmrServerless
+    with pytest.raises(ValueError, match="no state machine on"):
+        JOB_KINDS[2].definition(Engine.GLUE)  # the streaming job runs on its own
 
 
-def test_rendered_definition_has_no_placeholder_left_and_bounded_concurrency() -> None:
-    definition = render_definition(VALUES)
+def test_no_placeholder_is_a_piece_of_json(repo_root: Path) -> None:
+    """A placeholder stands inside a string, or alone where a number goes (its class field is an int)."""
+    for substitutions in DEFINITIONS.values():
+        contexts = quoted_placeholders(substitutions.DEFINITION.read_text())
+        numbers = {name for name, quoted in contexts.items() if not quoted}
+        fields = {placeholder_name(field.name): field.type for field in dataclasses.fields(substitutions)}
+        assert {fields[name] for name in numbers} <= {"int"}, (substitutions.__name__, numbers)
+
+
+def test_the_rendered_glue_definition_runs_the_cadences_job_with_bounded_concurrency() -> None:
+    definition = GLUE.render()
     assert "${" not in str(definition)
     process = definition["States"]["ProcessBatches"]
     assert process["MaxConcurrency"] == 4
@@ -48,32 +79,72 @@ def test_rendered_definition_has_no_placeholder_left_and_bounded_concurrency() -
     assert "Glue.ConcurrentRunsExceededException" in task["Retry"][0]["ErrorEquals"]
 
 
-def test_missing_or_extra_values_are_refused() -> None:
+def test_a_string_goes_in_json_escaped_and_comes_out_as_given() -> None:
+    substitutions = FileProcessorOnEmrServerless(
+        alerts_topic_arn=GLUE.alerts_topic_arn,
+        batch_manager_function_arn=GLUE.batch_manager_function_arn,
+        cadence="hourly",
+        max_concurrency=2,
+        **EMR.fields(),
+    )
+    task = substitutions.render()["States"]["ProcessBatches"]["Iterator"]["States"]["RunFileProcessor"]
+    submit = task["Parameters"]["JobDriver"]["SparkSubmit"]
+    assert submit["EntryPointArguments.$"] == EMR.entry_point_arguments  # backslash and quote kept
+    assert submit["SparkSubmitParameters"] == '--conf spark.x="a b"'
+    assert task["Parameters"]["ExecutionTimeoutMinutes"] == 30
+    # what CloudFormation is given renders the same definition as Step Functions substitutes it
+    text = substitutions.DEFINITION.read_text()
+    assert render_substituted(substitutions.values(), text) == substitutions.render()
+
+
+def test_missing_extra_and_non_numeric_values_are_refused() -> None:
+    values = GLUE.raw_values()
+    text = GLUE.DEFINITION.read_text()
     with pytest.raises(DefinitionError, match=r"placeholders without values: \['MaxConcurrency'\]"):
-        render_definition({k: v for k, v in VALUES.items() if k != "MaxConcurrency"})
+        fill(text, {k: v for k, v in values.items() if k != "MaxConcurrency"})
     with pytest.raises(DefinitionError, match=r"values without placeholders: \['Typo'\]"):
-        render_definition({**VALUES, "Typo": "x"})
+        fill(text, {**values, "Typo": "x"})
+    with pytest.raises(DefinitionError, match=r"\$\{MaxConcurrency\} stands where a number goes: '4; x'"):
+        render_definition({**values, "MaxConcurrency": "4; x"}, text)
+    with pytest.raises(DefinitionError, match="both inside and outside"):
+        quoted_placeholders('{"a": "${X}", "b": ${X}}')
 
 
-def test_each_placeholder_is_one_field_of_its_substitutions_class() -> None:
-    assert placeholder_name("batch_manager_function_arn") == "BatchManagerFunctionArn"
-    assert PLACEHOLDERS == (
-        "AlertsTopicArn",
-        "BatchManagerFunctionArn",
-        "Cadence",
-        "MaxConcurrency",
-        "RunJobResource",
-        "RunJobParameters",
-        "RunJobResultSelector",
-        "RunJobRetryErrors",
-    )
-    filled = FileProcessorSubstitutions(
-        alerts_topic_arn=VALUES["AlertsTopicArn"],
-        batch_manager_function_arn=VALUES["BatchManagerFunctionArn"],
-        cadence=VALUES["Cadence"],
-        max_concurrency=4,
-        **glue_run_job("odp-dev-file-processor-every_10_minutes").fields(),
-    )
-    assert filled.values() == {name: str(value) for name, value in VALUES.items()}
-    assert filled.render() == render_definition(VALUES)
-    assert DatasetsSubstitutions.placeholders() == ("DatasetJobName", "AlertsTopicArn", "RefreshOnEmr")
+def _without(definition: dict, *names: str) -> dict:
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in names}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return strip(definition)
+
+
+def test_the_engines_file_processors_differ_only_in_how_the_job_runs() -> None:
+    glue = GLUE.render()
+    emr = FileProcessorOnEmrServerless(
+        alerts_topic_arn=GLUE.alerts_topic_arn,
+        batch_manager_function_arn=GLUE.batch_manager_function_arn,
+        cadence=GLUE.cadence,
+        max_concurrency=GLUE.max_concurrency,
+        **EMR.fields(),
+    ).render()
+    run = ("Resource", "Parameters", "ResultSelector", "Retry", "Comment")
+    for definition in (glue, emr):
+        definition["States"]["ProcessBatches"]["Iterator"]["States"]["RunFileProcessor"] = _without(
+            definition["States"]["ProcessBatches"]["Iterator"]["States"]["RunFileProcessor"], *run
+        )
+    assert _without(glue, "Comment") == _without(emr, "Comment")
+
+
+def test_the_datasets_on_emr_serverless_add_one_run_after_the_glue_run() -> None:
+    glue = DatasetsOnGlue(alerts_topic_arn="arn:topic", job_name="odp-dev-dataset-job").render()
+    emr = DatasetsOnEmrServerless(alerts_topic_arn="arn:topic", job_name="odp-dev-dataset-job", **EMR.fields()).render()
+    on_emr = emr["States"].pop("RefreshDatasetsOnEmr")
+    assert on_emr["Resource"] == "arn:aws:states:::emr-serverless:startJobRun.sync"
+    assert (on_emr["Next"], on_emr["Catch"][0]["Next"]) == ("Done", "NotifyFailure")
+    assert emr["States"]["RefreshDatasets"].pop("Next") == "RefreshDatasetsOnEmr"
+    assert glue["States"]["RefreshDatasets"].pop("Next") == "Done"
+    assert _without(glue, "Comment") == _without(emr, "Comment")
+    assert DATASET_JOB.definition(Engine.GLUE).name == "datasets.glue.asl.json"

@@ -1,0 +1,1 @@
+"""Access: the consumers' side: the Glue catalog databases, Lake Formation, the Athena workgroups and queries."""

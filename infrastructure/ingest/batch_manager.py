@@ -1,0 +1,42 @@
+"""Batch Manager: the function every File Processor state machine calls to plan batches of tables
+and to summarise their outcome; it publishes the freshness metric."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import Duration
+from constructs import Construct
+
+from infrastructure.grants import grant_key, grant_table
+from infrastructure.ingest.lambda_function import FunctionOwnerProps, FunctionSpec, OdpFunction, OdpFunctionProps
+
+HANDLER = "lambdas.batch_manager.handler.handler"
+SERVICE = "batch_manager"  # Powertools service name: the `service` dimension of its metrics
+FUNCTION_TIMEOUT = Duration.minutes(2)
+FUNCTION = FunctionSpec(
+    HANDLER, SERVICE, FUNCTION_TIMEOUT, "Plans batches of tables with landed files per cadence and summarises each run"
+)
+
+
+@dataclass(frozen=True)
+class BatchManagerProps(FunctionOwnerProps):
+    """What the Batch Manager needs: what every function owner gives (``FunctionOwnerProps``)."""
+
+
+class BatchManager(Construct):
+    """One function shared by every cadence (the cadence travels in the payload)."""
+
+    def __init__(self, scope: Construct, construct_id: str, props: BatchManagerProps) -> None:
+        super().__init__(scope, construct_id)
+        tracking, key = props.tracking, props.key
+        self.lambda_ = OdpFunction(self, "Function", OdpFunctionProps(props, FUNCTION))
+        self.function = self.lambda_.function
+        for logical in (
+            "file_tracker",
+            "processing_tracker",
+            "batch_config",
+            "table_config",
+        ):
+            grant_table(self.function, logical, tracking.table(logical), write=False)
+        grant_key(self.function, key, encrypt=False)

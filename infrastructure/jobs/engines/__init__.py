@@ -1,0 +1,1 @@
+"""Engines: where a job runs (Glue, EMR Serverless and its image)."""

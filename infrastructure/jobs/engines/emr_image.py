@@ -1,0 +1,215 @@
+"""ODP's image for EMR Serverless, built by ``cdk deploy`` and copied into ODP's own ECR repository.
+
+EMR 7.x's image runs Python 3.9 and has neither pydantic (a compiled core ``--py-files`` cannot load) nor PyYAML;
+ODP's jobs need Python 3.11 with both, as on Glue 5. The image (``infrastructure/jobs/engines/emr_image/Dockerfile``)
+is the
+release's own (``public.ecr.aws/emr-serverless/spark/<release>:latest``) plus ``python3.11`` and the **same
+wheels** the Glue jobs install: the build context is the Dockerfile and the content of the Glue zip of wheels
+(``wheels/requirements.txt``, written from :data:`infrastructure.assets.PYTHON_DEPENDENCIES`, and the wheels),
+so there is one pin list and the build needs no PyPI.
+
+- **asset**: a ``DockerImageAsset`` (a synth needs no Docker; ``cdk deploy`` builds and pushes it into the CDK
+  bootstrap repository, whose policy is the bootstrap's, not ODP's).
+- **repository** ``odp-<env>-emr-spark``: KMS-encrypted with the given key, scan on push, immutable tags, a
+  lifecycle rule keeping the newest ``keep_images``; the image is copied there under the asset's hash by
+  ``cdk-ecr-deployment`` (a custom resource whose role reads the bootstrap repository and writes this one only).
+- **pull permission** (:meth:`EmrImage.allow_pulls`): the repository policy EMR Serverless needs (AWS's "Customizing
+  an EMR Serverless image"): ``emr-serverless.amazonaws.com`` may ``ecr:BatchGetImage``, ``ecr:DescribeImages`` and
+  ``ecr:GetDownloadUrlForLayer`` only from the application (``aws:SourceArn``). The policy names the application
+  and the application names the image, so the policy is set after the application is created (an
+  ``AwsCustomResource`` calling ``ecr:SetRepositoryPolicy``); the application pulls only when it starts, with the
+  first job run after the deployment.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import aws_ecr as ecr
+from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import custom_resources as cr
+from cdk_ecr_deployment import DockerImageName, ECRDeployment
+from constructs import Construct
+
+from infrastructure.assets import GLUE_WHEELS_DIR, GlueArtifacts, inputs_hash
+from infrastructure.nag import acknowledge_custom_resource_singleton, acknowledge_many
+from odp.naming import resource_prefix
+
+DOCKERFILE = Path(__file__).resolve().parent / "emr_image" / "Dockerfile"
+SERVICE = "emr-serverless.amazonaws.com"
+# What EMR Serverless does with a custom image (AWS's "Customizing an EMR Serverless image": repository policy).
+PULL_ACTIONS = ("ecr:BatchGetImage", "ecr:DescribeImages", "ecr:GetDownloadUrlForLayer")
+_READ_ACTIONS = ("ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer")
+_WRITE_ACTIONS = (
+    "ecr:DescribeImages",
+    "ecr:InitiateLayerUpload",
+    "ecr:UploadLayerPart",
+    "ecr:CompleteLayerUpload",
+    "ecr:PutImage",
+)
+
+
+def image_context(dockerfile: Path, artifacts: GlueArtifacts) -> Path:
+    """The Docker build context (built once per input): ``Dockerfile`` and ``wheels/`` unpacked from the Glue zip
+    of wheels, in a folder beside the Glue asset folder named by the hash of both."""
+    wheels_zip = artifacts.directory / artifacts.wheels_zip
+    cache = artifacts.directory.parent
+    final = cache / f"emr-image-{inputs_hash(cache, [wheels_zip], [dockerfile.read_text(encoding='utf-8')])}"
+    if final.is_dir():
+        return final
+    build = Path(tempfile.mkdtemp(prefix="emr-image-build-", dir=cache))
+    shutil.copyfile(dockerfile, build / "Dockerfile")
+    with zipfile.ZipFile(wheels_zip) as archive:
+        for name in archive.namelist():
+            if name.startswith(f"{GLUE_WHEELS_DIR}/") and not name.endswith("/"):
+                target = build / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(archive.read(name))
+    try:
+        os.replace(build, final)
+    except OSError:  # a concurrent synth published the same folder first
+        shutil.rmtree(build, ignore_errors=True)
+    return final
+
+
+@dataclass(frozen=True)
+class EmrImageProps:
+    """The image of one environment.
+
+    Attributes:
+        environment: the environment's name (the repository is ``odp-<env>-emr-spark``).
+        artifacts: the Glue asset folder; its zip of wheels is what the image installs.
+        release_label: the EMR release whose image is the base (``emr-7.12.0``).
+        key: the KMS key encrypting the repository.
+        keep_images: images the lifecycle rule keeps (the newest; default 5). The application's image is the
+            newest copy, older ones serve a rollback.
+        removal_policy: of the repository (kept by default).
+    """
+
+    environment: str
+    artifacts: GlueArtifacts
+    release_label: str
+    key: kms.IKey
+    keep_images: int = 5
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
+
+
+class EmrImage(Construct):
+    """The asset, ODP's repository, the copy into it, and (:meth:`allow_pulls`) the repository policy.
+
+    Attributes:
+        asset: the DockerImageAsset (built by ``cdk deploy``).
+        repository: ODP's repository.
+        copy: the ECRDeployment; whatever uses :attr:`image_uri` must depend on it.
+        image_uri: the image in ODP's repository, tagged with the asset's hash.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, props: EmrImageProps) -> None:
+        super().__init__(scope, construct_id)
+        self.props = props
+        self.asset = ecr_assets.DockerImageAsset(
+            self,
+            "Asset",
+            directory=str(image_context(DOCKERFILE, props.artifacts)),
+            build_args={"RELEASE_LABEL": props.release_label},
+            platform=ecr_assets.Platform.LINUX_AMD64,  # the application's architecture (X86_64)
+        )
+        self.repository = ecr.Repository(
+            self,
+            "Repository",
+            repository_name=f"{resource_prefix(props.environment)}-emr-spark",
+            encryption=ecr.RepositoryEncryption.KMS,
+            encryption_key=props.key,
+            image_scan_on_push=True,
+            image_tag_mutability=ecr.TagMutability.IMMUTABLE,
+            lifecycle_rules=[ecr.LifecycleRule(max_image_count=props.keep_images, tag_status=ecr.TagStatus.ANY)],
+            removal_policy=props.removal_policy,
+        )
+        # No KMS permission for the copy or for EMR Serverless: ECR encrypts and decrypts through the grant it adds
+        # to the key when it creates the repository (AWS's "Encryption at rest" for ECR).
+        self.image_uri = self.repository.repository_uri_for_tag(self.asset.image_tag)
+        role = iam.Role(
+            self,
+            "CopyRole",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description="Copies ODP's EMR Serverless image from the CDK asset repository into ODP's repository",
+            managed_policies=[
+                iam.ManagedPolicy.from_aws_managed_policy_name("service-role/AWSLambdaBasicExecutionRole")
+            ],
+        )
+        role.add_to_policy(iam.PolicyStatement(actions=["ecr:GetAuthorizationToken"], resources=["*"]))
+        role.add_to_policy(
+            iam.PolicyStatement(actions=list(_READ_ACTIONS), resources=[self.asset.repository.repository_arn])
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(actions=[*_READ_ACTIONS, *_WRITE_ACTIONS], resources=[self.repository.repository_arn])
+        )
+        # The construct adds ecr:* and s3:GetObject on "*" to its role; an immutable view keeps only the above.
+        self.copy = ECRDeployment(
+            self,
+            "Copy",
+            src=DockerImageName(self.asset.image_uri),
+            dest=DockerImageName(self.image_uri),
+            role=role.without_policy_updates(),
+        )
+        acknowledge_many(
+            role,
+            {
+                "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                "AWSLambdaBasicExecutionRole]": "The copy function writes its own logs only.",
+                "AwsSolutions-IAM5[Resource::*]": (
+                    "ecr:GetAuthorizationToken supports no resource-level permission; the image reads and writes are "
+                    "limited to the CDK asset repository and ODP's repository."
+                ),
+            },
+        )
+
+    def allow_pulls(self, application_arn: str) -> cr.AwsCustomResource:
+        """Set the repository policy: EMR Serverless may pull the image for ``application_arn`` only."""
+        document = iam.PolicyDocument(
+            statements=[
+                iam.PolicyStatement(
+                    sid="EmrServerlessCustomImage",
+                    principals=[iam.ServicePrincipal(SERVICE)],
+                    actions=list(PULL_ACTIONS),
+                    conditions={"StringEquals": {"aws:SourceArn": application_arn}},
+                )
+            ]
+        )
+        stack = Stack.of(self)
+        name = self.repository.repository_name
+        policy = cr.AwsCustomResource(
+            self,
+            "PullPolicy",
+            on_update=cr.AwsSdkCall(
+                service="ECR",
+                action="setRepositoryPolicy",
+                parameters={"repositoryName": name, "policyText": stack.to_json_string(document.to_json())},
+                physical_resource_id=cr.PhysicalResourceId.of(f"{self.props.environment}-emr-spark-pull-policy"),
+            ),
+            on_delete=cr.AwsSdkCall(
+                service="ECR",
+                action="deleteRepositoryPolicy",
+                parameters={"repositoryName": name},
+                ignore_error_codes_matching="RepositoryNotFoundException|RepositoryPolicyNotFoundException",
+            ),
+            policy=cr.AwsCustomResourcePolicy.from_statements(
+                [
+                    iam.PolicyStatement(
+                        actions=["ecr:SetRepositoryPolicy", "ecr:DeleteRepositoryPolicy"],
+                        resources=[self.repository.repository_arn],
+                    )
+                ]
+            ),
+            install_latest_aws_sdk=False,
+        )
+        acknowledge_custom_resource_singleton(stack)
+        return policy

@@ -1,0 +1,136 @@
+"""Role pieces every Spark job role of ODP shares, whatever runs it (a Glue job family, the EMR Serverless
+application): the role itself (``job_role``), the File Processor's lake data (``grant_file_processor_data``), the
+catalog sync per database (``grant_catalog_sync``) and CloudWatch metrics limited to named namespaces
+(``grant_metrics``).
+
+:mod:`infrastructure.jobs.glue_job` and :mod:`infrastructure.jobs.engines.emr_serverless` both build their roles from
+these, so the two engines' roles cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from aws_cdk import Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from infrastructure.grants import grant_key, grant_objects, grant_table
+from infrastructure.ingest.tracking import Tracking
+from infrastructure.nag import acknowledge
+
+# Hudi's catalog sync (and Spark's catalog reads) on the databases of the family, and the VPC connections.
+CATALOG_ACTIONS = (
+    "glue:GetDatabase",
+    "glue:GetDatabases",
+    "glue:GetTable",
+    "glue:GetTables",
+    "glue:CreateTable",
+    "glue:UpdateTable",
+    "glue:GetPartition",
+    "glue:GetPartitions",
+    "glue:BatchGetPartition",
+    "glue:CreatePartition",
+    "glue:BatchCreatePartition",
+    "glue:UpdatePartition",
+    "glue:BatchUpdatePartition",
+    "glue:DeletePartition",
+    "glue:BatchDeletePartition",
+    "glue:GetConnection",
+)
+# Spark with the Glue Data Catalog reads the `default` database when its session starts.
+DEFAULT_DATABASE = "default"
+# What the File Processor writes and reads in the trackers.
+FILE_PROCESSOR_TABLES_WRITTEN = (
+    "file_tracker",
+    "file_tracker_history",
+    "processing_tracker",
+    "processing_tracker_history",
+)
+FILE_PROCESSOR_TABLES_READ = ("table_config", "batch_config")
+
+
+def job_role(scope: Construct, construct_id: str, principal: iam.IPrincipal, *, description: str) -> iam.Role:
+    """The role a Spark engine (``principal``: Glue, EMR Serverless) assumes to run ODP's jobs; the callers add
+    the grants of their job kind from the functions below."""
+    return iam.Role(scope, construct_id, assumed_by=principal, description=description)
+
+
+def catalog_database_arns(catalog: str, databases: Sequence[str]) -> list[str]:
+    """The catalog ARNs the jobs may sync into: each configured database (and `default`) and its tables."""
+    names = sorted(set(databases))
+    return [
+        *(f"{catalog}:database/{name}" for name in sorted({DEFAULT_DATABASE, *names})),
+        *(f"{catalog}:table/{name}/*" for name in names),
+    ]
+
+
+def grant_catalog_sync(role: iam.Role, databases: Sequence[str], *, connection_names: Sequence[str] = ()) -> None:
+    """Hudi's catalog sync on each database (``database/<db>``, ``table/<db>/*``, plus ``default``) and the named
+    Glue connections; the ``table/<db>/*`` finding of each database is acknowledged on the role's policy."""
+    stack = Stack.of(role)
+    catalog = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}"
+    role.add_to_policy(
+        iam.PolicyStatement(
+            sid="GlueCatalogSync",
+            actions=list(CATALOG_ACTIONS),
+            resources=[
+                f"{catalog}:catalog",
+                *catalog_database_arns(catalog, databases),
+                *(f"{catalog}:connection/{name}" for name in connection_names),
+            ],
+        )
+    )
+    policy = role.node.find_child("DefaultPolicy")
+    for database in sorted(set(databases)):
+        acknowledge(
+            policy,
+            f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{stack.region}:{stack.account}:table/{database}/*]",
+            f"Hudi's catalog sync creates and updates the tables of database {database}, which change with config.",
+        )
+
+
+def grant_metrics(role: iam.Role, namespaces: Sequence[str], *, sid: str) -> None:
+    """``cloudwatch:PutMetricData`` (no resource-level permission) only into ``namespaces`` (a condition).
+    The ``Resource::*`` finding is the caller's to acknowledge, with the other resource-less actions of its role."""
+    role.add_to_policy(
+        iam.PolicyStatement(
+            sid=sid,
+            actions=["cloudwatch:PutMetricData"],
+            resources=["*"],
+            conditions={"StringEquals": {"cloudwatch:namespace": list(namespaces)}},
+        )
+    )
+
+
+def grant_file_processor_data(
+    role: iam.Role, buckets: Mapping[str, s3.IBucket], zone_keys: Mapping[str, kms.IKey], tracking: Tracking
+) -> None:
+    """What a File Processor run reads and writes: landed files (staging, its key), the Hudi tables (raw,
+    write and delete), the trackers (write) and the configuration tables (read). The raw key is granted by the
+    caller (a Glue family's S3 key, or the EMR role's lake keys)."""
+    grant_objects(role, buckets["staging"], reason="The job reads any landed file of its tables.")
+    grant_objects(
+        role,
+        buckets["raw"],
+        write=True,
+        delete=True,  # Hudi cleans old file versions and rewrites file groups
+        reason="The job owns the Hudi tables under s3://raw/<database>/<table>/, any of them.",
+    )
+    for logical in FILE_PROCESSOR_TABLES_WRITTEN:
+        grant_table(role, logical, tracking.table(logical), write=True)
+    for logical in FILE_PROCESSOR_TABLES_READ:
+        grant_table(role, logical, tracking.table(logical), write=False)
+    grant_key(role, zone_keys["staging"], encrypt=False)
+
+
+def grant_lake_formation_data_access(role: iam.Role) -> None:
+    """``lakeformation:GetDataAccess`` (no resource-level permission): under Lake Formation (hybrid access mode,
+    infrastructure/access/lake_formation.py) the engine asks Lake Formation for temporary credentials to a registered
+    location; without it the job's reads and catalog sync of an opted-in table fail. The ``Resource::*``
+    finding is the caller's to acknowledge, with the other resource-less actions of its role."""
+    role.add_to_policy(
+        iam.PolicyStatement(sid="LakeFormationDataAccess", actions=["lakeformation:GetDataAccess"], resources=["*"])
+    )

@@ -1,0 +1,1 @@
+"""Operations: monitoring (alarms, the dashboard, the alerts topic's watchers) and the post-deploy access."""

@@ -1,0 +1,53 @@
+"""The operations layer: an alarm on everything that can fail (the Lambdas, the dead-letter queue, the state
+machines, the jobs, freshness, quarantine) and the role the pipeline's post-deploy checks assume."""
+
+from __future__ import annotations
+
+from aws_cdk import Stack
+from aws_cdk import aws_stepfunctions as sfn
+
+from infrastructure.foundation.context import DeploymentContext
+from infrastructure.ingest.layer import Ingest
+from infrastructure.jobs.layer import Jobs
+from infrastructure.operations.deploy_access import DeployAccess, DeployAccessProps
+from infrastructure.operations.monitoring import Monitoring
+from odp.operations.canary import canary_jobs
+
+
+def build_operations(
+    stack: Stack, context: DeploymentContext, monitoring: Monitoring, ingest: Ingest, jobs: Jobs
+) -> DeployAccess:
+    """Every alarm and the config-loader role (``odp-<env>-config-loader``) the post-deploy step assumes."""
+    monitoring.watch_queue("file-manager", ingest.file_manager.dead_letter_queue)
+    monitoring.watch_function("file-manager", ingest.file_manager.function)
+    monitoring.watch_function("batch-manager", ingest.batch_manager.function)
+    monitoring.watch_glue_jobs(list(jobs.glue_jobs.job_names.values()))
+    monitoring.watch_table_costs()
+    cadences = context.config.cadences.cadences
+    for cadence_name, processor in jobs.processors.items():
+        monitoring.watch_state_machine(cadence_name, processor.state_machine)
+        monitoring.watch_freshness(cadence_name, cadences[cadence_name])
+        monitoring.watch_quarantine(cadence_name)
+    canary = canary_jobs(context.config, context.name, context.kinds)  # every job: the post-deploy canary starts each
+    return DeployAccess(
+        stack,
+        "DeployAccess",
+        DeployAccessProps(
+            environment=context.name,
+            deployment_account=context.config.environments.deployment.account,
+            tracking=ingest.tracking,
+            key=context.state_key,
+            state_machines=described_state_machines(jobs),
+            glue_job_arns=[stack.format_arn(service="glue", resource="job", resource_name=job.name) for job in canary],
+            emr_serverless=jobs.emr,
+        ),
+    )
+
+
+def described_state_machines(jobs: Jobs) -> list[sfn.IStateMachine]:
+    """What the smoke check describes (every File Processor's state machine) and the post-deploy canary reads an EMR
+    Serverless run from (those and, when it starts one, the datasets state machine: odp/operations/canary.py)."""
+    machines = [processor.state_machine for processor in jobs.processors.values()]
+    if jobs.datasets is not None and jobs.datasets.runs_on_emr:
+        machines.append(jobs.datasets.state_machine)
+    return machines
