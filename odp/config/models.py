@@ -336,6 +336,14 @@ class DebeziumShape(StrEnum):
 # The change frame's bookkeeping columns as one struct in a transform's input; the SELECT must keep it.
 TRANSFORM_META = "_odp"
 TRANSFORM_SOURCE = "<SRC>"
+# Column names of ODP's change frame and of Hudi's meta columns: a source column may not take them.
+RESERVED_COLUMN_PREFIXES = ("_odp_", "_hoodie_")
+
+
+def is_reserved_column(name: str) -> bool:
+    """Pure: whether a column name is ODP's or Hudi's own (``_odp``, ``_odp_*``, ``_hoodie_*``, any case)."""
+    lower = name.lower()
+    return lower == TRANSFORM_META or lower.startswith(RESERVED_COLUMN_PREFIXES)
 
 
 def transform_problems(sql: str, required: list[str]) -> list[str]:
@@ -541,6 +549,14 @@ class TableSettings(_Strict):
         bad = [f"{name}: {kind!r}" for name, kind in value.items() if not SPARK_TYPE.match(kind.strip().lower())]
         if bad:
             raise ValueError("unknown Spark SQL type for " + ", ".join(bad))
+        reserved = [name for name in value if is_reserved_column(name)]
+        if reserved:
+            raise ValueError(f"column {reserved[0]}: _odp, _odp_* and _hoodie_* are ODP's and Hudi's own columns")
+        spelled: dict[str, str] = {}
+        for name in value:
+            first = spelled.setdefault(name.lower(), name)
+            if first != name:
+                raise ValueError(f"columns {first} and {name} differ only in case: Spark takes them for one column")
         return {name: kind.strip().lower() for name, kind in value.items()}
 
 
