@@ -50,7 +50,7 @@ from etl.hudi.writer import ChangeBatch, WriteResult, WriteSettings, job_write_p
 from etl.readers import SourceFile, read_changes
 from etl.readers.common import java_cause
 from etl.readers.one_scan import bound_listing_tasks
-from odp.config.models import TableConfig, TableMode
+from odp.config.models import DEFAULT_MAX_TABLE_ATTEMPTS, TableConfig, TableMode
 from odp.config.store import TableConfigStore
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.faults import fault_point
@@ -549,6 +549,17 @@ class _TableRunner:
             )
         return quarantined, f"after {config.max_file_attempts} failed runs"
 
+    def _failed_runs(self, table_id: str, config: TableConfig | None) -> tuple[int, int]:
+        """The table's failed runs in a row with this one, and its ``max_table_attempts`` (reached: the table is
+        held). A tracker error here counts this run alone: it never hides the table's own error."""
+        bound = config.max_table_attempts if config is not None else DEFAULT_MAX_TABLE_ATTEMPTS
+        try:
+            failed = (self.processing.state(table_id).failed_runs or 0) + 1
+        except ClientError as failure:
+            logger.error("%s: could not read its failed runs: %s", table_id, failure)
+            failed = 1
+        return failed, bound
+
     def _failed(
         self,
         table_id: str,
@@ -569,6 +580,13 @@ class _TableRunner:
         if set_aside:
             message += f" [quarantined earlier in this run: {', '.join(set_aside)}]"
         quarantined = (*set_aside, *quarantined)
+        failed_runs, bound = self._failed_runs(table_id, config)
+        held = failed_runs >= bound
+        if held:
+            message += (
+                f" [failed {failed_runs} runs in a row (max_table_attempts {bound}): held, the Batch Manager "
+                f"plans it no more; after a fix, python -m odp retry {table_id}]"
+            )
         seconds = time.monotonic() - started
         logger.error("%s failed: %s", table_id, message)
         run = self._run(
@@ -581,6 +599,8 @@ class _TableRunner:
             error_trace=trace[-30000:],
             quarantined_files=quarantined,
             dpu_seconds=self._dpu_seconds(seconds),
+            failed_runs=failed_runs,
+            held=held or None,
         )
         try:
             self.processing.finish(run, self.run_id, history_retention=self.retention)

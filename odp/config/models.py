@@ -48,6 +48,10 @@ ColumnName = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 # this many failed runs; a failure that would repeat (bad content) quarantines it at once
 # (etl/file_processor/poison.py).
 DEFAULT_MAX_FILE_ATTEMPTS = 3
+# A table whose runs fail this many times in a row with an error no file is the difference for (its configuration,
+# its Hudi table, a read that fails whatever its files) is held: the Batch Manager leaves it out until
+# ``python -m odp retry`` (etl/file_processor/processor.py).
+DEFAULT_MAX_TABLE_ATTEMPTS = 5
 
 
 class _Strict(BaseModel):
@@ -399,6 +403,16 @@ class TableSettings(_Strict):
             "kept) and the table goes on without it, for failures that may pass on a later try (a throttled or "
             "timed-out read of the file); a file whose content fails (parse, type, event time, unknown op) is "
             f"quarantined at its first failure. Default {DEFAULT_MAX_FILE_ATTEMPTS}."
+        ),
+    )
+    max_table_attempts: Annotated[int, Field(ge=1, le=100)] | None = Field(
+        default=None,
+        description=(
+            "Failed runs in a row a table may have before it is held: the Batch Manager leaves it out (its files "
+            "stay landed, their age shows in the freshness metric) until python -m odp retry, after a fix. Counts "
+            "the failures no file is the difference for (the table's configuration or Hudi table, a read that "
+            "fails whatever its files); a file that fails is quarantined instead and the table goes on. "
+            f"Default {DEFAULT_MAX_TABLE_ATTEMPTS}."
         ),
     )
     index_buckets: Annotated[int, Field(ge=1, le=4096)] | None = Field(
@@ -755,6 +769,7 @@ class TableConfig(_Strict):
     missing_columns: MissingColumns = MissingColumns.REFUSE
     unavailable_value_placeholder: str = DEBEZIUM_UNAVAILABLE_VALUE  # read by debezium sources only
     max_file_attempts: int = DEFAULT_MAX_FILE_ATTEMPTS
+    max_table_attempts: int = DEFAULT_MAX_TABLE_ATTEMPTS
     index_buckets: int | None = None  # None: ``index``; N: the bucket index, N per partition
     index: IndexKind = IndexKind.RECORD  # with index_buckets None: the record level index or the simple index
     # Shards merged (an entry with from): schema_name/table are then globs, primary_key starts with shard_column.

@@ -86,8 +86,10 @@ def test_two_bad_files_among_five_good_ones_are_quarantined_and_the_five_committ
 
 
 @pytest.mark.spark
-def test_a_failure_that_names_no_file_counts_against_no_file(spark, lake: Lake) -> None:
-    config = lake.configure(table_config("counts"))
+def test_a_failure_that_names_no_file_counts_against_no_file_and_holds_the_table_at_its_bound(
+    spark, lake: Lake
+) -> None:
+    config = lake.configure(table_config("counts", max_table_attempts=2))
     numbers = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.int64())])
     words = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.string())])
     lake.land_parquet(config, "20260101-1.parquet", [{"Op": "I", "seq": "1", "id": 1, "n": 10}], numbers)
@@ -105,6 +107,23 @@ def test_a_failure_that_names_no_file_counts_against_no_file(spark, lake: Lake) 
     assert processing.state(config.table_id).last_run.quarantined_files == ()
     assert [(f.status, f.attempts) for f in lake.landed(config.table_id)] == [(FileStatus.LANDED, None)] * 2
     assert files.files(config.table_id, FileStatus.QUARANTINED) == []
+    assert (failed.failed_runs, failed.held, processing.state(config.table_id).held_at) == (1, None, None)
+
+    # the table's failures are bounded: at max_table_attempts failed runs in a row it is held, never retried forever
+    again = lake.run(spark, config.table_id).tables[0]
+    assert (again.status, again.failed_runs, again.held) == (RunStatus.REFRESH_ERROR, 2, True)
+    assert again.error.endswith(
+        "[failed 2 runs in a row (max_table_attempts 2): held, the Batch Manager plans it no more; after a fix, "
+        f"python -m odp retry {config.table_id}]"
+    )
+    assert processing.unavailable_tables([config.table_id]) == (set(), {config.table_id})
+    backend = SimpleNamespace(environment="test", names=lake.names, dynamodb=lake.dynamodb, job_runs=None)
+    shown = render_table(table_view(backend, config.table_id), datetime.now(UTC)).splitlines()
+    held_at = processing.state(config.table_id).held_at
+    assert (
+        f"  HELD since {held_at}, after 2 failed runs in a row (max_table_attempts): the Batch Manager leaves it out; "
+        f"after a fix, python -m odp retry {config.table_id}"
+    ) in shown
 
 
 @pytest.mark.spark
