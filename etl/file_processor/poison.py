@@ -110,7 +110,8 @@ def traceable_failure(error: BaseException, landed: Sequence[TrackedFile]) -> bo
     (:data:`TRANSIENT_CAUSE`). An error naming one file is judged as it is (:func:`deterministic_failure`)."""
     if isinstance(error, TABLE_ERRORS) or len(files_named_by(error, landed)) == 1:
         return False
-    return not TRANSIENT_CAUSE.search(re.sub(r"\S*/\S*", " ", str(error)))
+    # the cause in one line, paths left out: a stack's line numbers (FileScanRDD.scala:503) say nothing
+    return not TRANSIENT_CAUSE.search(re.sub(r"\S*/\S*", " ", java_cause(error)))
 
 
 def _one_named(error: BaseException, files: list[TrackedFile]) -> TrackedFile | None:

@@ -73,6 +73,10 @@ COLLISION = "[COLUMN_ALREADY_EXISTS] The column `status` already exists."
 def test_a_read_failure_naming_no_file_is_traced_unless_it_is_the_tables() -> None:
     several = ChangeFileError("src/app/t/1.csv, src/app/t/11.csv", "reading failed, the error names no single file")
     assert traceable_failure(RuntimeError(COLLISION), [ONE, ELEVEN])
+    # judged by its cause: a line number of the stack below it (:503) is no sign of an S3 error
+    assert traceable_failure(
+        RuntimeError(f"{COLLISION}\n\tat org.apache.spark.rdd.FileScanRDD.x(FileScanRDD.scala:503)"), [ONE]
+    )
     assert traceable_failure(several, [ONE, ELEVEN])
     for the_tables in (
         SchemaEvolutionError("column n: table has bigint, files bring string"),
