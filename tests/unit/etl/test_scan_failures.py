@@ -21,9 +21,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from etl.hudi.timeline import completed_commits
 from odp.config.models import SourceFormat
 from odp.operations.status import render_table, table_view
-from odp.tracker import RunStatus
+from odp.tracker import RunStatus, TrackedFile
 from tests.support.lake import Lake, rows_of, table_config
 from tests.support.stream_records import change
 
@@ -48,10 +49,11 @@ def _corrupt_page(rows: int) -> bytes:
     return bytes(body)
 
 
-def _land_dms(lake: Lake, config) -> dict[str, str]:
-    """Six good files and six bad ones; returns each bad file's key -> the reason its error must give."""
-    for key in range(1, 7):
-        lake.land_parquet(config, f"2026-01-01-{key:02d}.parquet", [_row(key)], GOOD)
+def _land_dms(lake: Lake, config) -> tuple[dict[str, str], list[TrackedFile]]:
+    """Seven good files and seven bad ones: each bad file's key -> the reason its error must give, and the good."""
+    good = [lake.land_parquet(config, f"2026-01-01-{key:02d}.parquet", [_row(key)], GOOD) for key in range(1, 7)]
+    update = {"Op": "U", "seq": "13", "id": 1, "status": "s1-new"}
+    good.append(lake.land_parquet(config, "2026-01-01-13.parquet", [update], GOOD))
     both = _schema(("status", pa.string()), ("STATUS", pa.string()))
     struct = _schema(("status", pa.struct([("code", pa.int64())])))
     nanos = pa.schema([*_schema(), ("at", pa.timestamp("ns"))])
@@ -61,8 +63,8 @@ def _land_dms(lake: Lake, config) -> dict[str, str]:
             "cannot be two columns (rename one at the source)"
         ),
         lake.land_parquet(config, "2026-01-01-08.parquet", [_row(8, status={"code": 8})], struct).key: (
-            # its six good files and the corrupt one (quarantined later, by its scan) are the other side
-            "column status is struct<code:bigint> here and string in 7 other file(s) of the run: one table column "
+            # the good files and two bad ones found later (by the scan: a corrupt page, an unknown Op) are the other side
+            "column status is struct<code:bigint> here and string in 9 other file(s) of the run: one table column "
             "cannot hold both"
         ),
         lake.land_parquet(
@@ -81,7 +83,9 @@ def _land_dms(lake: Lake, config) -> dict[str, str]:
     pq.write_table(pa.Table.from_pylist([{**_row(12), "at": at}], schema=nanos), sink, coerce_timestamps=None)
     nanos_key = lake.land_bytes(config, "2026-01-01-12.parquet", sink.getvalue().to_pybytes()).key
     bad[nanos_key] = "unreadable Parquet: Illegal Parquet type: INT64 (TIMESTAMP(NANOS,false))"
-    return bad
+    unknown_op = lake.land_parquet(config, "2026-01-01-14.parquet", [_row(14), {**_row(15), "Op": "Z"}], GOOD)
+    bad[unknown_op.key] = "row 2: unknown Op 'Z' (expected I, U or D)"  # a row's error, found in the one scan
+    return bad, good
 
 
 DYNAMODB_FILES = 16
@@ -117,7 +121,8 @@ def test_every_scan_level_failure_is_quarantined_by_name_and_the_good_files_comm
     events = lake.configure(
         table_config("events", source_format=SourceFormat.DYNAMODB, ordering_column=None, source="ddb")
     )
-    bad = {orders.table_id: _land_dms(lake, orders), events.table_id: _land_dynamodb(lake, events)}
+    dms_bad, dms_good = _land_dms(lake, orders)
+    bad = {orders.table_id: dms_bad, events.table_id: _land_dynamodb(lake, events)}
 
     with caplog.at_level(logging.WARNING, logger="etl.file_processor.processor"):
         runs = {run.table_id: run for run in lake.run(spark, orders.table_id, events.table_id).tables}
@@ -131,7 +136,11 @@ def test_every_scan_level_failure_is_quarantined_by_name_and_the_good_files_comm
         for key, reason in reasons.items():
             prefix = f"quarantined at its first failure, by run {run.run_id}: ChangeFileError: {key}: "
             assert held[key].startswith(prefix + reason), held[key]
-    assert rows_of(spark, runs[orders.table_id].base_path, ["id", "status"]) == [(k, f"s{k}") for k in range(1, 7)]
+    orders_path = runs[orders.table_id].base_path
+    assert rows_of(spark, orders_path, ["id", "status"]) == [(1, "s1-new")] + [(k, f"s{k}") for k in range(2, 7)]
+    (commit,) = completed_commits(spark, orders_path)
+    assert sorted(commit.file_ids) == sorted(f.file_id for f in dms_good)  # the commit names exactly what it applied
+    assert sorted(item["key"] for item in lake.processed(orders.table_id)) == sorted(f.key for f in dms_good)
     events_rows = rows_of(spark, runs[events.table_id].base_path, ["id", "status"])
     assert events_rows == sorted((str(n), f"s{n}") for n in range(DYNAMODB_FILES) if n not in (5, 11))
     # the executor's error named no file: traced by reading the files apart, in about log2(15) + 1 reads (one read
@@ -147,3 +156,6 @@ def test_every_scan_level_failure_is_quarantined_by_name_and_the_good_files_comm
     for key, reason in bad[orders.table_id].items():
         assert any(line.startswith(f"    {key} (since ") for line in shown), key
         assert any(line.strip().startswith("quarantined at its first failure") and reason in line for line in shown)
+    # the next run has nothing to do and quarantines nothing more
+    again = lake.run(spark, orders.table_id, events.table_id).tables
+    assert [(run.status, run.files, run.quarantined_files) for run in again] == [(RunStatus.COMPLETED, 0, ())] * 2
