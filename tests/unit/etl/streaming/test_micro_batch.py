@@ -28,6 +28,36 @@ def bad_records(tmp_path: Path) -> list[dict]:
     ]
 
 
+# The first batch's bad records (table, reason), sorted; a record's place is its shard and sequence number.
+PLACE = "shard shardId-000000000000 sequence 4965782840918770152001999524250839011995335832519"  # + 1,000 a record
+FIRST_BATCH_BAD_RECORDS = [
+    (CUSTOMERS.table_id, "null key column id"),
+    (
+        CUSTOMERS.table_id,
+        f"{PLACE}2600314, attribute _odp_op has a name ODP reserves for its own columns (_odp, _odp_*, _hoodie_*): "
+        "rename it at the source",
+    ),
+    (
+        ORDERS.table_id,
+        # the readers' strict cast and message (etl.readers.typed_values), placed by shard and sequence number
+        f"{PLACE}2598314, column amount: value 'lots' is not a valid decimal(12,2)",
+    ),
+    (
+        ORDERS.table_id,
+        f"{PLACE}2599314, attribute STATUS differs only in case from status, the spelling kept for the table (its "
+        "columns', or most records'): Spark compares column names case-insensitively, so they cannot be two "
+        "columns (rename it at the source)",
+    ),
+    (None, "data does not parse as JSON: Expecting value (char 0)"),
+    (
+        None,
+        "the record cannot be parsed: RecursionError: maximum recursion depth exceeded while decoding a JSON "
+        "array from a unicode string",
+    ),
+    (None, "unknown table 'invoices': not streamed here (known: customers, order_events, orders)"),
+]
+
+
 def test_routing_event_types_late_duplicate_and_poison_records(
     spark, target: StreamTarget, folder: StreamFolder, tmp_path: Path
 ) -> None:
@@ -78,35 +108,12 @@ def test_routing_event_types_late_duplicate_and_poison_records(
     assert rows(spark, target, CUSTOMERS) == [("c1", "Ann Lee")]
     assert rows(spark, target, ORDERS) == [("o1", "13.00", "paid")]
     assert rows(spark, target, EVENTS) == [("e1", "created"), ("e1", "paid")]
-    place = "shard shardId-000000000000 sequence 4965782840918770152001999524250839011995335832519"  # + 1,000 a record
-    assert sorted(
-        ((r.get("_odp_table_id"), r["reason"]) for r in bad_records(tmp_path)), key=lambda r: (r[0] or "~", r[1])
-    ) == [
-        (CUSTOMERS.table_id, "null key column id"),
-        (
-            CUSTOMERS.table_id,
-            f"{place}2600314, attribute _odp_op has a name ODP reserves for its own columns (_odp, _odp_*, _hoodie_*): "
-            "rename it at the source",
-        ),
-        (
-            ORDERS.table_id,
-            # the readers' strict cast and message (etl.readers.typed_values), placed by shard and sequence number
-            f"{place}2598314, column amount: value 'lots' is not a valid decimal(12,2)",
-        ),
-        (
-            ORDERS.table_id,
-            f"{place}2599314, attribute STATUS differs only in case from status, the spelling kept for the table (its "
-            "columns', or most records'): Spark compares column names case-insensitively, so they cannot be two "
-            "columns (rename it at the source)",
-        ),
-        (None, "data does not parse as JSON: Expecting value (char 0)"),
-        (
-            None,
-            "the record cannot be parsed: RecursionError: maximum recursion depth exceeded while decoding a JSON "
-            "array from a unicode string",
-        ),
-        (None, "unknown table 'invoices': not streamed here (known: customers, order_events, orders)"),
-    ]
+    assert (
+        sorted(
+            ((r.get("_odp_table_id"), r["reason"]) for r in bad_records(tmp_path)), key=lambda r: (r[0] or "~", r[1])
+        )
+        == FIRST_BATCH_BAD_RECORDS
+    )
 
 
 def test_one_tables_failure_sets_its_records_aside_and_never_blocks_the_others(
