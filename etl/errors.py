@@ -22,6 +22,11 @@ class UnstorableChangeError(ChangeFileError):
     file and applies the table's other files in the same run."""
 
 
+class UntracedReadError(EtlError):
+    """A read of a table's landed files failed and reading them apart traced the failure to no file (every part
+    fails alike, or the failure did not repeat): the table's failure, with its cause."""
+
+
 class SchemaEvolutionError(EtlError):
     """Incoming columns cannot be written into the table's schema (an incompatible type change)."""
 

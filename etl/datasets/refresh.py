@@ -22,9 +22,12 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from py4j.protocol import Py4JJavaError
+from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from etl.culprits import find_culprit
 from etl.datasets.quality import check_rules
 from etl.datasets.sql_check import bind_sources, check_dataset_sql
 from etl.hudi.commit import CommitTag, commit_once
@@ -32,6 +35,7 @@ from etl.hudi.options import WriteOperation, WriteProfile, hudi_write_options
 from etl.hudi.table_version import check_table_version, save_hudi, stored_table_version
 from etl.hudi.target import HudiTarget
 from etl.hudi.timeline import latest_commit_metadata, latest_instant
+from etl.readers.common import java_cause
 from odp.config.datasets import DatasetConfig, Refresh
 from odp.config.models import TableConfig
 from odp.contracts.datasets import LakeRoots
@@ -48,6 +52,64 @@ AFTER_COMMIT_FAULT = f"{JOB}.after_commit"
 
 class DatasetSqlInvalidError(ValueError):
     """The dataset's SQL does not fit its sources (the message lists every problem)."""
+
+
+class DatasetInputError(Exception):
+    """One of a dataset's inputs (a raw table or another dataset) does not read: the message names it, what it
+    reads and the cause."""
+
+
+@dataclass(frozen=True)
+class DatasetInput:
+    """One source of a dataset as the run reads it: the name its SQL uses, what it reads (a raw table id or
+    ``dataset:<name>``), where, and its snapshot (``_hoodie_commit_time`` kept)."""
+
+    name: str
+    source_id: str
+    path: str
+    frame: DataFrame
+
+    def failure(self, error: BaseException) -> DatasetInputError:
+        return input_failure(self.name, self.source_id, self.path, error)
+
+
+def input_failure(name: str, source_id: str, path: str, error: BaseException) -> DatasetInputError:
+    """``input <name> (<source id> at <path>) does not read: <type>: <cause>``."""
+    cause = f"{type(error).__name__}: {java_cause(error)}"
+    return DatasetInputError(f"input {name} ({source_id} at {path}) does not read: {cause}")
+
+
+def read_input(spark: SparkSession, name: str, source_id: str, path: str) -> DatasetInput:
+    """The snapshot of one input (:func:`read_table`).
+
+    Raises:
+        DatasetInputError: the input's table does not load (names the input).
+    """
+    try:
+        return DatasetInput(name, source_id, path, read_table(spark, path))
+    except (CapturedException, Py4JJavaError) as error:
+        raise input_failure(name, source_id, path, error) from error
+
+
+def _read_fully(inputs: list[DatasetInput]) -> BaseException | None:
+    """Every row and column of ``inputs``, one Spark job each: the error the first that fails raises, else None."""
+    try:
+        for source in inputs:
+            source.frame.select(F.max(F.hash(*[F.col(f"`{name}`") for name in source.frame.columns]))).collect()
+    except (CapturedException, Py4JJavaError) as error:
+        return error
+    return None
+
+
+def failing_input(error: Exception, inputs: list[DatasetInput]) -> Exception:
+    """``error`` (the dataset's computation failed) as the error of the input it fails on, when one does not read
+    (the inputs read apart, :func:`etl.culprits.find_culprit`); else ``error`` itself: the dataset's own failure
+    (its SQL on the data)."""
+    everything = _read_fully(inputs)
+    if everything is None:
+        return error
+    culprit = find_culprit(inputs, _read_fully, everything).culprit
+    return culprit.item.failure(culprit.error) if culprit is not None else error
 
 
 @dataclass(frozen=True)
@@ -102,6 +164,17 @@ def plan_incremental(
     return RefreshPlan(Refresh.INCREMENTAL, output, deletes, after)
 
 
+@dataclass(frozen=True)
+class CheckedPlan:
+    """A refresh plan computed (its frames materialised) and its rules checked: what is written, if anything."""
+
+    refresh: Refresh
+    upserts: DataFrame
+    deletes: DataFrame
+    outcomes: tuple
+    counts: dict[str, int]
+
+
 @dataclass
 class DatasetRefresher:
     """Refreshes datasets of one configuration (fault point ``datasets.after_commit`` right after each commit)."""
@@ -154,14 +227,15 @@ class DatasetRefresher:
         paths = {source.name: self.source_path(dataset, i) for i, source in enumerate(dataset.sources)}
         ids = dict(zip((s.name for s in dataset.sources), dataset.source_ids(), strict=True))
         # Taken before any read: a commit landing during this run is read again next time, never skipped.
-        latest = {ids[name]: latest_instant(self.spark, source_path) for name, source_path in paths.items()}
+        latest = {ids[name]: self._latest_instant(name, ids[name], source_path) for name, source_path in paths.items()}
         missing = [source_id for source_id, instant in latest.items() if instant is None]
         if missing:
             raise FileNotFoundError(f"source(s) without a commit yet: {', '.join(missing)}")
         consumed = consumed_instants(self.spark, path)
         if consumed == latest and not force_full:
             return DatasetRun(**base, status=RunStatus.UP_TO_DATE, refresh=dataset.refresh.value, consumed=latest)
-        sources = {name: read_table(self.spark, source_path) for name, source_path in paths.items()}
+        inputs = [read_input(self.spark, name, ids[name], source_path) for name, source_path in paths.items()]
+        sources = {source.name: source.frame for source in inputs}
         issues, _ = check_dataset_sql(
             self.spark, dataset, {name: data_columns(frame).schema for name, frame in sources.items()}
         )
@@ -185,19 +259,45 @@ class DatasetRefresher:
         else:
             bind_sources(self.spark, dataset, {name: data_columns(frame) for name, frame in sources.items()})
             plan = plan_full(self.spark.sql(dataset.sql), stored, dataset.key)
-        return self._check_and_write(dataset, plan, latest=latest, run_id=run_id, base=base, path=path)
+        try:
+            checked = self._checked(dataset, plan)
+        except (CapturedException, Py4JJavaError) as error:
+            raise failing_input(error, inputs) from error
+        return self._write_checked(dataset, checked, latest=latest, run_id=run_id, base=base, path=path)
 
-    def _check_and_write(
-        self, dataset: DatasetConfig, plan: RefreshPlan, *, latest: dict[str, str], run_id: str, base: dict, path: str
-    ) -> DatasetRun:
-        # Materialised now (lineage cut): what is written is what the rules saw, even though the write
-        # changes the stored dataset these frames were computed from.
+    def _latest_instant(self, name: str, source_id: str, path: str) -> str | None:
+        """An input's latest completed commit (None: none yet).
+
+        Raises:
+            DatasetInputError: its timeline does not read (names the input).
+        """
+        try:
+            return latest_instant(self.spark, path)
+        except (CapturedException, Py4JJavaError) as error:
+            raise input_failure(name, source_id, path, error) from error
+
+    def _checked(self, dataset: DatasetConfig, plan: RefreshPlan) -> CheckedPlan:
+        """The plan computed and its rules checked (the frames materialised: a lineage cut, so what is written is
+        what the rules saw, even though the write changes the stored dataset these frames were computed from)."""
         upserts = plan.upserts.localCheckpoint()
         deletes = plan.deletes.localCheckpoint()
         after = plan.after if plan.refresh is Refresh.INCREMENTAL else upserts
         row_count, outcomes = check_rules(after, dataset.quality, dataset.key)
         counts = {"rows_upserted": upserts.count(), "rows_deleted": deletes.count(), "row_count": row_count}
-        common = {**base, "refresh": plan.refresh.value, "consumed": latest, "rules": tuple(outcomes), **counts}
+        return CheckedPlan(plan.refresh, upserts, deletes, tuple(outcomes), counts)
+
+    def _write_checked(
+        self,
+        dataset: DatasetConfig,
+        checked: CheckedPlan,
+        *,
+        latest: dict[str, str],
+        run_id: str,
+        base: dict,
+        path: str,
+    ) -> DatasetRun:
+        upserts, deletes, outcomes, counts = checked.upserts, checked.deletes, checked.outcomes, checked.counts
+        common = {**base, "refresh": checked.refresh.value, "consumed": latest, "rules": outcomes, **counts}
         if any(not o.passed and o.severity == "fail" for o in outcomes):
             return DatasetRun(**common, status=RunStatus.QUALITY_FAILED)
         rows = upserts.withColumn(DELETED, F.lit(False)).unionByName(

@@ -9,18 +9,35 @@ Every reader error names its file by key (``ChangeFileError``, readers' messages
 - A read failure that may pass on a later try (throttling, a timeout, a connection or permission error:
   :data:`TRANSIENT_CAUSE`) or any other error naming one file is counted against that file
   (:func:`files_named_by`); it is quarantined after ``max_file_attempts`` such runs.
-- An error that names no file (a Hudi write, a lost lease, S3 unavailable) is the table's, not a
-  file's, and counts against no file: the table fails and retries as before, nothing is set aside.
-  An error naming several files counts against none (it cannot tell which one is bad).
+- A failure of the read that names no file, or several (Spark's ``AnalysisException`` planning a scan, an
+  executor's error without a path, a merge of the files' columns; :func:`traceable_failure`), is traced to its
+  file by reading the files apart (:func:`trace_failure`, by bisection: :mod:`etl.culprits`); the file it is
+  traced to is then judged like any file a reader names.
+- An error that is the table's (its configuration, a schema change, a Hudi write, a lost lease, S3 unavailable:
+  :data:`TABLE_ERRORS`, :data:`TRANSIENT_CAUSE`), or a read failure no file is the difference for
+  (:class:`etl.errors.UntracedReadError`), counts against no file: the table fails, and its failed runs are counted
+  (``max_table_attempts``); nothing is set aside.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from etl.errors import ChangeFileError
-from odp.tracker import TrackedFile
+from botocore.exceptions import ClientError
+
+from etl.culprits import Trace, find_culprit
+from etl.errors import (
+    ChangeFileError,
+    CommitNotFoundError,
+    SchemaEvolutionError,
+    TableConfigError,
+    TransformError,
+    UnstorableChangeError,
+    UntracedReadError,
+)
+from etl.readers.common import java_cause, traced_file_error
+from odp.tracker import LeaseLostError, TrackedFile
 
 # Causes of a failed read that are about the path to the bytes (S3 / Hadoop / KMS / the executor), not the
 # bytes: the same file may read on the next try, so it is not quarantined at its first failure.
@@ -71,3 +88,57 @@ def deterministic_failure(error: BaseException, landed: Sequence[TrackedFile]) -
     if error.reason.startswith(READ_FAILURE) and TRANSIENT_CAUSE.search(cause):
         return None
     return named[0]
+
+
+# Errors that are the table's whatever its files: never traced to a file.
+TABLE_ERRORS = (
+    TableConfigError,
+    SchemaEvolutionError,
+    TransformError,
+    CommitNotFoundError,
+    UntracedReadError,
+    UnstorableChangeError,
+    LeaseLostError,
+    ClientError,
+)
+FileProbe = Callable[[list[TrackedFile]], BaseException | None]
+
+
+def traceable_failure(error: BaseException, landed: Sequence[TrackedFile]) -> bool:
+    """Pure: whether a failed read of ``landed`` is traced to a file by reading the files apart: any error that
+    names none of them, or several, unless it is the table's (:data:`TABLE_ERRORS`) or may pass on the next try
+    (:data:`TRANSIENT_CAUSE`). An error naming one file is judged as it is (:func:`deterministic_failure`)."""
+    if isinstance(error, TABLE_ERRORS) or len(files_named_by(error, landed)) == 1:
+        return False
+    # the cause in one line, paths left out: a stack's line numbers (FileScanRDD.scala:503) say nothing
+    return not TRANSIENT_CAUSE.search(re.sub(r"\S*/\S*", " ", java_cause(error)))
+
+
+def _one_named(error: BaseException, files: list[TrackedFile]) -> TrackedFile | None:
+    named = files_named_by(error, files) if isinstance(error, ChangeFileError) else []
+    return named[0] if len(named) == 1 else None
+
+
+def trace_failure(
+    error: BaseException, landed: Sequence[TrackedFile], probe: FileProbe, *, table_id: str
+) -> tuple[BaseException, Trace[TrackedFile]]:
+    """Pure but for ``probe`` (a read of some of the files: the error it raised, None if it read): the failure of a
+    read of ``landed`` as the error of the file it is traced to (:func:`etl.culprits.find_culprit`), and the trace.
+
+    The file's error is its own reader's message when a read names it (``ChangeFileError``), else ``<key>:
+    unreadable file: <cause>`` (``unreadable file beside N other file(s) of the run (it reads alone): <cause>`` when
+    it fails only with the others). No file traced: an :class:`etl.errors.UntracedReadError` naming the table, the
+    reads and the cause.
+    """
+    trace = find_culprit(list(landed), probe, error, convicts=_one_named)
+    culprit = trace.culprit
+    if culprit is None:
+        cause = f"{type(error).__name__}: {java_cause(error)}"
+        untraced = UntracedReadError(
+            f"{table_id}: reading its {len(landed)} landed file(s) failed, and reading them apart ({trace.reads} "
+            f"reads) traced the failure to no file: {cause}"
+        )
+        return untraced, trace
+    if _one_named(culprit.error, [culprit.item]) is not None:
+        return culprit.error, trace
+    return traced_file_error(culprit.item.key, "file", culprit), trace

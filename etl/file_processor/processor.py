@@ -32,7 +32,13 @@ from etl.errors import UnstorableChangeError
 from etl.file_processor.concurrency import effective_concurrency, run_tables
 from etl.file_processor.cost import dpu_seconds_share, publish_costs
 from etl.file_processor.lease import LeaseKeeper
-from etl.file_processor.poison import deterministic_failure, files_named_by
+from etl.file_processor.poison import (
+    FileProbe,
+    deterministic_failure,
+    files_named_by,
+    trace_failure,
+    traceable_failure,
+)
 from etl.file_processor.shards import with_shard
 from etl.file_processor.table_plan import TablePlan, plan_table_run, source_files
 from etl.file_processor.transform import transform_changes
@@ -42,8 +48,9 @@ from etl.hudi.kept_values import check_kept_columns, stored_data_columns
 from etl.hudi.timeline import TableState, discard_uncommitted_table, read_table_state
 from etl.hudi.writer import ChangeBatch, WriteResult, WriteSettings, job_write_profile, write_changes
 from etl.readers import SourceFile, read_changes
+from etl.readers.common import java_cause
 from etl.readers.one_scan import bound_listing_tasks
-from odp.config.models import TableConfig, TableMode
+from odp.config.models import DEFAULT_MAX_TABLE_ATTEMPTS, TableConfig, TableMode
 from odp.config.store import TableConfigStore
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.faults import fault_point
@@ -304,45 +311,93 @@ class _TableRunner:
         self, config: TableConfig, plan: TablePlan, state: TableState, keeper: LeaseKeeper, set_aside: list[str]
     ) -> tuple[TablePlan, ReadChanges | None]:
         """Read and check the plan's files in one pass; a file failing deterministically is quarantined at once
-        (etl.file_processor.poison) and the rest is read again without it, until a pass holds no bad change.
+        (etl.file_processor.poison) and the rest is read again without it, until a pass holds no bad change. A
+        failure that names no file, whatever its type, is first traced to its file by reading the files apart
+        (:func:`etl.file_processor.poison.trace_failure`).
 
         Returns the plan of the files that remain and their checked changes (None: every file was set aside).
-        Raises whatever names no single file, or may pass on the next try: the table's run fails as before.
+        Raises the table's errors, a failure traced to no file (``UntracedReadError``) and a failure that may pass
+        on the next try: the table's run fails (its failed runs counted, max_table_attempts).
         """
         stored = stored_data_columns(config, state)  # what files must carry without `columns`
         while plan.apply:
             sources = source_files(plan.apply, self.resolve_uri)
             changes: DataFrame | None = None
             try:
-                read = read_changes(
-                    self.spark, sources, config.as_read(), run_start=self.run_start, stored_columns=stored
-                )
-                read = read.transform(with_shard(config))
+                read = self._read_files(config, sources, stored)
                 changes = (read.coalesce(1) if plan.one_task else read).persist(input_storage_level(plan.one_task))
                 counts = count_changes(changes, tuple(config.primary_key), sources)
             except Exception as error:  # noqa: BLE001 - _set_aside raises it again unless it convicts one file
                 if changes is not None:
                     changes.unpersist()
-                plan = self._set_aside(config.table_id, plan, error, keeper, set_aside)
+                probe = self._probe(config, stored)
+                plan = self._set_aside(config.table_id, plan, error, keeper, set_aside, probe=probe)
                 continue
             return plan, ReadChanges(sources, changes, counts, one_task=plan.one_task)
         return plan, None
 
+    def _read_files(self, config: TableConfig, sources: Sequence[SourceFile], stored: Sequence[str]) -> DataFrame:
+        """The change frame of ``sources`` (a merged table's shard added), not yet checked."""
+        read = read_changes(self.spark, sources, config.as_read(), run_start=self.run_start, stored_columns=stored)
+        return read.transform(with_shard(config))
+
+    def _probe(self, config: TableConfig, stored: Sequence[str]) -> FileProbe:
+        """A read and check of some of the plan's files, as :meth:`_read` does it: the error it raises, else None."""
+
+        def probe(files: list[TrackedFile]) -> BaseException | None:
+            sources = source_files(files, self.resolve_uri)
+            try:
+                count_changes(self._read_files(config, sources, stored), tuple(config.primary_key), sources)
+            except Exception as error:  # noqa: BLE001 - a probe reports whatever the read raises
+                return error
+            return None
+
+        return probe
+
     def _set_aside(
-        self, table_id: str, plan: TablePlan, error: Exception, keeper: LeaseKeeper, set_aside: list[str]
+        self,
+        table_id: str,
+        plan: TablePlan,
+        error: Exception,
+        keeper: LeaseKeeper,
+        set_aside: list[str],
+        *,
+        probe: FileProbe | None = None,
     ) -> TablePlan:
         """The plan without the one file ``error`` convicts (etl.file_processor.poison), that file quarantined.
+        With ``probe``, a failure that names no file is first traced to one (poison.trace_failure).
 
         Raises:
-            error: again, when it convicts no single file (it may pass on the next try, or names none).
+            error: again, when it convicts no single file (it may pass on the next try, or is the table's);
+            UntracedReadError: reading the files apart traced the failure to no file.
         """
         bad = deterministic_failure(error, plan.apply)
+        if bad is None and probe is not None and traceable_failure(error, plan.apply):
+            error = self._traced(table_id, plan, error, probe, keeper)
+            bad = deterministic_failure(error, plan.apply)
         if bad is None:
             raise error
         after = plan.set_aside(bad, f"{type(error).__name__}: {error}")
         keeper.check()
         self._quarantine(table_id, after.quarantine[len(plan.quarantine) :], set_aside)
         return after
+
+    def _traced(
+        self, table_id: str, plan: TablePlan, error: Exception, probe: FileProbe, keeper: LeaseKeeper
+    ) -> BaseException:
+        """``error`` traced to the file it belongs to (its error), or an UntracedReadError; logged with the reads."""
+        traced, trace = trace_failure(error, plan.apply, probe, table_id=table_id)
+        keeper.check()
+        logger.warning(
+            "%s: a read of %d file(s) failed (%s: %s); reading them apart took %d reads: %s",
+            table_id,
+            len(plan.apply),
+            type(error).__name__,
+            java_cause(error),
+            trace.reads,
+            f"traced to {trace.culprit.item.key}" if trace.culprit is not None else "no file is the difference",
+        )
+        return traced
 
     def _quarantine(self, table_id: str, held: Sequence[tuple[TrackedFile, str]], set_aside: list[str]) -> None:
         """file_tracker: each held file landed -> quarantined, its reason kept; its key joins ``set_aside``.
@@ -494,6 +549,17 @@ class _TableRunner:
             )
         return quarantined, f"after {config.max_file_attempts} failed runs"
 
+    def _failed_runs(self, table_id: str, config: TableConfig | None) -> tuple[int, int]:
+        """The table's failed runs in a row with this one, and its ``max_table_attempts`` (reached: the table is
+        held). A tracker error here counts this run alone: it never hides the table's own error."""
+        bound = config.max_table_attempts if config is not None else DEFAULT_MAX_TABLE_ATTEMPTS
+        try:
+            failed = (self.processing.state(table_id).failed_runs or 0) + 1
+        except ClientError as failure:
+            logger.error("%s: could not read its failed runs: %s", table_id, failure)
+            failed = 1
+        return failed, bound
+
     def _failed(
         self,
         table_id: str,
@@ -514,6 +580,13 @@ class _TableRunner:
         if set_aside:
             message += f" [quarantined earlier in this run: {', '.join(set_aside)}]"
         quarantined = (*set_aside, *quarantined)
+        failed_runs, bound = self._failed_runs(table_id, config)
+        held = failed_runs >= bound
+        if held:
+            message += (
+                f" [failed {failed_runs} runs in a row (max_table_attempts {bound}): held, the Batch Manager "
+                f"plans it no more; after a fix, python -m odp retry {table_id}]"
+            )
         seconds = time.monotonic() - started
         logger.error("%s failed: %s", table_id, message)
         run = self._run(
@@ -526,6 +599,8 @@ class _TableRunner:
             error_trace=trace[-30000:],
             quarantined_files=quarantined,
             dpu_seconds=self._dpu_seconds(seconds),
+            failed_runs=failed_runs,
+            held=held or None,
         )
         try:
             self.processing.finish(run, self.run_id, history_retention=self.retention)

@@ -13,6 +13,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from etl.change_frame import OP, OPS, ROW
+from etl.culprits import Culprit
 from etl.errors import ChangeFileError
 from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.typed_values import placed_error
@@ -78,19 +79,30 @@ def first_error(frame: DataFrame, keys: tuple[str, ...], files: Sequence[SourceF
     count_changes(frame, keys, files)
 
 
-def java_cause(error: Exception) -> str:
-    """The innermost cause of a Spark / Java error in one line (no stack)."""
+# A Python worker's error inside a Java one: the traceback's last line is the error (``RecursionError: ...``).
+_PYTHON_ERROR = re.compile(r"Traceback \(most recent call last\):\n(?:[ \t][^\n]*\n)*([^\s][^\n]*)")
+
+
+def java_cause(error: BaseException) -> str:
+    """The innermost cause of a Spark / Java error in one line (no stack); of a Python worker's error, its last
+    line (``RecursionError: maximum recursion depth exceeded ...``)."""
     text = str(error)
-    causes = re.findall(r"Caused by: ([^\n]+)", text)
+    python = _PYTHON_ERROR.findall(text)
+    causes = python or re.findall(r"Caused by: ([^\n]+)", text)
     line = causes[-1] if causes else next((ln for ln in text.splitlines() if ln.strip()), type(error).__name__)
     line = re.sub(r"^(org\.apache\.spark\.SparkException|py4j\.protocol\.Py4JJavaError): ", "", line.strip())
     return line[:300]
 
 
 def executor_error(error: Exception, files: Sequence[SourceFile]) -> ChangeFileError:
-    """The file an executor-side error belongs to (the first whose path its message holds), with a human cause."""
+    """The file an executor-side error belongs to (the one file read, or the first whose path its message holds),
+    with a human cause; else every file's key (``reading failed, the error names no single file``), which the File
+    Processor traces to its file by reading them apart."""
     text = str(error)
     cause = java_cause(error)
+    if len(files) == 1:  # the one file read (a cause that may pass next time is judged by etl.file_processor.poison)
+        kind = "Parquet" if files[0].name.lower().endswith(".parquet") else "file"
+        return ChangeFileError(files[0].key, f"unreadable {kind}: {cause}")
     for source in files:
         path = source.uri.removeprefix("file://")
         if source.uri in text or path in text or source.key in text:
@@ -98,6 +110,18 @@ def executor_error(error: Exception, files: Sequence[SourceFile]) -> ChangeFileE
             return ChangeFileError(source.key, f"unreadable {kind}: {cause}")
     names = ", ".join(source.key for source in files) or "(no file list)"
     return ChangeFileError(names, f"reading failed, the error names no single file: {cause}")
+
+
+def traced_file_error(key: str, kind: str, culprit: Culprit) -> ChangeFileError:
+    """The error of the file a failing read was traced to (:func:`etl.culprits.find_culprit`): ``unreadable <kind>:
+    <cause>`` when it fails read alone, ``unreadable <kind> beside N other file(s) of the run (it reads alone):
+    <cause>`` when it fails only with them."""
+    cause = java_cause(culprit.error)
+    if culprit.alone:
+        return ChangeFileError(key, f"unreadable {kind}: {cause}")
+    return ChangeFileError(
+        key, f"unreadable {kind} beside {culprit.beside} other file(s) of the run (it reads alone): {cause}"
+    )
 
 
 def expected_columns(config: TableConfig, stored: Sequence[str] = ()) -> tuple[str, ...]:

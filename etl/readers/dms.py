@@ -14,7 +14,6 @@ on both (:func:`etl.readers.typed_values.strict_cast`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import reduce
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -35,7 +34,7 @@ from etl.readers.csv_records import CsvLayout, csv_content_changes
 from etl.readers.event_horizon import EventTimeHorizon
 from etl.readers.json_sources import parsed_changes
 from etl.readers.new_columns import DROPPED, DROPPED_TYPE, file_columns_rule, refusal, undeclared
-from etl.readers.one_scan import FULL_LOAD, by_schema, parquet_scan, parquet_schemas
+from etl.readers.one_scan import FULL_LOAD, Scan, by_schema, parquet_scan, parquet_schemas, union_scans
 from etl.readers.typed_values import spark_type, strict_cast, typed_values
 from odp.config.models import NewColumns, TableConfig
 
@@ -133,9 +132,9 @@ def _parquet_frames(
     config: TableConfig,
     horizon: EventTimeHorizon | None,
     expected: Sequence[str],
-) -> list[DataFrame]:
-    """The change frames of the Parquet files: every footer checked in file order (the first bad file is
-    named), then one scan per distinct schema (:mod:`etl.readers.one_scan`), usually one for the table."""
+) -> list[Scan]:
+    """The change frames of the Parquet files with their files: every footer checked in file order (the first bad
+    file is named), then one scan per distinct schema (:mod:`etl.readers.one_scan`), usually one for the table."""
     schemas = parquet_schemas(spark, files)
     kept_of: dict[str, list[str]] = {}
     for source, schema in zip(files, schemas, strict=True):
@@ -146,7 +145,7 @@ def _parquet_frames(
         frame = parquet_scan(spark, schema, group).withColumn(ERROR, F.lit(None).cast("string"))
         data = [name.lower() for name in schema.fieldNames() if name.lower() != OP_SOURCE]
         frame = file_columns_rule(frame, data, group[0].key, config)
-        frames.append(_changes_of(frame, config, horizon, kept=kept_of[schema.json()], parquet=True))
+        frames.append((_changes_of(frame, config, horizon, kept=kept_of[schema.json()], parquet=True), group))
     return frames
 
 
@@ -260,8 +259,8 @@ def read_dms(spark: SparkSession, files: Sequence[SourceFile], read: TableRead) 
     frames = _parquet_frames(spark, parquet_files, config, horizon, expected) if parquet_files else []
     csv_files = [source for source in ordered if _is_csv(source)]
     if csv_files:
-        frames.append(_changes_of(_csv_frame(spark, csv_files, config), config, horizon, parquet=False))
-    frame = reduce(lambda left, right: left.unionByName(right, allowMissingColumns=True), frames)
+        frames.append((_changes_of(_csv_frame(spark, csv_files, config), config, horizon, parquet=False), csv_files))
+    frame = union_scans(frames)
     return with_sequence(frame.toDF(*[_configured_name(name, config) for name in frame.columns]))
 
 

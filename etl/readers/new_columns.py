@@ -25,8 +25,9 @@ from pyspark.sql import types as T
 
 from etl.change_frame import FILE_ORDER
 from etl.errors import ChangeFileError
-from etl.readers.typed_values import TYPES, VALUES, column_types, widest
-from odp.config.models import NewColumns, SourceFormat, TableConfig
+from etl.readers.column_names import kept_spellings, record_name_error
+from etl.readers.typed_values import TYPES, VALUES, widest
+from odp.config.models import NewColumns, SourceFormat, TableConfig, is_reserved_column
 
 DROPPED = "_odp_dropped"  # ignore: the names a change row dropped (NULL: none)
 DROPPED_TYPE = T.ArrayType(T.StringType())
@@ -93,29 +94,59 @@ class RecordColumns:
     dropped: Column
 
 
+def _names_seen(parsed: DataFrame, names: Column) -> dict[str, tuple[set[str], int]]:
+    """name -> (the types its values show, records carrying it), over ``names`` (an array of names per record); one
+    Spark job."""
+    found = (
+        parsed.select(F.explode(names).alias("name"), F.col(TYPES).alias("types"))
+        .groupBy("name", F.col("types")[F.col("name")].alias("kind"))
+        .count()
+        .collect()
+    )
+    seen: dict[str, tuple[set[str], int]] = {}
+    for name, kind, count in found:
+        kinds, records = seen.get(name, (set(), 0))
+        seen[name] = (kinds | ({kind} if kind else set()), records + count)
+    return seen
+
+
+def _spelled_once(
+    columns: dict[str, str], seen: Mapping[str, tuple[set[str], int]], config: TableConfig
+) -> tuple[dict[str, str], Column]:
+    """``columns`` without the spellings a table cannot keep beside another (:mod:`etl.readers.column_names`), and
+    the record's error naming the first such name it carries (NULL: none)."""
+    kept = kept_spellings({name: records for name, (_, records) in seen.items()}, list(config.columns or ()))
+    error = record_name_error(F.map_keys(F.col(VALUES)), kept, noun(config))
+    return {n: kind for n, kind in columns.items() if not is_reserved_column(n) and kept.get(n.lower(), n) == n}, error
+
+
 def record_columns(parsed: DataFrame, config: TableConfig) -> RecordColumns:
     """The columns of records parsed into :data:`VALUES` / :data:`TYPES` maps, under the table's ``new_columns``.
 
-    Without ``columns``: every name, typed from the values (:func:`column_types`). With them: ``add`` adds each
-    undeclared name with the widest type its values show (string when they show none: only NULLs), one Spark
-    job over ``parsed``; ``refuse`` / ``ignore`` keep the configured columns and mark the records.
+    Without ``columns``: every name, typed from the values (the widest type seen), one Spark job over ``parsed``.
+    With them: ``add`` adds each undeclared name with the widest type its values show (string when they show none:
+    only NULLs), one Spark job; ``refuse`` / ``ignore`` keep the configured columns and mark the records. Where
+    names are added (without ``columns``, and ``add``), a record carrying a name ODP reserves or a spelling another
+    kept name differs from only in case is refused (:mod:`etl.readers.column_names`).
     """
     none = F.lit(None).cast("string")
+    no_drop = F.lit(None).cast(DROPPED_TYPE)
     if not config.columns:
-        return RecordColumns(column_types(parsed, config), none, F.lit(None).cast(DROPPED_TYPE))
+        seen = _names_seen(parsed, F.map_keys(F.col(TYPES)))
+        columns = {name: widest(kinds) for name, (kinds, _) in sorted(seen.items())}
+        for key in config.primary_key:
+            columns.setdefault(key, "string")
+        columns, error = _spelled_once(columns, seen, config)
+        return RecordColumns(columns, error, no_drop)
     declared = dict(config.columns)
     extra = F.array_sort(F.array_except(F.map_keys(F.col(VALUES)), F.array(*[F.lit(name) for name in declared])))
     if config.new_columns is NewColumns.ADD:
-        kinds: dict[str, set[str]] = {}
-        found = parsed.select(F.explode(extra).alias("name"), F.col(TYPES).alias("types")).select(
-            "name", F.col("types")[F.col("name")].alias("kind")
-        )
-        for name, kind in found.distinct().collect():
-            kinds.setdefault(name, set()).update([kind] if kind else [])
-        added = {name: widest(kinds[name]) for name in sorted(kinds)}
-        return RecordColumns({**declared, **added}, none, F.lit(None).cast(DROPPED_TYPE))
+        seen = _names_seen(parsed, extra)
+        added = {name: widest(kinds) for name, (kinds, _) in sorted(seen.items())}
+        columns, error = _spelled_once({**declared, **added}, seen, config)
+        return RecordColumns(columns, error, no_drop)
     has_extra = F.size(extra) > 0
     if config.new_columns is NewColumns.REFUSE:
         message = F.concat(F.lit(f"{noun(config)} "), extra.getItem(0), F.lit(REFUSED))
-        return RecordColumns(declared, F.when(has_extra, message), F.lit(None).cast(DROPPED_TYPE))
+        return RecordColumns(declared, F.when(has_extra, message), no_drop)
     return RecordColumns(declared, none, F.when(has_extra, extra))

@@ -25,12 +25,15 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
 
 from py4j.protocol import Py4JJavaError
+from pyspark.errors import AnalysisException
+from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from etl.change_frame import FILE, FILE_ORDER, ROW
 from etl.errors import ChangeFileError
+from etl.readers.column_names import schema_clash
 from etl.readers.common import SourceFile, java_cause
 
 FULL_LOAD = "_odp_full_load"  # transient: the row comes from a full-load file
@@ -131,15 +134,23 @@ class _FooterReader:
             cause = java_cause(error) if "Caused by:" in str(error) else error.java_exception.toString()[:300]
             raise ChangeFileError(source.key, f"unreadable Parquet: {cause}") from error
         # Spark's own rule: the Spark schema a Spark writer stored in the footer, else the Parquet types converted
-        return T.StructType.fromJson(json.loads(self._read_schema(footer, self._converter).json()))
+        try:
+            schema = T.StructType.fromJson(json.loads(self._read_schema(footer, self._converter).json()))
+        except (CapturedException, Py4JJavaError) as error:  # a type Spark cannot read (INT64 TIMESTAMP(NANOS))
+            raise ChangeFileError(source.key, f"unreadable Parquet: {java_cause(error)}") from error
+        clash = schema_clash(schema)
+        if clash is not None:
+            raise ChangeFileError(source.key, clash)
+        return schema
 
 
 def parquet_schemas(spark: SparkSession, files: Sequence[SourceFile]) -> list[T.StructType]:
     """Each file's Spark schema from its footer, in ``files``' order (driver threads, no Spark job).
 
     Raises:
-        ChangeFileError: the first file (in ``files``' order) whose footer does not read
-            (``unreadable Parquet: <cause>``).
+        ChangeFileError: the first file (in ``files``' order) whose footer does not read or holds a type Spark
+            cannot read (``unreadable Parquet: <cause>``), or whose columns a table cannot hold side by side
+            (:func:`etl.readers.column_names.schema_clash`: names that differ only in case, ODP's own names).
     """
     footers = _FooterReader(spark)
     with ThreadPoolExecutor(max_workers=FOOTER_THREADS) as pool:
@@ -222,3 +233,61 @@ def binary_scan(
     uris = list({same_file(source.uri): source.uri for source in files}.values())
     scanned = spark.read.format("binaryFile").load([literal_path(uri) for uri in uris]).select("path", "content")
     return spark.createDataFrame(scanned.rdd.flatMap(rows), schema)
+
+
+Scan = tuple[DataFrame, Sequence[SourceFile]]  # one scan's frame and its files
+
+
+def union_scans(scans: Sequence[Scan]) -> DataFrame:
+    """The frames of a table's scans as one frame, in the scans' order (columns by name; a column a scan lacks is
+    NULL in its rows).
+
+    Raises:
+        ChangeFileError: a scan whose columns cannot be merged with the others' (:func:`check_mergeable`).
+    """
+    check_mergeable(scans)
+    return reduce(lambda left, right: left.unionByName(right, allowMissingColumns=True), [frame for frame, _ in scans])
+
+
+def check_mergeable(scans: Sequence[Scan]) -> None:
+    """Merge the scans' columns largest scan first (planning only, no Spark job), so that a scan that does not
+    merge with the ones before it is the smaller side: its files are refused, not the table's other files.
+
+    Raises:
+        ChangeFileError: the first file of such a scan (in file order): ``column status is struct<a:bigint> here
+            and string in 15 other file(s) of the run: one table column cannot hold both``. An analysis error that
+            no column explains is raised as it is.
+    """
+    order = sorted(range(len(scans)), key=lambda index: -len(scans[index][1]))
+    merged, files = scans[order[0]][0], len(scans[order[0]][1])
+    for index in order[1:]:
+        frame, group = scans[index]
+        try:
+            merged = merged.unionByName(frame, allowMissingColumns=True)
+        except AnalysisException as error:
+            first = min(group, key=lambda source: source.order)
+            conflict = _unmergeable_column(merged, frame)
+            if conflict is None:
+                raise
+            name, theirs, mine = conflict
+            raise ChangeFileError(
+                first.key,
+                f"column {name} is {mine} here and {theirs} in {files} other file(s) of the run: one table column "
+                "cannot hold both",
+            ) from error
+        files += len(group)
+
+
+def _unmergeable_column(merged: DataFrame, frame: DataFrame) -> tuple[str, str, str] | None:
+    """(name, its type in ``merged``, its type in ``frame``) of the first column both hold whose types a union
+    refuses, or None."""
+    theirs = {field.name.lower(): field for field in merged.schema.fields}
+    for field in frame.schema.fields:
+        other = theirs.get(field.name.lower())
+        if other is None or other.dataType == field.dataType:
+            continue
+        try:
+            merged.select(F.col(f"`{other.name}`")).unionByName(frame.select(F.col(f"`{field.name}`")))
+        except AnalysisException:
+            return field.name, other.dataType.simpleString(), field.dataType.simpleString()
+    return None

@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from etl.hudi.schema import is_widening
-from odp.config.models import TableConfig
 
 # The parsed text values of a record (column -> text) and the types inferred from them (column -> type).
 VALUES = "_odp_values"
@@ -122,19 +121,3 @@ def widest(kinds: set[str]) -> str:
     if "string" in kinds or "boolean" in kinds or not kinds <= set(_RANK):
         return "string"
     return max(kinds, key=_RANK.__getitem__)
-
-
-def column_types(parsed: DataFrame, config: TableConfig) -> dict[str, str]:
-    """The table's columns: configured, else the widest type seen in ``parsed``'s :data:`TYPES` (keys: string).
-
-    Without configured columns this runs one Spark job over ``parsed``.
-    """
-    if config.columns:
-        return dict(config.columns)
-    kinds: dict[str, set[str]] = {}
-    for name, kind in parsed.select(F.explode(TYPES)).distinct().collect():
-        kinds.setdefault(name, set()).add(kind)
-    columns = {name: widest(found) for name, found in sorted(kinds.items())}
-    for key in config.primary_key:
-        columns.setdefault(key, "string")
-    return columns

@@ -119,7 +119,10 @@ def route_record(record: StreamRecord, routes: Mapping[str, Route]) -> RoutedCha
 
     Errors: no data, data that is not JSON, a record without a table name, a table no route knows, and
     every :class:`RecordError` of the DynamoDB parser (unknown eventName, no image, a missing or null key, a
-    creation time outside the route's horizon).
+    creation time outside the route's horizon). Any other exception the parsing raises (JSON nested deeper than
+    Python's parser recurses, a value the parser does not expect) is the record's too: ``the record cannot be
+    parsed: RecursionError: ...``; raised on an executor it would fail the whole micro-batch, every batch after a
+    restart.
     """
     where = {"sequence_number": record.sequence_number, "shard": record.shard}
     table_id = event_id = None
@@ -139,6 +142,9 @@ def route_record(record: StreamRecord, routes: Mapping[str, Route]) -> RoutedCha
             raise RecordError("empty record")
     except RecordError as error:
         return RoutedChange(table_id, event_id=event_id, error=str(error), **where)
+    except Exception as error:  # noqa: BLE001 - whatever one record raises is that record's, never the batch's
+        reason = f"the record cannot be parsed: {type(error).__name__}: {str(error)[:300]}"
+        return RoutedChange(table_id, event_id=event_id, error=reason, **where)
     return RoutedChange(
         table_id,
         event_id=event_id,

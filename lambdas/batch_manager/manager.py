@@ -94,7 +94,7 @@ class BatchManager:
         return self._tables.active_ids(cadence)
 
     def plan(self, cadence: str, execution_name: str) -> dict[str, Any]:
-        """The Map input: batches of tables with pending files, oldest first, leased tables left out.
+        """The Map input: batches of tables with pending files, oldest first, leased and held tables left out.
 
         Raises:
             UnknownCadenceError: the cadence is not in batch_config.
@@ -107,17 +107,26 @@ class BatchManager:
         else:
             summaries = [self._files.pending_summary(table_id) for table_id in self.active_tables(cadence)]
         pending = [summary for summary in summaries if summary.files > 0]
-        leased = self._processing.leased_tables(summary.table_id for summary in pending) if pending else set()
-        totals = pending_totals(pending, now)
-        batches, deferred = fit_payload(make_batches(order_tables(pending, leased), batch_size or 1, execution_name))
+        leased, held = (
+            self._processing.unavailable_tables(summary.table_id for summary in pending) if pending else (set(), set())
+        )
+        totals = pending_totals(pending, now)  # held and leased tables' files too: a stuck table shows as stale
+        ready = order_tables(pending, leased | held)
+        batches, deferred = fit_payload(make_batches(ready, batch_size or 1, execution_name))
         self._publish(cadence, totals.to_payload(), leased=len(leased), batches=len(batches))
         log = {
             "cadence": cadence,
             "active_tables": len(summaries),
             "leased_tables": sorted(leased),
+            "held_tables": sorted(held),
             "batches": len(batches),
             **totals.to_payload(),
         }
+        if held:
+            logger.warning(
+                "held tables left out: each failed max_table_attempts runs in a row; after a fix, python -m odp retry",
+                extra={"cadence": cadence, "held_tables": sorted(held)},
+            )
         if deferred:
             log["deferred_tables"] = sum(len(batch.table_ids) for batch in deferred)
             logger.warning("plan too large for one execution; the newest work waits for the next run", extra=log)

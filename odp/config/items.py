@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from odp.compat import refuse_columns_map
-from odp.config.models import DEFAULT_MAX_FILE_ATTEMPTS, SOURCE_SETTINGS, Cadence, IndexKind, TableConfig
+from odp.config.models import SOURCE_SETTINGS, Cadence, TableConfig
 from odp.dynamodb import StoredRecord
 from odp.naming import file_processor_job_name
 
@@ -45,16 +45,10 @@ def table_config_item(table: TableConfig) -> dict[str, Any]:
     if table.columns is not None:
         # A list, not a map: a DynamoDB map has no order, and headerless CSV is read in this order.
         item["columns"] = [{"name": name, "type": kind} for name, kind in table.columns.items()]
-    for name in SOURCE_SETTINGS:
-        value = getattr(table, name)
+    for name in (*SOURCE_SETTINGS, "max_file_attempts", "max_table_attempts", "index_buckets", "index"):
+        value = getattr(table, name)  # stored when set and not the default
         if value is not None and value != TableConfig.model_fields[name].default:
             item[name] = value.value if hasattr(value, "value") else value
-    if table.max_file_attempts != DEFAULT_MAX_FILE_ATTEMPTS:
-        item["max_file_attempts"] = table.max_file_attempts
-    if table.index_buckets is not None:
-        item["index_buckets"] = table.index_buckets
-    if table.index is not IndexKind.RECORD:
-        item["index"] = table.index.value
     if table.shard_column is not None:
         item["shard_column"] = table.shard_column
         item["shard_from"] = table.shard_from.value if table.shard_from is not None else None
@@ -73,7 +67,7 @@ def table_config_from_item(item: dict[str, Any]) -> TableConfig:
         pydantic.ValidationError: the item is not a table_config item.
     """
     fields = {key: value for key, value in item.items() if key not in ("table_id", ACTIVE_CADENCE_ATTRIBUTE)}
-    for number in ("max_file_attempts", "index_buckets"):
+    for number in ("max_file_attempts", "max_table_attempts", "index_buckets"):
         if isinstance(fields.get(number), Decimal):  # DynamoDB numbers come back as Decimal
             fields[number] = int(fields[number])
     refuse_columns_map(item)

@@ -48,6 +48,10 @@ ColumnName = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 # this many failed runs; a failure that would repeat (bad content) quarantines it at once
 # (etl/file_processor/poison.py).
 DEFAULT_MAX_FILE_ATTEMPTS = 3
+# A table whose runs fail this many times in a row with an error no file is the difference for (its configuration,
+# its Hudi table, a read that fails whatever its files) is held: the Batch Manager leaves it out until
+# ``python -m odp retry`` (etl/file_processor/processor.py).
+DEFAULT_MAX_TABLE_ATTEMPTS = 5
 
 
 class _Strict(BaseModel):
@@ -337,6 +341,14 @@ class DebeziumShape(StrEnum):
 # The change frame's bookkeeping columns as one struct in a transform's input; the SELECT must keep it.
 TRANSFORM_META = "_odp"
 TRANSFORM_SOURCE = "<SRC>"
+# Column names of ODP's change frame and of Hudi's meta columns: a source column may not take them.
+RESERVED_COLUMN_PREFIXES = ("_odp_", "_hoodie_")
+
+
+def is_reserved_column(name: str) -> bool:
+    """Pure: whether a column name is ODP's or Hudi's own (``_odp``, ``_odp_*``, ``_hoodie_*``, any case)."""
+    lower = name.lower()
+    return lower == TRANSFORM_META or lower.startswith(RESERVED_COLUMN_PREFIXES)
 
 
 def transform_problems(sql: str, required: list[str]) -> list[str]:
@@ -392,6 +404,16 @@ class TableSettings(_Strict):
             "kept) and the table goes on without it, for failures that may pass on a later try (a throttled or "
             "timed-out read of the file); a file whose content fails (parse, type, event time, unknown op) is "
             f"quarantined at its first failure. Default {DEFAULT_MAX_FILE_ATTEMPTS}."
+        ),
+    )
+    max_table_attempts: Annotated[int, Field(ge=1, le=100)] | None = Field(
+        default=None,
+        description=(
+            "Failed runs in a row a table may have before it is held: the Batch Manager leaves it out (its files "
+            "stay landed, their age shows in the freshness metric) until python -m odp retry, after a fix. Counts "
+            "the failures no file is the difference for (the table's configuration or Hudi table, a read that "
+            "fails whatever its files); a file that fails is quarantined instead and the table goes on. "
+            f"Default {DEFAULT_MAX_TABLE_ATTEMPTS}."
         ),
     )
     index_buckets: Annotated[int, Field(ge=1, le=4096)] | None = Field(
@@ -542,6 +564,14 @@ class TableSettings(_Strict):
         bad = [f"{name}: {kind!r}" for name, kind in value.items() if not SPARK_TYPE.match(kind.strip().lower())]
         if bad:
             raise ValueError("unknown Spark SQL type for " + ", ".join(bad))
+        reserved = [name for name in value if is_reserved_column(name)]
+        if reserved:
+            raise ValueError(f"column {reserved[0]}: _odp, _odp_* and _hoodie_* are ODP's and Hudi's own columns")
+        spelled: dict[str, str] = {}
+        for name in value:
+            first = spelled.setdefault(name.lower(), name)
+            if first != name:
+                raise ValueError(f"columns {first} and {name} differ only in case: Spark takes them for one column")
         return {name: kind.strip().lower() for name, kind in value.items()}
 
 
@@ -740,6 +770,7 @@ class TableConfig(_Strict):
     missing_columns: MissingColumns = MissingColumns.REFUSE
     unavailable_value_placeholder: str = DEBEZIUM_UNAVAILABLE_VALUE  # read by debezium sources only
     max_file_attempts: int = DEFAULT_MAX_FILE_ATTEMPTS
+    max_table_attempts: int = DEFAULT_MAX_TABLE_ATTEMPTS
     index_buckets: int | None = None  # None: ``index``; N: the bucket index, N per partition
     index: IndexKind = IndexKind.RECORD  # with index_buckets None: the record level index or the simple index
     # Shards merged (an entry with from): schema_name/table are then globs, primary_key starts with shard_column.

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from odp.config.models import (
     DEFAULT_MAX_FILE_ATTEMPTS,
+    DEFAULT_MAX_TABLE_ATTEMPTS,
     DEFAULT_SHARD_COLUMN,
     SOURCE_SETTINGS,
     IndexKind,
@@ -79,6 +80,7 @@ def resolve_table(source: str, source_format: SourceFormat, entry: TableEntry, p
         is_active=True if pick("is_active") is None else pick("is_active"),
         columns=pick("columns"),
         max_file_attempts=pick("max_file_attempts") or DEFAULT_MAX_FILE_ATTEMPTS,
+        max_table_attempts=pick("max_table_attempts") or DEFAULT_MAX_TABLE_ATTEMPTS,
         index_buckets=pick("index_buckets"),
         index=pick("index") or IndexKind.RECORD,
         stream=pick("stream"),

@@ -165,9 +165,16 @@ def plan_retry(backend: OperatorBackend, table_id: str) -> Plan:
         lines.append(f"note: {state.lease_owner} holds the lease; the run skips the table unless that run has ended")
     if not config.is_active:
         lines.append("note: the table is inactive in table_config: the run leaves its files landed")
+    if state.held_at is not None:
+        lines.insert(
+            0,
+            f"processing_tracker: release the hold (held since {state.held_at} after {state.failed_runs} failed runs "
+            "in a row); its failed runs are counted afresh and the Batch Manager plans it again",
+        )
 
     def change() -> list[str]:
-        return [backend.start_run(config.cadence, [table_id], batch_id)]
+        released = [f"released the hold on {table_id}"] if processing_tracker(backend).release_hold(table_id) else []
+        return [*released, backend.start_run(config.cadence, [table_id], batch_id)]
 
     return Plan(f"retry {table_id}", lines, change)
 

@@ -78,6 +78,13 @@ def render_table(view: TableView, now: datetime) -> str:
         ),
         f"  last error: {(finished.error if finished else None) or '-'}",
     ]
+    if state.held_at is not None:
+        lines.append(
+            f"  HELD since {state.held_at}, after {state.failed_runs} failed runs in a row (max_table_attempts): the "
+            f"Batch Manager leaves it out; after a fix, python -m odp retry {view.table_id}"
+        )
+    elif state.failed_runs:
+        lines.append(f"  failed runs in a row: {state.failed_runs}")
     if finished is not None and finished.quarantined_files:
         lines.append(f"  quarantined by the last run: {', '.join(finished.quarantined_files)}")
     lines.append(f"  quarantined: {len(view.quarantined)} file(s)")
@@ -94,6 +101,7 @@ def render_cadence(cadence: str, views: list[TableView], now: datetime) -> str:
     lines = [f"cadence {cadence}: {len(views)} table(s)", header]
     for view in views:
         status = view.state.status.value if view.state.status else "-"
+        status = "held" if view.state.held_at is not None else status
         lease = "free" if view.state.lease_owner is None else f"held by {view.state.lease_owner}"
         lines.append(
             f"{view.table_id:<40} {view.pending.files:>7} {age(view.pending.oldest_landed_at, now):>9} "

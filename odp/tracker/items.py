@@ -163,6 +163,10 @@ class TableRun(StoredRecord):
     batch_id: str | None = None  # the Batch Manager's batch (job argument odp_batch_id) this run belonged to
     duplicate_files: int = 0  # historical tables: files not applied, their content was applied already
     quarantined_files: tuple[str, ...] = ()  # keys of the files this run quarantined (etl/file_processor/poison.py)
+    # A failed run: the table's failed runs in a row, this one included, and whether they reached max_table_attempts
+    # (then the table is held: the Batch Manager leaves it out until python -m odp retry)
+    failed_runs: int | None = None
+    held: bool | None = None
     # new_columns: ignore: the columns outside the table's columns this run dropped, and how many values
     ignored_columns: tuple[str, ...] = ()
     ignored_values: int = 0
@@ -260,6 +264,9 @@ class TableState(StoredRecord):
     lease_job_run_id: str | None = None
     updated_at: str | None = None
     last_run: TableRun | None = None
+    # Failed runs in a row (none after a completed run), and when they held the table (max_table_attempts)
+    failed_runs: int | None = None
+    held_at: str | None = None
 
     @property
     def lease_job_run(self) -> JobRunRef | None:

@@ -503,11 +503,14 @@ class ProcessingTracker:
         """
         now = iso(self._clock())
         summary, removed = run.last_run_attributes(finished_at=now)
+        summary |= _failed_runs_attributes(run, now)
         names = {"#status": "status"}
         values: dict[str, Any] = {":status": run.status.value, ":now": now, ":owner": owner}
         values |= {f":{name}": value for name, value in summary.items()}
         sets = ["#status = :status", "updated_at = :now", *(f"{name} = :{name}" for name in summary)]
         removes = ["lease_owner", "lease_expires_at", "lease_job_name", "lease_job_run_id", *removed]
+        if run.status is RunStatus.COMPLETED:
+            removes += ["failed_runs", "held_at"]
         try:
             self._tracker.update_item(
                 Key={"table_id": run.table_id},
@@ -552,9 +555,31 @@ class ProcessingTracker:
         With ``job_runs``, a lease whose recorded job run has ended (FAILED, TIMEOUT, STOPPED, or gone)
         does not count: the next job run takes it over at once instead of waiting for its expiry.
         """
+        return self.unavailable_tables(table_ids)[0]
+
+    def unavailable_tables(self, table_ids: Iterable[str]) -> tuple[set[str], set[str]]:
+        """(leased, held): the tables :meth:`leased_tables` names, and those held after ``max_table_attempts``
+        failed runs in a row (until :meth:`release_hold`); one read of the items (BatchGetItem, 100 a call)."""
         now = self._now_epoch()
-        held = {table_id: state for table_id, state in self.states(table_ids).items() if state.lease_is_held(now)}
-        return {table_id for table_id, state in held.items() if not self._holder_ended(state)}
+        states = self.states(table_ids)
+        leased = {
+            table_id for table_id, state in states.items() if state.lease_is_held(now) and not self._holder_ended(state)
+        }
+        return leased, {table_id for table_id, state in states.items() if state.held_at is not None}
+
+    def release_hold(self, table_id: str) -> bool:
+        """Let the Batch Manager plan a held table again, its failed runs counted afresh; False if it was not held."""
+        try:
+            self._tracker.update_item(
+                Key={"table_id": table_id},
+                UpdateExpression="REMOVE held_at, failed_runs",
+                ConditionExpression="attribute_exists(held_at)",
+            )
+        except ClientError as error:
+            if _is_conditional_failure(error):
+                return False
+            raise
+        return True
 
     def _holder_ended(self, state: TableState) -> bool:
         job_run = state.lease_job_run
@@ -563,6 +588,13 @@ class ProcessingTracker:
     def history(self, table_id: str) -> list[TableRun]:
         items = table_items(self._history, "query", KeyConditionExpression=Key("table_id").eq(table_id))
         return [TableRun.from_item(item) for item in items]
+
+
+def _failed_runs_attributes(run: TableRun, now: str) -> dict[str, Any]:
+    """A failed run's count of failed runs in a row, and when they held the table (none for other runs)."""
+    if run.status is not RunStatus.REFRESH_ERROR or not run.failed_runs:
+        return {}
+    return {"failed_runs": run.failed_runs, **({"held_at": now} if run.held else {})}
 
 
 def _lease_update(

@@ -1,6 +1,7 @@
-"""Poison files on real Spark + Hudi: a file failing deterministically is quarantined at its first failure and
-the run applies the table's other files in the same commit; a failure naming no file counts against no file;
-a released file is applied in its event-time order (never over newer rows or committed deletes)."""
+"""Poison files on real Spark + Hudi: a failure naming no file counts against no file and, run after run, holds the
+table at its bound; a released file is applied in its event-time order (never over newer rows or committed
+deletes); a crash after the commit of a run that set a file aside. (Bad files quarantined at their first failure
+while the run commits the others: tests/unit/etl/test_scan_failures.py.)"""
 
 from __future__ import annotations
 
@@ -32,62 +33,10 @@ def trackers(lake: Lake) -> tuple[FileTracker, ProcessingTracker]:
 
 
 @pytest.mark.spark
-def test_two_bad_files_among_five_good_ones_are_quarantined_and_the_five_committed_in_one_run(
+def test_a_failure_that_names_no_file_counts_against_no_file_and_holds_the_table_at_its_bound(
     spark, lake: Lake
 ) -> None:
-    config = lake.configure(table_config("people"))
-    good = [
-        lake.land_parquet(config, f"20260101-{n}.parquet", rows(("I", str(n), n, f"p{n}")), CDC) for n in (1, 3, 4, 6)
-    ]
-    # an unknown op in row 2, and a file that is not Parquet: each found on its own pass over the files
-    typed = lake.land_parquet(
-        config,
-        "20260101-2.parquet",
-        [{"Op": "I", "seq": "2", "id": 2, "name": "x"}, {"Op": "Z", "seq": "2", "id": 20, "name": "y"}],
-        CDC,
-    )
-    truncated = lake.land_text(config, "20260101-5.parquet", "PAR1 truncated upload")
-    good.append(lake.land_parquet(config, "20260101-7.parquet", rows(("U", "7", 1, "p1-new")), CDC))
-    files, processing = trackers(lake)
-
-    run = lake.run(spark, config.table_id).tables[0]
-
-    assert run.status is RunStatus.COMPLETED, run.error
-    assert run.files == 5
-    assert sorted(run.quarantined_files) == [typed.key, truncated.key]
-    assert rows_of(spark, run.base_path, ["id", "name"]) == [(1, "p1-new"), (3, "p3"), (4, "p4"), (6, "p6")]
-    (commit,) = completed_commits(spark, run.base_path)
-    assert sorted(commit.file_ids) == sorted(f.file_id for f in good)  # the commit names exactly what it applied
-    assert sorted(item["key"] for item in lake.processed(config.table_id)) == sorted(f.key for f in good)
-    held = {f.key: f for f in files.files(config.table_id)}
-    assert sorted(held) == sorted([typed.key, truncated.key])
-    assert all(f.status is FileStatus.QUARANTINED for f in held.values())
-    assert held[typed.key].last_error == (
-        f"quarantined at its first failure, by run {run.run_id}: ChangeFileError: {typed.key}: row 2: "
-        "unknown Op 'Z' (expected I, U or D)"
-    )
-    assert held[truncated.key].last_error.startswith(
-        f"quarantined at its first failure, by run {run.run_id}: ChangeFileError: {truncated.key}: unreadable Parquet: "
-    )
-    state = processing.state(config.table_id)
-    assert (state.last_run.status, state.last_run.quarantined_files) == (RunStatus.COMPLETED, run.quarantined_files)
-    # python -m odp status names each file and why
-    backend = SimpleNamespace(environment="test", names=lake.names, dynamodb=lake.dynamodb, job_runs=None)
-    shown = render_table(table_view(backend, config.table_id), datetime.now(UTC)).splitlines()
-    assert f"  quarantined by the last run: {', '.join(run.quarantined_files)}" in shown
-    assert "  quarantined: 2 file(s)" in shown
-    assert f"    {typed.key} (since {held[typed.key].quarantined_at})" in shown
-    assert f"      {held[typed.key].last_error}" in shown
-    assert f"    {truncated.key} (since {held[truncated.key].quarantined_at})" in shown
-
-    # the next run has nothing to do and quarantines nothing more
-    again = lake.run(spark, config.table_id).tables[0]
-    assert (again.status, again.files, again.quarantined_files) == (RunStatus.COMPLETED, 0, ())
-
-
-@pytest.mark.spark
-def test_a_failure_that_names_no_file_counts_against_no_file(spark, lake: Lake) -> None:
-    config = lake.configure(table_config("counts"))
+    config = lake.configure(table_config("counts", max_table_attempts=2))
     numbers = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.int64())])
     words = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.string())])
     lake.land_parquet(config, "20260101-1.parquet", [{"Op": "I", "seq": "1", "id": 1, "n": 10}], numbers)
@@ -105,6 +54,23 @@ def test_a_failure_that_names_no_file_counts_against_no_file(spark, lake: Lake) 
     assert processing.state(config.table_id).last_run.quarantined_files == ()
     assert [(f.status, f.attempts) for f in lake.landed(config.table_id)] == [(FileStatus.LANDED, None)] * 2
     assert files.files(config.table_id, FileStatus.QUARANTINED) == []
+    assert (failed.failed_runs, failed.held, processing.state(config.table_id).held_at) == (1, None, None)
+
+    # the table's failures are bounded: at max_table_attempts failed runs in a row it is held, never retried forever
+    again = lake.run(spark, config.table_id).tables[0]
+    assert (again.status, again.failed_runs, again.held) == (RunStatus.REFRESH_ERROR, 2, True)
+    assert again.error.endswith(
+        "[failed 2 runs in a row (max_table_attempts 2): held, the Batch Manager plans it no more; after a fix, "
+        f"python -m odp retry {config.table_id}]"
+    )
+    assert processing.unavailable_tables([config.table_id]) == (set(), {config.table_id})
+    backend = SimpleNamespace(environment="test", names=lake.names, dynamodb=lake.dynamodb, job_runs=None)
+    shown = render_table(table_view(backend, config.table_id), datetime.now(UTC)).splitlines()
+    held_at = processing.state(config.table_id).held_at
+    assert (
+        f"  HELD since {held_at}, after 2 failed runs in a row (max_table_attempts): the Batch Manager leaves it out; "
+        f"after a fix, python -m odp retry {config.table_id}"
+    ) in shown
 
 
 @pytest.mark.spark

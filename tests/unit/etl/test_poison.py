@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from etl.errors import ChangeFileError, SchemaEvolutionError
-from etl.file_processor.poison import deterministic_failure, files_named_by
+from etl.errors import ChangeFileError, SchemaEvolutionError, TableConfigError, UntracedReadError
+from etl.file_processor.poison import deterministic_failure, files_named_by, trace_failure, traceable_failure
 from tests.support.trackers import tracked
 
 ONE = tracked("src/app/t/1.csv", etag="a")
@@ -64,3 +64,60 @@ def test_only_a_change_file_error_naming_one_landed_file_convicts() -> None:
     assert deterministic_failure(ChangeFileError("src/app/t/9.csv", "row 1: null key id"), [ONE, ELEVEN]) is None
     assert deterministic_failure(RuntimeError("src/app/t/1.csv: row 1: bad"), [ONE, ELEVEN]) is None
     assert deterministic_failure(SchemaEvolutionError("column n: table has bigint, files bring string"), [ONE]) is None
+
+
+FILES = [tracked(f"src/app/t/{n}.parquet", etag=str(n)) for n in range(8)]
+COLLISION = "[COLUMN_ALREADY_EXISTS] The column `status` already exists."
+
+
+def test_a_read_failure_naming_no_file_is_traced_unless_it_is_the_tables() -> None:
+    several = ChangeFileError("src/app/t/1.csv, src/app/t/11.csv", "reading failed, the error names no single file")
+    assert traceable_failure(RuntimeError(COLLISION), [ONE, ELEVEN])
+    # judged by its cause: a line number of the stack below it (:503) is no sign of an S3 error
+    assert traceable_failure(
+        RuntimeError(f"{COLLISION}\n\tat org.apache.spark.rdd.FileScanRDD.x(FileScanRDD.scala:503)"), [ONE]
+    )
+    assert traceable_failure(several, [ONE, ELEVEN])
+    for the_tables in (
+        SchemaEvolutionError("column n: table has bigint, files bring string"),
+        TableConfigError("src.app.t: CSV files need the table's columns in its configuration"),
+        UntracedReadError("src.app.t: reading its 2 landed file(s) failed"),
+        RuntimeError("java.net.SocketTimeoutException: Read timed out"),  # may pass next time
+    ):
+        assert not traceable_failure(the_tables, [ONE, ELEVEN]), the_tables
+    assert not traceable_failure(ChangeFileError("src/app/t/11.csv", "row 2: bad"), [ONE, ELEVEN])  # names its file
+
+
+def test_a_traced_failure_is_its_files_error_and_convicts_it() -> None:
+    def probe(files: list) -> BaseException | None:
+        return RuntimeError(COLLISION) if FILES[5] in files else None
+
+    error, trace = trace_failure(RuntimeError(COLLISION), FILES, probe, table_id="src.app.t")
+    assert isinstance(error, ChangeFileError)
+    assert str(error) == f"src/app/t/5.parquet: unreadable file: {COLLISION}"
+    assert deterministic_failure(error, FILES) == FILES[5]
+    assert trace.reads == 4  # [0..3] reads, [4, 5] fails, [4] reads, then [5] alone fails: its own error
+
+
+def test_a_reader_error_met_while_tracing_is_kept_as_it_is() -> None:
+    row_error = ChangeFileError("src/app/t/2.parquet", "row 3, column amount: value 'x' is not a valid double")
+
+    def probe(files: list) -> BaseException | None:
+        return row_error if FILES[2] in files else None
+
+    error, _ = trace_failure(RuntimeError(COLLISION), FILES, probe, table_id="src.app.t")
+    assert error is row_error
+
+
+def test_a_failure_every_part_shares_is_the_tables() -> None:
+    error, trace = trace_failure(
+        RuntimeError("metadata unreadable"),
+        FILES,
+        lambda files: RuntimeError("metadata unreadable"),
+        table_id="src.app.t",
+    )
+    assert isinstance(error, UntracedReadError)
+    assert str(error) == (
+        f"src.app.t: reading its 8 landed file(s) failed, and reading them apart ({trace.reads} reads) traced the "
+        "failure to no file: RuntimeError: metadata unreadable"
+    )

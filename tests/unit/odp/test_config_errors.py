@@ -151,6 +151,18 @@ CASES: list[tuple[str, Callable[[dict], None], str]] = [
         "tables/shop.yaml: tables[0].columns: unknown Spark SQL type for amount: 'varchar(10)'",
     ),
     (
+        "columns whose names differ only in case",
+        lambda f: table(f)["columns"].update(AMOUNT="bigint"),
+        "tables/shop.yaml: tables[0].columns: columns amount and AMOUNT differ only in case: Spark takes them for one "
+        "column",
+    ),
+    (
+        "a column named as one of ODP's own",
+        lambda f: table(f)["columns"].update(_hoodie_commit_time="string"),
+        "tables/shop.yaml: tables[0].columns: column _hoodie_commit_time: _odp, _odp_* and _hoodie_* are ODP's and "
+        "Hudi's own columns",
+    ),
+    (
         "event time tolerance that is not a duration",
         lambda f: table(f).update(event_time_tolerance="1 day"),
         "tables/shop.yaml: tables[0].event_time_tolerance: '1 day' is not a duration: use a whole number and a "

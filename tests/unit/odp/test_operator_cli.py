@@ -196,12 +196,21 @@ def test_retry_on_aws_starts_the_cadence_job_with_the_batch_arguments(aws_env: N
         glue = boto3.client("glue")
         job_name = file_processor_job_name("dev", "hourly")
         glue.create_job(Name=job_name, Role="arn:aws:iam::123456789012:role/x", Command={"Name": "glueetl"})
+        processing = boto3.resource("dynamodb").Table(names.processing_tracker)
+        held = "2024-05-01T12:00:00.000Z"
+        processing.put_item(Item={"table_id": PEOPLE.table_id, "failed_runs": 5, "held_at": held})
         assert main(["--env", "dev", "retry", PEOPLE.table_id]) == 0
         assert glue.get_job_runs(JobName=job_name)["JobRuns"] == []
+        assert (
+            f"processing_tracker: release the hold (held since {held} after 5 failed runs in a row); its failed runs "
+            "are counted afresh and the Batch Manager plans it again"
+        ) in capsys.readouterr().out
         assert main(["--env", "dev", "retry", PEOPLE.table_id, "--yes"]) == 0
         out = capsys.readouterr().out
         (run,) = glue.get_job_runs(JobName=job_name)["JobRuns"]
+        assert f"done: released the hold on {PEOPLE.table_id}" in out
         assert f"done: started Glue job run {run['Id']} of {job_name}" in out
+        assert processing.get_item(Key={"table_id": PEOPLE.table_id})["Item"] == {"table_id": PEOPLE.table_id}
         arguments = run["Arguments"]
         assert arguments[FileProcessorJobArgs.option("table_ids")] == '["src.app.people"]'
         assert arguments[FileProcessorJobArgs.option("batch_id")].startswith("manual-")

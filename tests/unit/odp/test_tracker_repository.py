@@ -385,6 +385,30 @@ def test_a_lease_records_its_job_run_and_one_of_an_ended_job_run_is_not_held(
     assert processing.state("a.b.live").lease_job_run is None
 
 
+# --- failed runs of a table: counted in a row, held at max_table_attempts, released by retry -----------
+
+
+def test_a_tables_failed_runs_in_a_row_hold_it_until_released(processing: ProcessingTracker) -> None:
+    def finish(status: RunStatus, failed_runs: int = 0, *, held: bool = False) -> None:
+        processing.acquire("t", "run", lease_seconds=60)
+        error = "UntracedReadError: t: no file" if status is RunStatus.REFRESH_ERROR else None
+        run = TableRun(table_id="t", run_id="run", started_at="x", status=status, error=error, failed_runs=failed_runs)
+        processing.finish(run.model_copy(update={"held": held}), "run")
+
+    finish(RunStatus.REFRESH_ERROR, 1)
+    assert (processing.state("t").failed_runs, processing.state("t").held_at) == (1, None)
+    assert processing.unavailable_tables(["t"]) == (set(), set())
+    finish(RunStatus.REFRESH_ERROR, 2, held=True)
+    assert (processing.state("t").failed_runs, processing.state("t").held_at) == (2, "2024-05-01T12:00:00.000Z")
+    assert processing.unavailable_tables(["t", "u"]) == (set(), {"t"})
+    assert processing.release_hold("t") is True
+    assert processing.release_hold("t") is False  # conditional: released once
+    assert (processing.state("t").failed_runs, processing.state("t").held_at) == (None, None)
+    finish(RunStatus.REFRESH_ERROR, 1)
+    finish(RunStatus.COMPLETED)  # a completed run starts the count afresh
+    assert processing.state("t").failed_runs is None
+
+
 # --- quarantine: failures counted per file, set aside at the limit, released as landed ---------------
 def test_a_file_is_quarantined_at_its_limit_and_released_as_landed(
     files: FileTracker, tracker_tables: dict[str, Any]

@@ -9,6 +9,7 @@ seconds): one raw commit and at most one commit per dataset per round.
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -61,7 +62,11 @@ def model_by_region(raw: dict[int, tuple[str, str]]) -> dict[str, tuple[int, Dec
 
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> tuple[OdpConfig, LakeRoots]:
-    root = tmp_path_factory.mktemp("datasets")
+    return new_lake(tmp_path_factory.mktemp("datasets"))
+
+
+def new_lake(root: Path) -> tuple[OdpConfig, LakeRoots]:
+    """The configuration (raw orders, the datasets clean and by_region over it) and the lake's roots under ``root``."""
     files: dict[str, Any] = valid_files()
     files["datasets/clean.yaml"] = {
         "name": "clean",
@@ -213,3 +218,20 @@ def test_crash_after_commit_reruns_as_up_to_date(spark, lake) -> None:
     }
     expected_groups = {(g, n, t) for g, (n, t) in model_by_region(after).items()}
     assert table_rows(spark, roots.dataset_path(config.datasets[1]), ["region", "orders", "revenue"]) == expected_groups
+
+
+def test_an_input_that_does_not_read_fails_its_dataset_naming_the_input(spark, tmp_path: Path) -> None:
+    """A base file of the raw table damaged: the refresh fails (nothing written) naming the input it read, not
+    with Spark's error alone."""
+    config, roots = new_lake(tmp_path)
+    clean = config.datasets[0]
+    write_raw(spark, config, roots, {}, ROUNDS[0], seq=1)
+    raw_path = roots.table_path(config.table(ORDERS))
+    for path in Path(raw_path.removeprefix("file://")).rglob("*.parquet"):
+        if ".hoodie" not in path.parts:
+            path.write_bytes(b"PAR1 truncated upload")
+    run = DatasetRefresher(spark, roots, {t.table_id: t for t in config.tables}, {"clean": clean}).refresh(clean)
+    assert run.status is RunStatus.FAILED
+    assert run.error.startswith(f"DatasetInputError: input orders ({ORDERS} at {raw_path}) does not read: "), run.error
+    assert ".parquet" in run.error  # the cause names the base file (locally: Hadoop's checksum of it fails)
+    assert completed_commits(spark, roots.dataset_path(clean)) == []

@@ -28,6 +28,36 @@ def bad_records(tmp_path: Path) -> list[dict]:
     ]
 
 
+# The first batch's bad records (table, reason), sorted; a record's place is its shard and sequence number.
+PLACE = "shard shardId-000000000000 sequence 4965782840918770152001999524250839011995335832519"  # + 1,000 a record
+FIRST_BATCH_BAD_RECORDS = [
+    (CUSTOMERS.table_id, "null key column id"),
+    (
+        CUSTOMERS.table_id,
+        f"{PLACE}2600314, attribute _odp_op has a name ODP reserves for its own columns (_odp, _odp_*, _hoodie_*): "
+        "rename it at the source",
+    ),
+    (
+        ORDERS.table_id,
+        # the readers' strict cast and message (etl.readers.typed_values), placed by shard and sequence number
+        f"{PLACE}2598314, column amount: value 'lots' is not a valid decimal(12,2)",
+    ),
+    (
+        ORDERS.table_id,
+        f"{PLACE}2599314, attribute STATUS differs only in case from status, the spelling kept for the table (its "
+        "columns', or most records'): Spark compares column names case-insensitively, so they cannot be two "
+        "columns (rename it at the source)",
+    ),
+    (None, "data does not parse as JSON: Expecting value (char 0)"),
+    (
+        None,
+        "the record cannot be parsed: RecursionError: maximum recursion depth exceeded while decoding a JSON "
+        "array from a unicode string",
+    ),
+    (None, "unknown table 'invoices': not streamed here (known: customers, order_events, orders)"),
+]
+
+
 def test_routing_event_types_late_duplicate_and_poison_records(
     spark, target: StreamTarget, folder: StreamFolder, tmp_path: Path
 ) -> None:
@@ -43,8 +73,12 @@ def test_routing_event_types_late_duplicate_and_poison_records(
             change("INSERT", "invoices", {"id": "i1"}, ms=14),  # no such table on this stream
             change("INSERT", "customers", {"id": None, "name": "nobody"}, ms=15),  # null key
             change("INSERT", "orders", {"id": "o9", "amount": "lots", "status": "new"}, ms=16),  # not a decimal
+            # attributes Spark takes for one column, and one of ODP's own names: refused, never renamed
+            change("INSERT", "orders", {"id": "o8", "amount": 1, "status": "new", "STATUS": "NEW"}, ms=17),
+            change("INSERT", "customers", {"id": "c8", "name": "Cy", "_odp_op": "D"}, ms=18),
         ],
-        raw_lines=("this is not a Kinesis record",),
+        # not a Kinesis record; and data nested deeper than Python's JSON parser recurses (it raised on the executor)
+        raw_lines=("this is not a Kinesis record", "[" * 100_000 + "]" * 100_000),
     )
     folder.write_documents(
         [
@@ -65,7 +99,7 @@ def test_routing_event_types_late_duplicate_and_poison_records(
 
     outcomes = run_local_stream(spark, str(folder.root), str(tmp_path / "checkpoint"), target)
 
-    assert [(o.records, o.bad_records, o.duplicates) for o in outcomes] == [(10, 4, 1), (4, 0, 0), (4, 0, 0)]
+    assert [(o.records, o.bad_records, o.duplicates) for o in outcomes] == [(13, 7, 1), (4, 0, 0), (4, 0, 0)]
     assert {t.table_id: t.status for o in outcomes for t in o.tables} == {
         CUSTOMERS.table_id: RunStatus.COMPLETED,
         ORDERS.table_id: RunStatus.COMPLETED,
@@ -74,19 +108,12 @@ def test_routing_event_types_late_duplicate_and_poison_records(
     assert rows(spark, target, CUSTOMERS) == [("c1", "Ann Lee")]
     assert rows(spark, target, ORDERS) == [("o1", "13.00", "paid")]
     assert rows(spark, target, EVENTS) == [("e1", "created"), ("e1", "paid")]
-    assert sorted(
-        ((r.get("_odp_table_id"), r["reason"]) for r in bad_records(tmp_path)), key=lambda r: (r[0] or "~", r[1])
-    ) == [
-        (CUSTOMERS.table_id, "null key column id"),
-        (
-            ORDERS.table_id,
-            # the readers' strict cast and message (etl.readers.typed_values), placed by shard and sequence number
-            "shard shardId-000000000000 sequence 49657828409187701520019995242508390119953358325192598314, "
-            "column amount: value 'lots' is not a valid decimal(12,2)",
-        ),
-        (None, "data does not parse as JSON: Expecting value (char 0)"),
-        (None, "unknown table 'invoices': not streamed here (known: customers, order_events, orders)"),
-    ]
+    assert (
+        sorted(
+            ((r.get("_odp_table_id"), r["reason"]) for r in bad_records(tmp_path)), key=lambda r: (r[0] or "~", r[1])
+        )
+        == FIRST_BATCH_BAD_RECORDS
+    )
 
 
 def test_one_tables_failure_sets_its_records_aside_and_never_blocks_the_others(

@@ -57,6 +57,19 @@ def test_bad_records_become_errors_with_the_reason() -> None:
     assert route_record(StreamRecord(None, SEQ, "s"), ROUTES).error == "empty record (no data)"
 
 
+def test_a_record_the_parser_raises_on_is_a_bad_record_not_a_failed_batch() -> None:
+    nested = route_record(StreamRecord("[" * 100_000 + "]" * 100_000, SEQ, "s"), ROUTES)
+    assert nested.error == (
+        "the record cannot be parsed: RecursionError: maximum recursion depth exceeded while decoding a JSON array "
+        "from a unicode string"
+    )
+    odd = change("INSERT", "orders", {"id": "o1"}, ms=1)
+    odd["dynamodb"]["NewImage"]["lines"] = {"L": [{"N": "twelve"}]}  # a number DynamoDB would never write
+    assert route_record(record(odd), ROUTES).error == (
+        "the record cannot be parsed: ValueError: could not convert string to float: 'twelve'"
+    )
+
+
 def test_the_published_kinesis_sample_routes(samples_dir: Path) -> None:
     event = json.loads((samples_dir / "dynamodb-kinesis" / "dynamodb-stream.json").read_text())
     name = "PowertoolsEventsStack-DynamoDBTable59784FC0-8NKAMTERTAXY"

@@ -87,6 +87,27 @@ def test_plan_batches_the_oldest_tables_first_and_skips_leased_ones(
     json.dumps(result)  # the state machine receives it as JSON
 
 
+def test_a_held_table_is_left_out_until_its_hold_is_released(
+    manager: BatchManager, processing: ProcessingTracker, pending: None
+) -> None:
+    processing.acquire(T(2), "glue-run-a", lease_seconds=60)
+    failed = TableRun(
+        table_id=T(2),
+        run_id="glue-run-a",
+        started_at="2024-05-01T12:02:00.000Z",
+        status=RunStatus.REFRESH_ERROR,
+        error="TableConfigError: the table's configuration does not fit",
+        failed_runs=5,
+        held=True,
+    )
+    processing.finish(failed, "glue-run-a")
+    result = plan(manager)
+    assert [batch["table_ids"] for batch in result["batches"]] == [[T(1), T(5), T(3)]]
+    assert result["pending"]["tables"] == 5  # its files still count: the freshness metric sees a held table
+    assert processing.release_hold(T(2)) is True  # python -m odp retry
+    assert [batch["table_ids"] for batch in plan(manager)["batches"]] == [[T(2), T(1), T(5), T(3)]]
+
+
 def test_plan_uses_the_configured_batch_size(manager: BatchManager, pending: None) -> None:
     result = plan(manager)
     assert [batch["table_ids"] for batch in result["batches"]] == [[T(2), T(1), T(5), T(3)]]  # batch_size 5
