@@ -4,7 +4,7 @@ moto 5.2.5's ``transact_write_items`` keeps a rollback copy by deep-copying the 
 once per action: a transaction of 100 actions into a table of N items copies 100 x N items. DynamoDB's own cost of
 a transaction does not depend on the table's size. In the many-files run (1,000 files landed for one table) that
 copy was about half of ODP's wave: the tracker writes one transaction per registered file and one per 50 files
-moved to history, each copying tables of up to 1,000 items (bench/README, "Many files").
+moved to history, each copying tables of up to 1,000 items (docs/decisions/010).
 
 :func:`install_item_level_rollback` keeps moto's transaction as it is and changes only what the rollback copies:
 the items the transaction's actions name, before it runs, instead of whole tables. A transaction that fails (a

@@ -1,1 +1,1 @@
-"""The File Processor: landed CDC files of a batch of tables -> one Hudi commit per table (see etl/README.md)."""
+"""The File Processor: landed CDC files of a batch of tables -> one Hudi commit per table (see its README.md)."""

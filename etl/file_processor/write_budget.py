@@ -2,7 +2,7 @@
 
 A table's Hudi write holds memory in proportion to its rows: a first write upserts the record-index entry
 of every key into the metadata table. Four first loads of 2,000,000 rows at once ran a 2 GiB JVM out of
-heap there; one at a time passed (bench/results/i12-4x2m-recent-mor*.json). Tables write concurrently
+heap there; one at a time passed (docs/decisions/014). Tables write concurrently
 (etl.file_processor.concurrency), so the job bounds the rows in writes at once: a table reserves its input rows from one
 :class:`RowBudget` shared by the job's tables before its write, and waits while they would exceed it. A write
 larger than the whole budget runs once nothing else writes. Reservations are granted in arrival order,

@@ -66,16 +66,15 @@ DEFAULT_COMPACTION_DELTA_COMMITS = 5
 # MERGE_ON_READ with the record index (Hudi 1.0.2 cannot index log files): an upsert merges a partition's inserts into
 # its one "small" file group (base file under hoodie.parquet.small.file.limit, Hudi's default 100 MB), with that
 # group's updates and deletes, into a new base file, as COPY_ON_WRITE would; only the other groups get log files.
-# At 100 MB a table of one file group under 100 MB was rewritten by every commit with an insert (bench/README,
+# At 100 MB a table of one file group under 100 MB was rewritten by every commit with an insert (docs/decisions/006,
 # i27-fleet-mor). At 4 MiB a commit rewrites at most 4 MiB per partition with inserts, every larger file group logs
-# its updates and deletes, and a trickle of inserts gathers in files of about 4 MiB (etl/README, "What MERGE_ON_READ
-# saves with the record index").
+# its updates and deletes, and a trickle of inserts gathers in files of about 4 MiB (docs/decisions/006).
 MERGE_ON_READ_SMALL_FILE_BYTES = 4 * 1024 * 1024
 # MERGE_ON_READ compaction: at each schedule (every compaction_delta_commits delta commits) only the file groups whose
-# logs matter are compacted, ODP's strategy from jvm/ (its class comment; etl/README, "Compaction follows the change"):
+# logs matter are compacted, ODP's strategy from jvm/ (its class comment; docs/decisions/007):
 # log bytes at least COMPACTION_LOG_SHARE of the base file's, or as many log files as delta commits between schedules,
 # or no base file. Hudi's default compacts every group with a log file, so a fact table whose late updates put a
-# few rows in many old partitions rewrote nearly all of itself at each compaction (bench/README, i27-fleet-mor-facts).
+# few rows in many old partitions rewrote nearly all of itself at each compaction (docs/decisions/007).
 COMPACTION_STRATEGY = "odp.hudi.LogShareCompactionStrategy"
 COMPACTION_LOG_SHARE_OPTION = "odp.compaction.log.share"
 COMPACTION_LOG_SHARE = 0.2
@@ -92,12 +91,12 @@ METADATA_INDEXES_OFF = {
 
 # Hudi cleans after every commit by default (``hoodie.clean.trigger.max.commits`` = 1), and Hudi 1.0.2 rereads every
 # archived instant of the last 3 days at each file-system view (apache/hudi #14013), so each archived clean costs every
-# later commit. A clean every 10 commits: why, what it measured and what it changes for readers in etl/README.md,
-# "Cleaning and the timeline" (the cleaner still keeps hoodie.clean.commits.retained = 10 commits).
+# later commit. A clean every 10 commits: why, what it measured and what it changes for readers in docs/decisions/008
+# (the cleaner still keeps hoodie.clean.commits.retained = 10 commits).
 CLEAN_EVERY_COMMITS = 10
 TABLE_SERVICE_OPTIONS = {"hoodie.clean.trigger.max.commits": str(CLEAN_EVERY_COMMITS)}
 # Off for a write of a table that has nothing to clean (etl.hudi.timeline.cleaning_due): Hudi would plan a clean over
-# every partition at each commit from its 10th on and find nothing (etl/README, "Cleaning and the timeline").
+# every partition at each commit from its 10th on and find nothing (docs/decisions/008).
 AUTO_CLEAN_OPTION = "hoodie.clean.automatic"
 
 
@@ -195,7 +194,7 @@ def simple_index_options(*, partitioned: bool) -> dict[str, str]:
     Each upsert joins its keys with the record keys stored in the latest base files (Hudi reads the key column of
     every base file of the partitions it looks in), so its lookup costs in proportion to the table, not to the
     changes; in exchange a commit writes no metadata table (its file listing, record index and their own
-    timeline, about a third of a small commit's CPU: etl/README, "The small-table index"). Partitioned:
+    timeline, about a third of a small commit's CPU: docs/decisions/004). Partitioned:
     GLOBAL_SIMPLE, which looks in every partition and moves a key whose partition value changes
     (``update.partition.path``), the guarantee the record level index gives; unpartitioned: SIMPLE, the same
     lookup without the global index's reconciliation. The table's files are then listed from storage.

@@ -327,7 +327,7 @@ def cleaning_due(state: TableState, *, merge_on_read: bool) -> bool:
     table whose inserts create new file groups, such as a day-partitioned event table) therefore never gets a clean
     instant, and from its 10th commit on every commit plans a clean again, over every partition (no earlier clean to
     plan incrementally from): 1.2 s of Spark jobs at 62 partitions on 2 cores, and it grows by a partition a day
-    (etl/README, "Cleaning and the timeline").
+    (docs/decisions/008).
 
     Due unless the table is COPY_ON_WRITE and no commit of its active timeline superseded a file
     (:attr:`CommitSummary.supersedes`): then the cleaner has nothing to delete. MERGE_ON_READ always: each compaction

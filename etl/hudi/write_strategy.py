@@ -2,14 +2,14 @@
 
 The inputs are the table as its timeline and file listing describe it (:class:`StoredTable`, read by
 :func:`etl.hudi.table_size.stored_table`) and the run's change count; nothing here reads data. The cost model
-(:class:`WriteCosts`) is bench/README's estimate on 2 cores: a table run costs a fixed part (the commit, the
+(:class:`WriteCosts`) is the estimate of docs/decisions/005 on 2 cores: a table run costs a fixed part (the commit, the
 metadata table, the timeline: about 4 s) in either plan; an upsert adds about 70 us per change (the record index
 lookup, the merge of the touched file groups); a rewrite adds about 21 us per stored row (measured, see
 ``WriteCosts.seconds_per_stored_row``; first estimated at 7 us from the naive rewrite's 3 to 4 us per row). The
 fixed part is the same in both plans, so the choice compares the variable parts, and a rewrite must save at
 least ``1 - margin`` of the upsert's variable part and at least ``min_saving_seconds``: a near tie, and every
 small table (where either plan is its fixed part), stays an upsert, which writes fewer bytes.
-etl/README.md ("Upsert or rewrite") has the model and where a rewrite is refused.
+docs/decisions/005 has the measurements and the machines; etl/hudi/README.md ("Upsert or rewrite") the rules.
 """
 
 from __future__ import annotations
@@ -39,11 +39,17 @@ class StoredTable:
 
 @dataclass(frozen=True)
 class WriteCosts:
-    """The cost model of :func:`choose_write` (seconds on 2 cores; bench/README, "The naive rewrite")."""
+    """The cost model of :func:`choose_write` (seconds on 2 cores; docs/decisions/005).
+
+    Calibrated on 2-core machines, Spark 3.5.6 ``local[2]``, a 2 GiB driver, Hudi 1.0.2: ``fixed_seconds`` and
+    ``seconds_per_change`` estimated from issue 12's runs on an AMD EPYC (2026-11-23 to 25);
+    ``seconds_per_stored_row`` from ``i27-4x200k`` (an Intel Xeon, 2026-11-25) against ``i12-4x200k`` (the AMD EPYC).
+    Not measured on Glue.
+    """
 
     fixed_seconds: float = 4.0  # either plan: the commit, the metadata table, the timeline
     seconds_per_change: float = 70e-6  # upsert: index lookup and merge, per change
-    # rewrite: read, merge and write again, per stored row. Measured (bench/results/i27-4x200k, 2 cores): rewriting
+    # rewrite: read, merge and write again, per stored row. Measured (i27-4x200k, docs/decisions/005): rewriting
     # 4 x 206,000 rows took 83.7 s where upserting 4 x 36,000 changes took 49.0 s (i12-4x200k): a rewritten row costs
     # about 0.3x an upserted change (first estimated at 0.1x, 7 us); with the 0.8 margin a rewrite is chosen from
     # about 60% of the rows changed.
@@ -58,10 +64,10 @@ DEFAULT_COSTS = WriteCosts()
 # or delete in file groups that took no insert: under MERGE_ON_READ those groups log their updates and deletes (only a
 # group that takes inserts is rewritten, and only if under 4 MiB). Why 50: a logged change costs about 9 rows' bytes
 # (Avro), and compaction rewrites a base file once its logs reach a fifth of it (etl.hudi.options.COMPACTION_LOG_SHARE),
-# about 5 x 9 more: about 54 rows' bytes per change in all (etl/README, "Upsert or rewrite").
+# about 5 x 9 more: about 54 rows' bytes per change in all (docs/decisions/006).
 MOR_MIN_ROWS_PER_CHANGE = 50
 # ... and only when those rewrites came to at least this many bytes: below it (a table of one small file) the bytes
-# saved do not matter beside the commit's fixed cost (etl/README, "Recommendation").
+# saved do not matter beside the commit's fixed cost (docs/decisions/006).
 MOR_MIN_BYTES_REWRITTEN = 4 * 1024 * 1024
 
 
@@ -168,7 +174,7 @@ def merge_on_read_advice(last: CommitSummary | None, *, copy_on_write: bool) -> 
     )
 
 
-# Measured (bench/README, "The simple index against the record index by table size"; upserts of 0.1% to 1% of a
+# Measured (docs/decisions/004, 2-core Intel Xeon, 2026-11-26; upserts of 0.1% to 1% of a
 # table, one table at a time): an unpartitioned table's SIMPLE index joins the keys of the base files its upsert
 # rewrites anyway and was as fast or faster than the record index at every size up to 1,000,000 rows, and about
 # even at 2,000,000; a partitioned table's GLOBAL_SIMPLE joins the keys of every partition and was even at 50,000

@@ -436,7 +436,7 @@ class TableSettings(_Strict):
             "Hudi's SIMPLE index (GLOBAL_SIMPLE when the table is partitioned, so a row whose partition value "
             "changes still moves) and no metadata table: each run "
             "joins its changes with the stored keys instead of looking them up, and commits no metadata table "
-            "(about a third of a small commit's work; etl/README, \"The small-table index\"). The run's reason "
+            "(about a third of a small commit's work; docs/decisions/004). The run's reason "
             "says when the table has grown past the size it suits. Not with index_buckets. Fixed at the table's "
             "first write, like index_buckets."
         ),

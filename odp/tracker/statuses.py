@@ -81,7 +81,7 @@ class WriteStrategy(StrEnum):
     MOR). ``rewrite_table``: the merged snapshot (stored rows, the batch applied in event-time order) written
     with ``insert_overwrite_table``, when rewriting the whole table is estimated cheaper than the upsert.
     ``rewrite_partitions``: the same for the partitions the batch hits (``insert_overwrite``); not chosen by
-    the File Processor yet (see etl/README.md, "Upsert or rewrite").
+    the File Processor yet (see etl/hudi/README.md, "Upsert or rewrite").
     """
 
     UPSERT = "upsert"

@@ -2,7 +2,7 @@
 
 Without ``spark.driver.extraClassPath`` the second wave failed: ``ClassCastException: GenericData$Record cannot
 be cast to HoodieDeleteRecord`` while the record index lookup, fanned out over the index's file groups on a
-fork-join pool thread, read the delete block the first wave wrote (etl/README.md, "Traps found on the way").
+fork-join pool thread, read the delete block the first wave wrote (docs/decisions/011).
 The scenario runs in a child process (tests/unit/etl/classpath_child.py): the shared session of the test run
 already has the setting, and class path settings only take effect when a JVM starts.
 """

@@ -24,7 +24,7 @@ from tests.support.lake import Lake, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("region", pa.string())])
 
-# How partitioned current tables were written before the record level index (etl/README.md, "Upgrading").
+# How partitioned current tables were written before the record level index (docs/decisions/002).
 BEFORE_RECORD_INDEX = {
     "hoodie.index.type": "GLOBAL_SIMPLE",
     "hoodie.simple.index.update.partition.path": "true",

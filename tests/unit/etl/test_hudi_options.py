@@ -91,10 +91,10 @@ def test_every_table_has_the_metadata_table_and_the_record_index_in_both_profile
         assert options["hoodie.metadata.enable"] == "true", config.table
         assert options["hoodie.index.type"] == "RECORD_INDEX", config.table
         assert options["hoodie.metadata.record.index.enable"] == "true", config.table
-        # Hudi 1.0 would compute column and partition statistics on every write: off (etl/README.md)
+        # Hudi 1.0 would compute column and partition statistics on every write: off (docs/decisions/015)
         assert options["hoodie.metadata.index.column.stats.enable"] == "false", config.table
         assert options["hoodie.metadata.index.partition.stats.enable"] == "false", config.table
-        # a clean every 10 commits, not after each (etl/README.md, "Cleaning and the timeline")
+        # a clean every 10 commits, not after each (docs/decisions/008)
         assert options["hoodie.clean.trigger.max.commits"] == "10", config.table
 
 

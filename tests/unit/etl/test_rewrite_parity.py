@@ -121,7 +121,7 @@ def test_upsert_and_rewrite_give_the_same_table_and_the_index_stays_right(spark,
     assert " 2 partitions): upsert about 4.0 s, rewrite of the table about 4.0 s" in by_rewrite.write_reason
     assert by_upsert.write_reason == "upsert: 62 changes, fewer than the 7143 a rewrite needs to pay off"
     # the same counts: the rewrite counts what it applied as Hudi's upsert does (the late changes not at all; a
-    # partition move as an insert and a delete, etl/README.md "index")
+    # partition move as an insert and a delete, etl/hudi/README.md "Indexes")
     counts = (by_upsert.inserts, by_upsert.updates, by_upsert.deletes)
     assert counts == (by_rewrite.inserts, by_rewrite.updates, by_rewrite.deletes) == (5 + 2, 40 - 2, 10 + 2)
     assert counts == (by_simple_index.inserts, by_simple_index.updates, by_simple_index.deletes)

@@ -216,8 +216,7 @@ def test_only_copy_on_write_current_tables_with_the_record_or_simple_index_may_b
 
 
 def test_a_table_with_the_simple_index_is_told_when_it_has_outgrown_it() -> None:
-    """The limits are the measured crossovers (bench/README, "The simple index against the record index by table
-    size"): an unpartitioned table's SIMPLE index kept up with the record index to 1,000,000 rows, a partitioned
+    """The limits are the measured crossovers (docs/decisions/004): an unpartitioned table's SIMPLE index kept up with the record index to 1,000,000 rows, a partitioned
     table's GLOBAL_SIMPLE only to about 50,000."""
     assert (write_strategy.SIMPLE_INDEX_MAX_ROWS, write_strategy.SIMPLE_INDEX_MAX_ROWS_PARTITIONED) == (
         1_000_000,
@@ -238,7 +237,7 @@ def test_a_table_with_the_simple_index_is_told_when_it_has_outgrown_it() -> None
 
 
 def test_the_default_costs_follow_the_measured_runs() -> None:
-    """bench/results/i27-4x200k (2026-11-25): rewriting 4 x 206,000 rows took 83.7 s where upserting 4 x 36,000
+    """i27-4x200k (2026-11-25, docs/decisions/005): rewriting 4 x 206,000 rows took 83.7 s where upserting 4 x 36,000
     changes took 49.0 s (i12-4x200k): at 17% the upsert is the cheaper write, so the default must choose it;
     a run changing most of a table is still rewritten."""
     assert write_strategy.choose_write(TABLE, 34_000, costs=DEFAULT_COSTS).strategy is WriteStrategy.UPSERT
