@@ -30,7 +30,9 @@ from odp.operations.commands import (
 )
 from odp.operations.status import (
     cadence_tables,
+    ledger_view,
     render_cadence,
+    render_ledger,
     render_table,
     render_unmatched,
     table_view,
@@ -59,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     which.add_argument("--table", help="table id <source>.<schema>.<table>")
     which.add_argument("--cadence", help="cadence name")
     which.add_argument("--unmatched", action="store_true", help="prefixes whose files no entry or rule takes")
+    which.add_argument(
+        "--all", action="store_true", help="every batch table, streamed table and dataset with its last run"
+    )
 
     def changing(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text)
@@ -125,6 +130,9 @@ def run(args: argparse.Namespace, out: Any = None) -> int:
         if args.command == "status":
             if args.unmatched:
                 print(render_unmatched(unmatched(backend), now), file=out)
+                return 0
+            if args.all:
+                print(render_ledger(*ledger_view(backend)), file=out)
                 return 0
             if args.table:
                 print(render_table(table_view(backend, args.table), now), file=out)

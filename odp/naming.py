@@ -48,6 +48,7 @@ class TrackerTableNames:
 
 DATASET_RUN_HISTORY = "dataset_run_history"  # logical name of the dataset job's run history table
 PROCESSING_TRACKER = "processing_tracker"  # logical name: each table's (and dataset's, dataset:<name>) lease
+PROCESSING_TRACKER_HISTORY = "processing_tracker_history"  # logical name: every run of the ledger (odp.tracker.ledger)
 
 
 def tracker_table_names(environment: str) -> dict[str, str]:

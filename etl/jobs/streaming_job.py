@@ -21,6 +21,7 @@ from etl.jobs.arguments import parse_job_arguments
 from odp.config.store import TableConfigStore
 from odp.contracts.metrics import STREAMING_NAMESPACE
 from odp.contracts.streaming import StreamingJobArgs
+from odp.tracker import RunLedger
 
 logger = logging.getLogger("etl.jobs.streaming_job")
 
@@ -41,9 +42,9 @@ def batch_options(args: StreamingJobArgs) -> dict[str, str]:
     return {"windowSize": f"{args.window_seconds} seconds", "checkpointLocation": args.checkpoint_location}
 
 
-def stream_target(args: StreamingJobArgs, table_config: Any) -> Any:
-    """The job's :class:`etl.streaming.batch.StreamTarget`: its tables' items read from ``table_config``
-    (a boto3 DynamoDB Table), written with the Glue profile.
+def stream_target(args: StreamingJobArgs, dynamodb: Any) -> Any:
+    """The job's :class:`etl.streaming.batch.StreamTarget` over ``dynamodb`` (a boto3 DynamoDB resource): its tables'
+    items read from table_config, written with the Glue profile, each table's commit recorded in the run ledger.
 
     Raises:
         TableConfigNotFoundError: a streamed table has no table_config item.
@@ -51,7 +52,8 @@ def stream_target(args: StreamingJobArgs, table_config: Any) -> Any:
     from etl.hudi.options import HudiProfile, WriteProfile  # noqa: PLC0415 - keep import time free of Spark
     from etl.streaming.batch import StreamTarget  # noqa: PLC0415
 
-    configs = TableConfigStore(table_config)
+    configs = TableConfigStore(dynamodb.Table(args.table_config_table))
+    ledger = RunLedger(dynamodb.Table(args.ledger.tracker), dynamodb.Table(args.ledger.history))
     return StreamTarget(
         stream=args.stream,
         tables=tuple(configs.get(table_id) for table_id in args.table_ids),
@@ -59,6 +61,7 @@ def stream_target(args: StreamingJobArgs, table_config: Any) -> Any:
         error_root=args.error_root,
         catalog_sync=args.catalog_sync,
         profile=WriteProfile(HudiProfile.GLUE),
+        ledger=ledger,
     )
 
 
@@ -94,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - runs on Gl
         for line in lines:
             logger.info("canary: %s", line)
         return 0
-    target = stream_target(args, boto3.resource("dynamodb").Table(args.table_config_table))
+    target = stream_target(args, boto3.resource("dynamodb"))
     cloudwatch = boto3.client("cloudwatch")
     source = glue.create_data_frame.from_options(connection_type="kinesis", connection_options=kinesis_options(args))
 

@@ -43,6 +43,7 @@ from etl.streaming.records import DATA, SEQUENCE_NUMBER, SHARD, Route, StreamRec
 from etl.streaming.typed_rows import cast_error, change_frame
 from odp.config.models import NewColumns, TableConfig
 from odp.naming import table_base_path
+from odp.tracker import RunLedger, TableRun, iso, utc_now
 from odp.tracker.statuses import RunStatus
 
 logger = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ class StreamTarget:
     catalog_sync: bool = False
     # Hudi write settings: production (glue) unless a local run says otherwise (etl.hudi.options.WriteProfile).
     profile: WriteProfile = field(default_factory=WriteProfile)
+    # Where each table's commit of a batch is recorded as its run (odp.tracker.ledger); None: not recorded.
+    ledger: RunLedger | None = None
 
     def routes(self, processed_at: datetime) -> dict[str, Route]:
         """DynamoDB table name (the config's ``table``) -> route; event times checked against each table's
@@ -98,21 +101,6 @@ class StreamTarget:
 
 
 @dataclass(frozen=True)
-class TableBatchResult:
-    table_id: str
-    status: RunStatus  # completed, replayed (already committed: a crash before the checkpoint) or failed
-    rows: int = 0
-    inserts: int = 0
-    updates: int = 0
-    deletes: int = 0
-    commit_instant: str | None = None
-    stale_dropped: int = 0
-    error: str | None = None
-    ignored_columns: tuple[str, ...] = ()  # new_columns: ignore: attributes outside the table's columns dropped
-    ignored_values: int = 0
-
-
-@dataclass(frozen=True)
 class BatchOutcome:
     """One micro-batch: its tag, the records seen, the bad ones set aside, each table's result."""
 
@@ -121,10 +109,10 @@ class BatchOutcome:
     bad_records: int
     duplicates: int
     seconds: float
-    tables: list[TableBatchResult] = field(default_factory=list)
+    tables: list[TableRun] = field(default_factory=list)  # each table's commit of the batch, as its run
 
     @property
-    def failed(self) -> list[TableBatchResult]:
+    def failed(self) -> list[TableRun]:
         return [t for t in self.tables if t.status.failed]
 
     @property
@@ -222,9 +210,15 @@ def _ignored(rows: DataFrame, dropped: Column) -> tuple[tuple[str, ...], int]:
     return tuple(sorted(found["names"] or [])), int(found["values"] or 0)
 
 
-def _write_table(spark: SparkSession, changes: TableChanges, target: StreamTarget, *, tag: str) -> TableBatchResult:
+def stream_run(table_id: str, tag: str, started_at: str, status: RunStatus, **outcome: Any) -> TableRun:
+    """Pure: a table's commit of a micro-batch as its run in the ledger (the batch's tag is its run and batch id)."""
+    return TableRun(table_id=table_id, run_id=tag, batch_id=tag, started_at=started_at, status=status, **outcome)
+
+
+def _write_table(spark: SparkSession, changes: TableChanges, target: StreamTarget, *, tag: str) -> TableRun:
     """Commit one table's changes of the batch once (etl.hudi.commit): a batch its timeline holds is skipped."""
     config, rows = changes.config, changes.rows
+    started, started_at = time.monotonic(), iso(utc_now())
     base_path = target.base_path(config)
     count = rows.count()  # with the shard positions: one pass each, also when the batch turns out replayed
 
@@ -237,11 +231,15 @@ def _write_table(spark: SparkSession, changes: TableChanges, target: StreamTarge
     )
     if commit.replayed:
         logger.warning("%s: batch %s is already committed (replayed after a restart): skipped", config.table_id, tag)
-        return TableBatchResult(config.table_id, RunStatus.REPLAYED)
+        return stream_run(config.table_id, tag, started_at, RunStatus.REPLAYED, finished_at=iso(utc_now()))
     names, values = changes.ignored
-    return TableBatchResult(
+    return stream_run(
         config.table_id,
+        tag,
+        started_at,
         RunStatus.COMPLETED,
+        finished_at=iso(utc_now()),
+        seconds=round(time.monotonic() - started, 3),
         rows=count,
         inserts=commit.inserts,
         updates=commit.updates,
@@ -305,12 +303,15 @@ def process_micro_batch(
             logger.warning("%s: %d bad record(s) set aside in %s", tag, bad_count, target.error_path("bad_records"))
         bad.unpersist()
         results = [_table_boundary(spark, changes, target, tag=tag) for changes in plans]
+        if target.ledger is not None:
+            for run in results:  # after the commits and the error files: a crash before this replays the batch
+                target.ledger.record(run)
     finally:
         routed.unpersist()
     return BatchOutcome(tag, total, bad_count, total - kept, time.monotonic() - started, results)
 
 
-def _table_boundary(spark: SparkSession, changes: TableChanges, target: StreamTarget, *, tag: str) -> TableBatchResult:
+def _table_boundary(spark: SparkSession, changes: TableChanges, target: StreamTarget, *, tag: str) -> TableRun:
     """One table's write in its own error boundary: a failure sets the table's records aside with the error."""
     config, rows = changes.config, changes.rows
     try:
@@ -320,4 +321,5 @@ def _table_boundary(spark: SparkSession, changes: TableChanges, target: StreamTa
         logger.error("%s: batch %s failed, its records are set aside: %s", config.table_id, tag, message)
         path = target.error_path("failed_tables", batch_folder(tag), f"table={config.table_id}")
         write_errors(_error_rows(rows, tag, F.lit(message[:2000])), path)
-        return TableBatchResult(config.table_id, RunStatus.FAILED, error=message)
+        now = iso(utc_now())
+        return stream_run(config.table_id, tag, now, RunStatus.FAILED, finished_at=now, error=message)

@@ -42,7 +42,13 @@ from odp.contracts.metrics import (
     STREAM_DIMENSION,
     STREAMING_NAMESPACE,
 )
-from odp.naming import kinesis_stream_name, resource_prefix, stream_job_name
+from odp.naming import (
+    PROCESSING_TRACKER,
+    PROCESSING_TRACKER_HISTORY,
+    kinesis_stream_name,
+    resource_prefix,
+    stream_job_name,
+)
 
 SCRIPT = Path(__file__).resolve().parents[2] / "etl" / "jobs" / "streaming_job.py"
 SCRIPT_PREFIX = "glue/streaming/"
@@ -148,7 +154,7 @@ class Streaming(Construct):
             self._monitor(props, name, stream, kinesis_stream)
 
     def _grant(self, props: StreamingProps) -> None:
-        """What the streaming jobs need beyond the family's role: raw, their prefixes, table_config."""
+        """What the streaming jobs need beyond the family's role: raw, their prefixes, table_config, the run ledger."""
         grant_objects(
             self.role,
             props.stage.buckets["raw"],
@@ -165,6 +171,8 @@ class Streaming(Construct):
             reason="Each stream's checkpoint and bad records live under streaming/<stream>/ in the artifacts bucket.",
         )
         grant_table(self.role, "table_config", props.tracking.table("table_config"), write=False)
+        for logical in (PROCESSING_TRACKER, PROCESSING_TRACKER_HISTORY):  # the run ledger: each table commit's run
+            grant_table(self.role, logical, props.tracking.table(logical), write=True)
 
     def _job(
         self,

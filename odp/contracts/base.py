@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Self, get_args, get_origin, get_type_hints
 
@@ -27,6 +28,20 @@ RawRoot = Annotated[
 ]
 LeaseSeconds = Annotated[int, Glue("odp_lease_seconds", "how long a run's lease on a table or dataset holds")]
 CatalogSync = Annotated[bool, Glue("odp_catalog_sync", "Hudi meta sync to the Glue Data Catalog (off locally)")]
+
+
+@dataclass(frozen=True)
+class LedgerTables:
+    """The run ledger's tables (odp.tracker.ledger.RunLedger): processing_tracker and processing_tracker_history."""
+
+    tracker: str
+    history: str
+
+
+Ledger = Annotated[
+    LedgerTables,
+    Glue("odp_ledger_{}", "the run ledger's tables: each run's summary (tracker) and its history row (history)"),
+]
 Canary = Annotated[
     bool,
     Glue(

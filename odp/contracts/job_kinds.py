@@ -23,7 +23,7 @@ from odp.config.datasets import of_engine
 from odp.config.loader import OdpConfig
 from odp.config.models import Cadence, Engine
 from odp.config.streams import Stream, streamed_tables
-from odp.contracts.base import JobContract
+from odp.contracts.base import JobContract, LedgerTables
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.contracts.streaming import StreamingJobArgs
@@ -185,6 +185,9 @@ def _streaming_arguments(deployment: JobDeployment, unit: JobUnit) -> dict[str, 
         error_root=f"{deployment.artifacts_root}/{STREAMING_PREFIX}errors",
         checkpoint_location=f"{deployment.artifacts_root}/{stream.checkpoint_key_prefix(unit.key)}",
         table_config_table=deployment.tracker_tables.table_config,
+        ledger=LedgerTables(
+            deployment.tracker_tables.processing_tracker, deployment.tracker_tables.processing_tracker_history
+        ),
         window_seconds=stream.window_seconds,
         starting_position=stream.starting_position.value,
         catalog_sync=deployment.catalog_sync,

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from odp.config.models import TableConfig
 from odp.operations.backend import OperatorBackend, file_tracker, processing_tracker, table_configs
 from odp.operations.commands import age, load_table
 from odp.tracker import FileStatus, PendingSummary, TableState, TrackedFile, iso
+from odp.tracker.ledger import DATASET_SUBJECT
 
 
 @dataclass(frozen=True)
@@ -161,3 +163,34 @@ def render_unmatched(prefixes: list[UnmatchedPrefix], now: datetime) -> str:
 
 def unmatched(backend: OperatorBackend) -> list[UnmatchedPrefix]:
     return unmatched_prefixes(file_tracker(backend).unmatched_files())
+
+
+def subject_kind(subject: str, configs: dict[str, TableConfig]) -> str:
+    """Pure: what writes a ledger subject: a dataset, a stream, or a cadence's File Processor."""
+    if subject.startswith(DATASET_SUBJECT):
+        return "dataset"
+    config = configs.get(subject)
+    if config is None:
+        return "not configured"
+    return f"stream {config.stream}" if config.stream else f"cadence {config.cadence}"
+
+
+def render_ledger(states: list[TableState], configs: dict[str, TableConfig]) -> str:
+    """Pure: one line per subject of the run ledger (batch and streamed tables, datasets): its last run."""
+    header = f"{'table or dataset':<44} {'written by':<26} {'last run':<14} {'finished':<25} {'rows':>8}  error"
+    lines = [f"{len(states)} table(s) and dataset(s) with runs", header]
+    for state in states:
+        run = state.finished_run()
+        status = "held" if state.held_at is not None else (state.status.value if state.status else "-")
+        finished = (run.finished_at if run else None) or "-"
+        rows = run.rows if run is not None else 0
+        error = " ".join(((run.error if run else None) or "").split())[:80]
+        kind = subject_kind(state.table_id, configs)
+        lines.append(f"{state.table_id:<44} {kind:<26} {status:<14} {finished:<25} {rows:>8}  {error}".rstrip())
+    return "\n".join(lines)
+
+
+def ledger_view(backend: OperatorBackend) -> tuple[list[TableState], dict[str, TableConfig]]:
+    """Every subject of the run ledger with its last run, and the tables' configurations (one scan each)."""
+    states = processing_tracker(backend).ledger.subjects()
+    return states, {config.table_id: config for config in table_configs(backend).scan()}

@@ -1,5 +1,6 @@
 """File and processing trackers: item schema, statuses, keys, and repositories over DynamoDB."""
 
+from odp.tracker.conditions import LeaseLostError, TrackerError
 from odp.tracker.items import JobRunRef, TableRun, TableState, TrackedFile, iso, utc_now
 from odp.tracker.job_runs import ENDED_JOB_RUN_STATES, EmrServerlessJobRuns, GlueJobRuns, JobRuns, JobRunsByEngine
 from odp.tracker.keys import (
@@ -11,14 +12,8 @@ from odp.tracker.keys import (
     parse_staging_key,
     skip_reason,
 )
-from odp.tracker.repository import (
-    FileTracker,
-    LeaseLostError,
-    PendingSummary,
-    ProcessingTracker,
-    TrackerError,
-    Trackers,
-)
+from odp.tracker.ledger import RunLedger, dataset_subject
+from odp.tracker.repository import FileTracker, PendingSummary, ProcessingTracker, Trackers
 from odp.tracker.statuses import FileKind, FileStatus, RunStatus, WriteStrategy
 
 __all__ = [
@@ -34,6 +29,7 @@ __all__ = [
     "LeaseLostError",
     "PendingSummary",
     "ProcessingTracker",
+    "RunLedger",
     "RunStatus",
     "StagingKey",
     "StagingKeyError",
@@ -44,6 +40,7 @@ __all__ = [
     "Trackers",
     "WriteStrategy",
     "classify_staging_object",
+    "dataset_subject",
     "file_kind",
     "iso",
     "make_file_id",

@@ -208,7 +208,7 @@ class TableRun(StoredRecord):
         if not self.quarantined_files:
             removes.append(LAST_RUN_ATTRIBUTES["quarantined_files"])
             del values["quarantined_files"]
-        if self.status is RunStatus.REFRESH_ERROR:
+        if self.status.failed:
             values |= {"error": self.error or "unknown error", "error_trace": self.error_trace or ""}
         else:
             removes += [LAST_RUN_ATTRIBUTES["error"], LAST_RUN_ATTRIBUTES["error_trace"]]
@@ -275,7 +275,7 @@ class TableState(StoredRecord):
         return None
 
     def finished_run(self) -> TableRun | None:
-        """The last run if it finished (completed or refresh_error); None while one holds the table."""
+        """The last run if it finished (any recorded end: :attr:`RunStatus.finished`); None while a run holds it."""
         return self.last_run if self.status is not None and self.status.finished else None
 
     def lease_is_held(self, now_epoch: int) -> bool:

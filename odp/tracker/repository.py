@@ -19,6 +19,11 @@ from botocore.exceptions import ClientError
 from odp.dynamodb import table_items
 from odp.faults import fault_point
 from odp.naming import TrackerTableNames
+from odp.tracker.conditions import (
+    LeaseLostError,
+    is_cancelled_by_condition,
+    is_conditional_failure,
+)
 from odp.tracker.items import (
     LAST_RUN_ATTRIBUTES,
     PENDING_ATTRIBUTE,
@@ -32,6 +37,7 @@ from odp.tracker.items import (
 )
 from odp.tracker.job_runs import JobRuns
 from odp.tracker.keys import file_kind
+from odp.tracker.ledger import RunLedger
 from odp.tracker.statuses import FileStatus, RunStatus
 
 Clock = Callable[[], datetime]
@@ -40,25 +46,6 @@ _FILES_PER_TRANSACTION = 50
 _BATCH_GET_LIMIT = 100
 _BACKOFF_SECONDS = 0.05
 _MAX_BACKOFF_SECONDS = 2.0
-
-
-class TrackerError(Exception):
-    """Base class of the tracker errors."""
-
-
-class LeaseLostError(TrackerError):
-    """The lease this run held was taken over (it expired): stop writing to the table."""
-
-
-def _is_conditional_failure(error: ClientError) -> bool:
-    return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
-
-
-def _is_cancelled_by_condition(error: ClientError) -> bool:
-    if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
-        return False
-    reasons = error.response.get("CancellationReasons") or []
-    return any(reason.get("Code") == "ConditionalCheckFailed" for reason in reasons)
 
 
 @dataclass(frozen=True)
@@ -118,7 +105,7 @@ class FileTracker:
                 ]
             )
         except ClientError as error:
-            if _is_cancelled_by_condition(error):
+            if is_cancelled_by_condition(error):
                 return False
             raise
         return True
@@ -176,7 +163,7 @@ class FileTracker:
                 ExpressionAttributeValues={**values, ":expected": expected.value},
             )
         except ClientError as error:
-            if _is_conditional_failure(error):
+            if is_conditional_failure(error):
                 return False
             raise
         return True
@@ -212,7 +199,7 @@ class FileTracker:
                 ReturnValues="ALL_NEW",
             )["Attributes"]
         except ClientError as failure:
-            if _is_conditional_failure(failure):
+            if is_conditional_failure(failure):
                 return False
             raise
         if int(updated.get("attempts", 0)) < max_attempts:
@@ -368,6 +355,7 @@ class ProcessingTracker:
         self._history = history_table
         self._clock = clock
         self._job_runs = job_runs  # answers whether a lease holder's job run has ended (None: never asked)
+        self.ledger = RunLedger(tracker_table, history_table, clock=clock)  # each run's record and history
 
     def _now_epoch(self) -> int:
         return int(self._clock().timestamp())
@@ -408,7 +396,7 @@ class ProcessingTracker:
         try:
             self._tracker.update_item(Key={"table_id": table_id}, **update)
         except ClientError as error:
-            if _is_conditional_failure(error):
+            if is_conditional_failure(error):
                 return False
             raise
         return True
@@ -471,7 +459,7 @@ class ProcessingTracker:
                 ExpressionAttributeValues={":owner": owner, ":expires": self._now_epoch() + lease_seconds},
             )
         except ClientError as error:
-            if _is_conditional_failure(error):
+            if is_conditional_failure(error):
                 raise LeaseLostError(f"lease on {table_id} is no longer held by {owner}") from error
             raise
 
@@ -485,51 +473,18 @@ class ProcessingTracker:
                 ExpressionAttributeValues={":owner": owner},
             )
         except ClientError as error:
-            if _is_conditional_failure(error):
+            if is_conditional_failure(error):
                 return False
             raise
         return True
 
     def finish(self, run: TableRun, owner: str, *, history_retention: timedelta | None = None) -> None:
-        """Record a run's outcome (completed or refresh_error), release the lease, append history.
-
-        A failed run keeps the last good commit instant; its error and stack trace are stored on the
-        table so an operator sees them without searching logs. The run's counts (files, rows, inserts,
-        updates, deletes, seconds) and its batch are stored as ``last_*`` attributes, so the Batch
-        Manager's summary reads one item per table instead of querying the history.
+        """Record the run of the lease holder ``owner`` and release its lease (:meth:`RunLedger.record`).
 
         Raises:
             LeaseLostError: another run holds the lease now; nothing was recorded.
         """
-        now = iso(self._clock())
-        summary, removed = run.last_run_attributes(finished_at=now)
-        summary |= _failed_runs_attributes(run, now)
-        names = {"#status": "status"}
-        values: dict[str, Any] = {":status": run.status.value, ":now": now, ":owner": owner}
-        values |= {f":{name}": value for name, value in summary.items()}
-        sets = ["#status = :status", "updated_at = :now", *(f"{name} = :{name}" for name in summary)]
-        removes = ["lease_owner", "lease_expires_at", "lease_job_name", "lease_job_run_id", *removed]
-        if run.status is RunStatus.COMPLETED:
-            removes += ["failed_runs", "held_at"]
-        try:
-            self._tracker.update_item(
-                Key={"table_id": run.table_id},
-                UpdateExpression=f"SET {', '.join(sets)} REMOVE {', '.join(removes)}",
-                ConditionExpression="attribute_not_exists(lease_owner) OR lease_owner = :owner",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-            )
-        except ClientError as error:
-            if _is_conditional_failure(error):
-                raise LeaseLostError(
-                    f"lease on {run.table_id} was taken by another run before {owner} could record its outcome"
-                ) from error
-            raise
-        self.append_history(run, history_retention=history_retention)
-
-    def append_history(self, run: TableRun, *, history_retention: timedelta | None = None) -> None:
-        expires_at = int((self._clock() + history_retention).timestamp()) if history_retention else None
-        self._history.put_item(Item=run.to_history_item(expires_at=expires_at))
+        self.ledger.record(run, owner=owner, history_retention=history_retention)
 
     def state(self, table_id: str) -> TableState:
         item = self._tracker.get_item(Key={"table_id": table_id}, ConsistentRead=True).get("Item")
@@ -576,7 +531,7 @@ class ProcessingTracker:
                 ConditionExpression="attribute_exists(held_at)",
             )
         except ClientError as error:
-            if _is_conditional_failure(error):
+            if is_conditional_failure(error):
                 return False
             raise
         return True
@@ -586,15 +541,7 @@ class ProcessingTracker:
         return self._job_runs is not None and job_run is not None and self._job_runs.ended(job_run) is not None
 
     def history(self, table_id: str) -> list[TableRun]:
-        items = table_items(self._history, "query", KeyConditionExpression=Key("table_id").eq(table_id))
-        return [TableRun.from_item(item) for item in items]
-
-
-def _failed_runs_attributes(run: TableRun, now: str) -> dict[str, Any]:
-    """A failed run's count of failed runs in a row, and when they held the table (none for other runs)."""
-    if run.status is not RunStatus.REFRESH_ERROR or not run.failed_runs:
-        return {}
-    return {"failed_runs": run.failed_runs, **({"held_at": now} if run.held else {})}
+        return self.ledger.history(table_id)
 
 
 def _lease_update(

@@ -62,8 +62,9 @@ class RunStatus(StrEnum):
 
     @property
     def finished(self) -> bool:
-        """A table run's recorded end (``completed`` or ``refresh_error``) on processing_tracker."""
-        return self in (RunStatus.COMPLETED, RunStatus.REFRESH_ERROR)
+        """A run's recorded end on processing_tracker (odp.tracker.ledger), whichever writer recorded it: every
+        status but ``updating_table`` (a File Processor run still holding the lease)."""
+        return self is not RunStatus.UPDATING
 
 
 _FAILED = frozenset({RunStatus.REFRESH_ERROR, RunStatus.BATCH_FAILED, RunStatus.QUALITY_FAILED, RunStatus.FAILED})

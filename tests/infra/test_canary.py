@@ -267,6 +267,8 @@ def test_the_streaming_jobs_harmless_mode_reaches_table_config_kinesis_and_catal
                 "odp_error_root": "s3://a/streaming/errors",
                 "odp_checkpoint_location": "s3://a/streaming/shop_changes/checkpoint/",
                 "odp_table_config": names.table_config,
+                "odp_ledger_tracker": names.processing_tracker,
+                "odp_ledger_history": names.processing_tracker_history,
             }
             | StreamingJobArgs.canary_arguments()
         )

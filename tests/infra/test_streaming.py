@@ -148,7 +148,18 @@ def test_the_streaming_role_reads_its_streams_and_writes_only_raw_and_its_prefix
     ]
     statements = json.dumps(policies)
     assert "kinesis:GetRecords" in statements
-    assert "dynamodb:PutItem" not in statements  # table_config is read only; no tracker writes
+    # table_config is read only; the only DynamoDB writes are the run ledger's (each table commit's run)
+    writes = [
+        statement
+        for policy in policies
+        for statement in policy
+        if "dynamodb:PutItem" in json.dumps(statement.get("Action"))
+    ]
+    resources = [resource for statement in writes for resource in statement["Resource"]]
+    assert sorted(resource["Fn::GetAtt"][0].rstrip("0123456789ABCDEF") for resource in resources) == [
+        "TrackingProcessingTracker",
+        "TrackingProcessingTrackerHistory",
+    ]
     assert "streaming/*" in statements
     assert "glue/*" in statements
     assert "ODP/Streaming" in statements

@@ -99,7 +99,7 @@ def streaming_flow(
         create_tables(dynamodb.meta.client, names)
         load_into_dynamodb(config, ENVIRONMENT, dynamodb.Table(names.table_config), dynamodb.Table(names.batch_config))
         with aws_calls.acting_as(aws_calls.STREAMING_JOB):
-            target = stream_target(args, dynamodb.Table(args.table_config_table))
+            target = stream_target(args, dynamodb)  # its tables and the run ledger
             local = replace(
                 target,
                 raw_root=hadoop_file_uri(folders[raw_bucket]),

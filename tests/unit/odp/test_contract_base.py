@@ -78,6 +78,8 @@ def test_required_names_are_the_fields_without_a_default() -> None:
         "odp_error_root",
         "odp_checkpoint_location",
         "odp_table_config",
+        "odp_ledger_tracker",  # each table commit's run (odp.tracker.ledger)
+        "odp_ledger_history",
     )
     assert DatasetJobArgs.required_names() == ("odp_raw_root", "odp_conformed_root", "odp_purpose_built_root")
     assert set(DatasetJobArgs.optional_names()) == {
@@ -150,6 +152,8 @@ def test_a_whole_number_names_its_unit_when_declared() -> None:
         "--odp_error_root": "s3://art/errors/",
         "--odp_checkpoint_location": "s3://art/cp/",
         "--odp_table_config": "tc",
+        "--odp_ledger_tracker": "pt",
+        "--odp_ledger_history": "pth",
     }
     args = StreamingJobArgs.from_arguments(arguments)
     assert (args.raw_root, args.error_root, args.window_seconds, args.starting_position) == (

@@ -16,7 +16,8 @@ FAILED = {RunStatus.REFRESH_ERROR, RunStatus.BATCH_FAILED, RunStatus.QUALITY_FAI
 def test_failed_is_one_set_and_refresh_error_keeps_its_stored_value() -> None:
     assert {status for status in RunStatus if status.failed} == FAILED
     assert RunStatus.REFRESH_ERROR.value == "refresh_error"  # the value processing_tracker items carry
-    assert {status for status in RunStatus if status.finished} == {RunStatus.COMPLETED, RunStatus.REFRESH_ERROR}
+    # a recorded end of any writer's run (the ledger): all but a File Processor run still holding its lease
+    assert {status for status in RunStatus if not status.finished} == {RunStatus.UPDATING}
 
 
 @pytest.mark.parametrize("status", list(RunStatus))

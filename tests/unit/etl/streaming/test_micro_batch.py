@@ -9,7 +9,7 @@ from etl.hudi.options import HudiProfile, WriteProfile
 from etl.streaming.batch import StreamTarget, process_micro_batch
 from etl.streaming.local import run_local_stream
 from odp.config.models import TableMode, TableType
-from odp.tracker import RunStatus
+from odp.tracker import RunLedger, RunStatus
 from sandbox.validation import read_table
 from tests.support.stream_records import StreamFolder, change
 from tests.support.streams import CUSTOMERS, EVENTS, ORDERS, STREAM, streamed_table
@@ -117,15 +117,18 @@ def test_routing_event_types_late_duplicate_and_poison_records(
 
 
 def test_one_tables_failure_sets_its_records_aside_and_never_blocks_the_others(
-    spark, folder: StreamFolder, tmp_path: Path
+    spark, folder: StreamFolder, tmp_path: Path, tracker_tables: dict
 ) -> None:
+    """Each table's commit of a micro-batch is its run in the run ledger, a failed one with its error."""
     untyped = streamed_table("metrics", table_type=TableType.COPY_ON_WRITE, mode=TableMode.CURRENT, columns=None)
+    ledger = RunLedger(tracker_tables["processing_tracker"], tracker_tables["processing_tracker_history"])
     target = StreamTarget(
         stream=STREAM,
         tables=(CUSTOMERS, untyped),
         raw_root=f"file://{tmp_path / 'raw'}",
         error_root=f"file://{tmp_path / 'errors'}",
         profile=WriteProfile(HudiProfile.LOCAL),
+        ledger=ledger,
     )
     folder.write_documents(
         [
@@ -156,6 +159,16 @@ def test_one_tables_failure_sets_its_records_aside_and_never_blocks_the_others(
         (untyped.table_id, {"S": "five"})
     ]
     assert set_aside[0]["reason"] == second[untyped.table_id].error
+    # the ledger: both micro-batches' commits of customers, the failed one of metrics, as status reads them
+    history = ledger.history(CUSTOMERS.table_id)
+    assert [(run.run_id, run.status, run.rows) for run in history] == [
+        (outcomes[0].batch_tag, RunStatus.COMPLETED, 1),
+        (outcomes[1].batch_tag, RunStatus.COMPLETED, 1),
+    ]
+    states = {state.table_id: state for state in ledger.subjects()}
+    assert states[CUSTOMERS.table_id].finished_run().commit_instant == second[CUSTOMERS.table_id].commit_instant
+    assert states[untyped.table_id].status is RunStatus.FAILED
+    assert states[untyped.table_id].finished_run().error == second[untyped.table_id].error
 
 
 def test_an_empty_window_writes_nothing(spark, target: StreamTarget, tmp_path: Path) -> None:

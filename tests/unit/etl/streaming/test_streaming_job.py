@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from etl.jobs.streaming_job import batch_options, kinesis_options
-from etl.streaming.batch import BatchOutcome, TableBatchResult
+from etl.streaming.batch import BatchOutcome, stream_run
 from etl.streaming.metrics import batch_metric_data
 from etl.streaming.sources import KinesisSourceSchemaError, glue_kinesis_records
 from odp.contracts.arguments import JobArgumentError
+from odp.contracts.base import LedgerTables
 from odp.contracts.streaming import StreamingJobArgs
 from odp.tracker import RunStatus
 
@@ -25,6 +26,7 @@ ARGS = StreamingJobArgs(
     error_root="s3://artifacts/streaming/errors",
     checkpoint_location="s3://artifacts/streaming/shop_changes/checkpoint/",
     table_config_table="odp-dev-table-config",
+    ledger=LedgerTables("odp-dev-processing-tracker", "odp-dev-processing-tracker-history"),
     window_seconds=60,
 )
 
@@ -76,8 +78,10 @@ def test_batch_metrics() -> None:
         duplicates=1,
         seconds=4.5,
         tables=[
-            TableBatchResult("a", RunStatus.COMPLETED, ignored_columns=("color",), ignored_values=3),
-            TableBatchResult("b", RunStatus.FAILED, error="x"),
+            stream_run(
+                "a", "t", "2026-01-01T00:00:00Z", RunStatus.COMPLETED, ignored_columns=("color",), ignored_values=3
+            ),
+            stream_run("b", "t", "2026-01-01T00:00:00Z", RunStatus.FAILED, error="x"),
         ],
     )
     dimensions = [{"Name": "stream", "Value": "shop_changes"}]
