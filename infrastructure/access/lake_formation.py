@@ -69,7 +69,7 @@ def cfn_exec_role_arn(account: str, region: str) -> str:
 
 
 def admin_parameter_name(environment: str) -> str:
-    """The SSM parameter the Lake Formation bootstrap step writes (infrastructure/README.md)."""
+    """The SSM parameter the Lake Formation bootstrap step writes (docs/deploying.md, "Lake Formation bootstrap")."""
     return f"/{resource_prefix(environment)}/lake-formation-admin"
 
 
@@ -374,7 +374,7 @@ def shared_lake_formation(environments: Mapping[str, Any], access: AccessFile) -
 def admin_rule(scope: Construct, environment: str) -> CfnRule:
     """Fail the deploy before any resource unless the Lake Formation bootstrap step was done.
 
-    The bootstrap step (infrastructure/README.md) makes the CloudFormation execution role a Lake Formation
+    The bootstrap step (docs/deploying.md) makes the CloudFormation execution role a Lake Formation
     administrator and records that role's ARN in the SSM parameter :func:`admin_parameter_name`. The stack
     reads it as a parameter: CloudFormation refuses the change set while the parameter does not exist
     ("Unable to fetch parameters [...]", naming it), and this rule refuses it when it names another role.

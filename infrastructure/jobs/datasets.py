@@ -46,7 +46,7 @@ CODE_PREFIX = DATASETS_CODE_PREFIX
 SCRIPT = DATASET_JOB.script
 PERIOD = Duration.minutes(5)
 DATASET_JOB_TIMEOUT_MINUTES = 120  # a dataset job run on Glue or on EMR Serverless
-# Why the dataset job's security configuration leaves S3 encryption to the buckets (README: Datasets).
+# Why the dataset job's security configuration leaves S3 encryption to each bucket (infrastructure/README.md).
 ZONE_KEYS_REASON = (
     "The dataset job writes two zones with different keys (conformed, purpose-built). A Glue security "
     "configuration holds one S3 key, which would encrypt purpose-built objects with the conformed key (or the "

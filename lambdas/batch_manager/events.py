@@ -1,4 +1,4 @@
-"""The Batch Manager's input: the two requests of stepfunctions/file_processor.asl.json (states
+"""The Batch Manager's input: the two requests of stepfunctions/file_processor.<engine>.asl.json (states
 ``PlanBatches`` and ``Summarise``), one pydantic union discriminated on ``action``."""
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""Every job argument, metric name and ASL substitution, declared once (see odp/README.md)."""
+"""Every job argument, metric name and ASL substitution, declared once (see odp/contracts/README.md)."""

@@ -260,7 +260,8 @@ def principals(resolver: Resolver) -> dict[str, list[Role]]:
 @dataclass(frozen=True)
 class EmrServerlessRun:
     """A state machine task starting a job on EMR Serverless, from its state machine's substitutions: the File
-    Processor of a cadence (``RunJobResource``) or the dataset job of the datasets state machine (``RefreshOnEmr``)."""
+    Processor of a cadence (``RunFileProcessor``) or the dataset job of the datasets state machine
+    (``RefreshDatasetsOnEmr``)."""
 
     state_machine: str  # logical id
     application: str  # logical id of the AWS::EMRServerless::Application

@@ -254,7 +254,7 @@ def test_the_flow_exercised_every_principal(recorded: RecordedFlow) -> None:
 @pytest.mark.spark
 @pytest.mark.slow
 def test_the_datasets_state_machine_runs_as_production_starts_it(recorded: RecordedFlow) -> None:
-    """stepfunctions/datasets.asl.json on moto, started with the trips' File Processor execution event:
+    """stepfunctions/datasets.glue.asl.json on moto, started with the trips' File Processor execution event:
     a failed fail rule ends it in NotifyFailure (SNS) with nothing written; as shipped, it refreshes both."""
     runs = recorded.datasets
     assert (runs.failed.status, runs.failed.error) == ("FAILED", "DatasetsFailed")
