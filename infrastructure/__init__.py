@@ -1,5 +1,4 @@
-"""ODP infrastructure: CDK constructs (one concern per module), the stage, the pipelines.
-
-Importing this package does not import aws_cdk: :mod:`odp.operations.smoke` runs in the pipeline's
-post-deploy step with boto3 only.
+"""ODP infrastructure: the CDK app in layers (foundation, ingest, jobs, access, operations), the stage composing
+them, the pipelines (infrastructure/README.md). Nothing here imports Spark or ``etl``
+(tests/unit/test_import_boundaries.py).
 """

@@ -8,6 +8,7 @@ from aws_cdk import aws_stepfunctions as sfn
 
 from infrastructure.foundation.context import DeploymentContext
 from infrastructure.ingest.layer import Ingest
+from infrastructure.jobs.kind_jobs import KindJobs
 from infrastructure.jobs.layer import Jobs
 from infrastructure.operations.deploy_access import DeployAccess, DeployAccessProps
 from infrastructure.operations.monitoring import Monitoring
@@ -21,7 +22,9 @@ def build_operations(
     monitoring.watch_queue("file-manager", ingest.file_manager.dead_letter_queue)
     monitoring.watch_function("file-manager", ingest.file_manager.function)
     monitoring.watch_function("batch-manager", ingest.batch_manager.function)
-    monitoring.watch_glue_jobs(list(jobs.glue_jobs.job_names.values()))
+    # every batch Glue job: the File Processor's and those of any other registered kind (KindJobs)
+    kind_jobs = [name for family in jobs.families if isinstance(family, KindJobs) for name in family.jobs]
+    monitoring.watch_glue_jobs([*jobs.glue_jobs.job_names.values(), *kind_jobs])
     monitoring.watch_table_costs()
     cadences = context.config.cadences.cadences
     for cadence_name, processor in jobs.processors.items():

@@ -190,7 +190,7 @@ class Monitoring(Construct):
             self,
             "GlueJobFailed",
             rule_name=f"{self._prefix}-glue-job-failed",
-            description="A File Processor Glue run failed, timed out or errored",
+            description="A batch Glue run (the File Processor, a registered job kind) failed, timed out or errored",
             pattern=events.EventPattern(
                 source=["aws.glue"],
                 detail_type=["Glue Job State Change"],
@@ -205,7 +205,7 @@ class Monitoring(Construct):
             statistic="Sum",
             period=PERIOD,
         )
-        self._alarm("glue-job-failed", metric, 0, "A File Processor Glue job run failed")
+        self._alarm("glue-job-failed", metric, 0, "A batch Glue job run failed (the File Processor, a job kind)")
         self.dashboard.add_widgets(cloudwatch.GraphWidget(title="Glue job failures", left=[metric]))
 
     def watch_table_costs(self, top: int = 10) -> None:

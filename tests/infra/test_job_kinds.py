@@ -52,5 +52,17 @@ def test_a_registered_job_kind_is_deployed_canaried_and_audited(config) -> None:
         ),
     )
     template.has_resource_properties("AWS::Glue::SecurityConfiguration", {"Name": "odp-dev-table-audit"})
+    # its failed runs alert like the File Processor's
+    template.has_resource_properties(
+        "AWS::Events::Rule",
+        Match.object_like(
+            {
+                "Name": "odp-dev-glue-job-failed",
+                "EventPattern": Match.object_like(
+                    {"detail": Match.object_like({"jobName": Match.array_with(["odp-dev-table-audit"])})}
+                ),
+            }
+        ),
+    )
     assert "odp-dev-table-audit" in [job.name for job in canary_jobs(config, "dev", kinds)]
     assert "odp-dev-table-audit" not in [job.name for job in canary_jobs(config, "dev")]  # the registry as shipped

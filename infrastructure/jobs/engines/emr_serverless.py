@@ -1,5 +1,6 @@
 """The EMR Serverless application the cadences with ``engine: emr_serverless`` run their File Processor on, its
-execution role, its logs and its failure alert. Created only when a cadence uses it (``needed``).
+execution role, its logs and its failure alert. Created only when a cadence or a dataset runs there
+(``odp.contracts.job_kinds.engines_in_use``).
 
 - **application** ``odp-<env>-spark``: release :data:`RELEASE_LABEL` (Spark 3.5 and Hudi 1.0.2, the version
   ODP pins), pre-initialized capacity, a maximum, auto start and auto stop when idle, and the same VPC subnets and
