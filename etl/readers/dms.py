@@ -178,6 +178,54 @@ def _csv_frame(spark: SparkSession, files: Sequence[SourceFile], config: TableCo
     )
 
 
+def _op_of(present: set[str], *, parquet: bool) -> Column:
+    """The change's op: ``Op`` (an empty one of a Parquet full-load row an insert), or an insert when no file of the
+    scan has ``Op`` (every one is a full load, checked per file)."""
+    if OP_SOURCE not in present:
+        return F.lit(INSERT)
+    op = F.upper(F.trim(F.col(OP_SOURCE)))
+    return F.when(F.col(FULL_LOAD) & (op.isNull() | (op == "")), F.lit(INSERT)).otherwise(op) if parquet else op
+
+
+def _typed_columns(frame: DataFrame, declared: dict[str, str]) -> tuple[dict[str, Column], list[Column]]:
+    """Each data column of the scan, cast strictly to its declared type where it has one, and the cast errors."""
+    typed: dict[str, Column] = {}
+    errors: list[Column] = []
+    for name in frame.columns:
+        if name in (OP_SOURCE, ROW, ERROR, FILE, FILE_ORDER, FULL_LOAD, DROPPED, KEEP):
+            continue
+        if name in declared:
+            typed[name], error = strict_cast(F.col(name), frame.schema[name].dataType, declared[name], name)
+            errors.append(error)
+        else:
+            typed[name] = F.col(name)
+    return typed, errors
+
+
+def _ordering(
+    frame: DataFrame,
+    config: TableConfig,
+    typed: dict[str, Column],
+    declared: dict[str, str],
+    horizon: EventTimeHorizon | None,
+    *,
+    parquet: bool,
+) -> tuple[Column, Column | None]:
+    """The change's ordering (and its error): the configured column encoded by :func:`ordering_of`, or empty for a
+    Parquet scan of full loads without it (checked per file).
+
+    Raises:
+        ChangeFileError: CSV: the ordering column is not among the configured columns.
+    """
+    name = (config.ordering_column or "").lower()
+    if name and name in frame.columns:
+        kind = spark_type(declared[name]) if name in declared else frame.schema[name].dataType
+        return ordering_of(typed[name], kind, config.ordering_column, required=~F.col(FULL_LOAD), horizon=horizon)
+    if name and not parquet:
+        raise ChangeFileError("CSV", f"missing ordering column {config.ordering_column}")
+    return F.lit(""), None
+
+
 def _changes_of(
     frame: DataFrame,
     config: TableConfig,
@@ -199,37 +247,13 @@ def _changes_of(
         for key in config.primary_key:
             if key.lower() not in present:
                 raise ChangeFileError("CSV", f"missing key column {key}")
-    full_load = F.col(FULL_LOAD)
-    if OP_SOURCE in present:
-        op = F.upper(F.trim(F.col(OP_SOURCE)))
-        op = F.when(full_load & (op.isNull() | (op == "")), F.lit(INSERT)).otherwise(op) if parquet else op
-    else:  # every file of the scan is a full load (checked per file)
-        op = F.lit(INSERT)
     declared = {name.lower(): kind for name, kind in (config.columns or {}).items()} if parquet else {}
-    typed, errors = {}, []
-    for name in frame.columns:
-        if name in (OP_SOURCE, ROW, ERROR, FILE, FILE_ORDER, FULL_LOAD, DROPPED, KEEP):
-            continue
-        if name in declared:
-            value, error = strict_cast(F.col(name), frame.schema[name].dataType, declared[name], name)
-            typed[name] = value
-            errors.append(error)
-        else:
-            typed[name] = F.col(name)
-    ordering_name = (config.ordering_column or "").lower()
-    if ordering_name and ordering_name in present:
-        kind = frame.schema[ordering_name].dataType
-        kind = spark_type(declared[ordering_name]) if ordering_name in declared else kind
-        ordering, ordering_error = ordering_of(
-            typed[ordering_name], kind, config.ordering_column, required=~full_load, horizon=horizon
-        )
+    typed, errors = _typed_columns(frame, declared)
+    ordering, ordering_error = _ordering(frame, config, typed, declared, horizon, parquet=parquet)
+    if ordering_error is not None:
         errors.append(ordering_error)
-    elif ordering_name and not parquet:
-        raise ChangeFileError("CSV", f"missing ordering column {config.ordering_column}")
-    else:  # Parquet: every file of the scan is a full load (checked per file)
-        ordering = F.lit("")
     return frame.select(
-        op.alias(OP),
+        _op_of(present, parquet=parquet).alias(OP),
         ordering.alias(ORDERING),
         F.col(FILE),
         F.col(FILE_ORDER),
