@@ -280,26 +280,32 @@ def hudi_write_options(
         # plus ``_odp_seq``, unique per change): Hudi's own pre-combine would shuffle them again for nothing.
         options["hoodie.combine.before.upsert"] = "false"
     if target.table_type is TableType.MERGE_ON_READ:
-        # Scheduled inline, every N delta commits: N - 1 runs of N only append log files (fast ingestion), the N-th
-        # also merges the logs that matter into base files (COMPACTION_STRATEGY). A group compacts once it has N log
-        # files, so a snapshot read merges at most 2N - 1 logs of a group.
-        options.update(
-            {
-                "hoodie.compact.inline": "true",
-                "hoodie.compact.inline.trigger.strategy": "NUM_COMMITS",
-                "hoodie.compact.inline.max.delta.commits": str(profile.compaction_delta_commits),
-                "hoodie.parquet.small.file.limit": str(profile.merge_on_read_small_file_bytes),
-                "hoodie.compaction.strategy": COMPACTION_STRATEGY,
-                COMPACTION_LOG_SHARE_OPTION: str(profile.compaction_log_share),
-                "hoodie.compaction.logfile.num.threshold": str(profile.compaction_delta_commits),
-            }
-        )
+        options.update(merge_on_read_options(profile))
     if catalog_sync:
         options.update(glue_sync_options(target))
     # Last, so nothing above can change them: table version 6 for the table, its metadata table and every table
     # service of the write (compaction, clean, archival), never upgraded (etl.hudi.table_version).
     options.update(TABLE_VERSION_OPTIONS)
     return options
+
+
+def merge_on_read_options(profile: WriteProfile) -> dict[str, str]:
+    """A MERGE_ON_READ table's compaction and small files.
+
+    Scheduled inline, every N delta commits: N - 1 runs of N only append log files (fast ingestion), the N-th also
+    merges the logs that matter into base files (:data:`COMPACTION_STRATEGY`). A group compacts once it has N log
+    files, so a snapshot read merges at most 2N - 1 logs of a group; only file groups under the profile's small-file
+    size take inserts (:data:`MERGE_ON_READ_SMALL_FILE_BYTES`).
+    """
+    return {
+        "hoodie.compact.inline": "true",
+        "hoodie.compact.inline.trigger.strategy": "NUM_COMMITS",
+        "hoodie.compact.inline.max.delta.commits": str(profile.compaction_delta_commits),
+        "hoodie.parquet.small.file.limit": str(profile.merge_on_read_small_file_bytes),
+        "hoodie.compaction.strategy": COMPACTION_STRATEGY,
+        COMPACTION_LOG_SHARE_OPTION: str(profile.compaction_log_share),
+        "hoodie.compaction.logfile.num.threshold": str(profile.compaction_delta_commits),
+    }
 
 
 def glue_sync_options(target: HudiTarget) -> dict[str, str]:
