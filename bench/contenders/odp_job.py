@@ -23,7 +23,7 @@ from bench.contenders.common import driver_memory
 from bench.dynamodb_emulator import install_item_level_rollback
 from bench.fs_stats import hadoop_statistics
 from odp.config.items import table_config_item
-from odp.config.models import IndexKind, SourceFormat, TableConfig, TableMode, TableType
+from odp.config.models import IndexKind, SourceFormat, TableConfig, TableType
 from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY, FileProcessorJobArgs
 from odp.naming import TrackerTableNames
 from odp.tracker import FileKind, TrackedFile, Trackers, file_kind, make_file_id
@@ -55,12 +55,9 @@ def table_config(
         ordering_column="cdc_timestamp_seq",
         partition_by=partition_by,
         table_type=table_type,
-        mode=TableMode.CURRENT,
         cadence="every_10_minutes",
         database=DATABASE,
         target_table=table,
-        is_active=True,
-        columns=None,
         index_buckets=index_buckets,
         index=index,
     )

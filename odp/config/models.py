@@ -741,7 +741,12 @@ class TablesFile(_Strict):
 
 
 class TableConfig(_Strict):
-    """One table with every setting resolved: what the Glue job and the Lambdas consume."""
+    """One table with every setting resolved: what the Glue job and the Lambdas consume.
+
+    The defaults are ODP's (a current copy-on-write table, unpartitioned, active, its Glue table the source
+    table's name in lower case), so a table is built one way everywhere: the Configuration Manager
+    (:func:`odp.config.patterns.resolve_table`), the tests, the benchmarks and the sandbox name only what differs.
+    """
 
     source: str
     schema_name: str
@@ -749,13 +754,13 @@ class TableConfig(_Strict):
     format: SourceFormat
     primary_key: tuple[str, ...]
     ordering_column: str | None = None
-    partition_by: tuple[str, ...]
-    table_type: TableType
-    mode: TableMode
+    partition_by: tuple[str, ...] = ()
+    table_type: TableType = TableType.COPY_ON_WRITE
+    mode: TableMode = TableMode.CURRENT
     cadence: str | None = None  # None for a streamed table (``stream`` set instead)
     database: str
-    target_table: str
-    is_active: bool
+    target_table: str = ""  # "": the source table's name in lower case
+    is_active: bool = True
     columns: dict[str, str] | None = None  # ordered: the source's field order
     stream: str | None = None  # the stream that writes this table (then no cadence)
     csv_header: bool | None = None
@@ -779,6 +784,13 @@ class TableConfig(_Strict):
     onboarded: bool = False  # written by the File Manager from the source's include rule, not by an entry
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _target_table_defaults_to_table(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("target_table") and isinstance(data.get("table"), str):
+            return {**data, "target_table": data["table"].lower()}
+        return data
 
     @model_validator(mode="after")
     def _one_index(self) -> TableConfig:

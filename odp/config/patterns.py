@@ -22,21 +22,33 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from odp.config.models import (
-    DEFAULT_MAX_FILE_ATTEMPTS,
-    DEFAULT_MAX_TABLE_ATTEMPTS,
     DEFAULT_SHARD_COLUMN,
     SOURCE_SETTINGS,
-    IndexKind,
     ShardFrom,
     SourceFormat,
     TableConfig,
     TableEntry,
-    TableMode,
     TableSettings,
-    TableType,
     table_id,
 )
 
+# The settings an entry or its file's defaults may set, beside the source's own (SOURCE_SETTINGS).
+RESOLVED_SETTINGS = (
+    "ordering_column",
+    "partition_by",
+    "table_type",
+    "mode",
+    "cadence",
+    "database",
+    "is_active",
+    "columns",
+    "max_file_attempts",
+    "max_table_attempts",
+    "index_buckets",
+    "index",
+    "stream",
+    *SOURCE_SETTINGS,
+)
 Pick = Callable[[str], Any]  # a table setting as resolved: the entry's own value, else its file's default
 # table_config items that are not tables: a source's rule (keys never hold a dot, table ids always two).
 RULE_ITEM_PREFIX = "rule#"
@@ -64,29 +76,17 @@ def resolve_table(source: str, source_format: SourceFormat, entry: TableEntry, p
         shard_column = entry.shard_column or DEFAULT_SHARD_COLUMN
         shard_from = entry.shard_from or ShardFrom.SCHEMA
         primary_key = (shard_column, *primary_key)
+    settings = {name: pick(name) for name in RESOLVED_SETTINGS}
     return TableConfig(
         source=source,
         schema_name=entry.source_schema,
         table=entry.source_table,
         format=source_format,
         primary_key=primary_key,
-        ordering_column=pick("ordering_column"),
-        partition_by=tuple(pick("partition_by") or []),
-        table_type=pick("table_type") or TableType.COPY_ON_WRITE,
-        mode=pick("mode") or TableMode.CURRENT,
-        cadence=pick("cadence"),
-        database=pick("database"),
-        target_table=entry.target_table or entry.source_table.lower(),
-        is_active=True if pick("is_active") is None else pick("is_active"),
-        columns=pick("columns"),
-        max_file_attempts=pick("max_file_attempts") or DEFAULT_MAX_FILE_ATTEMPTS,
-        max_table_attempts=pick("max_table_attempts") or DEFAULT_MAX_TABLE_ATTEMPTS,
-        index_buckets=pick("index_buckets"),
-        index=pick("index") or IndexKind.RECORD,
-        stream=pick("stream"),
+        target_table=entry.target_table or "",
         shard_column=shard_column,
         shard_from=shard_from,
-        **{name: pick(name) for name in SOURCE_SETTINGS if pick(name) is not None},
+        **{name: value for name, value in settings.items() if value is not None},  # else TableConfig's default
     )
 
 

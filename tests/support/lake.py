@@ -48,8 +48,6 @@ def table_config(
         mode=mode,
         cadence="hourly",
         database="lake_db",
-        target_table=table.lower(),
-        is_active=True,
         columns=columns,
         **settings,
     )

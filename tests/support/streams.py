@@ -16,14 +16,10 @@ def streamed_table(
         table=table,
         format=SourceFormat.DYNAMODB,
         primary_key=("id",),
-        partition_by=(),
         table_type=table_type,
         mode=mode,
-        cadence=None,
         stream=STREAM,
         database="shop_raw",
-        target_table=table,
-        is_active=True,
         columns=columns,
     )
 

@@ -21,7 +21,7 @@ from etl.errors import ChangeFileError
 from etl.hudi.options import HudiProfile, WriteProfile
 from etl.readers import SourceFile, first_error, read_changes
 from etl.streaming.batch import StreamTarget, process_micro_batch
-from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
+from odp.config.models import SourceFormat, TableConfig
 from odp.tracker import RunStatus
 from tests.support.stream_records import change
 
@@ -72,16 +72,9 @@ def _config(source_format: SourceFormat = SourceFormat.DYNAMODB) -> TableConfig:
         table="typed",
         format=source_format,
         primary_key=("id",),
-        partition_by=(),
-        table_type=TableType.COPY_ON_WRITE,
-        mode=TableMode.CURRENT,
-        cadence=None,
         stream=STREAM if source_format is SourceFormat.DYNAMODB else None,
         database="shop_raw",
-        target_table="typed",
-        is_active=True,
         columns=COLUMNS,
-        ordering_column=None,
     )
 
 

@@ -39,11 +39,7 @@ def _table(name: str, cadence: str | None, *, active: bool = True) -> TableConfi
         table=name,
         format="dms",
         primary_key=["id"],
-        partition_by=[],
-        table_type="COPY_ON_WRITE",
-        mode="current",
         database="raw_shop",
-        target_table=name,
         cadence=cadence,
         is_active=active,
     )

@@ -216,3 +216,24 @@ def test_partial_update_settings_default_resolve_and_survive_dynamodb(tmp_path: 
         load_config(_config_dir(tmp_path / "dms", {"unavailable_value_placeholder": "x"}))
     with pytest.raises(ConfigError, match=r"missing_columns: Input should be 'refuse', 'keep' or 'null'"):
         load_config(_config_dir(tmp_path / "bad", {"missing_columns": "drop"}))
+
+
+def test_a_table_built_in_code_takes_the_defaults_an_entry_resolves_to(tmp_path: Path) -> None:
+    """Tests, the bench and the sandbox build a table as the Configuration Manager does: what they leave out
+    is what a YAML entry that leaves it out resolves to."""
+    from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
+
+    built = TableConfig(
+        source="shop",
+        schema_name="public",
+        table="T",
+        format=SourceFormat.DMS,
+        primary_key=("zeta",),
+        ordering_column="seq",
+        cadence="fast",
+        database="db",
+    )
+    assert (built.partition_by, built.table_type, built.mode) == ((), TableType.COPY_ON_WRITE, TableMode.CURRENT)
+    assert (built.target_table, built.is_active, built.index) == ("t", True, IndexKind.RECORD)
+    resolved = load_config(_config_dir(tmp_path, {"table": "T"})).table("shop.public.T")
+    assert resolved == built
