@@ -57,11 +57,7 @@ class SandboxBackend:
 
     def staged_objects(self, prefix: str) -> list[StagedObject]:
         layout = self._layout()
-        return [
-            StagedObject(STAGING_BUCKET, obj.key, obj.size, obj.etag)
-            for obj in list_objects(layout.staging)
-            if obj.key.startswith(prefix)
-        ]
+        return [obj for obj in list_objects(layout.staging, STAGING_BUCKET) if obj.key.startswith(prefix)]
 
     def raw_root(self, cadence: str) -> str:
         return hadoop_file_uri(self._lake / "raw")

@@ -161,13 +161,13 @@ def announce_new_files(
     Manager skipped, or kept as unregistered, to the reason (the same decision the File Manager makes).
     """
     announced = state_store.load_announced(layout.lake)
-    fresh = new_objects(list_objects(layout.staging), announced)
+    fresh = new_objects(list_objects(layout.staging, STAGING_BUCKET), announced)
     if not fresh:
         return 0, 0, {}
     now = datetime.now(UTC)
     base = int(now.timestamp() * 1_000_000)
     events = [
-        object_created_event(STAGING_BUCKET, obj, sequencer=base + i, region=REGION, now=now)
+        object_created_event(obj, sequencer=base + i, region=REGION, now=now)
         for i, obj in enumerate(fresh)
     ]
     redeliveries = [e for e, obj in zip(events, fresh, strict=True) if obj.key in set(hooks.redeliver_keys)]

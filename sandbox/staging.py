@@ -18,17 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote_plus
 
+from odp.operations.backend import StagedObject
+
 SQS_BATCH_SIZE = 10
 EVENT_ACCOUNT = "0" * 12  # placeholder: the events' account field is not read by ODP
-
-
-@dataclass(frozen=True)
-class StagedObject:
-    """One object of the local staging bucket."""
-
-    key: str
-    size: int
-    etag: str
 
 
 def md5_of(path: Path) -> str:
@@ -39,12 +32,13 @@ def md5_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def list_objects(staging_dir: Path) -> list[StagedObject]:
-    """Every file under the staging folder, in key order (hidden files included: ODP decides what to skip)."""
+def list_objects(staging_dir: Path, bucket: str) -> list[StagedObject]:
+    """Every file under the staging folder (the bucket ``bucket``), in key order (hidden files included: ODP
+    decides what to skip)."""
     objects = []
     for path in sorted(p for p in staging_dir.rglob("*") if p.is_file()):
         key = path.relative_to(staging_dir).as_posix()
-        objects.append(StagedObject(key=key, size=path.stat().st_size, etag=md5_of(path)))
+        objects.append(StagedObject(bucket=bucket, key=key, size=path.stat().st_size, etag=md5_of(path)))
     return objects
 
 
@@ -58,8 +52,9 @@ def event_key(key: str) -> str:
     return quote_plus(key, safe="/")
 
 
-def object_created_event(bucket: str, obj: StagedObject, *, sequencer: int, region: str, now: datetime) -> dict:
+def object_created_event(obj: StagedObject, *, sequencer: int, region: str, now: datetime) -> dict:
     """An S3 "Object Created" event as EventBridge delivers it."""
+    bucket = obj.bucket
     return {
         "version": "0",
         "id": str(uuid.uuid4()),

@@ -20,14 +20,14 @@ FUNCTION = FunctionSpec(
 
 
 @dataclass(frozen=True)
-class BatchManagerProps(FunctionOwnerProps):
+class BatchManagerFunctionProps(FunctionOwnerProps):
     """What the Batch Manager needs: what every function owner gives (``FunctionOwnerProps``)."""
 
 
-class BatchManager(Construct):
+class BatchManagerFunction(Construct):
     """One function shared by every cadence (the cadence travels in the payload)."""
 
-    def __init__(self, scope: Construct, construct_id: str, props: BatchManagerProps) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: BatchManagerFunctionProps) -> None:
         super().__init__(scope, construct_id)
         tracking, key = props.tracking, props.key
         self.lambda_ = OdpFunction(self, "Function", OdpFunctionProps(props, FUNCTION))

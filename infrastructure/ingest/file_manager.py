@@ -104,7 +104,7 @@ class RuleToQueue:
 
 
 @dataclass(frozen=True, kw_only=True)
-class FileManagerProps(FunctionOwnerProps):
+class FileManagerFunctionProps(FunctionOwnerProps):
     """What the landing path of one environment is built from.
 
     Attributes:
@@ -123,10 +123,10 @@ class FileManagerProps(FunctionOwnerProps):
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
 
 
-class FileManager(Construct):
+class FileManagerFunction(Construct):
     """The landing path of every CDC file; ``queue``, ``dead_letter_queue`` and ``function`` are public."""
 
-    def __init__(self, scope: Construct, construct_id: str, props: FileManagerProps) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: FileManagerFunctionProps) -> None:
         environment, staging, tracking, key = props.environment, props.staging, props.tracking, props.key
         removal_policy = props.removal_policy
         sources_ = props.sources

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from aws_cdk import Stack
 
 from infrastructure.foundation.context import DeploymentContext
-from infrastructure.ingest.batch_manager import BatchManager, BatchManagerProps
-from infrastructure.ingest.file_manager import FileManager, FileManagerProps
+from infrastructure.ingest.batch_manager import BatchManagerFunction, BatchManagerFunctionProps
+from infrastructure.ingest.file_manager import FileManagerFunction, FileManagerFunctionProps
 from infrastructure.ingest.tracking import Tracking, TrackingProps
 
 
@@ -17,8 +17,8 @@ class Ingest:
     """What the ingest layer built."""
 
     tracking: Tracking
-    file_manager: FileManager
-    batch_manager: BatchManager
+    file_manager: FileManagerFunction
+    batch_manager: BatchManagerFunction
 
 
 def build_ingest(stack: Stack, context: DeploymentContext, replica_key_arn: str | None) -> Ingest:
@@ -44,8 +44,8 @@ def build_ingest(stack: Stack, context: DeploymentContext, replica_key_arn: str 
         "log_retention": context.log_retention,
     }
     sources = [table.source for table in context.config.tables]
-    file_manager = FileManager(
-        stack, "FileManager", FileManagerProps(staging=context.storage.staging, sources=sources, **functions)
+    file_manager = FileManagerFunction(
+        stack, "FileManager", FileManagerFunctionProps(staging=context.storage.staging, sources=sources, **functions)
     )
-    batch_manager = BatchManager(stack, "BatchManager", BatchManagerProps(**functions))
+    batch_manager = BatchManagerFunction(stack, "BatchManager", BatchManagerFunctionProps(**functions))
     return Ingest(tracking, file_manager, batch_manager)

@@ -13,11 +13,12 @@ import pytest
 
 from odp.config.loader import OdpConfig, load_config
 from odp.naming import TrackerTableNames
+from odp.operations.backend import StagedObject
 from odp.tracker.schema import create_tables
 from sandbox import state_store
 from sandbox.cli import main
 from sandbox.demo_data import DELETE, INSERT, UPDATE, Change, ChangeFile, DemoGenerator, SourceTable
-from sandbox.staging import BucketMap, StagedObject, list_objects, new_objects, object_created_event, sqs_batches
+from sandbox.staging import BucketMap, list_objects, new_objects, object_created_event, sqs_batches
 from sandbox.validation import canonical, checksum
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -32,7 +33,7 @@ def test_staging_objects_carry_the_md5_etag_and_only_new_versions_are_new(tmp_pa
     (tmp_path / "src/s/t").mkdir(parents=True)
     (tmp_path / "src/s/t/a.json").write_bytes(b'{"a": 1}\n')
     (tmp_path / "src/s/t/b.json").write_bytes(b'{"b": 2}\n')
-    objects = list_objects(tmp_path)
+    objects = list_objects(tmp_path, "staging")
     assert [o.key for o in objects] == ["src/s/t/a.json", "src/s/t/b.json"]
     assert objects[0].etag == hashlib.md5(b'{"a": 1}\n').hexdigest()
     assert objects[0].size == 9
@@ -42,9 +43,9 @@ def test_staging_objects_carry_the_md5_etag_and_only_new_versions_are_new(tmp_pa
 
 def test_events_have_the_eventbridge_form_with_the_key_url_encoded_as_s3_does(samples_dir: Path) -> None:
     sample = json.loads((samples_dir / "lambda-events/s3EventBridgeNotificationObjectCreatedEvent.json").read_text())
-    obj = StagedObject(key="inventory_debezium/inventory/products/dbserver1.inventory.products+0+0000000000.json",
+    obj = StagedObject(bucket="staging", key="inventory_debezium/inventory/products/dbserver1.inventory.products+0+0000000000.json",
                        size=10, etag="abc")  # fmt: skip
-    event = object_created_event("staging", obj, sequencer=255, region="eu-west-1", now=NOW)
+    event = object_created_event(obj, sequencer=255, region="eu-west-1", now=NOW)
     assert set(event) == set(sample)
     assert set(event["detail"]) == set(sample["detail"])
     assert set(event["detail"]["object"]) == set(sample["detail"]["object"])

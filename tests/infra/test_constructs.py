@@ -1,5 +1,5 @@
 """Each construct of the stage on its own bare stack, with its typed props: aws_cdk.assertions on what it
-creates and the cdk-nag audit (no finding left, no acknowledgment unused). FileManager, Network,
+creates and the cdk-nag audit (no finding left, no acknowledgment unused). FileManagerFunction, Network,
 DeployAccess, SecureBucket, the Glue job base and Datasets have their own modules; the rest (EMR Serverless
 included) are here."""
 
@@ -21,7 +21,7 @@ from infrastructure.application import ASSET_CACHE, REPO_ROOT
 from infrastructure.assets import GlueArtifacts, lambda_code
 from infrastructure.foundation.network import Network, NetworkProps
 from infrastructure.foundation.storage import RetentionSettings, Storage, StorageProps
-from infrastructure.ingest.batch_manager import BatchManager, BatchManagerProps
+from infrastructure.ingest.batch_manager import BatchManagerFunction, BatchManagerFunctionProps
 from infrastructure.ingest.lambda_function import FunctionOwnerProps, FunctionSpec, OdpFunction, OdpFunctionProps
 from infrastructure.ingest.tracking import Tracking, TrackingProps
 from infrastructure.jobs.engines.emr_serverless import EmrServerless, EmrServerlessProps
@@ -130,10 +130,10 @@ def test_batch_manager(tmp_path, code_dir) -> None:
     app, stack = bare_stack(tmp_path)
     key = kms.Key(stack, "Key", enable_key_rotation=True)
     tracking = Tracking(stack, "Tracking", TrackingProps(environment="x", key=key))
-    BatchManager(
+    BatchManagerFunction(
         stack,
         "BatchManager",
-        BatchManagerProps(
+        BatchManagerFunctionProps(
             environment="x",
             tracking=tracking,
             key=key,

@@ -1,4 +1,4 @@
-"""FileManager on its own, with default and non-default props: aws_cdk.assertions and cdk-nag."""
+"""FileManagerFunction on its own, with default and non-default props: aws_cdk.assertions and cdk-nag."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from aws_cdk.assertions import Match, Template
 from infrastructure.application import ASSET_CACHE, REPO_ROOT, cdk_json_context
 from infrastructure.assets import lambda_code
 from infrastructure.foundation.secure_bucket import SecureBucket, SecureBucketProps
-from infrastructure.ingest.file_manager import FileManager, FileManagerProps
+from infrastructure.ingest.file_manager import FileManagerFunction, FileManagerFunctionProps
 from infrastructure.ingest.tracking import Tracking, TrackingProps
 from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
 
@@ -35,10 +35,10 @@ def test_file_manager_props(tmp_path, overrides, deletion, days) -> None:
     tracking = Tracking(
         stack, "Tracking", TrackingProps(environment="x", key=key, removal_policy=RemovalPolicy.DESTROY)
     )
-    FileManager(
+    FileManagerFunction(
         stack,
         "FileManager",
-        FileManagerProps(
+        FileManagerFunctionProps(
             environment="x",
             staging=staging,
             sources=["b_src", "a_src", "b_src"],

@@ -12,7 +12,8 @@ import pytest
 from pydantic import ValidationError
 
 from lambdas.file_manager.events import MalformedEventError, ObjectCreated, ObjectCreatedSqsRecord
-from sandbox.staging import StagedObject, object_created_event, sqs_batches
+from odp.operations.backend import StagedObject
+from sandbox.staging import object_created_event, sqs_batches
 from tests.support.lambdas import object_created, sqs_batch
 
 
@@ -96,8 +97,8 @@ def test_a_record_that_is_not_an_sqs_record_says_so(sqs_event: dict[str, Any], s
 
 def test_the_sandboxs_sqs_records_validate() -> None:
     # The sandbox feeds the File Manager records it builds itself: they must pass the same model.
-    obj = StagedObject(key="src/app/t/a b+1.parquet", size=7, etag="0123456789abcdef0123456789abcdef")
-    event = object_created_event("staging", obj, sequencer=1, region="eu-west-1", now=datetime(2024, 5, 1, tzinfo=UTC))
+    obj = StagedObject(bucket="staging", key="src/app/t/a b+1.parquet", size=7, etag="0123456789abcdef0123456789abcdef")
+    event = object_created_event(obj, sequencer=1, region="eu-west-1", now=datetime(2024, 5, 1, tzinfo=UTC))
     [batch] = sqs_batches([event], queue_arn="arn:aws:sqs:eu-west-1:123456789012:q", region="eu-west-1")
     parsed = ObjectCreatedSqsRecord.model_validate(batch["Records"][0]).body.object_created()
     assert (parsed.bucket, parsed.key, parsed.size, parsed.etag) == ("staging", obj.key, 7, obj.etag)
