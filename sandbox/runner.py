@@ -166,10 +166,7 @@ def announce_new_files(
         return 0, 0, {}
     now = datetime.now(UTC)
     base = int(now.timestamp() * 1_000_000)
-    events = [
-        object_created_event(obj, sequencer=base + i, region=REGION, now=now)
-        for i, obj in enumerate(fresh)
-    ]
+    events = [object_created_event(obj, sequencer=base + i, region=REGION, now=now) for i, obj in enumerate(fresh)]
     redeliveries = [e for e, obj in zip(events, fresh, strict=True) if obj.key in set(hooks.redeliver_keys)]
     failed_keys: set[str] = set()
     before = _count_items(account, account.names.file_tracker)
