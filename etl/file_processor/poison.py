@@ -5,7 +5,7 @@ Every reader error names its file by key (``ChangeFileError``, readers' messages
 - A **deterministic** failure (:func:`deterministic_failure`: a ``ChangeFileError`` naming one file whose
   reason is about the file's content: parse, layout, type, event time, unknown op, a file Spark cannot
   decode) would fail every run the same way: the run quarantines that file at once and applies the
-  table's other files (etl.file_processor.processor).
+  table's other files (etl.file_processor.quarantine).
 - A read failure that may pass on a later try (throttling, a timeout, a connection or permission error:
   :data:`TRANSIENT_CAUSE`) or any other error naming one file is counted against that file
   (:func:`files_named_by`); it is quarantined after ``max_file_attempts`` such runs.

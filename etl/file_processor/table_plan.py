@@ -4,7 +4,7 @@ Inputs: the table's landed files (file_tracker), the completed commits of its Hu
 configuration, and (historical tables) the content already applied. Output: what is already done (files a
 completed commit consumed: a previous run crashed between its commit and its tracker update; moved to
 history grouped by that commit's instant), what to apply in this run's commit, and which files are
-duplicates of content the table holds. ``etl.file_processor.processor`` applies the plan.
+duplicates of content the table holds. The steps of ``etl.file_processor.steps`` apply the plan.
 """
 
 from __future__ import annotations

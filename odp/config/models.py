@@ -50,7 +50,7 @@ ColumnName = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 DEFAULT_MAX_FILE_ATTEMPTS = 3
 # A table whose runs fail this many times in a row with an error no file is the difference for (its configuration,
 # its Hudi table, a read that fails whatever its files) is held: the Batch Manager leaves it out until
-# ``python -m odp retry`` (etl/file_processor/processor.py).
+# ``python -m odp retry`` (etl/file_processor/failure.py).
 DEFAULT_MAX_TABLE_ATTEMPTS = 5
 
 

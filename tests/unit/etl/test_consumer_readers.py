@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-import etl.file_processor.processor
+import etl.file_processor.run_context
 import etl.hudi.options
 import etl.hudi.table_version
 from etl.datasets.refresh import DatasetRefresher
@@ -147,7 +147,7 @@ def test_every_kind_of_table_reads_the_same_with_the_consumers_hudi_0_15(
     # MERGE_ON_READ: updates and deletes of every base file go to logs (as a real table's above 4 MiB), and the third
     # delta commit schedules a compaction of every file group with a log
     monkeypatch.setattr(
-        etl.file_processor.processor,
+        etl.file_processor.run_context,
         "job_write_profile",
         lambda session, args: replace(
             job_write_profile(session, args),

@@ -48,7 +48,7 @@ def test_one_of_several_concurrent_tables_fails_and_the_others_commit(
     lake.land_text(broken, "20260101-1.csv", "I,1,1,1\n")
     hooks = MeetBeforeCommit(spark, parties=2)
 
-    with caplog.at_level(logging.ERROR, logger="etl.file_processor.processor"), on_fault("etl.before_commit", hooks):
+    with caplog.at_level(logging.ERROR, logger="etl.file_processor"), on_fault("etl.before_commit", hooks):
         outcome = lake.run(spark, broken.table_id, first.table_id, second.table_id, table_concurrency=3, job_dpus=10)
 
     by_id = {result.table_id: result for result in outcome.tables}

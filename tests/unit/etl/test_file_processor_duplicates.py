@@ -60,7 +60,7 @@ def test_a_historical_table_refuses_the_same_bytes_under_a_new_key(
     # the same bytes again under a new key, beside a new file in the same batch
     lake.land_bytes(config, "copy/20260101-000001.parquet", first_bytes)
     lake.land_bytes(config, "20260101-000002.parquet", parquet([("U", "00003", 1, "ann-3")]))
-    with caplog.at_level(logging.WARNING, logger="etl.file_processor.processor"):
+    with caplog.at_level(logging.WARNING, logger="etl.file_processor"):
         outcome = lake.run(spark, table_id)
     second = outcome.tables[0]
     assert (second.status, second.files, second.duplicate_files) == (RunStatus.COMPLETED, 1, 1)

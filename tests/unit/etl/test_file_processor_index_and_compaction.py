@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import etl.file_processor.processor
+import etl.file_processor.run_context
 import etl.hudi.writer
 from bench.metrics import DATA, LOG, file_group, kind
 from etl.hudi.options import DEFAULT_COMPACTION_DELTA_COMMITS, hudi_write_options
@@ -126,7 +126,7 @@ def test_merge_on_read_logs_the_changes_of_a_file_group_above_the_small_file_lim
 ) -> None:
     # every base file of this test is above a 1-byte limit, as a real table's are above 4 MiB
     monkeypatch.setattr(
-        etl.file_processor.processor,
+        etl.file_processor.run_context,
         "job_write_profile",
         lambda spark_session, args: replace(job_write_profile(spark_session, args), merge_on_read_small_file_bytes=1),
     )
@@ -195,7 +195,7 @@ def test_merge_on_read_compacts_only_the_file_groups_whose_logs_matter(
     # every base file above a 1-byte limit logs its updates (as a real table's above 4 MiB); a compaction is
     # scheduled every 2 delta commits, and a group with 2 log files is due whatever their size
     monkeypatch.setattr(
-        etl.file_processor.processor,
+        etl.file_processor.run_context,
         "job_write_profile",
         lambda spark_session, args: replace(
             job_write_profile(spark_session, args), merge_on_read_small_file_bytes=1, compaction_delta_commits=2

@@ -124,7 +124,7 @@ def test_every_scan_level_failure_is_quarantined_by_name_and_the_good_files_comm
     dms_bad, dms_good = _land_dms(lake, orders)
     bad = {orders.table_id: dms_bad, events.table_id: _land_dynamodb(lake, events)}
 
-    with caplog.at_level(logging.WARNING, logger="etl.file_processor.processor"):
+    with caplog.at_level(logging.WARNING, logger="etl.file_processor"):
         runs = {run.table_id: run for run in lake.run(spark, orders.table_id, events.table_id).tables}
 
     for table_id, reasons in bad.items():
