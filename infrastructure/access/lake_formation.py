@@ -395,7 +395,7 @@ def admin_rule(scope: Construct, environment: str) -> CfnRule:
     rule.add_assertion(
         Fn.condition_equals(parameter.value_as_string, cfn_exec_role_arn(stack.account, stack.region)),
         f"Lake Formation bootstrap missing: the CloudFormation execution role must be a Lake Formation "
-        f"administrator, and {admin_parameter_name(environment)} must hold its ARN (infrastructure/README.md, "
+        f"administrator, and {admin_parameter_name(environment)} must hold its ARN (docs/deploying.md, "
         "'Lake Formation bootstrap').",
     )
     return rule
