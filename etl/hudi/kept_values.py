@@ -39,6 +39,7 @@ from etl.change_frame import (
 )
 from etl.errors import ChangeFileError, TransformError, UnstorableChangeError
 from etl.hudi.schema import HUDI_META_PREFIX
+from etl.hudi.stored_keys import stored_rows_of_keys
 from etl.hudi.timeline import TableState
 from odp.config.models import SourceFormat, TableConfig, TableMode
 
@@ -81,16 +82,19 @@ def _stored_changes(
     *,
     wanted: DataFrame,
     columns: Sequence[str],
+    schema: T.StructType,
     tombstones: DataFrame | None,
-) -> DataFrame:
+) -> DataFrame | None:
     """The stored rows of the keys in ``wanted`` as changes (key, ``_odp_seq``, op, kept columns): the current row,
-    or every stored change of a historical table; plus their tombstones as deletes."""
+    or every stored change of a historical table; plus their tombstones as deletes. None: no key is wanted.
+    ``schema``: the table's."""
     keys = list(config.primary_key)
-    table = spark.read.format("hudi").load(base_path)
-    present = [name for name in columns if name in table.columns]
-    op = F.col(OP) if config.mode is TableMode.HISTORICAL and OP in table.columns else F.lit(UPDATE)
+    present = [name for name in columns if name in schema.fieldNames()]
+    op = F.col(OP) if config.mode is TableMode.HISTORICAL and OP in schema.fieldNames() else F.lit(UPDATE)
     # no broadcast hint: a run of many TOAST updates has many keys; Spark picks the join from their size
-    stored = table.join(wanted, keys, "left_semi").select(*keys, SEQ, op.alias(OP), *present)
+    stored = stored_rows_of_keys(spark, base_path, config, wanted, [*keys, SEQ, op.alias(OP), *present])
+    if stored is None:
+        return None
     if tombstones is not None:
         deleted = tombstones.join(wanted, keys, "left_semi").select(*keys, SEQ, F.lit(DELETE).alias(OP))
         stored = stored.unionByName(deleted, allowMissingColumns=True)
@@ -131,9 +135,11 @@ def resolve_kept(
     schema = spark.read.format("hudi").load(base_path).schema if read_stored else None
     frame = _with_kept_columns(changes, columns, schema)
     stored = None
-    if read_stored:
+    if schema is not None:
         wanted = frame.where(F.size(F.coalesce(F.col(KEEP), F.array())) > 0).select(*keys).distinct()
-        stored = _stored_changes(spark, base_path, config, wanted=wanted, columns=columns, tombstones=tombstones)
+        stored = _stored_changes(
+            spark, base_path, config, wanted=wanted, columns=columns, schema=schema, tombstones=tombstones
+        )
     filled = frame.transform(fill_kept(keys, columns, stored)).persist()
     try:
         _refuse_unresolved(filled, config)

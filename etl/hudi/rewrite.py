@@ -40,6 +40,12 @@ def stored_rows(spark: SparkSession, base_path: str) -> DataFrame:
     )
 
 
+def stored_row_wins(change: Column, stored: Column) -> Column:
+    """Pure: Hudi's event-time rule for one key, true where the stored row stays against the change: its ``_odp_seq``
+    (``stored``) is greater than the change's (``change``); a tie goes to the change. Null when nothing is stored."""
+    return stored > change
+
+
 def merged_snapshot(stored: DataFrame, changes: DataFrame, keys: Sequence[str]) -> DataFrame:
     """Pure: the table after ``changes`` (one row per key, table-shaped, with ``_odp_seq`` and ``_hoodie_is_deleted``)
     are applied to ``stored`` by event-time ordering; in ``changes``' columns and types (a column the stored rows
@@ -47,6 +53,7 @@ def merged_snapshot(stored: DataFrame, changes: DataFrame, keys: Sequence[str]) 
     schema = changes.schema
     older = stored.withColumn(_FROM_BATCH, F.lit(False)).withColumn(IS_DELETED, F.lit(False))
     both = changes.withColumn(_FROM_BATCH, F.lit(True)).unionByName(older, allowMissingColumns=True)
+    # stored_row_wins as a ranking: the greater _odp_seq first, and on a tie the change
     window = Window.partitionBy(*keys).orderBy(F.col(SEQ).desc(), F.col(_FROM_BATCH).desc())
     winners = both.withColumn("_odp_rank", F.row_number().over(window)).where("_odp_rank = 1")
     return winners.where(~F.col(IS_DELETED)).select(*[F.col(f.name).cast(f.dataType).alias(f.name) for f in schema])
@@ -126,7 +133,7 @@ def rewrite_counts(
         on=list(keys),
         how="left",
     )
-    applies = stored_seq.isNotNull() & (F.col(SEQ) >= stored_seq)  # not older than the stored row
+    applies = stored_seq.isNotNull() & ~stored_row_wins(F.col(SEQ), stored_seq)  # not older than the stored row
     moves = F.lit(False)
     for name, alias in was.items():
         moves = moves | ~F.col(name).eqNullSafe(F.col(alias))

@@ -49,7 +49,7 @@ def tombstone_rows(latest: DataFrame, keys: Sequence[str]) -> DataFrame:
 
 
 def newest_per_key(tombstones: DataFrame, keys: Sequence[str]) -> DataFrame:
-    """Pure: one tombstone per key, the newest (the log may hold a key several times)."""
+    """Pure: one row per key with its newest ``_odp_seq`` (the tombstone log may hold a key several times)."""
     return tombstones.groupBy(*keys).agg(F.max(SEQ).alias(SEQ))
 
 

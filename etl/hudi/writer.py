@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import logging
 import threading
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from etl.change_frame import for_current_table, for_historical_table, latest_per_key, surviving_rows
+from etl.change_frame import DELETE, OP, for_current_table, for_historical_table, latest_per_key, surviving_rows
 from etl.hudi.commit import CommitTag
 from etl.hudi.kept_values import resolve_kept
+from etl.hudi.late_deletes import mark_late_deletes, read_stored_order, reads_stored_order
 from etl.hudi.options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
 from etl.hudi.partition_paths import check_partition_values
 from etl.hudi.rewrite import RewriteCounts, apply_choice, choose_for_run
@@ -43,8 +45,9 @@ class WritePlan:
     """What a run writes and how: the rows in table shape and the Hudi operation.
 
     Current-mode tables also carry their delete tombstones: the batch's deletes to record
-    (``tombstones``), the incoming upserts dropped as older than a committed delete (``stale``), and
-    whether the stored tombstones are cleared first (``clear_tombstones``: a full load, a new table).
+    (``tombstones``), the changes dropped as stale (``stale``: upserts not newer than a committed delete, and in a
+    MERGE_ON_READ table deletes older than their key's stored row), and whether the stored tombstones are cleared
+    first (``clear_tombstones``: a full load, a new table).
     """
 
     rows: DataFrame
@@ -90,7 +93,8 @@ class ChangeBatch:
 @dataclass(frozen=True)
 class WriteResult:
     operation: WriteOperation
-    stale_dropped: int = 0  # incoming upserts not newer than their key's committed delete
+    # incoming upserts not newer than their key's committed delete, and deletes older than their key's stored row
+    stale_dropped: int = 0
     choice: WriteChoice | None = None  # upsert or rewrite, and why (etl.hudi.write_strategy); None: not chosen
     counts: RewriteCounts | None = None  # a rewrite: what it applied (Hudi counts its every row as an insert)
 
@@ -102,12 +106,15 @@ def plan_write(
     has_full_load: bool,
     exists: bool,
     tombstones: DataFrame | None = None,
+    stored_order: DataFrame | None = None,
 ) -> WritePlan:
     """Pure: the rows and operation of one run.
 
     current: last change per key; deletes travel as ``_hoodie_is_deleted`` in the same upsert. An
     insert / update not newer than its key's stored tombstone (``tombstones``: a delete already
-    committed) is dropped, so a late change never resurrects a deleted row. A first full load is a
+    committed) is dropped, so a late change never resurrects a deleted row. A delete older than its key's
+    stored row (``stored_order``: the stored ``_odp_seq`` of the keys the batch deletes, read for a MERGE_ON_READ
+    table, :mod:`etl.hudi.late_deletes`) is dropped too, and records no tombstone. A first full load is a
     bulk_insert; a full load of an existing table replaces its contents (insert_overwrite_table) with
     what survives of the batch. A full load, or the first write of a new table, ignores and clears the
     stored tombstones (the batch's own deletes become the new ones).
@@ -128,9 +135,12 @@ def plan_write(
     if not exists:
         # A new (or recreated) table starts without tombstones: any left from an earlier table go.
         return WritePlan(for_current_table(latest), WriteOperation.UPSERT, tombstones=deletes, clear_tombstones=True)
-    if tombstones is None:
+    if tombstones is None and stored_order is None:
         return WritePlan(for_current_table(latest), WriteOperation.UPSERT, tombstones=deletes)
-    flagged = mark_stale(latest, tombstones, keys)
+    flagged = latest if tombstones is None else mark_stale(latest, tombstones, keys)
+    if stored_order is not None:
+        flagged = mark_late_deletes(flagged, stored_order, keys)
+        deletes = tombstone_rows(flagged.where(~F.col(STALE)), keys)  # a delete that lost is no tombstone
     kept, stale = flagged.where(~F.col(STALE)).drop(STALE), flagged.where(F.col(STALE)).drop(STALE)
     return WritePlan(for_current_table(kept), WriteOperation.UPSERT, tombstones=deletes, stale=stale)
 
@@ -155,6 +165,7 @@ def write_changes(
     Without catalog sync, the table is then registered in the session catalog.
 
     Changes that keep a column's stored value (``batch.kept_columns``) get it first (:mod:`etl.hudi.kept_values`).
+    A MERGE_ON_READ table's deletes older than their key's stored row are dropped (:mod:`etl.hudi.late_deletes`).
 
     ``state``: the table as the caller read it under the table's lease (:func:`etl.hudi.timeline.read_table_state`:
     whether it exists, its partition layout, its schema); None: read here.
@@ -178,38 +189,60 @@ def write_changes(
     exists = state.exists
     target = HudiTarget.from_table(config).with_stored_layout(state.encoded_partitions)
     check_partition_values(batch.changes, config.partition_by, config.table_id, encoded=target.encode_partitions)
-    tombstones = settings.tombstones_of(config)
+    with ExitStack() as cached:  # what the reads cached for the write is unpersisted after it
+        reads = _read_stored(spark, batch, config, base_path, exists=exists, settings=settings, cached=cached)
+        return _write(spark, batch, config, base_path, tag, target=target, settings=settings, state=state, reads=reads)
+
+
+@dataclass(frozen=True)
+class StoredReads:
+    """What a run reads of its table's stored state before writing anything: the stored tombstones (``tombstones``,
+    lazy), the changes with their kept values filled (``changes``), and the stored ``_odp_seq`` of the keys a
+    MERGE_ON_READ batch deletes (``order``)."""
+
+    changes: DataFrame
+    tombstones: DataFrame | None = None
+    order: DataFrame | None = None
+
+
+def _read_stored(
+    spark: SparkSession,
+    batch: ChangeBatch,
+    config: TableConfig,
+    base_path: str,
+    *,
+    exists: bool,
+    settings: WriteSettings,
+    cached: ExitStack,
+) -> StoredReads:
+    """The reads of :func:`write_changes` before its plan; each frame they cache is unpersisted when ``cached`` closes.
+
+    Raises:
+        ChangeFileError: a change keeps a column nothing supplies a value for (:mod:`etl.hudi.kept_values`).
+    """
+    path = settings.tombstones_of(config)
     # lazy: read after this batch's deletes were added; a key whose last change is a delete has no upsert to drop
-    reads = tombstones is not None and exists and not batch.has_full_load
-    stored = read_tombstones(spark, tombstones, config.primary_key, one_task=batch.one_task) if reads else None
-    changes, cached = batch.changes, None
+    reads = path is not None and exists and not batch.has_full_load
+    tombstones = read_tombstones(spark, path, config.primary_key, one_task=batch.one_task) if reads else None
+    changes = batch.changes
     if batch.kept_columns:
         read_stored = exists and not batch.has_full_load  # a full load replaces what is stored
-        changes, cached = resolve_kept(
+        changes, filled = resolve_kept(
             spark,
             changes,
             config,
             base_path,
             columns=batch.kept_columns,
             read_stored=read_stored,
-            tombstones=stored,
+            tombstones=tombstones,
         )
-    try:
-        return _write(
-            spark,
-            batch,
-            config,
-            base_path,
-            tag,
-            target=target,
-            changes=changes,
-            settings=settings,
-            state=state,
-            stored=stored,
-        )
-    finally:
-        if cached is not None:
-            cached.unpersist()
+        cached.callback(filled.unpersist)
+    order = None
+    if reads_stored_order(config, exists=exists, has_full_load=batch.has_full_load, has_deletes=batch.has_deletes):
+        order = read_stored_order(spark, changes, config, base_path)
+        if order is not None:
+            cached.callback(order.unpersist)
+    return StoredReads(changes, tombstones, order)
 
 
 def _write(
@@ -220,14 +253,20 @@ def _write(
     tag: CommitTag,
     *,
     target: HudiTarget,
-    changes: DataFrame,
     settings: WriteSettings,
     state: TableState,
-    stored: DataFrame | None,
+    reads: StoredReads,
 ) -> WriteResult:
-    """The plan, the tombstones and the table's commit of :func:`write_changes` (``stored``: the tombstones read)."""
+    """The plan, the tombstones and the table's commit of :func:`write_changes` (``reads``: what it read before)."""
     tombstones = settings.tombstones_of(config)
-    plan = plan_write(changes, config, has_full_load=batch.has_full_load, exists=state.exists, tombstones=stored)
+    plan = plan_write(
+        reads.changes,
+        config,
+        has_full_load=batch.has_full_load,
+        exists=state.exists,
+        tombstones=reads.tombstones,
+        stored_order=reads.order,
+    )
     schema = state.data_schema
     rows = align_to_table(plan.rows, schema) if schema is not None else plan.rows
     choice = choose_for_run(
@@ -249,7 +288,7 @@ def _write(
     fault_point(f"{settings.job}.before_commit", table_id=config.table_id)  # tombstones written, no commit yet
     clean = cleaning_due(state, merge_on_read=target.table_type is TableType.MERGE_ON_READ)
     _save(rows, target, base_path, operation, tag=tag, settings=settings, input_rows=batch.rows, clean=clean)
-    if tombstones is not None and stored is not None:
+    if tombstones is not None and reads.tombstones is not None:
         # after the commit: nothing of this run reads the stored tombstones any more
         consolidate_tombstones(spark, tombstones, config.primary_key, run_id=tag.run_id)
     if not settings.catalog_sync:
@@ -283,13 +322,19 @@ def _save(
 
 
 def _count_stale(plan: WritePlan, config: TableConfig) -> int:
-    """The incoming upserts dropped as older than their key's committed delete (logged when any)."""
-    stale_dropped = plan.stale.count() if plan.stale is not None else 0
-    if stale_dropped:
-        logger.warning(
-            "%s: %d change(s) older than a committed delete of their key dropped", config.table_id, stale_dropped
-        )
-    return stale_dropped
+    """The changes the plan drops as stale, in one Spark job, each kind logged when any: upserts older than their key's
+    committed delete, deletes older than their key's stored row."""
+    if plan.stale is None:
+        return 0
+    is_delete = F.col(OP) == F.lit(DELETE)
+    counts = plan.stale.agg(F.count(F.lit(1)).alias("all"), F.count(F.when(is_delete, 1)).alias("deletes")).first()
+    deletes = int(counts["deletes"])
+    upserts = int(counts["all"]) - deletes
+    if upserts:
+        logger.warning("%s: %d change(s) older than a committed delete of their key dropped", config.table_id, upserts)
+    if deletes:
+        logger.warning("%s: %d delete(s) older than their key's stored row dropped", config.table_id, deletes)
+    return upserts + deletes
 
 
 def _write_tombstones(spark: SparkSession, plan: WritePlan, path: str, *, run_id: str, has_deletes: bool) -> None:

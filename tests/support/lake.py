@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
+import etl.file_processor.run_context
 from etl.file_processor.processor import JobOutcome, run_file_processor
 from etl.file_processor.write_budget import RowBudget
+from etl.hudi.writer import job_write_profile
 from odp.config.items import table_config_item
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
 from odp.contracts.file_processor import FileProcessorJobArgs
@@ -165,6 +168,17 @@ class Lake:
     def processed(self, table_id: str) -> list[dict[str, Any]]:
         items = self.tables["file_tracker_history"].scan()["Items"]
         return [item for item in items if item["table_id"] == table_id]
+
+
+def patch_write_profile(monkeypatch: pytest.MonkeyPatch, **settings: Any) -> None:
+    """The File Processor's runs write with the job's profile changed by ``settings`` (``WriteProfile`` fields), e.g.
+    ``merge_on_read_small_file_bytes=1``: every MERGE_ON_READ base file then logs its updates and deletes, as a real
+    table's file groups above 4 MiB do."""
+    monkeypatch.setattr(
+        etl.file_processor.run_context,
+        "job_write_profile",
+        lambda spark, args: replace(job_write_profile(spark, args), **settings),
+    )
 
 
 def rows_of(spark: Any, base_path: str, columns: list[str], order_by: list[str] | None = None) -> list[tuple]:

@@ -7,6 +7,9 @@ from pyspark.sql import functions as F
 
 from etl.change_frame import LATER_STORED, UNRESOLVED, fill_kept, for_current_table, latest_per_key, with_sequence
 from etl.hudi.tombstones import mark_stale, tombstone_rows
+from etl.hudi.writer import plan_write
+from odp.config.models import TableType
+from tests.support.lake import table_config
 
 SCHEMA = "_odp_op string, _odp_ordering string, _odp_file string, _odp_file_order int, _odp_row long, id int, v string"
 
@@ -79,6 +82,43 @@ def test_upserts_not_newer_than_a_tombstone_are_stale(spark) -> None:
         (5, False),
     ]
     assert sorted((r.id, r._odp_seq) for r in tombstone_rows(latest, ["id"]).collect()) == [(4, "01 late 000000000003")]
+
+
+@pytest.mark.spark
+def test_a_merge_on_read_delete_older_than_its_stored_row_is_stale_and_no_tombstone(spark) -> None:
+    """``plan_write`` with the stored ``_odp_seq`` of the deleted keys (etl.hudi.late_deletes): Hudi's rule, a tie
+    goes to the change; a delete that loses is dropped with the stale upserts and recorded nowhere."""
+    changes = spark.createDataFrame(
+        [
+            ("D", "03", "late", 0, 0, 1, "older than the stored row: loses"),
+            ("D", "05", "late", 0, 1, 2, "the stored row's own ordering: wins"),
+            ("D", "09", "late", 0, 2, 3, "newer than the stored row: wins"),
+            ("D", "01", "late", 0, 3, 4, "nothing stored: kept"),
+            ("U", "03", "late", 0, 4, 5, "older than a committed delete: stale"),
+            ("U", "01", "late", 0, 5, 6, "older than the stored row: Hudi's merge drops it"),
+        ],
+        SCHEMA,
+    )
+    stored = spark.createDataFrame(
+        [(1, "05 f 000000000000"), (2, "05 late 000000000001"), (3, "05 f 000000000000"), (6, "05 f 000000000000")],
+        "id int, _odp_seq string",
+    )
+    tombstones = spark.createDataFrame([(5, "04 f 000000000000")], "id int, _odp_seq string")
+    config = table_config("late", table_type=TableType.MERGE_ON_READ)
+    plan = plan_write(
+        with_sequence(changes), config, has_full_load=False, exists=True, tombstones=tombstones, stored_order=stored
+    )
+    assert sorted((r.id, r._hoodie_is_deleted) for r in plan.rows.collect()) == [
+        (2, True),
+        (3, True),
+        (4, True),
+        (6, False),
+    ]
+    assert sorted((r.id, r._odp_op) for r in plan.stale.collect()) == [(1, "D"), (5, "U")]
+    assert sorted(r.id for r in plan.tombstones.collect()) == [2, 3, 4]  # not key 1: its delete was never applied
+    # without the stored orderings (COPY_ON_WRITE: Hudi's merge decides) every delete is written and recorded
+    cow = plan_write(with_sequence(changes), table_config("late"), has_full_load=False, exists=True)
+    assert sorted(r.id for r in cow.tombstones.collect()) == [1, 2, 3, 4]
 
 
 KEPT_SCHEMA = f"{SCHEMA}, _odp_keep array<string>"

@@ -17,7 +17,6 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-import etl.file_processor.run_context
 import etl.hudi.options
 import etl.hudi.table_version
 from etl.datasets.refresh import DatasetRefresher
@@ -28,7 +27,7 @@ from odp.config.models import TableConfig, TableMode, TableType
 from odp.contracts.datasets import LakeRoots
 from odp.tracker import RunStatus
 from sandbox.consumer_reader import ConsumerRead, QueryType, consumer_mismatches
-from tests.support.lake import Lake, rows_of, table_config
+from tests.support.lake import Lake, patch_write_profile, rows_of, table_config
 
 COLUMNS = {
     "seq": "bigint",
@@ -70,8 +69,8 @@ def change(op: str, seq: int, key: int, region: str | None = None) -> dict:
 
 # Three rounds of changes per table: a load, then CDC. The MERGE_ON_READ table's second round logs out-of-order
 # changes: an update older than the stored row (it must lose), two updates of one key in reverse order in one file,
-# a delete; its third round logs another late update and a delete, then the compaction scheduled at that delta commit
-# merges every log.
+# a delete, and a delete older than the stored row (it must lose too: ODP drops it, docs/decisions/022); its third
+# round logs another late update and a delete, then the compaction scheduled at that delta commit merges every log.
 ROUNDS: dict[str, list[list[dict]]] = {
     "cow": [
         [change("I", 10, key) for key in range(1, 10)],
@@ -85,6 +84,7 @@ ROUNDS: dict[str, list[list[dict]]] = {
             change("U", 22, 2),
             change("U", 21, 2),  # the same key, out of order in its file: 22 wins
             change("D", 20, 3),
+            change("D", 5, 8),  # older than the stored row
             change("U", 20, 5, "us"),  # changes partition
             change("I", 20, 13),
         ],
@@ -146,15 +146,8 @@ def test_every_kind_of_table_reads_the_same_with_the_consumers_hudi_0_15(
 ) -> None:
     # MERGE_ON_READ: updates and deletes of every base file go to logs (as a real table's above 4 MiB), and the third
     # delta commit schedules a compaction of every file group with a log
-    monkeypatch.setattr(
-        etl.file_processor.run_context,
-        "job_write_profile",
-        lambda session, args: replace(
-            job_write_profile(session, args),
-            merge_on_read_small_file_bytes=1,
-            compaction_delta_commits=3,
-            compaction_log_share=0.0,
-        ),
+    patch_write_profile(
+        monkeypatch, merge_on_read_small_file_bytes=1, compaction_delta_commits=3, compaction_log_share=0.0
     )
     tables = _tables(lake)
     dataset = _dataset(tables["cow"])
@@ -182,14 +175,11 @@ def test_every_kind_of_table_reads_the_same_with_the_consumers_hudi_0_15(
     assert _ids_and_seqs(spark, paths["mor"], QueryType.READ_OPTIMIZED) == _ids_and_seqs(
         spark, paths["mor"], QueryType.SNAPSHOT
     )
-    # late changes lost, the last of two updates won, the delete applied
-    assert rows_of(spark, before_compaction, ["id", "seq", "region"], order_by=["id"])[:5] == [
-        (1, 10, "o'brien"),
-        (2, 22, "us"),
-        (4, 10, "o'brien"),
-        (5, 20, "us"),
-        (6, 10, "eu/west"),
-    ]
+    # late changes lost (the update of 1, the delete of 8), the last of two updates won, the delete of 3 applied
+    stored = rows_of(spark, before_compaction, ["id", "seq", "region"], order_by=["id"])
+    assert stored[:5] == [(1, 10, "o'brien"), (2, 22, "us"), (4, 10, "o'brien"), (5, 20, "us"), (6, 10, "eu/west")]
+    assert (8, 10, "us") in stored
+    assert (8, 10, "us") in rows_of(spark, paths["mor"], ["id", "seq", "region"])  # and the compaction kept it
     dataset_path = roots.dataset_path(dataset)
     written = [*paths.values(), before_compaction, dataset_path]
     for path in written:

@@ -4,27 +4,24 @@ MERGE_ON_READ logs instead of rewriting."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import etl.file_processor.run_context
 import etl.hudi.writer
 from bench.metrics import DATA, LOG, file_group, kind
 from etl.hudi.options import DEFAULT_COMPACTION_DELTA_COMMITS, hudi_write_options
 from etl.hudi.timeline import completed_commits
-from etl.hudi.writer import job_write_profile
 from odp.config.models import TableType
 from odp.table_reader import read_hudi_snapshot
 from odp.tracker import RunStatus
-from tests.support.lake import Lake, rows_of, table_config
+from tests.support.lake import Lake, patch_write_profile, rows_of, table_config
 
 CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("region", pa.string())])
 
-# How partitioned current tables were written before the record level index (docs/decisions/002).
+# How partitioned current tables were written before the record level index (etl/README.md, "Upgrading").
 BEFORE_RECORD_INDEX = {
     "hoodie.index.type": "GLOBAL_SIMPLE",
     "hoodie.simple.index.update.partition.path": "true",
@@ -125,11 +122,7 @@ def test_merge_on_read_logs_the_changes_of_a_file_group_above_the_small_file_lim
     spark, lake: Lake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # every base file of this test is above a 1-byte limit, as a real table's are above 4 MiB
-    monkeypatch.setattr(
-        etl.file_processor.run_context,
-        "job_write_profile",
-        lambda spark_session, args: replace(job_write_profile(spark_session, args), merge_on_read_small_file_bytes=1),
-    )
+    patch_write_profile(monkeypatch, merge_on_read_small_file_bytes=1)
     config = lake.configure(table_config("logged", table_type=TableType.MERGE_ON_READ))
     lake.land_parquet(
         config, "LOAD00000001.parquet", [{"seq": None, "id": n, "region": "eu"} for n in range(1, 51)], LOAD
@@ -194,13 +187,7 @@ def test_merge_on_read_compacts_only_the_file_groups_whose_logs_matter(
 ) -> None:
     # every base file above a 1-byte limit logs its updates (as a real table's above 4 MiB); a compaction is
     # scheduled every 2 delta commits, and a group with 2 log files is due whatever their size
-    monkeypatch.setattr(
-        etl.file_processor.run_context,
-        "job_write_profile",
-        lambda spark_session, args: replace(
-            job_write_profile(spark_session, args), merge_on_read_small_file_bytes=1, compaction_delta_commits=2
-        ),
-    )
+    patch_write_profile(monkeypatch, merge_on_read_small_file_bytes=1, compaction_delta_commits=2)
     config = lake.configure(table_config("scattered", partition_by=("region",), table_type=TableType.MERGE_ON_READ))
 
     def run(seq: int, rows: list[dict]):

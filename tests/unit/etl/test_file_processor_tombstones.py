@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
+import etl.hudi.stored_keys
 import etl.hudi.writer
+from etl.hudi.late_deletes import read_stored_order
+from etl.hudi.timeline import completed_commits
+from etl.hudi.tombstones import read_tombstones
+from odp.config.models import TableType
 from odp.faults import on_fault
 from odp.tracker import RunStatus
-from tests.support.lake import CrashBeforeCommit, Lake, rows_of, table_config
+from tests.support.lake import CrashBeforeCommit, Lake, hudi_rs_rows, patch_write_profile, rows_of, table_config
 from tests.support.spark_work import SparkWork, spark_work
 
 CDC = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string())])
@@ -69,6 +75,61 @@ def test_a_late_change_older_than_a_committed_delete_does_not_resurrect_the_row(
     after_load = lake.run(spark, table_id).tables[0]
     assert (after_load.status, after_load.stale_dropped) == (RunStatus.COMPLETED, 0)
     assert rows_of(spark, after_load.base_path, ["id", "name"]) == [(1, "ann-4")]
+
+
+@pytest.mark.spark
+def test_a_late_delete_loses_against_the_stored_row_of_a_merge_on_read_file_group_that_logs_it(
+    spark, lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hudi's readers apply a logged delete to its base file's row without comparing orderings (1.0.2, and 0.15.0 as
+    Athena reads), and the compaction keeps it: ODP drops a delete older than its key's stored row before the write."""
+    # every base file above a 1-byte limit logs its changes (as every file group of a real table above 4 MiB does);
+    # the third delta commit compacts every file group with a log
+    patch_write_profile(
+        monkeypatch, merge_on_read_small_file_bytes=1, compaction_delta_commits=3, compaction_log_share=0.0
+    )
+    config = lake.configure(table_config("late_delete", table_type=TableType.MERGE_ON_READ))
+    table_id = config.table_id
+    lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00010", k, f"n{k}") for k in (1, 2, 3)], CDC)
+    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
+
+    # a late file: a delete of key 1 older than its stored row (loses), of key 2 newer (wins), of key 9 never stored
+    late_file = [_c("D", "00005", 1, "n1"), _c("D", "00020", 2, "n2"), _c("D", "00020", 9, "n9")]
+    lake.land_parquet(config, "20260101-000002.parquet", late_file, CDC)
+    late = lake.run(spark, table_id).tables[0]
+    assert late.status is RunStatus.COMPLETED, late.error
+    assert late.stale_dropped == 1
+    base = Path(late.base_path.removeprefix("file://"))
+    assert [f.name for f in base.glob(".*.log.*") if not f.name.endswith(".crc")]  # key 2's delete was logged
+    expected = [(1, "n1"), (3, "n3")]
+    assert rows_of(spark, late.base_path, ["id", "name"]) == hudi_rs_rows(late.base_path, ["id", "name"]) == expected
+    tombstones = read_tombstones(spark, f"{lake.raw_root}/lake_db/_odp_tombstones/late_delete", ["id"])
+    assert sorted(r.id for r in tombstones.collect()) == [2, 9]  # the delete that lost was never committed
+
+    # late updates older than the delete that lost (key 1: Hudi's merge drops it, nothing stale) and than the committed
+    # delete (key 2: stale); the third delta commit compacts the logs into base files
+    lake.land_parquet(
+        config,
+        "20260101-000003.parquet",
+        [_c("U", "00003", 1, "n1-late"), _c("U", "00015", 2, "n2-late"), _c("U", "00030", 3, "n3-new")],
+        CDC,
+    )
+    after = lake.run(spark, table_id).tables[0]
+    assert after.status is RunStatus.COMPLETED, after.error
+    assert after.stale_dropped == 1
+    assert completed_commits(spark, after.base_path)[-1].action == "commit"  # the compaction
+    expected = [(1, "n1"), (3, "n3-new")]
+    assert rows_of(spark, after.base_path, ["id", "name"]) == hudi_rs_rows(after.base_path, ["id", "name"]) == expected
+
+    # the stored orderings are the same whether the record index prunes the read (a few keys) or a semi-join reads all
+    deleted = spark.createDataFrame([("D", 1), ("D", 3), ("D", 7)], "_odp_op string, id int")
+    by_index = read_stored_order(spark, deleted, config, after.base_path)
+    monkeypatch.setattr(etl.hudi.stored_keys, "by_record_index", lambda *_: False)
+    by_join = read_stored_order(spark, deleted, config, after.base_path)
+    stored = [(1, "00000000000000000000000000000000010"), (3, "00000000000000000000000000000000030")]
+    for frame in (by_index, by_join):
+        assert sorted((r.id, r._odp_seq.split(" ")[0]) for r in frame.collect()) == stored
+        frame.unpersist()
 
 
 @pytest.mark.spark
