@@ -144,8 +144,9 @@ def load_into_dynamodb(
     ``table_config_table``, ``batch_config_table`` and ``dataset_config_table`` are boto3 ``dynamodb.Table``
     resources; without ``dataset_config_table`` the datasets are left alone (a caller that loads tables only).
     """
+    tables, cadences = _scan_all(table_config_table), _scan_all(batch_config_table)
     datasets = _scan_all(dataset_config_table) if dataset_config_table is not None else None
-    plan = plan_changes(config, environment, _scan_all(table_config_table), _scan_all(batch_config_table), datasets)
+    plan = plan_changes(config, environment, tables, cadences, datasets)
     if dry_run:
         return plan
     targets = {"table": table_config_table, "cadence": batch_config_table, "dataset": dataset_config_table}

@@ -159,7 +159,7 @@ class DatasetConfigStore:
         Raises:
             pydantic.ValidationError: an active item is not a dataset_config item of this version.
         """
-        items = table_items(self._table, "scan", FilterExpression=Attr("is_active").eq(True), ConsistentRead=True)
+        items = list(table_items(self._table, "scan", FilterExpression=Attr("is_active").eq(True), ConsistentRead=True))
         return dependency_order(DatasetConfigRecord.from_item(item).to_config() for item in items)
 
 
