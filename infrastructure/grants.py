@@ -39,6 +39,11 @@ def grant_table(
     iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=[table.table_arn, *indexes])
 
 
+def grant_table_actions(grantee: iam.IGrantable, table: dynamodb.ITableV2, actions: list[str]) -> None:
+    """Exactly ``actions`` on a table (no index, no key grant): a principal that makes only these calls."""
+    iam.Grant.add_to_principal(grantee=grantee, actions=actions, resource_arns=[table.table_arn])
+
+
 def grant_key(grantee: iam.IGrantable, key: kms.IKey, *, encrypt: bool) -> None:
     """Use of a KMS key: decrypt, and also encrypt / generate data keys when ``encrypt``."""
     actions = KEY_DECRYPT + (KEY_ENCRYPT if encrypt else ())

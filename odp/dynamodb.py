@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 
@@ -23,15 +23,43 @@ def table_items(table: Any, operation: Literal["query", "scan"], **kwargs: Any) 
         yield from page.get("Items", [])
 
 
-def to_attribute(value: Any) -> Any:
-    """A plain value as a boto3 resource attribute value: floats become ``Decimal`` (3 decimals), tuples lists."""
+def to_attribute(value: Any, digits: int | None = FLOAT_DIGITS) -> Any:
+    """A plain value as a boto3 resource attribute value: floats become ``Decimal`` (``digits`` decimals; None:
+    exactly as written), tuples lists."""
     if isinstance(value, float):
-        return Decimal(str(round(value, FLOAT_DIGITS)))
+        return Decimal(str(value if digits is None else round(value, digits)))
     if isinstance(value, list | tuple):
-        return [to_attribute(inner) for inner in value]
+        return [to_attribute(inner, digits) for inner in value]
     if isinstance(value, dict):
-        return {key: to_attribute(inner) for key, inner in value.items()}
+        return {key: to_attribute(inner, digits) for key, inner in value.items()}
     return value
+
+
+MAX_ITEM_BYTES = 400 * 1024  # DynamoDB's item size limit, 400 KB: attribute names and values, UTF-8
+
+
+def item_size(item: dict[str, Any]) -> int:
+    """The size DynamoDB counts for a boto3 resource item (its documented rules: "Item sizes and formats"): each
+    attribute name's and string's UTF-8 bytes, a number's 1 byte per two significant digits plus 1, 1 byte for a
+    boolean or null, 3 bytes for a list or map plus 1 byte per element."""
+    return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
+
+
+def _value_size(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value.encode())
+    if isinstance(value, bytes):
+        return len(value)
+    if value is None or isinstance(value, bool):
+        return 1
+    if isinstance(value, int | float | Decimal):
+        digits = Decimal(str(value)).normalize().as_tuple().digits
+        return (len(digits) + 1) // 2 + 1
+    if isinstance(value, dict):
+        return 3 + sum(len(key.encode()) + _value_size(inner) + 1 for key, inner in value.items())
+    if isinstance(value, list | tuple | set):
+        return 3 + sum(_value_size(inner) + 1 for inner in value)
+    raise TypeError(f"not a DynamoDB attribute value: {type(value).__name__}")
 
 
 class StoredRecord(BaseModel):
@@ -44,10 +72,11 @@ class StoredRecord(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="ignore")
+    float_digits: ClassVar[int | None] = FLOAT_DIGITS  # decimals a stored float keeps; None: every one
 
     def to_item(self) -> dict[str, Any]:
         data = self.model_dump(mode="json", exclude_none=True)
-        return {name: to_attribute(value) for name, value in data.items() if value != []}
+        return {name: to_attribute(value, self.float_digits) for name, value in data.items() if value != []}
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> Self:

@@ -47,15 +47,20 @@ class TrackerTableNames:
 
 
 DATASET_RUN_HISTORY = "dataset_run_history"  # logical name of the dataset job's run history table
+DATASET_CONFIG = "dataset_config"  # logical name of the datasets' configuration (the Configuration Manager's)
 PROCESSING_TRACKER = "processing_tracker"  # logical name: each table's (and dataset's, dataset:<name>) lease
 PROCESSING_TRACKER_HISTORY = "processing_tracker_history"  # logical name: every run of the ledger (odp.tracker.ledger)
 
 
 def tracker_table_names(environment: str) -> dict[str, str]:
     """Logical -> physical name of every tracker table odp/tracker/schema.py declares (and
-    infrastructure/ingest/tracking.py creates): the six of :class:`TrackerTableNames` and the dataset run history."""
-    history = f"{resource_prefix(environment)}-dataset-run-history"
-    return TrackerTableNames.for_environment(environment).as_dict() | {DATASET_RUN_HISTORY: history}
+    infrastructure/ingest/tracking.py creates): the six of :class:`TrackerTableNames`, the dataset run history and
+    dataset_config (both given to the dataset job only)."""
+    prefix = resource_prefix(environment)
+    return TrackerTableNames.for_environment(environment).as_dict() | {
+        DATASET_RUN_HISTORY: f"{prefix}-dataset-run-history",
+        DATASET_CONFIG: f"{prefix}-dataset-config",
+    }
 
 
 def file_processor_job_name(environment: str, cadence: str) -> str:

@@ -1,10 +1,10 @@
 """A local AWS account: moto services plus the resources ODP's stacks would create.
 
 Inside :class:`LocalAccount` every boto3 call goes to moto. It creates the six tracker and config
-tables (restored from the lake folder), loads the configuration through the Configuration Manager,
-and creates per cadence the Glue job (DefaultArguments from the job contract, as the CDK construct
-sets them) and the File Processor state machine rendered from the same ASL file CDK deploys; the
-alerts topic has an SQS queue subscribed, so alerts can be read back.
+tables and dataset_config (restored from the lake folder), loads the configuration (tables, cadences,
+datasets) through the Configuration Manager, and creates per cadence the Glue job (DefaultArguments from
+the job contract, as the CDK construct sets them) and the File Processor state machine rendered from the
+same ASL file CDK deploys; the alerts topic has an SQS queue subscribed, so alerts can be read back.
 """
 
 from __future__ import annotations
@@ -24,9 +24,17 @@ from moto import mock_aws
 
 from odp.config.loader import OdpConfig
 from odp.config.manager import ConfigPlan, load_into_dynamodb
+from odp.contracts.datasets import config_tables
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.contracts.state_machines import FileProcessorOnGlue
-from odp.naming import TrackerTableNames, file_processor_job_name, resource_prefix, state_machine_name
+from odp.naming import (
+    DATASET_CONFIG,
+    TrackerTableNames,
+    file_processor_job_name,
+    resource_prefix,
+    state_machine_name,
+    tracker_table_names,
+)
 from odp.tracker.schema import create_tables
 from sandbox import state_store
 from sandbox.aws_calls import CONFIG_LOADER, acting_as
@@ -113,6 +121,7 @@ class LocalAccount:
         self.config = config
         self.layout = layout
         self.names = TrackerTableNames.for_environment(ENVIRONMENT)
+        self.config_tables = config_tables(ENVIRONMENT)  # what the dataset job reads: DatasetJobArgs fields
         self._mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
         self.state_machines: dict[str, str] = {}
         self.config_plan: ConfigPlan | None = None
@@ -153,21 +162,19 @@ class LocalAccount:
     def dynamodb(self) -> Any:
         return boto3.resource("dynamodb", region_name=REGION)
 
+    @property
+    def stored_tables(self) -> dict[str, str]:
+        """Logical -> physical name of the tables kept in the lake folder: the six and dataset_config."""
+        return self.names.as_dict() | {DATASET_CONFIG: tracker_table_names(ENVIRONMENT)[DATASET_CONFIG]}
+
     def _create(self) -> None:
         self.account_id = self.client("sts").get_caller_identity()["Account"]
         ddb = self.client("dynamodb")
-        create_tables(ddb, self.names)
-        state_store.restore_tables(ddb, list(self.names.as_dict().values()), self.layout.lake)
+        create_tables(ddb, self.stored_tables)
+        state_store.restore_tables(ddb, list(self.stored_tables.values()), self.layout.lake)
         # From here on every client of the default session saves what it writes before its call returns.
-        state_store.WriteThrough(self.layout.lake, self.names.as_dict().values()).register(boto3._get_default_session())
-        resource = self.dynamodb()
-        with acting_as(CONFIG_LOADER):  # the pipeline's post-deploy step, under the config-loader role
-            self.config_plan = load_into_dynamodb(
-                self.config,
-                ENVIRONMENT,
-                resource.Table(self.names.table_config),
-                resource.Table(self.names.batch_config),
-            )
+        state_store.WriteThrough(self.layout.lake, self.stored_tables.values()).register(boto3._get_default_session())
+        self.config_plan = self.load_configuration(self.config)
         sns = self.client("sns")
         sqs = self.client("sqs")
         self.alerts_topic_arn = sns.create_topic(Name=f"{resource_prefix(ENVIRONMENT)}-alerts")["TopicArn"]
@@ -178,6 +185,19 @@ class LocalAccount:
         sns.subscribe(TopicArn=self.alerts_topic_arn, Protocol="sqs", Endpoint=queue_arn)
         for name, cadence in self.config.cadences.cadences.items():
             self._create_cadence(name, cadence.max_concurrency, cadence.worker_type.value, cadence.number_of_workers)
+
+    def load_configuration(self, config: OdpConfig) -> ConfigPlan:
+        """The pipeline's post-deploy step, under the config-loader role: ``config`` into batch_config, table_config
+        and dataset_config by the Configuration Manager."""
+        resource = self.dynamodb()
+        with acting_as(CONFIG_LOADER):
+            return load_into_dynamodb(
+                config,
+                ENVIRONMENT,
+                resource.Table(self.names.table_config),
+                resource.Table(self.names.batch_config),
+                dataset_config_table=resource.Table(self.config_tables["dataset_config_table"]),
+            )
 
     def _create_cadence(self, cadence: str, max_concurrency: int, worker_type: str, workers: int) -> None:
         job_name = file_processor_job_name(ENVIRONMENT, cadence)
@@ -220,7 +240,7 @@ class LocalAccount:
         )
 
     def save_state(self) -> None:
-        state_store.dump_tables(self.client("dynamodb"), list(self.names.as_dict().values()), self.layout.lake)
+        state_store.dump_tables(self.client("dynamodb"), list(self.stored_tables.values()), self.layout.lake)
 
     # -- executions ------------------------------------------------------------------------
     def run_state_machine(self, cadence: str, *, poll_seconds: float = 0.5) -> ExecutionResult:

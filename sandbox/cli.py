@@ -117,7 +117,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     configure_logging(layout.log_file)
     spark = _spark(layout.lake)
-    report = run_sandbox(config, layout, spark, cadence=args.cadence, config_dir=args.config_dir.resolve())
+    report = run_sandbox(config, layout, spark, cadence=args.cadence, refresh_datasets=True)
     report_path = args.report or layout.lake / "report.json"
     report.write(report_path)
     print(render_report(report))

@@ -19,13 +19,15 @@ from typing import Any
 from etl.datasets.job import run_datasets
 from etl.datasets.refresh import DatasetRefresher
 from etl.hudi.timeline import latest_instant
+from etl.jobs.dataset_job import read_config
 from odp.config.datasets import ExpressionRule
 from odp.config.loader import OdpConfig
-from odp.contracts.datasets import DatasetJobArgs, LakeRoots
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots, config_tables
 from odp.tracker.dataset_run import DatasetRun
 from odp.tracker.statuses import RunStatus
-from sandbox.account import SandboxLayout
+from sandbox.account import ENVIRONMENT, SandboxLayout
 from sandbox.emr import EmrRunError, run_emr_entry_point
+from sandbox.job_process import configured_aws
 from sandbox.staging import hadoop_file_uri
 
 LOG = logging.getLogger("sandbox")
@@ -72,9 +74,13 @@ def _rows(spark: Any, path: str, columns: list[str]) -> set[tuple[Any, ...]]:
 def refresh_and_check(
     spark: Any, config: OdpConfig, layout: SandboxLayout, changed: Iterable[str], raw_rows: list[dict[str, Any]]
 ) -> list[tuple[str, bool, str]]:
-    """Refresh the datasets downstream of ``changed``; (description, ok, detail) per dataset and model check."""
+    """Refresh the datasets downstream of ``changed`` as the dataset job does, its configuration read from DynamoDB
+    holding ``config`` (:func:`sandbox.job_process.configured_aws`); (description, ok, detail) per dataset and
+    model check."""
     roots = lake_roots(layout)
-    outcome = run_datasets(spark, config, DatasetJobArgs(roots, changed_tables=tuple(changed), hudi_profile="local"))
+    with configured_aws(config) as tables:
+        args = DatasetJobArgs(roots, **tables, changed_tables=tuple(changed), hudi_profile="local")
+        outcome = run_datasets(spark, read_config(args), args)
     checks = [
         (f"dataset {run.dataset}: refreshed", not run.status.failed,
          run.summary())
@@ -138,11 +144,13 @@ def emr_engine_check(
     spark: Any, config: OdpConfig, layout: SandboxLayout, config_dir: Path, dataset: str = EMR_CHECKED_DATASET
 ) -> tuple[str, bool, str]:
     """``dataset`` refreshed in full by the EMR Serverless entry point (spark-submit, its own JVM) into the
-    EMR zones holds the same rows as the one the in-process dataset job wrote."""
+    EMR zones holds the same rows as the one the in-process dataset job wrote; the process reads ``config_dir`` as
+    loaded into its DynamoDB (sandbox/job_process/)."""
     by_name = {d.name: d for d in config.datasets}
-    args = DatasetJobArgs(emr_roots(layout), config_dir=str(config_dir), datasets=(dataset,), full_refresh=True)
+    tables = config_tables(ENVIRONMENT)
+    args = DatasetJobArgs(emr_roots(layout), **tables, datasets=(dataset,), full_refresh=True)
     try:
-        run_emr_entry_point("dataset_job", args.to_arguments(), workdir=layout.lake / "emr")
+        run_emr_entry_point("dataset_job", args.to_arguments(), workdir=layout.lake / "emr", config_dir=config_dir)
     except EmrRunError as error:
         return f"dataset {dataset}: EMR entry point (spark-submit)", False, str(error)
     theirs = data_rows(spark, emr_roots(layout).dataset_path(by_name[dataset]))

@@ -4,8 +4,9 @@ On AWS an EventBridge rule starts it with the "Step Functions Execution Status C
 File Processor execution that succeeded (infrastructure/jobs/datasets.py); here the event is built from a
 File Processor execution the sandbox ran (its real output). Its ``glue:startJobRun.sync`` task
 (sandbox/moto_patches.py) runs the dataset job as Glue would: the job's DefaultArguments merged with
-the run's, the configuration downloaded from the artifacts bucket (``etl.jobs.dataset_job.local_config_dir``),
-the run history item and the SNS notification written by ``etl.jobs.dataset_job.recorder``, each dataset's lease
+the run's, the configuration read from dataset_config and table_config (``etl.jobs.dataset_job.read_config``;
+the account loaded them through the Configuration Manager, as the pipeline does after a deploy), the run
+history item and the SNS notification written by ``etl.jobs.dataset_job.recorder``, each dataset's lease
 taken in processing_tracker as the deployed job's ``--odp_lease_table`` says (etl/datasets/lease.py), every AWS
 call made as the dataset job's principal (sandbox/aws_calls.py). Spark reads the raw tables and writes
 the zones through Hadoop; those accesses are reported as the S3 calls S3A would make.
@@ -15,13 +16,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from etl.datasets.job import run_datasets, select_datasets
+from etl.datasets.job import DatasetsConfig, run_datasets, select_datasets
 from etl.datasets.lease import dataset_leases, run_owner
-from etl.jobs.dataset_job import local_config_dir, recorder
-from odp.config.loader import OdpConfig, load_config
+from etl.jobs.dataset_job import read_config, recorder
 from odp.contracts.arguments import JobArgumentError
 from odp.contracts.datasets import DatasetJobArgs
 from odp.contracts.state_machines import DatasetsOnGlue
@@ -38,7 +37,7 @@ from sandbox.moto_patches import GlueRunResult, ServiceBindings, bound_services
 ARTIFACTS_BUCKET = "artifacts"
 CONFORMED_BUCKET = "conformed"
 PURPOSE_BUILT_BUCKET = "purpose_built"
-CONFIG_PREFIX = "glue/datasets/"  # where infrastructure/jobs/datasets.py deploys config/ beside the job script
+CODE_PREFIX = "glue/datasets/"  # where infrastructure/jobs/datasets.py deploys the job script (never read here)
 STATE_MACHINE = f"{resource_prefix(ENVIRONMENT)}-datasets"
 
 
@@ -75,16 +74,14 @@ class DatasetsStateMachine:
         self.arn = ""
         self.runs: list[DatasetRun] = []  # every dataset run of every execution, in order
 
-    def create(self, config_dir: Path) -> None:
-        """The artifacts bucket holding ``config_dir``, the history table, the Glue job, the state machine."""
-        s3 = self.account.client("s3")
-        s3.create_bucket(Bucket=ARTIFACTS_BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
-        self.upload_config(config_dir)
+    def create(self) -> None:
+        """The history table, the Glue job, the state machine (the configuration is the account's: its
+        dataset_config and table_config)."""
         history = dataset_history_table_name(ENVIRONMENT)
         create_tables(self.account.client("dynamodb"), {DATASET_RUN_HISTORY: history})
         contract = DatasetJobArgs(
             lake_roots(self.layout),
-            config_dir=f"s3://{ARTIFACTS_BUCKET}/{CONFIG_PREFIX}",
+            **self.account.config_tables,
             history_table=history,
             topic_arn=self.account.alerts_topic_arn,
             lease_table=self.account.names.processing_tracker,  # as deployed: one lease per dataset
@@ -92,7 +89,7 @@ class DatasetsStateMachine:
         self.account.client("glue").create_job(
             Name=self.job_name,
             Role=self.account.role_arn,
-            Command={"Name": "glueetl", "ScriptLocation": f"s3://{ARTIFACTS_BUCKET}/{CONFIG_PREFIX}dataset_job.py"},
+            Command={"Name": "glueetl", "ScriptLocation": f"s3://{ARTIFACTS_BUCKET}/{CODE_PREFIX}dataset_job.py"},
             DefaultArguments=contract.to_arguments(),
             ExecutionProperty={"MaxConcurrentRuns": 1},
         )
@@ -101,14 +98,6 @@ class DatasetsStateMachine:
             name=STATE_MACHINE, definition=json.dumps(definition), roleArn=self.account.role_arn
         )["stateMachineArn"]
         self.bindings.glue_jobs[self.job_name] = self._job
-
-    def upload_config(self, config_dir: Path) -> None:
-        """config/ without its schemas under ``glue/datasets/``, as the construct's BucketDeployment ships it."""
-        s3 = self.account.client("s3")
-        for path in sorted(config_dir.rglob("*")):
-            relative = path.relative_to(config_dir).as_posix()
-            if path.is_file() and not relative.startswith("schema/"):
-                s3.put_object(Bucket=ARTIFACTS_BUCKET, Key=f"{CONFIG_PREFIX}{relative}", Body=path.read_bytes())
 
     def run(self, event: dict[str, Any]) -> ExecutionResult:
         """One execution started with ``event``, waited for (its SNS alerts read back)."""
@@ -124,7 +113,7 @@ class DatasetsStateMachine:
             return GlueRunResult("FAILED", str(error))
         args = replace(args, hudi_profile="local")  # laptop sizing; the contract's default is Glue's
         with aws_calls.acting_as(aws_calls.DATASET_JOB):
-            config = load_config(local_config_dir(args.config_dir, s3=self.account.client("s3")))
+            config = read_config(args, dynamodb=self.account.dynamodb())
             self._report_source_reads(config, args)
             record = recorder(args, dynamodb=self.account.dynamodb(), sns=self.account.client("sns"))
             leases = dataset_leases(args, run_owner(), JobRunRef(job_name, run_id), dynamodb=self.account.dynamodb())
@@ -138,7 +127,7 @@ class DatasetsStateMachine:
             return GlueRunResult("FAILED", "; ".join(run.summary() for run in outcome.failed))
         return GlueRunResult("SUCCEEDED")
 
-    def _report_source_reads(self, config: OdpConfig, args: DatasetJobArgs) -> None:
+    def _report_source_reads(self, config: DatasetsConfig, args: DatasetJobArgs) -> None:
         """Spark reads each raw table a selected dataset uses (Hudi incremental or snapshot queries)."""
         tables = {table.table_id: table for table in config.tables}
         for dataset in select_datasets(config, args):

@@ -1,9 +1,11 @@
 """The EMR Serverless entry point run the way EMR Serverless runs it: spark-submit, the same arguments.
 
-``spark-submit --master local[2] <spark_submit_parameters> etl/jobs/emr_serverless.py <job> --odp_...``:
-the Hudi bundle on the driver's and executors' class path (not spark.jars), the job contract's
-arguments as entry point arguments, a process of its own (its own JVM). The demo refreshes a dataset
-this way and compares it with the one the in-process dataset job wrote (sandbox/datasets.py).
+``spark-submit --master local[2] <spark_submit_parameters> sandbox/job_process/__main__.py <config dir>
+etl/jobs/emr_serverless.py <job> --odp_...``: the Hudi bundle on the driver's and executors' class path (not
+spark.jars), the job contract's arguments as entry point arguments, a process of its own (its own JVM) whose AWS
+holds the configuration as deployed (sandbox/job_process/: moto in the driver, table_config and dataset_config
+loaded by the Configuration Manager), then the entry point itself, unchanged. The demo refreshes a dataset this way
+and compares it with the one the in-process dataset job wrote (sandbox/datasets.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from odp.contracts.spark import spark_submit_parameters
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ENTRY_POINT = REPO_ROOT / "etl" / "jobs" / "emr_serverless.py"
+JOB_PROCESS = REPO_ROOT / "sandbox" / "job_process" / "__main__.py"  # moto holding the configuration, then the job
 # Laptop sizing of the spark-submit run (on EMR Serverless: the application's capacity settings).
 LOCAL_CONF = {
     "spark.driver.memory": "1g",
@@ -34,9 +37,10 @@ class EmrRunError(RuntimeError):
     """spark-submit exited non-zero; the message holds the end of its output."""
 
 
-def spark_submit_command(job: str, arguments: dict[str, str], *, warehouse: Path) -> list[str]:
+def spark_submit_command(job: str, arguments: dict[str, str], *, warehouse: Path, config_dir: Path) -> list[str]:
     """The spark-submit command line of one job run on local[2]; ``arguments`` as the contract's
-    ``to_arguments()`` gives them (``--odp_<name>`` -> value), EMR Serverless's entryPointArguments."""
+    ``to_arguments()`` gives them (``--odp_<name>`` -> value), EMR Serverless's entryPointArguments; ``config_dir``
+    loaded into the process's DynamoDB first (sandbox/job_process/)."""
     import pyspark
 
     spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
@@ -52,20 +56,23 @@ def spark_submit_command(job: str, arguments: dict[str, str], *, warehouse: Path
         "--master",
         "local[2]",
         *spark_submit_parameters(jar, conf),
+        str(JOB_PROCESS),
+        str(config_dir),
         str(ENTRY_POINT),
         job,
         *entry_arguments,
     ]
 
 
-def run_emr_entry_point(job: str, arguments: dict[str, str], *, workdir: Path) -> str:
-    """Run one job through the EMR entry point; its output (stdout and stderr) is kept in ``workdir``.
+def run_emr_entry_point(job: str, arguments: dict[str, str], *, workdir: Path, config_dir: Path) -> str:
+    """Run one job through the EMR entry point, the configuration of ``config_dir`` deployed in its process; its
+    output (stdout and stderr) is kept in ``workdir``.
 
     Raises:
         EmrRunError: the run exited non-zero.
     """
     workdir.mkdir(parents=True, exist_ok=True)
-    command = spark_submit_command(job, arguments, warehouse=workdir / "warehouse")
+    command = spark_submit_command(job, arguments, warehouse=workdir / "warehouse", config_dir=config_dir)
     environment = {
         **os.environ,
         "PYSPARK_PYTHON": sys.executable,

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_plus
 
@@ -276,11 +275,11 @@ def run_sandbox(
     *,
     cadence: str | None = None,
     hooks: RunHooks | None = None,
-    config_dir: Path | None = None,
+    refresh_datasets: bool = False,
 ) -> RunReport:
     """Announce, register, process; returns the report (``report.ok`` decides the exit code).
 
-    ``config_dir`` (the folder ``config`` came from), when the configuration has datasets: after each
+    ``refresh_datasets``, when the configuration has datasets: after each
     File Processor execution that succeeded, the datasets state machine runs with that execution's
     event, as the deployed EventBridge rule starts it (sandbox/datasets_flow.py): the datasets
     downstream of the tables it processed are refreshed.
@@ -337,9 +336,7 @@ def run_sandbox(
                 LOG.info("cadence %s: execution %s", name, result.status)
         tables = _table_reports(config, account, cadences, outcomes, executions)
         dataset_executions, dataset_runs = (
-            _refresh_datasets(account, spark, config_dir, executions)
-            if config_dir is not None and config.datasets
-            else ([], [])
+            _refresh_datasets(account, spark, executions) if refresh_datasets and config.datasets else ([], [])
         )
     return RunReport(
         announced_files=announced,
@@ -355,7 +352,7 @@ def run_sandbox(
 
 
 def _refresh_datasets(
-    account: LocalAccount, spark: Any, config_dir: Path, executions: list[CadenceReport]
+    account: LocalAccount, spark: Any, executions: list[CadenceReport]
 ) -> tuple[list[CadenceReport], list[DatasetRun]]:
     """The datasets state machine once per File Processor execution that succeeded and ran a batch (its
     EventBridge event). The deployed rule also starts it after an execution without batches, which its
@@ -364,7 +361,7 @@ def _refresh_datasets(
     from sandbox.datasets_flow import DatasetsStateMachine, file_processor_event
 
     machine = DatasetsStateMachine(account, spark)
-    machine.create(config_dir)
+    machine.create()
     reports = []
     for execution in executions:
         if execution.status != "SUCCEEDED" or not (execution.output or {}).get("plan", {}).get("batches"):

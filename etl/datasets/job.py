@@ -24,11 +24,14 @@ from etl.hudi.options import HudiProfile, WriteProfile
 from odp.config.datasets import DatasetConfig, dependency_order, downstream_of, of_engine
 from odp.config.loader import OdpConfig
 from odp.config.models import Engine
+from odp.config.store import DatasetJobConfig
 from odp.contracts.datasets import DatasetJobArgs
 from odp.tracker.dataset_run import DatasetRun
 from odp.tracker.statuses import RunStatus
 
 logger = logging.getLogger(__name__)
+# What the job runs on (``tables``, ``datasets``): the deployed copy the job reads from DynamoDB, or config/ loaded.
+DatasetsConfig = DatasetJobConfig | OdpConfig
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ class DatasetJobOutcome:
         return [r for r in self.runs if r.status.failed]
 
 
-def select_datasets(config: OdpConfig, args: DatasetJobArgs) -> list[DatasetConfig]:
+def select_datasets(config: DatasetsConfig, args: DatasetJobArgs) -> list[DatasetConfig]:
     """The datasets of this run (of ``args.engine`` unless it is ``any``), in dependency order.
 
     Raises:
@@ -50,7 +53,7 @@ def select_datasets(config: OdpConfig, args: DatasetJobArgs) -> list[DatasetConf
     return selected if args.engine == "any" else of_engine(selected, Engine(args.engine))
 
 
-def _selected(config: OdpConfig, args: DatasetJobArgs) -> list[DatasetConfig]:
+def _selected(config: DatasetsConfig, args: DatasetJobArgs) -> list[DatasetConfig]:
     datasets = list(config.datasets)
     if args.datasets:
         known = {d.name for d in datasets}
@@ -65,7 +68,7 @@ def _selected(config: OdpConfig, args: DatasetJobArgs) -> list[DatasetConfig]:
 
 def run_datasets(
     spark: SparkSession,
-    config: OdpConfig,
+    config: DatasetsConfig,
     args: DatasetJobArgs,
     *,
     record: Callable[[DatasetRun], None] = lambda run: None,

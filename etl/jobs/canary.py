@@ -66,7 +66,7 @@ def file_processor_checks(args: FileProcessorJobArgs, dynamodb: Any) -> list[str
 
 
 def dataset_checks(args: DatasetJobArgs, databases: Iterable[str], *, dynamodb: Any, glue: Any, sns: Any) -> list[str]:
-    """The dataset job's harmless mode (``--odp_canary true``), after its configuration came from S3:
+    """The dataset job's harmless mode (``--odp_canary true``), after its configuration came from DynamoDB:
     dependencies, the run history table, the datasets' Glue databases, the alerts topic."""
     lines = dependency_lines()
     if args.history_table:

@@ -1,10 +1,12 @@
-"""Glue entry point of the dataset job: parse arguments, load the configuration, build the session, run, exit.
+"""Glue entry point of the dataset job: parse arguments, read the configuration, build the session, run, exit.
 
 The engine (etl.engine: Glue, EMR Serverless through etl/jobs/emr_serverless.py, or local) parses
-DatasetJobArgs' names and builds the session. Exit status 1
+DatasetJobArgs' names and builds the session. The configuration is the one every other component reads: the
+active datasets in dataset_config and the raw tables they read in table_config (``--odp_dataset_config``,
+``--odp_table_config``), as the Configuration Manager loaded them. Exit status 1
 when any dataset failed or a ``fail`` quality rule did not hold (so a state machine sees it).
 
-Harmless mode (the post-deploy canary, ``--odp_canary true``): the configuration is downloaded as in a
+Harmless mode (the post-deploy canary, ``--odp_canary true``): the configuration is read as in a
 real run, Spark starts, then :func:`etl.jobs.canary.dataset_checks` reaches the history table, the
 datasets' Glue databases and the alerts topic, and the job exits without refreshing anything.
 """
@@ -13,9 +15,7 @@ from __future__ import annotations
 
 import logging
 import sys
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from etl.jobs.arguments import parse_job_arguments
@@ -24,6 +24,7 @@ from odp.tracker.dataset_run import DatasetRun
 
 if TYPE_CHECKING:
     from etl.engine import Engine
+    from odp.config.store import DatasetJobConfig
 
 logger = logging.getLogger("etl.jobs.dataset_job")
 
@@ -42,13 +43,12 @@ def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
     from etl.datasets.job import run_datasets  # noqa: PLC0415 - keep import time free of Spark
     from etl.datasets.lease import dataset_leases, run_owner  # noqa: PLC0415
     from etl.engine import detect_engine  # noqa: PLC0415
-    from odp.config.loader import load_config  # noqa: PLC0415
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     engine = engine or detect_engine()
     argv_list = list(sys.argv if argv is None else argv)
     args = parse_arguments(argv_list, engine)
-    config = load_config(local_config_dir(args.config_dir))
+    config = read_config(args)
     spark = engine.spark_session("odp-dataset-job")
     if args.canary:
         return run_canary_checks(spark, args, config)
@@ -77,33 +77,20 @@ def run_canary_checks(spark: Any, args: DatasetJobArgs, config: Any, *, clients:
     return 0
 
 
-def local_config_dir(location: str, *, s3: Any = None) -> Path:
-    """The configuration folder: ``location`` itself, or a copy of an ``s3://bucket/prefix/`` (on Glue).
+def read_config(args: DatasetJobArgs, *, dynamodb: Any = None) -> DatasetJobConfig:
+    """The active datasets (dataset_config) and the raw tables they read (table_config), from the tables the
+    arguments name (:func:`odp.config.store.dataset_job_config`); ``dynamodb``: a boto3 DynamoDB resource.
 
     Raises:
-        FileNotFoundError: nothing is stored under the S3 prefix.
+        odp.config.store.TableConfigNotFoundError: a raw table a dataset reads has no table_config item.
+        pydantic.ValidationError: an item is not one this version reads.
     """
-    if not location.startswith("s3://"):
-        return Path(location)
-    import boto3  # noqa: PLC0415 - only on Glue
+    import boto3  # noqa: PLC0415 - only when the job runs
 
-    bucket, _, prefix = location.removeprefix("s3://").partition("/")
-    client = s3 or boto3.client("s3")
-    target = Path(tempfile.mkdtemp(prefix="odp-config-"))
-    found = 0
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        for item in page.get("Contents", []):
-            relative = item["Key"][len(prefix) :].lstrip("/")
-            if not relative or relative.endswith("/"):
-                continue
-            path = target / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # One GetObject per file (small YAML and SQL) in this thread, not download_file's transfer pool.
-            path.write_bytes(client.get_object(Bucket=bucket, Key=item["Key"])["Body"].read())
-            found += 1
-    if not found:
-        raise FileNotFoundError(f"no configuration under {location}")
-    return target
+    from odp.config.store import dataset_job_config  # noqa: PLC0415
+
+    resource = dynamodb or boto3.resource("dynamodb")
+    return dataset_job_config(resource.Table(args.table_config_table), resource.Table(args.dataset_config_table))
 
 
 def recorder(args: DatasetJobArgs, *, dynamodb: Any = None, sns: Any = None) -> Callable[[DatasetRun], None]:

@@ -4,8 +4,9 @@ datasets state machine started when a File Processor execution succeeds, its ala
 The run history table is Tracking's (declared with the tracker tables); the conformed and purpose-built buckets,
 their zone keys and the ``<source>_<zone>`` Glue databases are Storage's and Catalog's.
 
-The job reads the configuration (tables/ and datasets/ with their SQL) from the artifacts bucket,
-where its family deploys config/ beside the job script.
+The job reads its configuration from DynamoDB, as every other component does: the active datasets (their SQL
+included) in dataset_config and the raw tables they read in table_config, both loaded by the Configuration Manager
+after each deploy. Its family deploys only the job script.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IDependable
 
 from infrastructure.foundation.observability import encrypted_log_group
-from infrastructure.grants import grant_key, grant_objects, grant_table
+from infrastructure.grants import grant_key, grant_objects, grant_table, grant_table_actions
 from infrastructure.jobs.engines.base import JobEngine
 from infrastructure.jobs.engines.emr_serverless import EmrServerless
 from infrastructure.jobs.engines.glue import GLUE
@@ -68,6 +69,8 @@ class DatasetJobProps:
         library: the deployment of the etl/odp zip and the wheels (the File Processor family's code).
         lease_table: Tracking's ``processing_tracker``: one lease per dataset (``dataset:<name>``), so one refresh
             of a dataset at a time on any engine (etl/datasets/lease.py).
+        table_config: Tracking's ``table_config``: the raw tables the datasets read (the job's configuration).
+        dataset_config: Tracking's ``dataset_config``: the datasets and their SQL (the job's configuration).
         deployment: what the job's static arguments name (odp.contracts.job_kinds.JobDeployment).
     """
 
@@ -77,32 +80,32 @@ class DatasetJobProps:
     alerts_topic: sns.ITopic
     library: IDependable
     lease_table: dynamodb.ITableV2
+    table_config: dynamodb.ITableV2
+    dataset_config: dynamodb.ITableV2
     deployment: JobDeployment
 
 
 def _family(props: DatasetJobProps) -> GlueJobFamilyProps:
-    """The dataset job's family: etl/jobs/ and config/ (the job reads its datasets there) under CODE_PREFIX,
+    """The dataset job's family: the job script under CODE_PREFIX (the job reads its configuration from DynamoDB),
     S3 left to the zone buckets' keys, the datasets' databases, the library deployed first."""
     return GlueJobFamilyProps(
         props.stage,
         "datasets",
         CODE_PREFIX,
-        [
-            s3deploy.Source.asset(str(REPO_ROOT / "etl" / "jobs"), exclude=["__pycache__", "*.pyc"]),
-            s3deploy.Source.asset(str(REPO_ROOT / "config"), exclude=["schema/*"]),
-        ],
+        [s3deploy.Source.data(SCRIPT, (REPO_ROOT / "etl" / "jobs" / SCRIPT).read_text(encoding="utf-8"))],
         data_key=BucketKeys(ZONE_KEYS_REASON),
         databases=sorted({dataset.database for dataset in props.datasets}),
-        prune_code=False,  # config files are read by the job; a pruned file mid-run would fail it
         requires=[props.library],
     )
 
 
 def grant_dataset_job_data(role: iam.Role, props: DatasetJobProps) -> None:
     """What a dataset job run reads and writes, on any engine (the Glue dataset job's role, the EMR Serverless
-    execution role): the raw tables (read), the conformed and purpose-built datasets (write, delete) with their
-    keys, the run history (write), the alerts topic, and the datasets' leases in processing_tracker."""
+    execution role): its configuration (:func:`grant_dataset_job_config`), the raw tables (read), the conformed and
+    purpose-built datasets (write, delete) with their keys, the run history (write), the alerts topic, and the
+    datasets' leases in processing_tracker."""
     stage = props.stage
+    grant_dataset_job_config(role, props)
     grant_objects(role, stage.buckets["raw"], reason="Datasets read any raw table.")
     for zone in ("conformed", "purpose_built"):
         grant_objects(
@@ -117,17 +120,19 @@ def grant_dataset_job_data(role: iam.Role, props: DatasetJobProps) -> None:
     acknowledge_many(role.node.find_child("DefaultPolicy"), _CDK_GRANT_FINDINGS)
 
 
+def grant_dataset_job_config(role: iam.Role, props: DatasetJobProps) -> None:
+    """The configuration the job reads (odp.config.store.dataset_job_config), and nothing more: one Scan of
+    dataset_config (the active datasets) and a GetItem of each raw table they read in table_config. The tables' key
+    is the state key (:func:`grant_dataset_job_data`)."""
+    grant_table_actions(role, props.dataset_config, ["dynamodb:Scan"])
+    grant_table_actions(role, props.table_config, ["dynamodb:GetItem"])
+
+
 def grant_dataset_job_on_emr(emr: EmrServerless, props: DatasetJobProps) -> None:
-    """The EMR Serverless execution role runs the dataset job too: its data (:func:`grant_dataset_job_data`) and the
-    configuration the job reads under CODE_PREFIX of the artifacts bucket. The datasets' databases are in the
-    application's catalog scope (EmrServerlessProps.databases, given by the stage)."""
+    """The EMR Serverless execution role runs the dataset job too: its configuration and data
+    (:func:`grant_dataset_job_data`). The datasets' databases are in the application's catalog scope
+    (EmrServerlessProps.databases, given by the stage)."""
     grant_dataset_job_data(emr.role, props)
-    grant_objects(
-        emr.role,
-        props.stage.artifacts_bucket,
-        prefix=CODE_PREFIX,
-        reason="The dataset job reads config/ (tables, datasets and their SQL) under glue/datasets/.",
-    )
 
 
 class DatasetJob(GlueJobFamily):

@@ -26,7 +26,7 @@ from odp.config.datasets import of_engine
 from odp.config.models import Engine
 from odp.contracts.datasets import LakeRoots
 from odp.contracts.job_kinds import DATASET_JOB, FILE_PROCESSOR, STREAMING_JOB, JobDeployment, engines_in_use
-from odp.naming import DATASET_RUN_HISTORY, PROCESSING_TRACKER
+from odp.naming import DATASET_CONFIG, DATASET_RUN_HISTORY, PROCESSING_TRACKER
 
 # The kinds with constructs of their own (below); any other registered kind is deployed as KindJobs.
 BUILT_IN_KINDS = (FILE_PROCESSOR.name, DATASET_JOB.name, STREAMING_JOB.name)
@@ -73,6 +73,7 @@ def job_deployment(context: DeploymentContext, ingest: Ingest) -> JobDeployment:
         artifacts_root=f"s3://{buckets['artifacts'].bucket_name}",
         tracker_tables=ingest.tracking.names,
         dataset_history_table=ingest.tracking.table(DATASET_RUN_HISTORY).table_name,
+        dataset_config_table=ingest.tracking.table(DATASET_CONFIG).table_name,
         lease_table=ingest.tracking.table(PROCESSING_TRACKER).table_name,
         alerts_topic_arn=context.alerts_topic.topic_arn,
         history_retention_days=context.environment.data_retention_days,
@@ -220,6 +221,8 @@ def _datasets(
             alerts_topic=context.alerts_topic,
             library=glue_jobs.code,
             lease_table=ingest.tracking.table(PROCESSING_TRACKER),
+            table_config=ingest.tracking.table("table_config"),
+            dataset_config=ingest.tracking.table(DATASET_CONFIG),
             deployment=deployment,
         ),
     )

@@ -16,7 +16,7 @@ from constructs import Construct
 from infrastructure.grants import grant_key, grant_table
 from infrastructure.ingest.tracking import Tracking
 from infrastructure.jobs.engines.emr_serverless import EmrServerless
-from odp.naming import resource_prefix
+from odp.naming import DATASET_CONFIG, resource_prefix
 
 
 def config_loader_role_name(environment: str) -> str:
@@ -36,7 +36,7 @@ class DeployAccessProps:
     Attributes:
         environment: environment name (role ``odp-<env>-config-loader``, trusted post-deploy role).
         deployment_account: the account of the pipelines.
-        tracking: the tracker tables (write table_config / batch_config, describe all six).
+        tracking: the tracker tables (write table_config / batch_config / dataset_config, describe them all).
         key: the state key the tables are encrypted with.
         state_machines: what the smoke check describes (and the canary, for an EMR Serverless run); default none.
         glue_job_arns: the jobs the canary runs (File Processor, dataset, streaming); default none (no Glue
@@ -55,7 +55,8 @@ class DeployAccessProps:
 
 
 class DeployAccess(Construct):
-    """A role trusted by the pipeline's post-deploy role: write table_config/batch_config, describe the rest."""
+    """A role trusted by the pipeline's post-deploy role: write table_config/batch_config/dataset_config, describe the
+    rest."""
 
     def __init__(self, scope: Construct, construct_id: str, props: DeployAccessProps) -> None:
         environment, deployment_account = props.environment, props.deployment_account
@@ -77,8 +78,8 @@ class DeployAccess(Construct):
             ),
             description="Assumed by the ODP pipeline's post-deploy step: load config/, smoke-check the environment",
         )
-        # odp.config.manager scans both tables: retiring an item needs every item, not only the configured ones.
-        for logical in ("table_config", "batch_config"):
+        # odp.config.manager scans the three tables: retiring an item needs every item, not only the configured ones.
+        for logical in ("table_config", "batch_config", DATASET_CONFIG):
             grant_table(self.role, logical, tracking.table(logical), write=True, scan=True)
         self.role.add_to_policy(
             iam.PolicyStatement(

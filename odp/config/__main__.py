@@ -3,6 +3,8 @@
 python -m odp.config validate [--config-dir DIR]
 python -m odp.config load --env ENV [--config-dir DIR] [--dry-run] [--endpoint-url URL]
 python -m odp.config schema [--out DIR]
+
+``load`` writes batch_config, table_config and dataset_config (each added, changed or deactivated item).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import boto3
 from odp.config.loader import ConfigError, load_config
 from odp.config.manager import load_into_dynamodb
 from odp.config.schema import write_schemas
-from odp.naming import TrackerTableNames
+from odp.naming import DATASET_CONFIG, TrackerTableNames, tracker_table_names
 
 DEFAULT_CONFIG_DIR = Path("config")
 
@@ -26,7 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     validate = commands.add_parser("validate", help="check every configuration file; exit 1 with all errors")
     validate.add_argument("--config-dir", type=Path, default=DEFAULT_CONFIG_DIR)
-    load = commands.add_parser("load", help="write batch_config and table_config items for one environment")
+    load = commands.add_parser(
+        "load", help="write batch_config, table_config and dataset_config items for one environment"
+    )
     load.add_argument("--env", required=True, help="environment name from environments.yaml")
     load.add_argument("--config-dir", type=Path, default=DEFAULT_CONFIG_DIR)
     load.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
@@ -74,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         args.env,
         dynamodb.Table(names.table_config),
         dynamodb.Table(names.batch_config),
+        dataset_config_table=dynamodb.Table(tracker_table_names(args.env)[DATASET_CONFIG]),
         dry_run=args.dry_run,
     )
     print(("dry run, nothing written: " if args.dry_run else "") + plan.render())

@@ -3,9 +3,9 @@
 Checked here (no Spark): the file name is the dataset name, the SQL file exists and is not empty,
 every source names a configured raw table or dataset, no dataset reads itself through others (a
 cycle), names are unique, a ``glue`` dataset reads no ``emr_serverless`` one (the Glue run comes first),
-and an ``incremental`` dataset has one source whose record key is the
-dataset's key. Whether the SQL parses, reads only its sources and produces the key is checked by
-``etl.datasets.sql_check`` on Spark's parser.
+an ``incremental`` dataset has one source whose record key is the dataset's key, and the dataset's
+dataset_config item (its SQL included) fits DynamoDB's 400 KB item limit. Whether the SQL parses, reads only
+its sources and produces the key is checked by ``etl.datasets.sql_check`` on Spark's parser.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from odp.config.datasets import (
     dependency_order,
     record_key_of,
 )
+from odp.config.items import dataset_item_issue
 from odp.config.loader import ConfigIssue, _read_yaml, _validate
 from odp.config.models import Engine, TableConfig
 
@@ -150,8 +151,14 @@ def load_datasets(
             _check_incremental(model, display, by_table, by_name, issues)
         issues.extend(_engine_order_issues(model, display, by_name))
         sql = _read_sql(path.parent / (model.sql or f"{model.name}.sql"), display, "sql", issues)
-        if sql is not None and len(issues) == before:
-            resolved.append(_dataset_config(model, sql, display))
+        if sql is None or len(issues) != before:
+            continue
+        dataset = _dataset_config(model, sql, display)
+        too_large = dataset_item_issue(dataset)
+        if too_large is not None:
+            issues.append(ConfigIssue(display, "sql", too_large))
+            continue
+        resolved.append(dataset)
     return _in_dependency_order(resolved, parsed, issues)
 
 

@@ -1,18 +1,19 @@
-"""The runtime copy of the configuration: batch_config and table_config items in DynamoDB.
+"""The runtime copy of the configuration: batch_config, table_config and dataset_config items in DynamoDB.
 
 Pure conversions between typed config and DynamoDB items (in the boto3 resource / TypeDeserializer
 form: plain str, int, bool, list). The Configuration Manager writes these items; the Batch Manager
-and the Glue job read them back through :mod:`odp.config.store`.
+and the jobs read them back through :mod:`odp.config.store`.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from odp.compat import refuse_columns_map
-from odp.config.models import SOURCE_SETTINGS, Cadence, TableConfig
-from odp.dynamodb import StoredRecord
+from odp.config.datasets import DatasetConfig, DatasetSource, QualityRule, Refresh, Zone
+from odp.config.models import SOURCE_SETTINGS, Cadence, Engine, TableConfig, TableType
+from odp.dynamodb import MAX_ITEM_BYTES, StoredRecord, item_size
 from odp.naming import file_processor_job_name
 
 # Sparse attribute: present only on active tables, so the ``active_by_cadence`` index holds
@@ -103,6 +104,55 @@ def batch_config_item(environment: str, name: str, cadence: Cadence, *, is_activ
         job_name=file_processor_job_name(environment, name),
         is_active=is_active,
     ).to_item()
+
+
+class DatasetConfigRecord(StoredRecord):
+    """A dataset_config item (key ``dataset``): every field of a :class:`DatasetConfig`, its SQL text included, and
+    whether the configuration still has it (a dataset removed from config/ stays, inactive)."""
+
+    float_digits: ClassVar[int | None] = None  # an accepted value is stored as written
+
+    dataset: str
+    zone: Zone
+    database: str
+    sources: tuple[DatasetSource, ...]
+    sql: str
+    key: tuple[str, ...]
+    partition_by: tuple[str, ...] = ()
+    table_type: TableType
+    refresh: Refresh
+    quality: tuple[QualityRule, ...] = ()
+    file: str
+    engine: Engine = Engine.GLUE
+    is_active: bool = True
+
+    @classmethod
+    def of(cls, dataset: DatasetConfig) -> Self:
+        return cls(dataset=dataset.name, **dataset.model_dump(exclude={"name"}))
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> Self:
+        """Raises: pydantic.ValidationError: the item is not a dataset_config item."""
+        return cls.model_validate(normalise_item(item))  # an accepted value comes back as it was written
+
+    def to_config(self) -> DatasetConfig:
+        return DatasetConfig(name=self.dataset, **self.model_dump(exclude={"dataset", "is_active"}))
+
+
+def dataset_config_item(dataset: DatasetConfig) -> dict[str, Any]:
+    return DatasetConfigRecord.of(dataset).to_item()
+
+
+def dataset_item_issue(dataset: DatasetConfig) -> str | None:
+    """Why the dataset's dataset_config item cannot be stored (DynamoDB's item size limit), or None."""
+    size = item_size(dataset_config_item(dataset))
+    if size <= MAX_ITEM_BYTES:
+        return None
+    return (
+        f"its dataset_config item would be {size:,} bytes, over DynamoDB's item size limit of 400 KB "
+        f"({MAX_ITEM_BYTES:,} bytes; the SQL is {len(dataset.sql.encode()):,} bytes of it): shorten the SQL, or "
+        "split the dataset into datasets that read each other"
+    )
 
 
 def normalise_item(value: Any) -> Any:

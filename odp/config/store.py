@@ -1,9 +1,10 @@
-"""The stores of the runtime configuration: every reader of table_config and batch_config uses these.
+"""The stores of the runtime configuration: every reader of table_config, batch_config and dataset_config uses these.
 
 :class:`TableConfigStore` reads table_config (the File Processor strictly, the File Manager
 leniently, the Batch Manager by cadence index, the operator CLI by scan); :class:`BatchConfigStore`
-reads batch_config. Both take a boto3 ``dynamodb.Table`` resource; queries and scans go through
-:func:`odp.dynamodb.table_items` (boto3's paginators).
+reads batch_config; :class:`DatasetConfigStore` reads dataset_config, and :func:`dataset_job_config` is what
+the dataset job reads of both (the active datasets and the raw tables they read). Each takes a boto3
+``dynamodb.Table`` resource; queries and scans go through :func:`odp.dynamodb.table_items` (boto3's paginators).
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from typing import Any
 
 from boto3.dynamodb.conditions import Attr, Key
 
+from odp.config.datasets import DatasetConfig, dependency_order
 from odp.config.items import (
     ACTIVE_CADENCE_ATTRIBUTE,
     TABLE_CONFIG_CADENCE_INDEX,
     BatchConfigRecord,
+    DatasetConfigRecord,
     table_config_from_item,
     table_config_item,
 )
@@ -141,3 +144,42 @@ class BatchConfigStore:
         """
         item = self._table.get_item(Key={"cadence": cadence}).get("Item")
         return BatchConfigRecord.from_item(item) if item is not None else None
+
+
+class DatasetConfigStore:
+    """dataset_config (key ``dataset``): one item per dataset, its SQL included (the Configuration Manager's)."""
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def active(self) -> list[DatasetConfig]:
+        """Every active dataset, each after the datasets it reads: one paginated Scan (consistent) of the active
+        items; a dataset the configuration no longer has is inactive and left out.
+
+        Raises:
+            pydantic.ValidationError: an active item is not a dataset_config item of this version.
+        """
+        items = list(table_items(self._table, "scan", FilterExpression=Attr("is_active").eq(True), ConsistentRead=True))
+        return dependency_order(DatasetConfigRecord.from_item(item).to_config() for item in items)
+
+
+@dataclass(frozen=True)
+class DatasetJobConfig:
+    """What the dataset job runs on: the active datasets in dependency order, and the raw tables they read."""
+
+    tables: tuple[TableConfig, ...]
+    datasets: tuple[DatasetConfig, ...]
+
+
+def dataset_job_config(table_config: Any, dataset_config: Any) -> DatasetJobConfig:
+    """The dataset job's configuration from DynamoDB: the active datasets (:meth:`DatasetConfigStore.active`) and
+    the table_config item of each raw table they read (one GetItem each, :meth:`TableConfigStore.get`).
+
+    Raises:
+        TableConfigNotFoundError: a raw table a dataset reads has no table_config item (configuration not loaded).
+        StaleTableConfigItemError, pydantic.ValidationError: an item cannot be read.
+    """
+    datasets = DatasetConfigStore(dataset_config).active()
+    tables = TableConfigStore(table_config)
+    table_ids = sorted({source.table for dataset in datasets for source in dataset.sources if source.table})
+    return DatasetJobConfig(tuple(tables.get(table_id) for table_id in table_ids), tuple(datasets))

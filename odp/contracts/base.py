@@ -3,7 +3,7 @@ arguments and the required names, all derived from the fields' ``Glue`` declarat
 
 A contract is a frozen dataclass deriving :class:`JobContract`; each field that is a job argument is
 ``Annotated[<type>, Glue(name, description), ...]``. Arguments shared by several jobs are declared
-here once (``Environment``, ``TableIds``, ``RawRoot``, ``CatalogSync``).
+here once (``Environment``, ``TableIds``, ``RawRoot``, ``CatalogSync``, ``TableConfigTable``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ RawRoot = Annotated[
     ),
 ]
 LeaseSeconds = Annotated[int, Glue("odp_lease_seconds", "how long a run's lease on a table or dataset holds")]
+TableConfigTable = Annotated[str, Glue("odp_table_config", "the table_config DynamoDB table")]
 CatalogSync = Annotated[bool, Glue("odp_catalog_sync", "Hudi meta sync to the Glue Data Catalog (off locally)")]
 
 

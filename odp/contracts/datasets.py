@@ -12,8 +12,8 @@ from typing import Annotated, Literal
 from odp.config.datasets import DatasetConfig, Zone
 from odp.config.models import TableConfig
 from odp.contracts.arguments import Glue
-from odp.contracts.base import Canary, CatalogSync, JobContract, LeaseSeconds
-from odp.naming import table_base_path
+from odp.contracts.base import Canary, CatalogSync, JobContract, LeaseSeconds, TableConfigTable
+from odp.naming import DATASET_CONFIG, table_base_path, tracker_table_names
 
 
 @dataclass(frozen=True)
@@ -32,14 +32,25 @@ class LakeRoots:
         return table_base_path(self.raw, table.database, table.target_table)
 
 
+DatasetConfigTable = Annotated[
+    str, Glue("odp_dataset_config", "the dataset_config DynamoDB table: the datasets, their SQL included")
+]
+
+
+def config_tables(environment: str) -> dict[str, str]:
+    """The tables the dataset job reads its configuration from, as :class:`DatasetJobArgs` fields: the
+    environment's table_config and dataset_config (what the Configuration Manager loads)."""
+    names = tracker_table_names(environment)
+    return {"table_config_table": names["table_config"], "dataset_config_table": names[DATASET_CONFIG]}
+
+
 @dataclass(frozen=True)
 class DatasetJobArgs(JobContract):
     """One dataset job run: the configuration, the zones, and what to refresh."""
 
     roots: Annotated[LakeRoots, Glue("odp_{}_root", "where each zone's tables live (odp_raw_root, ...)")]
-    config_dir: Annotated[
-        str, Glue("odp_config_dir", "the config/ tree shipped with the job (datasets/*.yaml + SQL, tables/)")
-    ] = "config"
+    table_config_table: TableConfigTable  # the configuration, as loaded by the Configuration Manager: the raw tables
+    dataset_config_table: DatasetConfigTable  # and the datasets
     datasets: Annotated[
         tuple[str, ...],
         Glue("odp_datasets", "datasets by name; empty = downstream of the changed tables, else all", of="names"),

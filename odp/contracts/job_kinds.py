@@ -31,7 +31,7 @@ from odp.naming import TrackerTableNames, resource_prefix
 
 STEPFUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "stepfunctions"
 CANARY_BATCH_ID = "canary"
-DATASETS_CODE_PREFIX = "glue/datasets/"  # where the dataset job's family deploys config/ beside its script
+DATASETS_CODE_PREFIX = "glue/datasets/"  # where the dataset job's family deploys its script
 STREAMING_PREFIX = "streaming/"  # each stream's checkpoint and bad records, in the artifacts bucket
 
 
@@ -46,6 +46,7 @@ class JobDeployment:
     artifacts_root: str  # s3://<artifacts bucket>
     tracker_tables: TrackerTableNames
     dataset_history_table: str
+    dataset_config_table: str  # the datasets' configuration (the Configuration Manager's)
     lease_table: str  # processing_tracker: each table's and dataset's lease
     alerts_topic_arn: str
     history_retention_days: int = 365
@@ -159,7 +160,8 @@ def _dataset_units(config: OdpConfig) -> tuple[JobUnit, ...]:
 def _dataset_arguments(deployment: JobDeployment, unit: JobUnit) -> dict[str, str]:
     return DatasetJobArgs(
         deployment.roots,
-        config_dir=f"{deployment.artifacts_root}/{DATASETS_CODE_PREFIX}",
+        deployment.tracker_tables.table_config,
+        deployment.dataset_config_table,
         catalog_sync=deployment.catalog_sync,
         history_table=deployment.dataset_history_table,
         topic_arn=deployment.alerts_topic_arn,

@@ -7,7 +7,16 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from odp.contracts.arguments import Glue, NonEmpty
-from odp.contracts.base import Canary, CatalogSync, Environment, JobContract, Ledger, RawRoot, TableIds
+from odp.contracts.base import (
+    Canary,
+    CatalogSync,
+    Environment,
+    JobContract,
+    Ledger,
+    RawRoot,
+    TableConfigTable,
+    TableIds,
+)
 
 
 @dataclass(frozen=True)
@@ -23,7 +32,7 @@ class StreamingJobArgs(JobContract):
         str, Glue("odp_error_root", "s3://bucket/prefix: bad records at <error_root>/<stream>/...", strip_slash=True)
     ]
     checkpoint_location: Annotated[str, Glue("odp_checkpoint_location", "s3://bucket/prefix/ of Spark's checkpoint")]
-    table_config_table: Annotated[str, Glue("odp_table_config", "the table_config DynamoDB table")]
+    table_config_table: TableConfigTable
     ledger: Ledger  # each table's micro-batch commits recorded as its runs (odp.tracker.ledger)
     window_seconds: Annotated[
         int, Glue("odp_window_seconds", "the micro-batch window (forEachBatch windowSize)", unit="seconds")

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from odp.config.items import ACTIVE_CADENCE_ATTRIBUTE, TABLE_CONFIG_CADENCE_INDEX
-from odp.naming import DATASET_RUN_HISTORY, TrackerTableNames
+from odp.naming import DATASET_CONFIG, DATASET_RUN_HISTORY, TrackerTableNames
 from odp.tracker.items import PENDING_ATTRIBUTE, PENDING_INDEX
 
 
@@ -58,6 +58,13 @@ TABLE_DEFINITIONS: dict[str, dict[str, Any]] = {
         "KeySchema": _key("table_id"),
         "Attributes": {"table_id": "S", ACTIVE_CADENCE_ATTRIBUTE: "S"},
         "Indexes": {TABLE_CONFIG_CADENCE_INDEX: _key(ACTIVE_CADENCE_ATTRIBUTE, "table_id")},
+        "TimeToLive": None,
+    },
+    # The datasets' configuration (odp/config/items.py DatasetConfigRecord): one item per dataset, its SQL included.
+    DATASET_CONFIG: {
+        "KeySchema": _key("dataset"),
+        "Attributes": {"dataset": "S"},
+        "Indexes": {},
         "TimeToLive": None,
     },
     # The dataset job's run history (odp/tracker/dataset_history.py): one item per dataset run.

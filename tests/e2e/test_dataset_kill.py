@@ -1,6 +1,7 @@
 """Kill -9 after a dataset's Hudi commit, before anything else (``datasets.after_commit``): the rerun
 finds the source commits consumed and applies nothing twice. Child processes (``python -m
-etl.jobs.dataset_job``), the dataset read back with hudi-rs; expected rows written out by hand."""
+etl.jobs.dataset_job`` through ``sandbox.job_process``: the configuration loaded into the process's DynamoDB, as
+deployed), the dataset read back with hudi-rs; expected rows written out by hand."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from etl.datasets.refresh import AFTER_COMMIT_FAULT
-from odp.contracts.datasets import DatasetJobArgs, LakeRoots
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots, config_tables
+from sandbox.account import ENVIRONMENT
 from sandbox.staging import hadoop_file_uri
 from tests.support.kill_harness import completed_instants, run_child
 from tests.support.kill_sandbox import Sandbox
@@ -34,8 +36,9 @@ def dataset_job_argv(sandbox: Sandbox) -> list[str]:
     roots = LakeRoots(
         hadoop_file_uri(lake / "raw"), hadoop_file_uri(lake / "conformed"), hadoop_file_uri(lake / "purpose_built")
     )
-    arguments = DatasetJobArgs(roots, config_dir=str(sandbox.config)).to_arguments()
-    return [sys.executable, "-m", "etl.jobs.dataset_job", *(part for pair in arguments.items() for part in pair)]
+    arguments = DatasetJobArgs(roots, **config_tables(ENVIRONMENT)).to_arguments()
+    job = ["etl.jobs.dataset_job", *(part for pair in arguments.items() for part in pair)]
+    return [sys.executable, "-m", "sandbox.job_process", str(sandbox.config), *job]
 
 
 def test_a_dataset_job_killed_after_its_commit_reruns_without_applying_twice(tmp_path: Path, repo_root: Path) -> None:

@@ -16,11 +16,12 @@ from etl.engine import LocalEngine
 from etl.jobs import dataset_job
 from odp.config.loader import load_config
 from odp.config.models import Engine
-from odp.contracts.datasets import DatasetJobArgs
-from sandbox.account import SandboxLayout
+from odp.contracts.datasets import DatasetJobArgs, config_tables
+from sandbox.account import ENVIRONMENT, SandboxLayout
 from sandbox.datasets import TRIPS, data_rows, emr_roots, lake_roots
 from sandbox.demo import run_demo
 from sandbox.emr import run_emr_entry_point
+from sandbox.job_process import configured_aws
 from sandbox.staging import hadoop_file_uri
 
 DATASET = "trips_clean"
@@ -59,9 +60,11 @@ def test_the_emr_entry_point_writes_what_the_glue_entry_point_writes(
         conformed=hadoop_file_uri(tmp_path / "glue" / "conformed"),
         purpose_built=hadoop_file_uri(tmp_path / "glue" / "purpose_built"),
     )
-    glue_args = DatasetJobArgs(glue_roots, config_dir=str(config_dir), datasets=(DATASET,), full_refresh=True)
+    tables = config_tables(ENVIRONMENT)
+    glue_args = DatasetJobArgs(glue_roots, **tables, datasets=(DATASET,), full_refresh=True)
     argv = ["dataset_job.py", *[item for pair in glue_args.to_arguments().items() for item in pair]]
-    assert dataset_job.main(argv, engine=LocalEngine()) == 0
+    with configured_aws(config):  # the configuration as deployed: the job reads table_config and dataset_config
+        assert dataset_job.main(argv, engine=LocalEngine()) == 0
 
     glue_rows = data_rows(spark, glue_roots.dataset_path(dataset))
     emr_rows = data_rows(spark, emr_roots(layout).dataset_path(dataset))
@@ -81,17 +84,20 @@ def test_the_emr_entry_point_writes_what_the_glue_entry_point_writes(
         conformed=hadoop_file_uri(tmp_path / "engine-glue" / "conformed"),
         purpose_built=hadoop_file_uri(tmp_path / "engine-glue" / "purpose_built"),
     )
-    glue_run = DatasetJobArgs(glue_only, config_dir=str(moved), changed_tables=(TRIPS,), engine="glue")
+    glue_run = DatasetJobArgs(glue_only, **tables, changed_tables=(TRIPS,), engine="glue")
     argv = ["dataset_job.py", *[item for pair in glue_run.to_arguments().items() for item in pair]]
-    assert dataset_job.main(argv, engine=LocalEngine()) == 0
+    with configured_aws(load_config(moved)):
+        assert dataset_job.main(argv, engine=LocalEngine()) == 0
     assert not (tmp_path / "engine-glue").exists()  # the Glue run had no dataset to refresh
     emr_only = replace(
         lake_roots(layout),
         conformed=hadoop_file_uri(tmp_path / "engine-emr" / "conformed"),
         purpose_built=hadoop_file_uri(tmp_path / "engine-emr" / "purpose_built"),
     )
-    emr_run = DatasetJobArgs(emr_only, config_dir=str(moved), changed_tables=(TRIPS,), engine="emr_serverless")
-    output = run_emr_entry_point("dataset_job", emr_run.to_arguments(), workdir=tmp_path / "engine-emr-run")
+    emr_run = DatasetJobArgs(emr_only, **tables, changed_tables=(TRIPS,), engine="emr_serverless")
+    output = run_emr_entry_point(
+        "dataset_job", emr_run.to_arguments(), workdir=tmp_path / "engine-emr-run", config_dir=moved
+    )
     assert data_rows(spark, emr_only.dataset_path(dataset)) == glue_rows
     for downstream in on_emr:  # the whole chain, in dependency order, each written
         assert f"{downstream.name}: written" in output, downstream.name

@@ -45,7 +45,7 @@ def test_run_refreshes_the_datasets_downstream_of_what_it_processed(
     generator = DemoGenerator(config, layout.staging, table_ids=(TABLE_2,))
     generator.generate_round(0)
 
-    report = run_sandbox(config, layout, spark, config_dir=config_dir)
+    report = run_sandbox(config, layout, spark, refresh_datasets=True)
 
     assert report.ok, report.to_json()
     assert report.table(TABLE_2).status is RunStatus.COMPLETED
@@ -60,7 +60,7 @@ def test_run_refreshes_the_datasets_downstream_of_what_it_processed(
     assert "dataset vendor_trips: written" in "\n".join(f"dataset {d.summary()}" for d in report.datasets)
 
     # Nothing new in staging: no batch ran, so no dataset is refreshed.
-    again = run_sandbox(config, layout, spark, config_dir=config_dir)
+    again = run_sandbox(config, layout, spark, refresh_datasets=True)
     assert again.ok
     assert again.dataset_executions == []
     assert again.datasets == []

@@ -197,6 +197,7 @@ REGION = "eu-west-1"
 
 def _dataset_args(history: str, topic: str) -> DatasetJobArgs:
     arguments = {"odp_raw_root": "s3://r", "odp_conformed_root": "s3://c", "odp_purpose_built_root": "s3://p"}
+    arguments |= {"odp_table_config": "odp-dev-table-config", "odp_dataset_config": "odp-dev-dataset-config"}
     arguments |= {"odp_dataset_history_table": history, "odp_topic_arn": topic} | DatasetJobArgs.canary_arguments()
     return DatasetJobArgs.from_arguments(arguments)
 

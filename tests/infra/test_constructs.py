@@ -246,6 +246,7 @@ def test_glue_jobs(tmp_path, config) -> None:
                 artifacts_root="s3://artifacts",
                 tracker_tables=tracking.names,
                 dataset_history_table="odp-x-dataset-run-history",
+                dataset_config_table="odp-x-dataset-config",
                 lease_table=tracking.names.processing_tracker,
                 alerts_topic_arn="arn:aws:sns:eu-west-1:111111111111:odp-x-alerts",
                 history_retention_days=30,

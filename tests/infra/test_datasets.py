@@ -1,5 +1,6 @@
 """Datasets construct on its own stack (Storage, Monitoring, Tracking, an imported File Processor), with cdk-nag:
-the job, its role, the run history table, the state machine and its trigger, alarm and named queries."""
+the job, its role, the run history table, the state machine and its trigger, alarm and named queries; the job reads
+its configuration from table_config and dataset_config, never from S3."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ from infrastructure.operations.monitoring import Monitoring, MonitoringProps
 from odp.config.loader import load_config
 from odp.contracts.datasets import LakeRoots
 from odp.contracts.job_kinds import JobDeployment
-from odp.naming import DATASET_RUN_HISTORY, PROCESSING_TRACKER
+from odp.naming import DATASET_CONFIG, DATASET_RUN_HISTORY, PROCESSING_TRACKER
+from tests.support.synth import role_statements_of
 
 PROCESSOR_ARN = "arn:aws:states:eu-west-1:111111111111:stateMachine:odp-dev-file-processor-every_10_minutes"
 
@@ -92,6 +94,8 @@ def _stack(repo_root: Path, *, audit: bool = False) -> tuple[App, Stack]:
             alerts_topic=monitoring.topic,
             library=library,
             lease_table=tracking.table(PROCESSING_TRACKER),
+            table_config=tracking.table("table_config"),
+            dataset_config=tracking.table(DATASET_CONFIG),
             deployment=JobDeployment(
                 environment="dev",
                 roots=LakeRoots(
@@ -102,6 +106,7 @@ def _stack(repo_root: Path, *, audit: bool = False) -> tuple[App, Stack]:
                 artifacts_root=f"s3://{storage.buckets['artifacts'].bucket_name}",
                 tracker_tables=tracking.names,
                 dataset_history_table=tracking.table(DATASET_RUN_HISTORY).table_name,
+                dataset_config_table=tracking.table(DATASET_CONFIG).table_name,
                 lease_table=tracking.table(PROCESSING_TRACKER).table_name,
                 alerts_topic_arn=monitoring.topic.topic_arn,
             ),
@@ -141,7 +146,8 @@ def test_job_runs_one_at_a_time_with_the_contract_arguments(template: Template) 
                 "MaxRetries": 0,
                 "DefaultArguments": Match.object_like(
                     {
-                        "--odp_config_dir": Match.any_value(),
+                        "--odp_table_config": "odp-dev-table-config",
+                        "--odp_dataset_config": {"Ref": Match.string_like_regexp("^TrackingDatasetConfig")},
                         "--odp_dataset_history_table": Match.any_value(),
                         "--odp_topic_arn": Match.any_value(),
                         "--odp_catalog_sync": "true",
@@ -150,6 +156,56 @@ def test_job_runs_one_at_a_time_with_the_contract_arguments(template: Template) 
                         "--enable-observability-metrics": "true",
                     }
                 ),
+            }
+        ),
+    )
+
+
+def _job(template: Template) -> dict:
+    (job,) = template.find_resources("AWS::Glue::Job", {"Properties": {"Name": "odp-dev-dataset-job"}}).values()
+    return job["Properties"]
+
+
+def _table(template: Template, name: str) -> str:
+    (logical,) = template.find_resources("AWS::DynamoDB::GlobalTable", {"Properties": {"TableName": name}})
+    return logical
+
+
+def test_the_configuration_comes_from_dynamodb_never_from_s3(template: Template) -> None:
+    """Issue 46 item 4: one configuration source. No --odp_config_dir; the family ships the job script alone (no
+    config/ asset) and prunes what it did not ship under glue/datasets/."""
+    arguments = _job(template)["DefaultArguments"]
+    assert "--odp_config_dir" not in arguments
+    assert not any("glue/datasets" in json.dumps(value) for value in arguments.values())
+    (code,) = [
+        deployment["Properties"]
+        for deployment in template.find_resources("Custom::CDKBucketDeployment").values()
+        if deployment["Properties"].get("DestinationBucketKeyPrefix") == "glue/datasets/"
+    ]
+    assert len(code["SourceObjectKeys"]) == 1  # dataset_job.py (Source.data), not etl/jobs/ and config/
+    assert code.get("Prune", True) is True
+
+
+def test_the_job_reads_dataset_config_and_table_config_and_nothing_more(template: Template) -> None:
+    """What odp.config.store.dataset_job_config calls: Scan of dataset_config, GetItem on table_config."""
+    role = _job(template)["Role"]["Fn::GetAtt"][0]
+    statements = role_statements_of(template.to_json(), role)
+    granted: dict[str, set[str]] = {}
+    for statement in statements:
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        for resource in resources:
+            text = json.dumps(resource)
+            for table in ("odp-dev-table-config", "odp-dev-dataset-config"):
+                if _table(template, table) in text:
+                    granted.setdefault(table, set()).update(actions)
+    assert granted == {"odp-dev-dataset-config": {"dynamodb:Scan"}, "odp-dev-table-config": {"dynamodb:GetItem"}}
+    template.has_resource_properties(
+        "AWS::DynamoDB::GlobalTable",
+        Match.object_like(
+            {
+                "TableName": "odp-dev-dataset-config",
+                "KeySchema": [{"AttributeName": "dataset", "KeyType": "HASH"}],
             }
         ),
     )

@@ -109,8 +109,8 @@ def test_the_datasets_on_emr_run_after_the_glue_run_through_the_entry_point_with
     for expected in (
         "emr/emr_serverless.py",
         "States.Array('dataset_job'",
-        "'--odp_config_dir', 's3://",
-        "/glue/datasets/'",
+        "'--odp_table_config', 'odp-dev-table-config'",  # the job's configuration, from DynamoDB
+        "'--odp_dataset_config', '",
         "'--odp_lease_table', '",
         "'--odp_catalog_sync', 'true'",
         "'--odp_engine', 'emr_serverless', '--odp_changed_tables', States.JsonToString($.table_ids))",
@@ -121,6 +121,7 @@ def test_the_datasets_on_emr_run_after_the_glue_run_through_the_entry_point_with
     ):
         assert expected in state, expected
     assert "spark.jars" not in state
+    assert "--odp_config_dir" not in state  # the configuration is read from DynamoDB, not from S3
 
 
 def test_the_datasets_state_machine_may_run_watch_and_cancel_emr_runs_and_pass_only_the_execution_role(
@@ -155,7 +156,13 @@ def test_the_execution_role_holds_what_the_dataset_job_needs(template) -> None:
     assert "dynamodb:UpdateItem" in _actions(statements, tracker)  # the datasets' leases
     (topic,) = resources_of(template, "AWS::SNS::Topic")
     assert "sns:Publish" in _actions(statements, topic)
-    assert "s3:GetObject" in _actions(statements, "/glue/datasets/*")  # config/ the job reads
+    # its configuration: the datasets in dataset_config, their raw tables in table_config; no config/ in S3
+    dataset_config = _logical(template, "AWS::DynamoDB::GlobalTable", TableName="odp-dev-dataset-config")
+    assert _actions(statements, dataset_config) == {"dynamodb:Scan"}
+    assert "dynamodb:GetItem" in _actions(statements, "odp-dev-table-config") | _actions(
+        statements, _logical(template, "AWS::DynamoDB::GlobalTable", TableName="odp-dev-table-config")
+    )
+    assert _actions(statements, "/glue/datasets/") == set()
     catalog = json.dumps(by_sid["GlueCatalogSync"]["Resource"])
     for database in ("shop_raw", "shop_purpose_built"):
         assert f"table/{database}/*" in catalog, database

@@ -52,6 +52,19 @@ def test_deploy_access_props(tmp_path, jobs) -> None:
     statements = policy["Properties"]["PolicyDocument"]["Statement"]
     actions = {a for s in statements for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])}
     assert "dynamodb:Scan" in actions
+    # the Configuration Manager writes (and scans) the three configuration tables, dataset_config among them
+    tables = {
+        table["Properties"]["TableName"]: logical
+        for logical, table in template.find_resources("AWS::DynamoDB::GlobalTable").items()
+    }
+    written = {
+        resource["Fn::GetAtt"][0]
+        for s in statements
+        if {"dynamodb:BatchWriteItem", "dynamodb:Scan"} <= set(s["Action"] if isinstance(s["Action"], list) else [])
+        for resource in (s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]])
+        if isinstance(resource, dict) and "Fn::GetAtt" in resource
+    }
+    assert written == {tables[f"odp-x-{name}"] for name in ("table-config", "batch-config", "dataset-config")}
     assert "states:DescribeStateMachine" not in actions  # no state machine given, no statement
     assert ("glue:StartJobRun" in actions) is bool(jobs)
     app.synth()

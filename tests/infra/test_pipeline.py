@@ -101,8 +101,8 @@ def test_config_loader_role_trusts_only_the_post_deploy_role(synthesized, config
             assert len(roles) == 1, env
 
 
-def test_config_loader_may_scan_the_two_config_tables(synthesized) -> None:
-    # odp.config.manager scans table_config and batch_config before it writes (item 2 of issue 10).
+def test_config_loader_may_scan_the_three_config_tables(synthesized) -> None:
+    # odp.config.manager scans table_config, batch_config and dataset_config before it writes (item 2 of issue 10).
     for env, template in synthesized.data_lakes.items():
         (role_logical,) = [
             logical
@@ -115,7 +115,7 @@ def test_config_loader_may_scan_the_two_config_tables(synthesized) -> None:
             if r["Type"] == "AWS::DynamoDB::GlobalTable"
         }
         statements = synthesized.role_statements(template, role_logical)
-        for table in (f"odp-{env}-table-config", f"odp-{env}-batch-config"):
+        for table in (f"odp-{env}-table-config", f"odp-{env}-batch-config", f"odp-{env}-dataset-config"):
             arn = {"Fn::GetAtt": [tables[table], "Arn"]}
             assert any(
                 "dynamodb:Scan" in s["Action"] and (s["Resource"] == arn or arn in s["Resource"]) for s in statements

@@ -18,8 +18,6 @@ from tests.support.paths import REPO_ROOT
 
 MAX_LINES = 250
 SKIPPED_FOLDERS = {".venv", "node_modules", ".cache", ".git", "cdk.out", "__pycache__"}
-# Over the limit until their own rewrite lands; each entry says why, and a test below fails once it is not needed.
-PENDING_REWRITE: dict[str, str] = {}
 DECISIONS = REPO_ROOT / "docs" / "decisions"
 RECORD = re.compile(r"^(\d{3})-[a-z0-9-]+\.md$")
 INDEX_ROW = re.compile(r"^\|\s*\[(\d{3})\]\((\d{3}-[a-z0-9-]+\.md)\)\s*\|")
@@ -68,20 +66,12 @@ def test_the_folder_readmes_are_found() -> None:
     assert "docs/decisions/README.md" in found
 
 
-@pytest.mark.parametrize("path", [p for p in folder_readmes() if p not in PENDING_REWRITE])
+@pytest.mark.parametrize("path", folder_readmes())
 def test_a_folder_readme_is_a_map_of_at_most_250_lines(path: str) -> None:
     lines = line_count(path)
     assert lines <= MAX_LINES, (
         f"{path} has {lines} lines, more than {MAX_LINES}: keep it a map (what is where, the rules, how to run, how "
         "to extend) and move measurements and the options weighed to a record in docs/decisions/"
-    )
-
-
-@pytest.mark.parametrize("path", sorted(PENDING_REWRITE))
-def test_a_readme_pending_its_rewrite_is_still_over_the_limit(path: str) -> None:
-    assert (REPO_ROOT / path).is_file(), f"{path} is gone: remove it from PENDING_REWRITE"
-    assert line_count(path) > MAX_LINES, (
-        f"{path} is within {MAX_LINES} lines now: remove it from PENDING_REWRITE ({PENDING_REWRITE[path]})"
     )
 
 

@@ -132,7 +132,8 @@ class DatasetExecutions:
 def _run_datasets_state_machine(
     config: OdpConfig, layout: SandboxLayout, spark: Any, event: dict[str, Any], *, work: Path, repo_root: Path
 ) -> DatasetExecutions:
-    """First with a fail rule trips_clean's data breaks (the job fails: NotifyFailure), then as shipped."""
+    """First with a fail rule trips_clean's data breaks (the job fails: NotifyFailure), then as shipped; each
+    configuration loaded into dataset_config by the Configuration Manager before the run, as a deploy does."""
     strict = work / "strict-config"
     shutil.copytree(repo_root / "config", strict)
     clean = strict / "datasets" / "trips_clean.yaml"
@@ -143,10 +144,11 @@ def _run_datasets_state_machine(
     paths = {d.name: roots.dataset_path(d) for d in config.datasets}
     with environment_variables(PROCESS_ENVIRONMENT), LocalAccount(config, layout) as account:
         machine = DatasetsStateMachine(account, spark)
-        machine.create(strict)
+        machine.create()
+        account.load_configuration(load_config(strict))
         failed = machine.run(event)
         strict_left_nothing = all(latest_instant(spark, path) is None for path in paths.values())
-        machine.upload_config(repo_root / "config")
+        account.load_configuration(config)
         succeeded = machine.run(event)
         table = account.dynamodb().Table(dataset_history_table_name(SANDBOX))
         history: dict[str, list[str]] = {}
@@ -231,11 +233,23 @@ def test_the_flow_exercised_every_principal(recorded: RecordedFlow) -> None:
     } <= operations[aws_calls.CONFIG_LOADER]
     scans = {(c.params["TableName"], c.origin) for c in recorded.of(aws_calls.CONFIG_LOADER) if c.operation == "Scan"}
     origin = "odp/config/manager.py (_scan_all)"
-    assert scans == {("odp-sandbox-table-config", origin), ("odp-sandbox-batch-config", origin)}
+    assert scans == {
+        ("odp-sandbox-table-config", origin),
+        ("odp-sandbox-batch-config", origin),
+        ("odp-sandbox-dataset-config", origin),
+    }
     dataset_job = {(c.service, c.operation, c.params.get("Bucket")) for c in recorded.of(aws_calls.DATASET_JOB)}
+    assert not any(bucket == ARTIFACTS_BUCKET for _, _, bucket in dataset_job)  # no configuration from S3
+    config_reads = {
+        (c.operation, c.params["TableName"], c.origin)
+        for c in recorded.of(aws_calls.DATASET_JOB)
+        if c.params.get("TableName") in ("odp-sandbox-table-config", "odp-sandbox-dataset-config")
+    }
+    assert config_reads == {  # the job's configuration, as the Configuration Manager loaded it
+        ("Scan", "odp-sandbox-dataset-config", "odp/config/store.py (active)"),
+        ("GetItem", "odp-sandbox-table-config", "odp/config/store.py (_item)"),
+    }
     assert {
-        ("s3", "ListObjectsV2", ARTIFACTS_BUCKET),  # the job's configuration, downloaded from the artifacts bucket
-        ("s3", "GetObject", ARTIFACTS_BUCKET),
         ("s3", "GetObject", RAW_BUCKET),  # Spark reads the trips
         ("s3", "PutObject", CONFORMED_BUCKET),  # and writes the datasets
         ("s3", "PutObject", PURPOSE_BUILT_BUCKET),
@@ -323,7 +337,7 @@ def _without_action(template: dict, config: OdpConfig, principal: str, action: s
 def test_removing_the_config_loaders_scan_grant_fails_naming_principal_action_and_resource(
     synthesized: SynthesizedApp, config: OdpConfig, recorded: RecordedFlow
 ) -> None:
-    """Item 2 of issue 10: the Configuration Manager scans table_config and batch_config."""
+    """Item 2 of issue 10: the Configuration Manager scans table_config, batch_config and dataset_config."""
     template = _without_action(synthesized.data_lakes["dev"], config, "config-loader", "dynamodb:Scan")
 
     failures = _failures(synthesized, config, recorded, "dev", template)
@@ -334,6 +348,9 @@ def test_removing_the_config_loaders_scan_grant_fails_naming_principal_action_an
         "odp/config/manager.py (_scan_all)",
         "config-loader (role odp-dev-config-loader) is not allowed dynamodb:Scan on "
         "arn:aws:dynamodb:eu-west-1:111111111111:table/odp-dev-batch-config: needed by dynamodb.Scan from "
+        "odp/config/manager.py (_scan_all)",
+        "config-loader (role odp-dev-config-loader) is not allowed dynamodb:Scan on "
+        "arn:aws:dynamodb:eu-west-1:111111111111:table/odp-dev-dataset-config: needed by dynamodb.Scan from "
         "odp/config/manager.py (_scan_all)",
     ]
 
@@ -377,7 +394,8 @@ REMOVALS = [
     (SM_HOURLY, "lambda:InvokeFunction", ":function:odp-dev-batch-manager"),
     ("dataset-job", "s3:PutObject", CONFORMED_ARN),
     ("dataset-job", "s3:GetObject", RAW_ARN),
-    ("dataset-job", "s3:ListBucket", ARTIFACTS_ARN.split("/", maxsplit=1)[0]),
+    ("dataset-job", "dynamodb:Scan", ":table/odp-dev-dataset-config"),  # its configuration
+    ("dataset-job", "dynamodb:GetItem", ":table/odp-dev-table-config"),
     ("dataset-job", "dynamodb:PutItem", ":table/odp-dev-dataset-run-history"),
     ("dataset-job", "dynamodb:UpdateItem", ":table/odp-dev-processing-tracker"),  # the datasets' leases
     ("dataset-job", "sns:Publish", ":odp-dev-alerts"),
@@ -602,7 +620,7 @@ EMR_REMOVALS = [
     (EMR_DATASET, "dynamodb:PutItem", ":table/odp-dev-dataset-run-history"),  # recorded calls of the dataset job
     (EMR_DATASET, "sns:Publish", ":odp-dev-alerts"),
     (EMR_DATASET, "s3:PutObject", "arn:aws:s3:::odp-dev-purpose-built-"),
-    (EMR_DATASET, "s3:GetObject", "/glue/datasets/"),  # its configuration
+    (EMR_DATASET, "dynamodb:Scan", ":table/odp-dev-dataset-config"),  # its configuration
     (EMR_DATASET, "glue:GetJobRun", ":job/odp-dev-dataset-job"),  # a dataset's lease held by a Glue run
     (EMR_DATASET, "glue:CreateTable", f":table/shop_purpose_built/{EMR_DATASET_NAME}"),  # Hudi's catalog sync
     (EMR_DATASET, "lakeformation:GetDataAccess", "*"),

@@ -49,6 +49,7 @@ def test_a_name_shared_by_several_jobs_is_one_declaration() -> None:
         "odp_environment",
         "odp_lease_seconds",
         "odp_raw_root",
+        "odp_table_config",  # the streaming job's tables and the dataset job's raw tables (base.TableConfigTable)
         "odp_table_ids",
     ]
 
@@ -81,9 +82,14 @@ def test_required_names_are_the_fields_without_a_default() -> None:
         "odp_ledger_tracker",  # each table commit's run (odp.tracker.ledger)
         "odp_ledger_history",
     )
-    assert DatasetJobArgs.required_names() == ("odp_raw_root", "odp_conformed_root", "odp_purpose_built_root")
+    assert DatasetJobArgs.required_names() == (
+        "odp_raw_root",
+        "odp_conformed_root",
+        "odp_purpose_built_root",
+        "odp_table_config",  # the job's configuration, as the Configuration Manager loaded it
+        "odp_dataset_config",
+    )
     assert set(DatasetJobArgs.optional_names()) == {
-        "odp_config_dir",
         "odp_datasets",
         "odp_changed_tables",
         "odp_full_refresh",

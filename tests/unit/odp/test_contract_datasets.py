@@ -8,25 +8,30 @@ import pytest
 
 from etl.jobs.dataset_job import parse_arguments
 from odp.contracts.arguments import JobArgumentError
-from odp.contracts.datasets import DatasetJobArgs, LakeRoots
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots, config_tables
 from odp.tracker.dataset_run import DatasetRun, RuleOutcome
 from odp.tracker.statuses import RunStatus
 
 ROOTS = LakeRoots("s3://raw", "s3://conformed", "s3://purpose-built")
+TABLES = {"table_config_table": "odp-dev-table-config", "dataset_config_table": "odp-dev-dataset-config"}
 
 
 def test_arguments_round_trip_through_the_command_line() -> None:
-    args = DatasetJobArgs(ROOTS, config_dir="/opt/config", changed_tables=("a.b.c",), full_refresh=True)
+    args = DatasetJobArgs(ROOTS, **TABLES, changed_tables=("a.b.c",), full_refresh=True)
     argv = ["job.py", *(part for pair in args.to_arguments().items() for part in pair)]
     assert parse_arguments(argv) == args
+    assert args.to_arguments()["--odp_table_config"] == "odp-dev-table-config"
+    assert args.to_arguments()["--odp_dataset_config"] == "odp-dev-dataset-config"
+    assert config_tables("dev") == TABLES
 
 
 def test_missing_and_malformed_arguments() -> None:
     with pytest.raises(
-        JobArgumentError, match=r"^job argument\(s\) --odp_conformed_root, --odp_purpose_built_root required$"
+        JobArgumentError,
+        match=r"^job argument\(s\) --odp_conformed_root, --odp_purpose_built_root, --odp_dataset_config required$",
     ):
-        DatasetJobArgs.from_arguments({"odp_config_dir": "c", "odp_raw_root": "r"})
-    good = DatasetJobArgs(ROOTS).to_arguments()
+        DatasetJobArgs.from_arguments({"odp_table_config": "t", "odp_raw_root": "r"})
+    good = DatasetJobArgs(ROOTS, **TABLES).to_arguments()
     with pytest.raises(
         JobArgumentError, match=r"^job argument --odp_datasets must be a JSON list of strings, got '\"x\"'$"
     ):
@@ -71,7 +76,7 @@ def test_recorder_writes_history_and_notifies_runs_that_wrote_or_failed(dynamodb
     queue = sqs.create_queue(QueueName="inbox")["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn, Attributes={"RawMessageDelivery": "true"})
-    args = DatasetJobArgs(ROOTS, history_table=name, topic_arn=topic)
+    args = DatasetJobArgs(ROOTS, **TABLES, history_table=name, topic_arn=topic)
     record = recorder(args, dynamodb=dynamodb, sns=sns)
     failed = DatasetRun(
         dataset="d",
@@ -92,18 +97,29 @@ def test_recorder_writes_history_and_notifies_runs_that_wrote_or_failed(dynamodb
     assert body["summary"] == "d: quality_failed (full) +0 -0; fail rule r: 4 row(s)"
 
 
-def test_configuration_copied_from_s3_loads(aws, repo_root) -> None:
-    import boto3
-
-    from etl.jobs.dataset_job import local_config_dir
+def test_the_job_reads_the_configuration_the_configuration_manager_loaded(dynamodb, repo_root) -> None:
+    """No config/ tree: the datasets come from dataset_config, the raw tables they read from table_config."""
+    from etl.jobs.dataset_job import read_config
     from odp.config import load_config
+    from odp.config.items import dataset_config_item
+    from odp.config.manager import load_into_dynamodb
+    from odp.config.store import TableConfigNotFoundError
+    from odp.naming import DATASET_CONFIG, tracker_table_names
+    from odp.tracker.schema import create_tables
 
-    s3 = boto3.client("s3", region_name="eu-west-1")
-    s3.create_bucket(Bucket="artifacts", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
-    for path in (repo_root / "config").rglob("*"):
-        if path.is_file() and "schema" not in path.parts:
-            s3.upload_file(str(path), "artifacts", f"glue/datasets/{path.relative_to(repo_root / 'config')}")
-    config = load_config(local_config_dir("s3://artifacts/glue/datasets/", s3=s3))
-    assert [d.name for d in config.datasets] == ["trips_clean", "revenue_per_vendor_day"]
-    with pytest.raises(FileNotFoundError, match=r"^no configuration under s3://artifacts/nothing/$"):
-        local_config_dir("s3://artifacts/nothing/", s3=s3)
+    assert not any(argument.name == "odp_config_dir" for argument in DatasetJobArgs.arguments())
+    config = load_config(repo_root / "config")
+    names = tracker_table_names("dev")
+    create_tables(dynamodb.meta.client, names)
+    tables = {logical: dynamodb.Table(physical) for logical, physical in names.items()}
+    args = DatasetJobArgs(ROOTS, **TABLES)
+    tables[DATASET_CONFIG].put_item(Item=dataset_config_item(config.datasets[0]))
+    with pytest.raises(TableConfigNotFoundError, match=r"^taxi_trips_dms\.taxi_trips\.table_1: no table_config item"):
+        read_config(args, dynamodb=dynamodb)  # a dataset whose raw table was never loaded: the error names it
+
+    load_into_dynamodb(
+        config, "dev", tables["table_config"], tables["batch_config"], dataset_config_table=tables[DATASET_CONFIG]
+    )
+    read = read_config(args, dynamodb=dynamodb)
+    assert read.datasets == config.datasets  # trips_clean, then revenue_per_vendor_day, which reads it
+    assert [t.table_id for t in read.tables] == ["taxi_trips_dms.taxi_trips.table_1"]

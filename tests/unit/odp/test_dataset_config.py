@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,21 @@ def test_name_and_sql_file(tmp_path: Path) -> None:
         "datasets/a.yaml: sql: SQL file datasets/other.sql not found",
         "datasets/b.yaml: sql: SQL file datasets/b.sql is empty",
     ]
+
+
+def test_a_dataset_whose_dataset_config_item_exceeds_dynamodbs_item_limit_is_refused(tmp_path: Path) -> None:
+    """The Configuration Manager stores a dataset, SQL included, as one DynamoDB item: at most 400 KB."""
+    padding = " " * 40 + "-- padding\n"
+    fits = "SELECT id, amount FROM orders\n" + padding * (399_000 // len(padding))
+    too_large = "SELECT id, amount FROM orders\n" + padding * (410_000 // len(padding))
+    assert load_config(write_config(tmp_path / "fits", files_with(dataset("a"), sql=fits))).datasets
+    [issue] = errors(tmp_path / "large", files_with(dataset("a"), sql=too_large))
+    assert re.fullmatch(
+        r"datasets/a\.yaml: sql: its dataset_config item would be 410,\d{3} bytes, over DynamoDB's item size limit "
+        r"of 400 KB \(409,600 bytes; the SQL is 410,\d{3} bytes of it\): shorten the SQL, or split the dataset into "
+        r"datasets that read each other",
+        issue,
+    ), issue
 
 
 def test_engine_of_a_cadence_defaults_to_glue_and_takes_emr_serverless(tmp_path: Path) -> None:

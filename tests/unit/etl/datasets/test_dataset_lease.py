@@ -9,12 +9,14 @@ import boto3
 
 from etl.datasets.lease import DatasetLeases, dataset_leases
 from odp.config.loader import load_config
-from odp.contracts.datasets import DatasetJobArgs, LakeRoots
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots, config_tables
 from odp.tracker import EmrServerlessJobRuns, JobRunRef, JobRunsByEngine, ProcessingTracker
 from odp.tracker.dataset_history import dataset_lease_id
 from odp.tracker.dataset_run import DatasetRun
 from tests.support.emr_runs import moto_emr_run
 from tests.support.paths import AWS_REGION
+
+TABLES = config_tables("test")  # the configuration tables (the job reads none here)
 
 
 class _Clock:
@@ -95,10 +97,10 @@ def test_a_dataset_held_by_a_live_run_is_refreshed_once_it_is_released(tracker_t
 
 def test_the_job_leases_only_when_given_the_lease_table(tracker_tables: dict[str, Any], dynamodb: Any) -> None:
     roots = LakeRoots("s3://raw", "s3://conformed", "s3://purpose")
-    assert dataset_leases(DatasetJobArgs(roots), "datasets-1", None, dynamodb=dynamodb) is None
+    assert dataset_leases(DatasetJobArgs(roots, **TABLES), "datasets-1", None, dynamodb=dynamodb) is None
     table = tracker_tables["processing_tracker"].name
     leases = dataset_leases(
-        DatasetJobArgs(roots, lease_table=table, lease_seconds=60), "datasets-1", None, dynamodb=dynamodb
+        DatasetJobArgs(roots, **TABLES, lease_table=table, lease_seconds=60), "datasets-1", None, dynamodb=dynamodb
     )
     assert leases is not None
     with leases.held("trips_clean") as refused:
@@ -118,7 +120,7 @@ def test_a_dataset_whose_lease_stays_held_fails_named_and_the_others_still_run(
     assert tracker.acquire("dataset:trips_clean", "datasets-first", lease_seconds=900)
     assert tracker.acquire("dataset:revenue_per_vendor_day", "datasets-first", lease_seconds=900)
     recorded: list[DatasetRun] = []
-    args = DatasetJobArgs(LakeRoots("s3://raw", "s3://conformed", "s3://purpose"))
+    args = DatasetJobArgs(LakeRoots("s3://raw", "s3://conformed", "s3://purpose"), **TABLES)
     # every dataset is held: nothing reaches Spark (no session is needed), each run is recorded as failed
     outcome = run_datasets(None, config, args, record=recorded.append, leases=_leases(tracker, "datasets-2", clock))
     assert [(r.dataset, r.status.value) for r in outcome.runs] == [

@@ -1,6 +1,7 @@
 """Datasets refreshed on real Spark + Hudi: incremental equals full over rounds of inserts, updates and
-deletes, for a per-row dataset (partitioned, a row moves partition) and an aggregate over it (MERGE_ON_READ); a failing rule writes nothing; a crash right
-after a dataset commit reruns as up to date (no double apply).
+deletes, for a per-row dataset (partitioned, a row moves partition) and an aggregate over it (MERGE_ON_READ), the
+configuration read as the dataset job reads it (loaded into DynamoDB by the Configuration Manager); a failing rule
+writes nothing; a crash right after a dataset commit reruns as up to date (no double apply).
 
 The raw table is written with the File Processor's own Hudi options. Writes are few (each costs
 seconds): one raw commit and at most one commit per dataset per round.
@@ -19,15 +20,20 @@ from etl.datasets.refresh import AFTER_COMMIT_FAULT, DatasetRefresher, consumed_
 from etl.hudi.options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
 from etl.hudi.target import HudiTarget
 from etl.hudi.timeline import completed_commits, latest_instant
+from etl.jobs.dataset_job import read_config
 from odp.config import load_config
 from odp.config.datasets import ExpressionRule, RowCountRule
 from odp.config.loader import OdpConfig
-from odp.contracts.datasets import DatasetJobArgs, LakeRoots
+from odp.config.manager import load_into_dynamodb
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots, config_tables
 from odp.faults import on_fault
+from odp.naming import DATASET_CONFIG, tracker_table_names
+from odp.tracker.schema import create_tables
 from odp.tracker.statuses import RunStatus
 from tests.support.config_files import valid_files, write_config
 
 ORDERS = "shop.public.orders"
+TABLES = config_tables("test")
 CLEAN_SQL = """
 SELECT id, upper(region) AS region, CAST(amount AS DECIMAL(12, 2)) AS amount
 FROM orders
@@ -128,9 +134,28 @@ def sql_over_source(spark, roots: LakeRoots, config: OdpConfig) -> set[tuple]:
     return {tuple(row) for row in spark.sql(CLEAN_SQL).collect()}
 
 
-def test_rounds_incremental_equals_full_and_models(spark, lake) -> None:
+def deployed(config: OdpConfig, dynamodb: Any) -> dict[str, str]:
+    """``config`` loaded into moto by the Configuration Manager, as the pipeline does after a deploy; the job's
+    arguments naming its tables (DatasetJobArgs fields)."""
+    names = tracker_table_names("test")
+    create_tables(dynamodb.meta.client, names)
+    load_into_dynamodb(
+        config,
+        "test",
+        dynamodb.Table(names["table_config"]),
+        dynamodb.Table(names["batch_config"]),
+        dataset_config_table=dynamodb.Table(names[DATASET_CONFIG]),
+    )
+    return TABLES
+
+
+def test_rounds_incremental_equals_full_and_models(spark, lake, dynamodb) -> None:
+    """Every round refreshes from the configuration the job reads from DynamoDB (table_config, dataset_config)."""
     config, roots = lake
-    clean, by_region = config.datasets  # dependency order
+    job_config = read_config(DatasetJobArgs(roots, **deployed(config, dynamodb)), dynamodb=dynamodb)
+    assert job_config.datasets == config.datasets
+    assert job_config.tables == (config.table(ORDERS),)
+    clean, by_region = job_config.datasets  # dependency order
     assert [clean.name, by_region.name] == ["clean", "by_region"]
     clean_path, by_region_path = roots.dataset_path(clean), roots.dataset_path(by_region)
     before: dict = {}
@@ -138,7 +163,7 @@ def test_rounds_incremental_equals_full_and_models(spark, lake) -> None:
     for number, raw in enumerate(ROUNDS, start=1):
         write_raw(spark, config, roots, before, raw, seq=number)
         before = raw
-        outcome = run_datasets(spark, config, DatasetJobArgs(roots, changed_tables=(ORDERS,)))
+        outcome = run_datasets(spark, job_config, DatasetJobArgs(roots, **TABLES, changed_tables=(ORDERS,)))
         assert [(r.dataset, r.status) for r in outcome.runs] == [
             ("clean", RunStatus.WRITTEN),
             ("by_region", RunStatus.WRITTEN),
@@ -157,7 +182,7 @@ def test_rounds_incremental_equals_full_and_models(spark, lake) -> None:
     # Round 2: id 3 deleted and id 1 filtered out reached the dataset as deletes.
     # Nothing changed since: every dataset is up to date, no commit is made.
     commits = len(completed_commits(spark, clean_path))
-    again = run_datasets(spark, config, DatasetJobArgs(roots))
+    again = run_datasets(spark, job_config, DatasetJobArgs(roots, **TABLES))
     assert [r.status for r in again.runs] == [RunStatus.UP_TO_DATE] * 2
     assert len(completed_commits(spark, clean_path)) == commits
 
@@ -202,12 +227,12 @@ def test_crash_after_commit_reruns_as_up_to_date(spark, lake) -> None:
         raise RuntimeError(f"killed after the commit of {table_id}")
 
     with on_fault(AFTER_COMMIT_FAULT, crash):
-        crashed = run_datasets(spark, config, DatasetJobArgs(roots, datasets=("clean",)))
+        crashed = run_datasets(spark, config, DatasetJobArgs(roots, **TABLES, datasets=("clean",)))
     assert crashed.runs[0].status is RunStatus.FAILED
     assert crashed.runs[0].error == "RuntimeError: killed after the commit of clean"
     path = roots.dataset_path(config.datasets[0])
     commits = len(completed_commits(spark, path))
-    rerun = run_datasets(spark, config, DatasetJobArgs(roots, changed_tables=(ORDERS,)))
+    rerun = run_datasets(spark, config, DatasetJobArgs(roots, **TABLES, changed_tables=(ORDERS,)))
     assert [(r.dataset, r.status) for r in rerun.runs] == [
         ("clean", RunStatus.UP_TO_DATE),
         ("by_region", RunStatus.WRITTEN),

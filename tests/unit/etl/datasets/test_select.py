@@ -11,9 +11,10 @@ from etl.datasets.job import select_datasets
 from odp.config.loader import load_config
 from odp.config.models import Engine
 from odp.contracts.arguments import JobArgumentError
-from odp.contracts.datasets import DatasetJobArgs, LakeRoots
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots, config_tables
 
 ROOTS = LakeRoots("s3://raw", "s3://conformed", "s3://purpose")
+TABLES = config_tables("dev")
 TRIPS = "taxi_trips_dms.taxi_trips.table_1"
 
 
@@ -27,7 +28,7 @@ def test_a_run_of_one_engine_refreshes_only_that_engines_datasets_in_dependency_
     config = dataclasses.replace(shipped, datasets=datasets)
 
     def names(**arguments: object) -> list[str]:
-        return [d.name for d in select_datasets(config, DatasetJobArgs(ROOTS, **arguments))]
+        return [d.name for d in select_datasets(config, DatasetJobArgs(ROOTS, **TABLES, **arguments))]
 
     assert names(changed_tables=(TRIPS,)) == ["trips_clean", "revenue_per_vendor_day"]
     assert names(changed_tables=(TRIPS,), engine="glue") == ["trips_clean"]
@@ -38,7 +39,7 @@ def test_a_run_of_one_engine_refreshes_only_that_engines_datasets_in_dependency_
 
 
 def test_the_engine_argument_round_trips_and_is_refused_when_unknown() -> None:
-    args = DatasetJobArgs(ROOTS, engine="emr_serverless", lease_table="odp-dev-processing-tracker")
+    args = DatasetJobArgs(ROOTS, **TABLES, engine="emr_serverless", lease_table="odp-dev-processing-tracker")
     assert DatasetJobArgs.from_arguments(args.to_arguments()) == args
     assert DatasetJobArgs.from_arguments({**args.to_arguments(), "--odp_engine": ""}).engine == "any"
     with pytest.raises(JobArgumentError, match="--odp_engine"):
