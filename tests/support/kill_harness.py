@@ -29,6 +29,7 @@ from pathlib import Path
 
 from odp.faults import FAULT_POINT_VARIABLE
 from tests.support.paths import REPO_ROOT
+from tests.support.timeline import instant_of, timeline_dir
 
 COMPLETED_ACTIONS = (".commit", ".deltacommit", ".replacecommit")
 
@@ -165,15 +166,14 @@ def spark_write_in_progress(folder: Path) -> Callable[[], bool]:
 
 def inflight_instant(table_dir: Path) -> Callable[[], bool]:
     """A predicate: the Hudi table at ``table_dir`` has an instant inflight that has not completed yet."""
-    timeline = table_dir / ".hoodie" / "timeline"
 
     def holds() -> bool:
         try:
-            names = [name for name in os.listdir(timeline) if not name.startswith(".")]
+            names = [name for name in os.listdir(timeline_dir(table_dir)) if not name.startswith(".")]
         except FileNotFoundError:
             return False
-        inflight = {name.split(".", 1)[0] for name in names if name.endswith(".inflight")}
-        completed = {name.split("_", 1)[0] for name in names if name.endswith(COMPLETED_ACTIONS)}
+        inflight = {instant_of(name) for name in names if name.endswith(".inflight")}
+        completed = {instant_of(name) for name in names if name.endswith(COMPLETED_ACTIONS)}
         return bool(inflight - completed)
 
     return holds
@@ -181,7 +181,7 @@ def inflight_instant(table_dir: Path) -> Callable[[], bool]:
 
 def completed_instants(table_dir: Path) -> list[str]:
     """Completed commit instants of the table at ``table_dir`` (file names of its timeline)."""
-    timeline = table_dir / ".hoodie" / "timeline"
+    timeline = timeline_dir(table_dir)
     if not timeline.is_dir():
         return []
     return sorted(p.name for p in timeline.iterdir() if p.is_file() and p.name.endswith(COMPLETED_ACTIONS))

@@ -19,6 +19,7 @@ from odp.config.models import TableConfig
 from odp.faults import on_fault
 from odp.tracker import RunStatus
 from tests.support.lake import CrashAfterCommit, Lake, rows_of, table_config
+from tests.support.timeline import timeline_dir
 
 CDC = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string())])
 
@@ -31,8 +32,7 @@ def uncomplete_first_commit(table_dir: Path) -> list[str]:
     """Remove the completed instant files of a table with one commit; returns what remains pending. The instant files
     lie directly in ``.hoodie`` at table version 6 (what ODP writes), in ``.hoodie/timeline`` at version 8 (an
     earlier release's tables)."""
-    timeline = table_dir / ".hoodie" / "timeline"
-    timeline = timeline if timeline.is_dir() else timeline.parent
+    timeline = timeline_dir(table_dir)
     completed = [p for p in timeline.iterdir() if p.is_file() and p.name.endswith(".commit")]
     assert len(completed) == 1, sorted(p.name for p in timeline.iterdir())
     completed[0].unlink()
