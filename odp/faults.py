@@ -11,8 +11,9 @@ In-process tests install an action at a point instead (:func:`on_fault`): it run
 context (``table_id``, ``instant``, ...) and may raise (a simulated crash), wait or record.
 
 The write path's points (the README's "Crash safety" table lists the others): ``<job>.before_tombstones`` and
-``<job>.before_commit`` (etl.hudi.writer), ``<job>.after_commit`` (etl.hudi.commit) with ``<job>`` ``etl`` (the File
-Processor), ``streaming`` (a micro-batch's table) or ``datasets`` (after commit only); ``etl.after_mark_processed``.
+``<job>.before_commit`` (etl.raw_table.writer), ``<job>.after_commit`` (etl.hudi.commit) with ``<job>`` ``etl`` (the
+File Processor), ``streaming`` (a micro-batch's table) or ``datasets`` (after commit only);
+``etl.after_mark_processed``.
 """
 
 from __future__ import annotations

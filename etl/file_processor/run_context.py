@@ -17,7 +17,9 @@ from etl.file_processor.concurrency import effective_concurrency
 from etl.file_processor.cost import dpu_seconds_share
 from etl.file_processor.write_budget import RowBudget
 from etl.hudi.commit import CommitResult
-from etl.hudi.writer import WriteResult, WriteSettings, job_write_profile
+from etl.hudi.options import HudiProfile, WriteProfile
+from etl.raw_table.batch import WriteResult, WriteSettings
+from etl.raw_table.writer import RawTableWriter
 from odp.config.models import TableConfig
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from etl.file_processor.lease import LeaseKeeper
     from etl.file_processor.quarantine import QuarantinePolicy
     from etl.file_processor.table_plan import TablePlan
-    from etl.hudi.timeline import TableState
+    from etl.hudi.timeline import HudiTableState
     from etl.readers import SourceFile
 
 Clock = Callable[[], datetime]
@@ -46,6 +48,11 @@ class Then(Enum):
     READ_AGAIN = "read_again"  # a file was set aside after the read: read the plan's files again
 
 
+def job_write_profile(spark: SparkSession, args: FileProcessorJobArgs) -> WriteProfile:
+    """The write profile of a run: the job's ``hudi_profile`` and the cores Spark has (local sizing)."""
+    return WriteProfile(profile=HudiProfile(args.hudi_profile), cores=spark.sparkContext.defaultParallelism)
+
+
 @dataclass(frozen=True)
 class JobScope:
     """One File Processor job run: what every table run of it shares, read once from the job's arguments."""
@@ -59,7 +66,7 @@ class JobScope:
     retention: timedelta
     job_dpus: float | None
     concurrency: int
-    write_settings: WriteSettings
+    writer: RawTableWriter  # built once, writes every table of the job
     tracker_tables: TrackerTableNames
     dynamodb: Any
     resolve_uri: Callable[[str], str]
@@ -90,7 +97,7 @@ class JobScope:
             retention=timedelta(days=args.history_retention_days),
             job_dpus=args.job_dpus,
             concurrency=effective_concurrency(args.table_concurrency, len(args.table_ids)),
-            write_settings=WriteSettings(job_write_profile(spark, args), args.catalog_sync, args.raw_root),
+            writer=RawTableWriter(WriteSettings(job_write_profile(spark, args), args.catalog_sync, args.raw_root)),
             tracker_tables=args.tracker_tables,
             run_start=clock(),
             **services,
@@ -179,7 +186,7 @@ class TableRunContext:
     quarantine: QuarantinePolicy
     started: float
     started_at: str
-    state: TableState | None = None
+    state: HudiTableState | None = None
     discarded: tuple[str, ...] = ()
     plan: TablePlan | None = None
     read: ReadChanges | None = None
@@ -200,7 +207,7 @@ class TableRunContext:
             raise StepOrderError(f"{self.table_id}: the plan step has not run")
         return self.plan
 
-    def stored_state(self) -> TableState:
+    def stored_state(self) -> HudiTableState:
         """The table's state as the plan step read it (raises :class:`StepOrderError` before it ran)."""
         if self.state is None:
             raise StepOrderError(f"{self.table_id}: the plan step has not run")

@@ -53,7 +53,7 @@ class HudiTarget:
 
     def with_stored_layout(self, encoded: bool | None) -> HudiTarget:
         """This target with the partition layout the table was created with (``encoded``: from its
-        ``hoodie.properties``, ``TableState.encoded_partitions`` of :func:`etl.hudi.timeline.read_table_state`;
+        ``hoodie.properties``, ``HudiTableState.encoded_partitions`` of :func:`etl.hudi.timeline.read_table_state`;
         None: a new table, encoded)."""
         return self if encoded is None else replace(self, encode_partitions=encoded)
 

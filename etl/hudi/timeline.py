@@ -3,7 +3,7 @@ public wrapper; nothing outside this module builds a meta client.
 
 A run of a table reads its state once (:func:`read_table_state`: one existence check, one meta client: its
 ``hoodie.properties``, completed commits with their metadata, schema and size) and passes that
-:class:`TableState` down instead of reading the table again at each step.
+:class:`HudiTableState` down instead of reading the table again at each step.
 
 Used for exactly-once: which landed files a completed commit already consumed, and the instant and
 write statistics of the commit a run just made; by the dataset job: a table's latest instant and what its
@@ -237,7 +237,7 @@ def rewritten_for_changes(stat: dict[str, Any]) -> tuple[int, int] | None:
 
 
 @dataclass(frozen=True)
-class TableState:
+class HudiTableState:
     """What a run knows of a table before it writes, read once (:func:`read_table_state`) and passed down.
 
     ``exists``: ``hoodie.properties`` is there. ``uncommitted``: it exists but no instant of its active
@@ -275,23 +275,25 @@ class TableState:
         return data_schema(self.schema) if self.schema is not None else None
 
 
-def read_table_state(spark: SparkSession, base_path: str) -> TableState:
+def read_table_state(spark: SparkSession, base_path: str) -> HudiTableState:
     """The table's state in one read: one existence check and, for a table, one meta client (its properties, its
     active timeline with each completed commit's metadata, its schema from the latest commit). No Spark job."""
     if not table_exists(spark, base_path):
-        return TableState(base_path)
+        return HudiTableState(base_path)
     meta_client = _meta_client(spark, base_path)
     table_config = meta_client.getTableConfig()
     version = int(table_config.getTableVersion().versionCode())
     active = meta_client.getActiveTimeline()
     encoded = str(table_config.getUrlEncodePartitioning()).lower() == "true"
     if active.filterCompletedInstants().empty():
-        return TableState(base_path, exists=True, uncommitted=True, encoded_partitions=encoded, table_version=version)
+        return HudiTableState(
+            base_path, exists=True, uncommitted=True, encoded_partitions=encoded, table_version=version
+        )
     summaries = _summaries(spark, active.getCommitsTimeline().filterCompletedInstants())
     commits = tuple(summary for summary, _ in summaries)
     rows, file_groups, size = _size(summaries)
     schema = _schema(spark, meta_client) if commits else None
-    return TableState(base_path, True, False, commits, encoded, schema, rows, file_groups, size, version)
+    return HudiTableState(base_path, True, False, commits, encoded, schema, rows, file_groups, size, version)
 
 
 def _size(summaries: list[tuple[CommitSummary, dict[str, Any]]]) -> tuple[int, int, int]:
@@ -319,7 +321,7 @@ def _schema(spark: SparkSession, meta_client: Any) -> T.StructType:
     return T.StructType.fromJson(json.loads(struct.json()))
 
 
-def cleaning_due(state: TableState, *, merge_on_read: bool) -> bool:
+def cleaning_due(state: HudiTableState, *, merge_on_read: bool) -> bool:
     """Pure: whether this write lets Hudi clean (``hoodie.clean.automatic``), from the table's active timeline.
 
     Hudi 1.0.2 plans a clean once ``hoodie.clean.trigger.max.commits`` commits followed the last clean, and writes a

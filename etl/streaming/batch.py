@@ -8,7 +8,7 @@
    type) are written to ``<error_root>/<stream>/bad_records/checkpoint=<id>/batch=<n>/`` with the reason, and counted;
 3. per table, in its own error boundary, committed once by :func:`etl.hudi.commit.commit_once`: if a
    completed Hudi commit already carries this batch's tag (a crash between that commit and the
-   checkpoint), the table is skipped; otherwise its changes are written by :func:`etl.hudi.writer.write_changes`
+   checkpoint), the table is skipped; otherwise its changes are written by :class:`etl.raw_table.writer.RawTableWriter`
    (last change per key, deletes, late records, COW / MOR, current / historical) with the batch tag as the
    commit's run id and the shard positions it covers as the commit's consumed ids (``_odp_run_id`` /
    ``_odp_file_ids`` in the commit's extra metadata); fault points ``streaming.before_commit`` and
@@ -35,7 +35,8 @@ from pyspark.sql import types as T
 from etl.change_frame import OP, ORDERING
 from etl.hudi.commit import CommitTag, commit_once
 from etl.hudi.options import WriteProfile
-from etl.hudi.writer import ChangeBatch, WriteResult, WriteSettings, write_changes
+from etl.raw_table.batch import ChangeBatch, WriteResult, WriteSettings
+from etl.raw_table.writer import RawTableWriter
 from etl.readers.event_horizon import table_horizon
 from etl.readers.new_columns import record_columns
 from etl.readers.typed_values import TYPES, VALUES
@@ -92,9 +93,9 @@ class StreamTarget:
     def base_path(self, table: TableConfig) -> str:
         return table_base_path(self.raw_root, table.database, table.target_table)
 
-    def write_settings(self) -> WriteSettings:
-        """How the stream's table writes run: its profile and catalog sync, fault points ``streaming.*``."""
-        return WriteSettings(self.profile, self.catalog_sync, self.raw_root, job="streaming")
+    def writer(self) -> RawTableWriter:
+        """The stream's table writer: its profile and catalog sync, fault points ``streaming.*``."""
+        return RawTableWriter(WriteSettings(self.profile, self.catalog_sync, self.raw_root, job="streaming"))
 
     def error_path(self, *parts: str) -> str:
         return "/".join([self.error_root.rstrip("/"), self.stream, *parts])
@@ -224,7 +225,7 @@ def _write_table(spark: SparkSession, changes: TableChanges, target: StreamTarge
 
     def write(commit_tag: CommitTag) -> WriteResult:
         batch = ChangeBatch(change_frame(rows, changes.columns), rows=count)
-        return write_changes(spark, batch, config, base_path, commit_tag, settings=target.write_settings())
+        return target.writer().write(spark, batch, config, base_path, commit_tag)
 
     commit = commit_once(
         spark, base_path, CommitTag(tag, tuple(shard_positions(rows))), write, job="streaming", label=config.table_id

@@ -173,7 +173,7 @@ class TableRun(StoredRecord):
     dpu_seconds: float | None = (
         None  # the run's share of the job's DPU-seconds (etl.file_processor.cost); None = unknown
     )
-    # How the commit wrote the changes (etl.hudi.write_strategy) and why, in one line; None: no choice was made
+    # How the commit wrote the changes (etl.raw_table.write_strategy) and why, in one line; None: no choice was made
     # (no commit, a full load, a new table, a historical table)
     write_strategy: WriteStrategy | None = None
     write_reason: str | None = None

@@ -76,7 +76,7 @@ class FileKind(StrEnum):
 
 
 class WriteStrategy(StrEnum):
-    """How a table run wrote its changes (etl/hudi/write_strategy.py chooses; the run's history row records it).
+    """How a table run wrote its changes (etl/raw_table/write_strategy.py chooses; the run's history row records it).
 
     ``upsert``: the changed rows through Hudi's upsert (the file groups they touch are rewritten, COW; or logged,
     MOR). ``rewrite_table``: the merged snapshot (stored rows, the batch applied in event-time order) written

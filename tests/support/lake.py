@@ -15,7 +15,6 @@ import pytest
 import etl.file_processor.run_context
 from etl.file_processor.processor import JobOutcome, run_file_processor
 from etl.file_processor.write_budget import RowBudget
-from etl.hudi.writer import job_write_profile
 from odp.config.items import table_config_item
 from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
 from odp.contracts.file_processor import FileProcessorJobArgs
@@ -174,10 +173,11 @@ def patch_write_profile(monkeypatch: pytest.MonkeyPatch, **settings: Any) -> Non
     """The File Processor's runs write with the job's profile changed by ``settings`` (``WriteProfile`` fields), e.g.
     ``merge_on_read_small_file_bytes=1``: every MERGE_ON_READ base file then logs its updates and deletes, as a real
     table's file groups above 4 MiB do."""
+    job_profile = etl.file_processor.run_context.job_write_profile
     monkeypatch.setattr(
         etl.file_processor.run_context,
         "job_write_profile",
-        lambda spark, args: replace(job_write_profile(spark, args), **settings),
+        lambda spark, args: replace(job_profile(spark, args), **settings),
     )
 
 

@@ -98,6 +98,37 @@ def test_each_infrastructure_layer_imports_only_the_layers_under_it() -> None:
     assert upward == {}
 
 
+# etl's layers: the shared Hudi layer (etl/hudi) serves the three jobs and knows none of them; the raw tables' write
+# (etl/raw_table) serves the File Processor and the streaming job and knows neither.
+ETL_LAYER_FORBIDDEN = {
+    "etl/hudi": ("etl.raw_table", "etl.file_processor", "etl.streaming", "etl.datasets", "etl.jobs", "odp.contracts"),
+    "etl/raw_table": ("etl.file_processor", "etl.streaming", "etl.datasets", "etl.jobs", "odp.contracts"),
+}
+
+
+def _imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+    return found
+
+
+@pytest.mark.parametrize("folder", sorted(ETL_LAYER_FORBIDDEN))
+def test_the_hudi_layer_and_the_raw_table_write_import_no_job(folder: str) -> None:
+    forbidden = ETL_LAYER_FORBIDDEN[folder]
+    offending = {
+        str(path.relative_to(REPO_ROOT)): sorted(
+            name for name in _imported_modules(path) if any(name == f or name.startswith(f"{f}.") for f in forbidden)
+        )
+        for path in sorted((REPO_ROOT / folder).rglob("*.py"))
+    }
+    assert {file: names for file, names in offending.items() if names} == {}
+
+
 def _loaded_after_importing(modules: list[str]) -> dict[str, bool]:
     """Each module imported in turn by one fresh interpreter: whether pyspark was loaded after it."""
     program = (

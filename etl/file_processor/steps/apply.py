@@ -11,8 +11,8 @@ from etl.errors import UnstorableChangeError
 from etl.file_processor.run_context import AppliedCommit, ReadChanges, TableRunContext, Then
 from etl.file_processor.transform import transform_changes
 from etl.hudi.commit import CommitTag, commit_once
-from etl.hudi.kept_values import check_kept_columns
-from etl.hudi.writer import ChangeBatch, write_changes
+from etl.raw_table.batch import ChangeBatch
+from etl.raw_table.kept_values import check_kept_columns
 
 logger = logging.getLogger(__name__)
 
@@ -53,9 +53,7 @@ def _commit(run: TableRunContext, read: ReadChanges) -> AppliedCommit:
             scope.spark,
             state.base_path,
             CommitTag(scope.run_id, tuple(s.file_id for s in sources)),
-            lambda tag: write_changes(
-                scope.spark, batch, config, state.base_path, tag, settings=scope.write_settings, state=state
-            ),
+            lambda tag: scope.writer.write(scope.spark, batch, config, state.base_path, tag, state=state),
             job="etl",
             label=config.table_id,
             seen=state.commits,

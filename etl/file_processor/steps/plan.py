@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from etl.file_processor.run_context import TableRunContext, Then
 from etl.file_processor.table_plan import plan_table_run
-from etl.hudi.timeline import TableState, discard_uncommitted_table, read_table_state
+from etl.hudi.timeline import HudiTableState, discard_uncommitted_table, read_table_state
 from odp.config.models import TableMode
 from odp.naming import tombstone_path
 
@@ -23,7 +23,7 @@ def plan_run(run: TableRunContext) -> Then:
     return Then.NEXT
 
 
-def _recovered_state(run: TableRunContext) -> tuple[TableState, tuple[str, ...]]:
+def _recovered_state(run: TableRunContext) -> tuple[HudiTableState, tuple[str, ...]]:
     """The table's state after discarding a first commit (of the table, or of its tombstone table) that a killed run
     left uncommitted; and the paths discarded. Runs before anything reads either table."""
     spark, config = run.scope.spark, run.config
@@ -31,7 +31,7 @@ def _recovered_state(run: TableRunContext) -> tuple[TableState, tuple[str, ...]]
     discarded = []
     if state.uncommitted and discard_uncommitted_table(spark, run.base_path):
         discarded.append(run.base_path)
-        state = TableState(run.base_path)
+        state = HudiTableState(run.base_path)
     if config.mode is TableMode.CURRENT:
         tombstones = tombstone_path(run.scope.raw_root, config.database, config.target_table)
         if discard_uncommitted_table(spark, tombstones):

@@ -17,7 +17,7 @@ from etl.file_processor.run_context import ReadChanges, TableRunContext, Then
 from etl.file_processor.shards import with_shard
 from etl.file_processor.table_plan import source_files
 from etl.file_processor.write_budget import input_storage_level
-from etl.hudi.kept_values import stored_data_columns
+from etl.raw_table.kept_values import stored_data_columns
 from etl.readers import SourceFile, read_changes
 from odp.tracker import TrackedFile
 

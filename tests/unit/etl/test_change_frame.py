@@ -6,8 +6,8 @@ import pytest
 from pyspark.sql import functions as F
 
 from etl.change_frame import LATER_STORED, UNRESOLVED, fill_kept, for_current_table, latest_per_key, with_sequence
-from etl.hudi.tombstones import mark_stale, tombstone_rows
-from etl.hudi.writer import plan_write
+from etl.raw_table.plan import plan_write
+from etl.raw_table.tombstones import mark_stale, tombstone_rows
 from odp.config.models import TableType
 from tests.support.lake import table_config
 
@@ -86,7 +86,7 @@ def test_upserts_not_newer_than_a_tombstone_are_stale(spark) -> None:
 
 @pytest.mark.spark
 def test_a_merge_on_read_delete_older_than_its_stored_row_is_stale_and_no_tombstone(spark) -> None:
-    """``plan_write`` with the stored ``_odp_seq`` of the deleted keys (etl.hudi.late_deletes): Hudi's rule, a tie
+    """``plan_write`` with the stored ``_odp_seq`` of the deleted keys (etl.raw_table.late_deletes): Hudi's rule, a tie
     goes to the change; a delete that loses is dropped with the stale upserts and recorded nowhere."""
     changes = spark.createDataFrame(
         [

@@ -21,7 +21,7 @@ import etl.hudi.options
 import etl.hudi.table_version
 from etl.datasets.refresh import DatasetRefresher
 from etl.file_processor.processor import run_file_processor
-from etl.hudi.writer import job_write_profile
+from etl.file_processor.run_context import job_write_profile
 from odp.config.datasets import DatasetConfig, DatasetSource, Refresh, Zone
 from odp.config.models import TableConfig, TableMode, TableType
 from odp.contracts.datasets import LakeRoots

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import etl.hudi.writer
+import etl.raw_table.writer
 from bench.metrics import DATA, LOG, file_group, kind
 from etl.hudi.options import DEFAULT_COMPACTION_DELTA_COMMITS, hudi_write_options
 from etl.hudi.timeline import completed_commits
@@ -39,7 +39,7 @@ def test_a_table_written_with_the_old_global_simple_index_moves_to_the_record_in
     lake.land_parquet(config, "20260101-1.parquet", rows, CDC)
     with monkeypatch.context() as patch:
         patch.setattr(
-            etl.hudi.writer,
+            etl.raw_table.writer,
             "hudi_write_options",
             lambda *a, **k: {**hudi_write_options(*a, **k), **BEFORE_RECORD_INDEX},
         )

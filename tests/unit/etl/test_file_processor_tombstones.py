@@ -8,11 +8,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-import etl.hudi.stored_keys
-import etl.hudi.writer
-from etl.hudi.late_deletes import read_stored_order
+import etl.raw_table.stored_keys
+import etl.raw_table.writer
 from etl.hudi.timeline import completed_commits
-from etl.hudi.tombstones import read_tombstones
+from etl.raw_table.late_deletes import read_stored_order
+from etl.raw_table.tombstones import read_tombstones
 from odp.config.models import TableType
 from odp.faults import on_fault
 from odp.tracker import RunStatus
@@ -124,7 +124,7 @@ def test_a_late_delete_loses_against_the_stored_row_of_a_merge_on_read_file_grou
     # the stored orderings are the same whether the record index prunes the read (a few keys) or a semi-join reads all
     deleted = spark.createDataFrame([("D", 1), ("D", 3), ("D", 7)], "_odp_op string, id int")
     by_index = read_stored_order(spark, deleted, config, after.base_path)
-    monkeypatch.setattr(etl.hudi.stored_keys, "by_record_index", lambda *_: False)
+    monkeypatch.setattr(etl.raw_table.stored_keys, "by_record_index", lambda *_: False)
     by_join = read_stored_order(spark, deleted, config, after.base_path)
     stored = [(1, "00000000000000000000000000000000010"), (3, "00000000000000000000000000000000030")]
     for frame in (by_index, by_join):
@@ -169,7 +169,7 @@ def test_a_crash_between_the_tombstones_and_the_commit_reruns_to_the_right_table
 def test_a_long_tombstone_log_is_folded_into_one_folder_and_still_holds(
     spark, lake: Lake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("etl.hudi.tombstones.MAX_LOG_FOLDERS", 2)
+    monkeypatch.setattr("etl.raw_table.tombstones.MAX_LOG_FOLDERS", 2)
     config = lake.configure(table_config("folded"))
     table_id = config.table_id
     log = lake.root / "raw" / "lake_db" / "_odp_tombstones" / "folded" / "log"
@@ -196,7 +196,7 @@ def test_a_long_tombstone_log_is_folded_into_one_folder_and_still_holds(
 
 def _count_the_fold(spark: Any, monkeypatch: pytest.MonkeyPatch) -> SparkWork:
     """The Spark work of the writer's next fold of a tombstone log, counted."""
-    fold = etl.hudi.writer.consolidate_tombstones
+    fold = etl.raw_table.writer.consolidate_tombstones
     counted = SparkWork()
 
     def counting(*args: Any, **kwargs: Any) -> bool:
@@ -205,7 +205,7 @@ def _count_the_fold(spark: Any, monkeypatch: pytest.MonkeyPatch) -> SparkWork:
         counted.jobs, counted.job_names = work.jobs, work.job_names
         return folded
 
-    monkeypatch.setattr(etl.hudi.writer, "consolidate_tombstones", counting)
+    monkeypatch.setattr(etl.raw_table.writer, "consolidate_tombstones", counting)
     return counted
 
 
@@ -234,7 +234,7 @@ def test_tombstones_of_a_key_widened_from_int_to_bigint_still_hold(
     assert rows_of(spark, result.base_path, ["id", "name"]) == [(3, "c7")]
 
     # the fold reads the mixed log too, and leaves one bigint folder that still holds every delete
-    monkeypatch.setattr("etl.hudi.tombstones.MAX_LOG_FOLDERS", 2)
+    monkeypatch.setattr("etl.raw_table.tombstones.MAX_LOG_FOLDERS", 2)
     lake.land_parquet(config, "20260101-000005.parquet", [_c("D", "00008", 3, "c7")], wide)
     assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
     log = lake.root / "raw" / "lake_db" / "_odp_tombstones" / "widened_key" / "log"

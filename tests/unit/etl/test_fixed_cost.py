@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
 
-from etl.hudi import write_strategy
 from etl.hudi.timeline import read_table_state
+from etl.raw_table import write_strategy
 from odp.tracker import RunStatus
 from tests.support.lake import Lake, table_config
 from tests.support.spark_work import spark_work

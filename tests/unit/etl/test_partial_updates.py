@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 from etl.errors import TransformError
-from etl.hudi.kept_values import check_kept_columns
+from etl.raw_table.kept_values import check_kept_columns
 from etl.readers.csv_records import parse_csv
 from etl.readers.records import unavailable_columns
 from odp.config.models import DEBEZIUM_UNAVAILABLE_VALUE, MissingColumns, SourceFormat, TableMode, TableType

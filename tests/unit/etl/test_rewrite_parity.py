@@ -1,5 +1,5 @@
 """Upsert or rewrite (issue 27): both plans give the same table, on Spark and on hudi-rs, and the record index
-stays right after a rewrite (etl.hudi.write_strategy, etl.hudi.rewrite).
+stays right after a rewrite (etl.raw_table.write_strategy, etl.raw_table.rewrite).
 
 Two partitioned tables get the same files. The cost model upserts the 20% wave of a 300-row table (a rewrite would
 save milliseconds); the other table's run is priced without the minimum saving, so the same wave rewrites it. The
@@ -17,8 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from etl.hudi import write_strategy
 from etl.hudi.timeline import completed_commits, read_table_state
+from etl.raw_table import write_strategy
 from odp.config.models import IndexKind, TableType
 from odp.tracker import RunStatus, TableRun, WriteStrategy
 from tests.support.lake import Lake, hudi_rs_rows, rows_of, table_config

@@ -1,4 +1,4 @@
-"""Upsert or rewrite (etl.hudi.write_strategy): the pure choice from the table's size and the run's change count."""
+"""Upsert or rewrite (etl.raw_table.write_strategy): the pure choice from the table's size and the run's change count."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from functools import partial
 
 import pytest
 
-from etl.hudi import write_strategy
-from etl.hudi.timeline import CommitSummary, TableState, cleaning_due, commit_summary
-from etl.hudi.write_strategy import (
+from etl.hudi.timeline import CommitSummary, HudiTableState, cleaning_due, commit_summary
+from etl.raw_table import write_strategy
+from etl.raw_table.write_strategy import (
     DEFAULT_COSTS,
     StoredTable,
     WriteCosts,
@@ -87,7 +87,7 @@ def test_an_unknown_size_is_an_upsert() -> None:
 
 
 def test_a_refused_table_that_was_not_sized_gives_its_refusal_not_an_unknown_size() -> None:
-    # a MERGE_ON_READ table is never sized (etl.hudi.rewrite.choose_for_run); the fleet run i27-fleet-10m logged its
+    # a MERGE_ON_READ table is never sized (etl.raw_table.rewrite.choose_for_run); the fleet run i27-fleet-10m logged its
     # 32270 changes as "the table's size is unknown"
     refused = "MERGE_ON_READ: a rewrite would leave log-file keys in the record index (Hudi 1.0.2)"
     choice = choose_write(None, 32_270, refused=refused)
@@ -265,11 +265,11 @@ def test_cleaning_is_due_unless_a_copy_on_write_table_never_superseded_a_file() 
     appended = _commit([_stat(500, inserts=500, previous="null")])
     updated = _commit([_stat(10_000, updates=3)])
 
-    def state(*commits: CommitSummary) -> TableState:
-        return TableState("file:/lake/t", exists=True, commits=commits)
+    def state(*commits: CommitSummary) -> HudiTableState:
+        return HudiTableState("file:/lake/t", exists=True, commits=commits)
 
     assert cleaning_due(state(*[appended] * 30), merge_on_read=False) is False
     assert cleaning_due(state(*[appended] * 29, updated), merge_on_read=False) is True  # one update is enough
     assert cleaning_due(state(updated, *[appended] * 29), merge_on_read=False) is True  # while it is active
     assert cleaning_due(state(*[appended] * 30), merge_on_read=True) is True  # compactions leave slices to clean
-    assert cleaning_due(TableState("file:/lake/new"), merge_on_read=False) is True  # a new table: Hudi's default
+    assert cleaning_due(HudiTableState("file:/lake/new"), merge_on_read=False) is True  # a new table: Hudi's default

@@ -15,6 +15,8 @@ from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from etl.hudi.options import HudiProfile, WriteProfile
 from etl.spark_session import local_spark_session
 from etl.streaming.batch import StreamTarget
@@ -58,8 +60,15 @@ def main() -> int:
             pause = PauseAfterCommit(args.pause_after[0], int(args.pause_after[1]), Path(job["marker"]))
             stack.enter_context(on_fault("streaming.after_commit", pause))
         outcomes = run_local_stream(spark, job["source"], job["checkpoint"], target)
-    Path(job["outcomes"]).write_text(json.dumps([asdict(outcome) for outcome in outcomes]))
+    Path(job["outcomes"]).write_text(json.dumps([asdict(outcome) for outcome in outcomes], default=_stored_form))
     return 0
+
+
+def _stored_form(value: object) -> object:
+    """A table's run (a pydantic TableRun inside the dataclass outcome) as JSON: its fields, as the ledger keeps them."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The size of a stored Hudi table, from what Hudi already keeps: the metadata table's file listing (the latest
 base file of every file group, with its bytes) and the latest commit's write statistics (rows per byte of the base
-files it wrote, the file groups it wrote). No data file is opened. Feeds :mod:`etl.hudi.write_strategy`."""
+files it wrote, the file groups it wrote). No data file is opened. Feeds :mod:`etl.raw_table.write_strategy`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
 from etl.hudi.timeline import _meta_client, table_exists
-from etl.hudi.write_strategy import StoredTable
+from etl.raw_table.write_strategy import StoredTable
 
 logger = logging.getLogger(__name__)
 

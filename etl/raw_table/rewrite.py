@@ -17,13 +17,13 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from etl.change_frame import IS_DELETED, SEQ
-from etl.hudi import write_strategy
 from etl.hudi.options import WriteOperation
 from etl.hudi.schema import HUDI_META_PREFIX
-from etl.hudi.table_size import stored_table
 from etl.hudi.target import HudiTarget
-from etl.hudi.timeline import TableState
-from etl.hudi.write_strategy import WriteChoice
+from etl.hudi.timeline import HudiTableState
+from etl.raw_table import write_strategy
+from etl.raw_table.table_size import stored_table
+from etl.raw_table.write_strategy import WriteChoice
 from odp.config.models import TableConfig, TableMode, TableType
 from odp.tracker.statuses import WriteStrategy
 
@@ -68,15 +68,16 @@ def choose_for_run(
     operation: WriteOperation,
     exists: bool,
     changes: int,
-    state: TableState | None = None,
+    state: HudiTableState | None = None,
 ) -> WriteChoice | None:
     """The write choice of a run's upsert into an existing table (None: not an upsert of an existing current table,
     e.g. a full load or a table's first write, which keep their operation). Reads the table's size
-    (:func:`etl.hudi.table_size.stored_table`) only for a COPY_ON_WRITE table and a batch large enough for a rewrite
-    to pay off (:func:`etl.hudi.write_strategy.worth_sizing`). ``state``: the table as the run read it; its latest
-    commit's write statistics may recommend MERGE_ON_READ (:func:`etl.hudi.write_strategy.merge_on_read_advice`)
-    whatever the choice, and a table with the simple index is told when its size (from the timeline, no listing)
-    has outgrown it (:func:`etl.hudi.write_strategy.simple_index_advice`)."""
+    (:func:`etl.raw_table.table_size.stored_table`) only for a COPY_ON_WRITE table and a batch large enough for a
+    rewrite to pay off (:func:`etl.raw_table.write_strategy.worth_sizing`). ``state``: the table as the run read it; its
+    latest commit's write statistics may recommend MERGE_ON_READ
+    (:func:`etl.raw_table.write_strategy.merge_on_read_advice`) whatever the choice, and a table with the simple index
+    is told when its size (from the timeline, no listing) has outgrown it
+    (:func:`etl.raw_table.write_strategy.simple_index_advice`)."""
     if not exists or operation is not WriteOperation.UPSERT or config.mode is not TableMode.CURRENT:
         return None
     copy_on_write = config.table_type is TableType.COPY_ON_WRITE

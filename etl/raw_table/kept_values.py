@@ -39,14 +39,14 @@ from etl.change_frame import (
 )
 from etl.errors import ChangeFileError, TransformError, UnstorableChangeError
 from etl.hudi.schema import HUDI_META_PREFIX
-from etl.hudi.stored_keys import stored_rows_of_keys
-from etl.hudi.timeline import TableState
+from etl.hudi.timeline import HudiTableState
+from etl.raw_table.stored_keys import stored_rows_of_keys
 from odp.config.models import SourceFormat, TableConfig, TableMode
 
 _ODP_PREFIX = "_odp_"
 
 
-def stored_data_columns(config: TableConfig, state: TableState) -> tuple[str, ...]:
+def stored_data_columns(config: TableConfig, state: HudiTableState) -> tuple[str, ...]:
     """The stored table's data columns, which files declaring their columns must carry when the table configures
     none (dms and files sources without a transform); () when that does not apply or the table has no schema yet.
     ``state``: the table as its run read it (:func:`etl.hudi.timeline.read_table_state`)."""

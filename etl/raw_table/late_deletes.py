@@ -1,15 +1,15 @@
 """Late deletes of MERGE_ON_READ current tables: a delete older than its key's stored row loses, as an update does.
 
 Event-time ordering on ``_odp_seq`` says a change older than the stored row loses, deletes included
-(:func:`etl.hudi.rewrite.stored_row_wins`). Hudi applies it where it merges a change into a base file (COPY_ON_WRITE,
-and a MERGE_ON_READ file group small enough to take inserts), and between log records. But a MERGE_ON_READ file
-group above ``hoodie.parquet.small.file.limit`` (every file group of a real table: ODP sets 4 MiB) writes a delete to
-a delete block of its log, and Hudi's readers (1.0.2, and 0.15.0 as Athena reads) apply a log delete to the base
-file's row without comparing orderings; the compaction then makes it permanent. A late CDC file, landing after a
-newer change of the key was committed, would so delete a row it should leave.
+(:func:`etl.raw_table.rewrite.stored_row_wins`). Hudi applies it where it merges a change into a base file
+(COPY_ON_WRITE, and a MERGE_ON_READ file group small enough to take inserts), and between log records. But a
+MERGE_ON_READ file group above ``hoodie.parquet.small.file.limit`` (every file group of a real table: ODP sets 4 MiB)
+writes a delete to a delete block of its log, and Hudi's readers (1.0.2, and 0.15.0 as Athena reads) apply a log delete
+to the base file's row without comparing orderings; the compaction then makes it permanent. A late CDC file, landing
+after a newer change of the key was committed, would so delete a row it should leave.
 
 So a run of an existing MERGE_ON_READ current table whose batch holds deletes reads the stored ``_odp_seq`` of just
-the keys it deletes (:func:`etl.hudi.stored_keys.stored_rows_of_keys`), and its plan drops each delete older than
+the keys it deletes (:func:`etl.raw_table.stored_keys.stored_rows_of_keys`), and its plan drops each delete older than
 its key's stored row (:func:`mark_late_deletes`) with the stale changes it already drops: it is counted in
 ``stale_dropped``, and it leaves no tombstone (it was never committed). A late update needs nothing: Hudi compares
 the orderings of a logged record with the base file's.
@@ -23,9 +23,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from etl.change_frame import DELETE, OP, SEQ
-from etl.hudi.rewrite import stored_row_wins
-from etl.hudi.stored_keys import stored_rows_of_keys
-from etl.hudi.tombstones import STALE, newest_per_key
+from etl.raw_table.rewrite import stored_row_wins
+from etl.raw_table.stored_keys import stored_rows_of_keys
+from etl.raw_table.tombstones import STALE, newest_per_key
 from odp.config.models import TableConfig, TableMode, TableType
 
 _STORED_SEQ = "_odp_stored_seq"

@@ -1,7 +1,7 @@
 """Upsert or rewrite: the cheaper write of one run of a current table, chosen from what is already known (pure).
 
 The inputs are the table as its timeline and file listing describe it (:class:`StoredTable`, read by
-:func:`etl.hudi.table_size.stored_table`) and the run's change count; nothing here reads data. The cost model
+:func:`etl.raw_table.table_size.stored_table`) and the run's change count; nothing here reads data. The cost model
 (:class:`WriteCosts`) is the estimate of docs/decisions/005 on 2 cores: a table run costs a fixed part (the commit, the
 metadata table, the timeline: about 4 s) in either plan; an upsert adds about 70 us per change (the record index
 lookup, the merge of the touched file groups); a rewrite adds about 21 us per stored row (measured, see
@@ -125,7 +125,7 @@ def choose_write(
             WriteStrategy.UPSERT, f"upsert: {changes} changes, fewer than the {fewest} a rewrite needs to pay off"
         )
     if stored is None or stored.rows is None:
-        # a refused table is never sized (etl.hudi.rewrite.choose_for_run): its refusal is the reason
+        # a refused table is never sized (etl.raw_table.rewrite.choose_for_run): its refusal is the reason
         why = f"; never rewritten: {refused}" if refused is not None else ", the table's size is unknown"
         return WriteChoice(WriteStrategy.UPSERT, f"upsert: {changes} changes{why}")
     share = changes / stored.rows if stored.rows else 1.0
@@ -185,8 +185,8 @@ SIMPLE_INDEX_MAX_ROWS_PARTITIONED = 50_000
 
 def simple_index_advice(rows: int, table_bytes: int, *, partitioned: bool) -> str | None:
     """Pure: why a table with the simple index has outgrown it (None: it has not). ``rows`` and ``table_bytes``: its
-    latest base files, as :class:`etl.hudi.timeline.TableState` counts them; ``partitioned``: the table has partition
-    fields (its index is then GLOBAL_SIMPLE, which joins the keys of every partition)."""
+    latest base files, as :class:`etl.hudi.timeline.HudiTableState` counts them; ``partitioned``: the table has
+    partition fields (its index is then GLOBAL_SIMPLE, which joins the keys of every partition)."""
     limit = SIMPLE_INDEX_MAX_ROWS_PARTITIONED if partitioned else SIMPLE_INDEX_MAX_ROWS
     if rows < limit:
         return None
