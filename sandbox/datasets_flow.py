@@ -7,7 +7,7 @@ File Processor execution the sandbox ran (its real output). Its ``glue:startJobR
 the run's, the configuration read from dataset_config and table_config (``etl.jobs.dataset_job.read_config``;
 the account loaded them through the Configuration Manager, as the pipeline does after a deploy), the run
 history item and the SNS notification written by ``etl.jobs.dataset_job.recorder``, each dataset's lease
-taken in processing_tracker as the deployed job's ``--odp_lease_table`` says (etl/datasets/lease.py), every AWS
+taken in processing_tracker as the deployed job's ``--odp_ledger_tracker`` says (etl/datasets/lease.py), every AWS
 call made as the dataset job's principal (sandbox/aws_calls.py). Spark reads the raw tables and writes
 the zones through Hadoop; those accesses are reported as the S3 calls S3A would make.
 """
@@ -22,6 +22,7 @@ from etl.datasets.job import DatasetsConfig, run_datasets, select_datasets
 from etl.datasets.lease import dataset_leases, run_owner
 from etl.jobs.dataset_job import read_config, recorder
 from odp.contracts.arguments import JobArgumentError
+from odp.contracts.base import LedgerTables
 from odp.contracts.datasets import DatasetJobArgs
 from odp.contracts.state_machines import DatasetsOnGlue
 from odp.naming import DATASET_RUN_HISTORY, resource_prefix
@@ -84,7 +85,7 @@ class DatasetsStateMachine:
             **self.account.config_tables,
             history_table=history,
             topic_arn=self.account.alerts_topic_arn,
-            lease_table=self.account.names.processing_tracker,  # as deployed: one lease per dataset
+            ledger=LedgerTables(self.account.names.processing_tracker, self.account.names.processing_tracker_history),
         )
         self.account.client("glue").create_job(
             Name=self.job_name,

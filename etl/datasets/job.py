@@ -2,7 +2,7 @@
 
 Selection: the datasets named, else those downstream of the raw tables that changed (the File
 Processor run's tables), else every dataset; with ``--odp_engine glue|emr_serverless`` only those of that
-engine (the datasets state machine starts one run per engine). With ``--odp_lease_table`` each dataset is
+engine (the datasets state machine starts one run per engine). With ``--odp_ledger_tracker`` each dataset is
 refreshed under its lease (etl/datasets/lease.py): one refresh of a dataset at a time, on any engine.
 One dataset's failure (SQL, IO, a failed quality rule)
 is its result: the datasets after it still run (a dataset reading a failed one sees its last good
@@ -23,7 +23,7 @@ from etl.datasets.refresh import DatasetRefresher
 from etl.hudi.options import HudiProfile, WriteProfile
 from odp.config.datasets import DatasetConfig, dependency_order, downstream_of, of_engine
 from odp.config.loader import OdpConfig
-from odp.config.models import Engine
+from odp.config.models import EngineName
 from odp.config.store import DatasetJobConfig
 from odp.contracts.datasets import DatasetJobArgs
 from odp.tracker.dataset_run import DatasetRun
@@ -50,7 +50,7 @@ def select_datasets(config: DatasetsConfig, args: DatasetJobArgs) -> list[Datase
         KeyError: a named dataset is not configured.
     """
     selected = _selected(config, args)
-    return selected if args.engine == "any" else of_engine(selected, Engine(args.engine))
+    return selected if args.engine == "any" else of_engine(selected, EngineName(args.engine))
 
 
 def _selected(config: DatasetsConfig, args: DatasetJobArgs) -> list[DatasetConfig]:

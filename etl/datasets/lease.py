@@ -2,9 +2,9 @@
 
 Glue's ``MaxConcurrentRuns`` 1 keeps two Glue dataset runs apart; EMR Serverless has no such limit, and two
 cadences finishing together start two datasets executions. So every dataset job run (Glue, EMR Serverless,
-local when given ``--odp_lease_table``) takes the dataset's lease before it refreshes it, with the File
+local when given ``--odp_ledger_tracker``) takes the dataset's lease before it refreshes it, with the File
 Processor's lease routine (:meth:`odp.tracker.ProcessingTracker.take`, :class:`etl.file_processor.lease.LeaseKeeper`)
-under the key ``dataset:<name>`` (:func:`odp.tracker.dataset_history.dataset_lease_id`): the lease records
+under the key ``dataset:<name>`` (:func:`odp.tracker.ledger.dataset_subject`): the lease records
 the engine's job run, a lease of an ended run (glue:GetJobRun / emr-serverless:GetJobRun) is taken over at
 once, a live one is waited for (``--odp_lease_wait_seconds``) and an expired one taken over.
 """
@@ -21,7 +21,7 @@ from typing import Any
 from etl.file_processor.lease import LeaseKeeper
 from odp.contracts.datasets import DatasetJobArgs
 from odp.tracker import JobRunRef, JobRuns, JobRunsByEngine, ProcessingTracker
-from odp.tracker.dataset_history import dataset_lease_id
+from odp.tracker.ledger import dataset_subject
 
 logger = logging.getLogger(__name__)
 POLL_SECONDS = 30.0
@@ -56,7 +56,7 @@ class DatasetLeases:
     def take(self, dataset: str) -> str | None:
         """Take the dataset's lease, waiting up to ``wait_seconds`` for a live holder; None when taken, else
         why not (the holder and its expiry)."""
-        lease_id = dataset_lease_id(dataset)
+        lease_id = dataset_subject(dataset)
         deadline = self._monotonic() + self.wait_seconds
         while True:
             answer = self.tracker.take(
@@ -78,7 +78,7 @@ class DatasetLeases:
         if refused is not None:
             yield refused
             return
-        lease_id = dataset_lease_id(dataset)
+        lease_id = dataset_subject(dataset)
         try:
             with LeaseKeeper(self.tracker, lease_id, self.owner, lease_seconds=self.lease_seconds):
                 yield None
@@ -100,17 +100,17 @@ def dataset_leases(
     dynamodb: Any = None,
     job_runs: JobRuns | None = None,
 ) -> DatasetLeases | None:
-    """The run's leases on ``args.lease_table`` (processing_tracker); None when the job is given no lease table.
+    """The run's leases on the ledger's tracker (processing_tracker); None when the job is given no ledger.
 
     ``dynamodb``: a boto3 DynamoDB resource (default boto3's); ``job_runs``: default JobRunsByEngine (GetJobRun of
     Glue or EMR Serverless, whichever ran the holder)."""
-    if not args.lease_table:
+    if not args.ledger.tracker:
         return None
     import boto3  # noqa: PLC0415 - only when the job leases
 
     resource = dynamodb if dynamodb is not None else boto3.resource("dynamodb")
     return DatasetLeases(
-        ProcessingTracker(resource.Table(args.lease_table), None),
+        ProcessingTracker(resource.Table(args.ledger.tracker), None),
         owner,
         lease_seconds=args.lease_seconds,
         wait_seconds=args.lease_wait_seconds,

@@ -94,14 +94,20 @@ def read_config(args: DatasetJobArgs, *, dynamodb: Any = None) -> DatasetJobConf
 
 
 def recorder(args: DatasetJobArgs, *, dynamodb: Any = None, sns: Any = None) -> Callable[[DatasetRun], None]:
-    """What happens to each run: a run history item and an SNS notification, when the job is given them."""
+    """What happens to each run, when the job is given where: a run history item (its rules and counts), the run in
+    the run ledger (``dataset:<name>``: ``python -m odp status`` lists it beside the tables) and an SNS
+    notification."""
     import boto3  # noqa: PLC0415 - only when the job records
 
+    from odp.tracker import iso, utc_now  # noqa: PLC0415
     from odp.tracker.dataset_history import DatasetRunHistory, notification, should_notify  # noqa: PLC0415
+    from odp.tracker.ledger import RunLedger  # noqa: PLC0415
 
-    history = (
-        DatasetRunHistory((dynamodb or boto3.resource("dynamodb")).Table(args.history_table))
-        if args.history_table
+    resource = dynamodb or boto3.resource("dynamodb")
+    history = DatasetRunHistory(resource.Table(args.history_table)) if args.history_table else None
+    ledger = (
+        RunLedger(resource.Table(args.ledger.tracker), resource.Table(args.ledger.history))
+        if args.ledger.tracker and args.ledger.history
         else None
     )
     topic = (sns or boto3.client("sns")) if args.topic_arn else None
@@ -109,6 +115,8 @@ def recorder(args: DatasetJobArgs, *, dynamodb: Any = None, sns: Any = None) -> 
     def record(run: DatasetRun) -> None:
         if history is not None:
             history.record(run)
+        if ledger is not None:
+            ledger.record(run.as_table_run(finished_at=iso(utc_now())))
         if topic is not None and should_notify(run):
             subject, message = notification(run)
             topic.publish(TopicArn=args.topic_arn, Subject=subject, Message=message)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import importlib
 import sys
 
-from odp.config.models import Engine
+from odp.config.models import EngineName
 from odp.contracts.job_kinds import kinds_on
 
-JOBS = {kind.name: kind.entry_module for kind in kinds_on(Engine.EMR_SERVERLESS)}
+JOBS = {kind.name: kind.entry_module for kind in kinds_on(EngineName.EMR_SERVERLESS)}
 
 
 def main(argv: list[str] | None = None) -> int:

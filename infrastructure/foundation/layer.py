@@ -9,7 +9,7 @@ from infrastructure.foundation.network import Network, NetworkProps
 from infrastructure.foundation.observability import log_retention
 from infrastructure.foundation.storage import RetentionSettings, Storage, StorageProps
 from odp.config.loader import OdpConfig
-from odp.config.models import Engine
+from odp.config.models import EngineName
 from odp.config.models import Environment as EnvironmentConfig
 from odp.contracts.job_kinds import engines_in_use
 
@@ -41,7 +41,7 @@ def build_foundation(
             sns_endpoint=bool(config.datasets),
             kinesis_endpoint=bool(config.streams.streams),
             lake_formation_endpoint=bool(config.access.consumers),
-            emr_serverless_endpoint=Engine.EMR_SERVERLESS in engines_in_use(config),
+            emr_serverless_endpoint=EngineName.EMR_SERVERLESS in engines_in_use(config),
             removal_policy=removal,
             log_retention=log_retention(environment.data_retention_days),
         ),

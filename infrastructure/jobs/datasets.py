@@ -37,10 +37,10 @@ from infrastructure.jobs.engines.glue import GLUE
 from infrastructure.jobs.glue_job import BucketKeys, GlueJobFamily, GlueJobFamilyProps, GlueJobSpec, GlueStage
 from infrastructure.nag import acknowledge, acknowledge_many
 from odp.config.datasets import DatasetConfig, of_engine
-from odp.config.models import Engine
+from odp.config.models import EngineName
 from odp.contracts.job_kinds import DATASET_JOB, DATASETS_CODE_PREFIX, JobDeployment, JobUnit
 from odp.contracts.state_machines import substitutions_for
-from odp.naming import PROCESSING_TRACKER, datasets_state_machine_name, resource_prefix
+from odp.naming import PROCESSING_TRACKER, PROCESSING_TRACKER_HISTORY, datasets_state_machine_name, resource_prefix
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CODE_PREFIX = DATASETS_CODE_PREFIX
@@ -67,8 +67,9 @@ class DatasetJobProps:
         history_table: Tracking's ``dataset_run_history`` table (the job writes one item per dataset run).
         alerts_topic: the job publishes one message per dataset.
         library: the deployment of the etl/odp zip and the wheels (the File Processor family's code).
-        lease_table: Tracking's ``processing_tracker``: one lease per dataset (``dataset:<name>``), so one refresh
-            of a dataset at a time on any engine (etl/datasets/lease.py).
+        ledger_tracker: Tracking's ``processing_tracker``: one lease per dataset (``dataset:<name>``), so one refresh
+            of a dataset at a time on any engine (etl/datasets/lease.py), and each refresh's summary (the run ledger).
+        ledger_history: Tracking's ``processing_tracker_history``: each refresh's row (odp.tracker.ledger).
         table_config: Tracking's ``table_config``: the raw tables the datasets read (the job's configuration).
         dataset_config: Tracking's ``dataset_config``: the datasets and their SQL (the job's configuration).
         deployment: what the job's static arguments name (odp.contracts.job_kinds.JobDeployment).
@@ -79,7 +80,8 @@ class DatasetJobProps:
     history_table: dynamodb.ITableV2
     alerts_topic: sns.ITopic
     library: IDependable
-    lease_table: dynamodb.ITableV2
+    ledger_tracker: dynamodb.ITableV2
+    ledger_history: dynamodb.ITableV2
     table_config: dynamodb.ITableV2
     dataset_config: dynamodb.ITableV2
     deployment: JobDeployment
@@ -102,8 +104,8 @@ def _family(props: DatasetJobProps) -> GlueJobFamilyProps:
 def grant_dataset_job_data(role: iam.Role, props: DatasetJobProps) -> None:
     """What a dataset job run reads and writes, on any engine (the Glue dataset job's role, the EMR Serverless
     execution role): its configuration (:func:`grant_dataset_job_config`), the raw tables (read), the conformed and
-    purpose-built datasets (write, delete) with their keys, the run history (write), the alerts topic, and the
-    datasets' leases in processing_tracker."""
+    purpose-built datasets (write, delete) with their keys, the run history (write), the alerts topic, and the run
+    ledger (the datasets' leases and runs in processing_tracker, their rows in processing_tracker_history)."""
     stage = props.stage
     grant_dataset_job_config(role, props)
     grant_objects(role, stage.buckets["raw"], reason="Datasets read any raw table.")
@@ -115,7 +117,8 @@ def grant_dataset_job_data(role: iam.Role, props: DatasetJobProps) -> None:
     grant_key(role, stage.zone_keys["raw"], encrypt=False)
     props.history_table.grant_write_data(role)
     props.alerts_topic.grant_publish(role)
-    grant_table(role, PROCESSING_TRACKER, props.lease_table, write=True)
+    grant_table(role, PROCESSING_TRACKER, props.ledger_tracker, write=True)
+    grant_table(role, PROCESSING_TRACKER_HISTORY, props.ledger_history, write=True)
     grant_key(role, stage.state_key, encrypt=True)  # the tracker tables' key
     acknowledge_many(role.node.find_child("DefaultPolicy"), _CDK_GRANT_FINDINGS)
 
@@ -188,7 +191,7 @@ def grant_dataset_engines(job: DatasetJob, emr: EmrServerless | None) -> None:
 
 def on_emr(datasets: Sequence[DatasetConfig]) -> bool:
     """Whether a dataset runs on EMR Serverless (the datasets state machine then starts a run there)."""
-    return bool(of_engine(datasets, Engine.EMR_SERVERLESS))
+    return bool(of_engine(datasets, EngineName.EMR_SERVERLESS))
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,11 @@ from infrastructure.jobs.glue_jobs import GlueJobs, GlueJobsProps
 from infrastructure.jobs.kind_jobs import KindJobs, KindJobsProps
 from infrastructure.jobs.streaming import Streaming, StreamingProps
 from odp.config.datasets import of_engine
-from odp.config.models import Engine
+from odp.config.models import EngineName
+from odp.contracts.base import LedgerTables
 from odp.contracts.datasets import LakeRoots
 from odp.contracts.job_kinds import DATASET_JOB, FILE_PROCESSOR, STREAMING_JOB, JobDeployment, engines_in_use
-from odp.naming import DATASET_CONFIG, DATASET_RUN_HISTORY, PROCESSING_TRACKER
+from odp.naming import DATASET_CONFIG, DATASET_RUN_HISTORY, PROCESSING_TRACKER, PROCESSING_TRACKER_HISTORY
 
 # The kinds with constructs of their own (below); any other registered kind is deployed as KindJobs.
 BUILT_IN_KINDS = (FILE_PROCESSOR.name, DATASET_JOB.name, STREAMING_JOB.name)
@@ -74,7 +75,10 @@ def job_deployment(context: DeploymentContext, ingest: Ingest) -> JobDeployment:
         tracker_tables=ingest.tracking.names,
         dataset_history_table=ingest.tracking.table(DATASET_RUN_HISTORY).table_name,
         dataset_config_table=ingest.tracking.table(DATASET_CONFIG).table_name,
-        lease_table=ingest.tracking.table(PROCESSING_TRACKER).table_name,
+        ledger=LedgerTables(
+            ingest.tracking.table(PROCESSING_TRACKER).table_name,
+            ingest.tracking.table(PROCESSING_TRACKER_HISTORY).table_name,
+        ),
         alerts_topic_arn=context.alerts_topic.topic_arn,
         history_retention_days=context.environment.data_retention_days,
     )
@@ -142,7 +146,7 @@ def _emr_serverless(
     glue_jobs.grant_read_job_runs(glue_jobs.role)
     glue_jobs.grant_read_job_runs(ingest.batch_manager.function)
     config = context.config
-    if Engine.EMR_SERVERLESS not in engines_in_use(config):
+    if EngineName.EMR_SERVERLESS not in engines_in_use(config):
         return None
     emr = EmrServerless(
         stack,
@@ -152,7 +156,7 @@ def _emr_serverless(
             tracking=ingest.tracking,
             # the raw databases, and the datasets' databases when it refreshes datasets
             databases=[table.database for table in config.tables]
-            + sorted({dataset.database for dataset in of_engine(config.datasets, Engine.EMR_SERVERLESS)}),
+            + sorted({dataset.database for dataset in of_engine(config.datasets, EngineName.EMR_SERVERLESS)}),
             alerts_topic=context.alerts_topic,
             removal_policy=context.removal_policy,
             log_retention=context.log_retention,
@@ -174,7 +178,7 @@ def _file_processor(
     name: str,
 ) -> FileProcessor:
     cadence = context.config.cadences.cadences[name]
-    on_emr = cadence.engine is Engine.EMR_SERVERLESS
+    on_emr = cadence.engine is EngineName.EMR_SERVERLESS
     return FileProcessor(
         stack,
         f"FileProcessor-{name}",
@@ -220,7 +224,8 @@ def _datasets(
             history_table=ingest.tracking.table(DATASET_RUN_HISTORY),
             alerts_topic=context.alerts_topic,
             library=glue_jobs.code,
-            lease_table=ingest.tracking.table(PROCESSING_TRACKER),
+            ledger_tracker=ingest.tracking.table(PROCESSING_TRACKER),
+            ledger_history=ingest.tracking.table(PROCESSING_TRACKER_HISTORY),
             table_config=ingest.tracking.table("table_config"),
             dataset_config=ingest.tracking.table(DATASET_CONFIG),
             deployment=deployment,

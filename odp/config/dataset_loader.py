@@ -23,7 +23,7 @@ from odp.config.datasets import (
 )
 from odp.config.items import dataset_item_issue
 from odp.config.loader import ConfigIssue, _read_yaml, _validate
-from odp.config.models import Engine, TableConfig
+from odp.config.models import EngineName, TableConfig
 
 
 def _dataset_files(root: Path) -> list[Path]:
@@ -86,7 +86,7 @@ def _unknown_source_issues(
 
 def _engine_order_issues(model: DatasetFile, display: str, datasets: dict[str, DatasetFile]) -> list[ConfigIssue]:
     """A glue dataset reading an emr_serverless dataset: the Glue run goes first, so it would read a stale one."""
-    if model.engine is not Engine.GLUE:
+    if model.engine is not EngineName.GLUE:
         return []
     return [
         ConfigIssue(
@@ -96,7 +96,7 @@ def _engine_order_issues(model: DatasetFile, display: str, datasets: dict[str, D
             "EMR Serverless run follows the Glue run, so move it to emr_serverless too (or its source to glue)",
         )
         for index, source in enumerate(model.sources)
-        if source.dataset in datasets and datasets[source.dataset].engine is Engine.EMR_SERVERLESS
+        if source.dataset in datasets and datasets[source.dataset].engine is EngineName.EMR_SERVERLESS
     ]
 
 

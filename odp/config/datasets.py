@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from odp.config.models import ColumnName, Engine, GlueName, TableConfig, TableMode, TableType, _Strict
+from odp.config.models import ColumnName, EngineName, GlueName, TableConfig, TableMode, TableType, _Strict
 
 DATASETS_DIR = "datasets"
 HISTORICAL_SEQ = "_odp_seq"  # historical raw tables keep every change: their record key adds it
@@ -132,8 +132,8 @@ class DatasetFile(_Strict):
         description="incremental (one source, one output row per source row) or full (any SQL).",
     )
     quality: list[QualityRule] = Field(default_factory=list, description="Rules checked before every write.")
-    engine: Engine = Field(
-        default=Engine.GLUE,
+    engine: EngineName = Field(
+        default=EngineName.GLUE,
         description=(
             "What runs the dataset: glue (the Glue dataset job) or emr_serverless (the stage's EMR Serverless "
             "application, after the Glue run; a glue dataset may not read an emr_serverless one)."
@@ -164,7 +164,7 @@ class DatasetConfig(_Strict):
     refresh: Refresh
     quality: tuple[QualityRule, ...]
     file: str  # config-relative path of the YAML, for error messages
-    engine: Engine = Engine.GLUE
+    engine: EngineName = EngineName.GLUE
 
     @property
     def sql_file(self) -> str:
@@ -209,12 +209,12 @@ def dependency_order(datasets: Iterable[DatasetConfig]) -> list[DatasetConfig]:
     return ordered
 
 
-def of_engine(datasets: Iterable[DatasetConfig], engine: Engine) -> list[DatasetConfig]:
+def of_engine(datasets: Iterable[DatasetConfig], engine: EngineName) -> list[DatasetConfig]:
     """The datasets that run on ``engine``, in the order given."""
     return [dataset for dataset in datasets if dataset.engine is engine]
 
 
-def engines_of(datasets: Iterable[DatasetConfig]) -> set[Engine]:
+def engines_of(datasets: Iterable[DatasetConfig]) -> set[EngineName]:
     """The engines the datasets run on (the datasets state machine starts one run on each)."""
     return {dataset.engine for dataset in datasets}
 

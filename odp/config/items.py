@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Self
 
 from odp.compat import refuse_columns_map
 from odp.config.datasets import DatasetConfig, DatasetSource, QualityRule, Refresh, Zone
-from odp.config.models import SOURCE_SETTINGS, Cadence, Engine, TableConfig, TableType
+from odp.config.models import SOURCE_SETTINGS, Cadence, EngineName, TableConfig, TableType
 from odp.dynamodb import MAX_ITEM_BYTES, StoredRecord, item_size
 from odp.naming import file_processor_job_name
 
@@ -123,7 +123,7 @@ class DatasetConfigRecord(StoredRecord):
     refresh: Refresh
     quality: tuple[QualityRule, ...] = ()
     file: str
-    engine: Engine = Engine.GLUE
+    engine: EngineName = EngineName.GLUE
     is_active: bool = True
 
     @classmethod

@@ -188,7 +188,7 @@ class GlueWorkerType(StrEnum):
     G_025X = "G.025X"
 
 
-class Engine(StrEnum):
+class EngineName(StrEnum):
     """What runs a job: AWS Glue (the default) or an EMR Serverless application
     (infrastructure/jobs/engines/emr_serverless.py)."""
 
@@ -240,8 +240,8 @@ class Cadence(_Strict):
     job_timeout_minutes: Annotated[int, Field(ge=5, le=2880)] = Field(
         default=60, description="Glue job timeout; a run past it fails and its tables retry next time."
     )
-    engine: Engine = Field(
-        default=Engine.GLUE,
+    engine: EngineName = Field(
+        default=EngineName.GLUE,
         description=(
             "What runs the cadence's File Processor: glue (its Glue job) or emr_serverless (the stage's EMR "
             "Serverless application; worker_type and number_of_workers then size nothing)."

@@ -43,6 +43,7 @@ Ledger = Annotated[
     LedgerTables,
     Glue("odp_ledger_{}", "the run ledger's tables: each run's summary (tracker) and its history row (history)"),
 ]
+NO_LEDGER = LedgerTables("", "")  # a job run that records no run and takes no lease (a local run)
 Canary = Annotated[
     bool,
     Glue(
@@ -73,8 +74,19 @@ def contract_arguments(contract: type) -> tuple[Argument, ...]:
             "non_empty": any(item is NonEmpty for item in metadata),
         }
         if dataclasses.is_dataclass(kind):
-            members = (member.name for member in dataclasses.fields(kind))
-            arguments += [Argument(glue.name.format(m), member=m, kind=str, required=True, **common) for m in members]
+            # a group with a default (an instance of the group) is optional, member by member
+            group = None if field.default is dataclasses.MISSING else field.default
+            arguments += [
+                Argument(
+                    glue.name.format(member.name),
+                    member=member.name,
+                    kind=str,
+                    required=group is None,
+                    default=None if group is None else getattr(group, member.name),
+                    **common,
+                )
+                for member in dataclasses.fields(kind)
+            ]
         else:
             required = field.default is dataclasses.MISSING
             default = None if required else field.default
@@ -185,9 +197,12 @@ class JobContract:
             raise TypeError(f"{cls.__name__} arguments: unknown {sorted(unknown)}, missing {missing}")
         rendered: dict[str, str] = {}
         for argument in chosen:
-            value = values.get(argument.field, argument.default)
-            if argument.member is not None:
-                value = getattr(value, argument.member)
+            if argument.member is None:
+                value = values.get(argument.field, argument.default)
+            elif argument.field in values:
+                value = getattr(values[argument.field], argument.member)
+            else:
+                value = argument.default  # the member's value in the group's default
             rendered[f"--{argument.name}"] = argument.render(value)
         return rendered
 

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from odp.config.datasets import DatasetConfig, Zone
 from odp.config.models import TableConfig
 from odp.contracts.arguments import Glue
-from odp.contracts.base import Canary, CatalogSync, JobContract, LeaseSeconds, TableConfigTable
+from odp.contracts.base import NO_LEDGER, Canary, CatalogSync, JobContract, LeaseSeconds, Ledger, TableConfigTable
 from odp.naming import DATASET_CONFIG, table_base_path, tracker_table_names
 
 
@@ -72,10 +72,9 @@ class DatasetJobArgs(JobContract):
         Literal["any", "glue", "emr_serverless"],
         Glue("odp_engine", "refresh only the selected datasets of this engine (config engine:); any = every one"),
     ] = "any"
-    lease_table: Annotated[
-        str,
-        Glue("odp_lease_table", "processing_tracker's name: one lease per dataset (dataset:<name>); empty = none"),
-    ] = ""
+    # processing_tracker: one lease per dataset (dataset:<name>) and each refresh's summary; processing_tracker_history:
+    # each refresh (odp.tracker.ledger); NO_LEDGER: neither (a local run)
+    ledger: Ledger = NO_LEDGER
     lease_seconds: LeaseSeconds = 900
     lease_wait_seconds: Annotated[
         int, Glue("odp_lease_wait_seconds", "how long a dataset waits for another run's lease before it fails")

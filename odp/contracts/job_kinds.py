@@ -21,7 +21,7 @@ from typing import Any
 
 from odp.config.datasets import of_engine
 from odp.config.loader import OdpConfig
-from odp.config.models import Cadence, Engine
+from odp.config.models import Cadence, EngineName
 from odp.config.streams import Stream, streamed_tables
 from odp.contracts.base import JobContract, LedgerTables
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots
@@ -47,7 +47,7 @@ class JobDeployment:
     tracker_tables: TrackerTableNames
     dataset_history_table: str
     dataset_config_table: str  # the datasets' configuration (the Configuration Manager's)
-    lease_table: str  # processing_tracker: each table's and dataset's lease
+    ledger: LedgerTables  # processing_tracker (each run's summary, each dataset's lease) and its history
     alerts_topic_arn: str
     history_retention_days: int = 365
     catalog_sync: bool = True
@@ -62,7 +62,7 @@ class JobUnit:
     construct knows (a stream's ARN)."""
 
     key: str
-    engine: Engine = Engine.GLUE
+    engine: EngineName = EngineName.GLUE
     settings: Any = None
     table_ids: tuple[str, ...] = ()
     values: Mapping[str, str] = field(default_factory=dict)
@@ -98,7 +98,7 @@ class JobKind:
     static_arguments: StaticArguments
     canary_arguments: Mapping[str, str]
     units: Callable[[OdpConfig], tuple[JobUnit, ...]] | None = None
-    engines: tuple[Engine, ...] = (Engine.GLUE,)
+    engines: tuple[EngineName, ...] = (EngineName.GLUE,)
     state_machine: str | None = None
     streaming: bool = False
     job_name_stem: str | None = None
@@ -118,7 +118,7 @@ class JobKind:
         stem = f"{resource_prefix(environment)}-{self.job_name_stem or self.name.replace('_', '-')}"
         return stem if unit.key == self.name else f"{stem}-{unit.key}"
 
-    def definition(self, engine: Engine) -> Path:
+    def definition(self, engine: EngineName) -> Path:
         """The state machine definition of this kind on ``engine``: ``stepfunctions/<stem>.<engine>.asl.json``.
 
         Raises:
@@ -153,8 +153,8 @@ def _dataset_units(config: OdpConfig) -> tuple[JobUnit, ...]:
     emr_serverless`` on EMR Serverless (after the Glue run), so its engine is then EMR Serverless."""
     if not config.datasets:
         return ()
-    on_emr = bool(of_engine(config.datasets, Engine.EMR_SERVERLESS))
-    return (JobUnit(DATASET_JOB_NAME, Engine.EMR_SERVERLESS if on_emr else Engine.GLUE),)
+    on_emr = bool(of_engine(config.datasets, EngineName.EMR_SERVERLESS))
+    return (JobUnit(DATASET_JOB_NAME, EngineName.EMR_SERVERLESS if on_emr else EngineName.GLUE),)
 
 
 def _dataset_arguments(deployment: JobDeployment, unit: JobUnit) -> dict[str, str]:
@@ -165,7 +165,7 @@ def _dataset_arguments(deployment: JobDeployment, unit: JobUnit) -> dict[str, st
         catalog_sync=deployment.catalog_sync,
         history_table=deployment.dataset_history_table,
         topic_arn=deployment.alerts_topic_arn,
-        lease_table=deployment.lease_table,
+        ledger=deployment.ledger,
     ).to_arguments()
 
 
@@ -187,9 +187,7 @@ def _streaming_arguments(deployment: JobDeployment, unit: JobUnit) -> dict[str, 
         error_root=f"{deployment.artifacts_root}/{STREAMING_PREFIX}errors",
         checkpoint_location=f"{deployment.artifacts_root}/{stream.checkpoint_key_prefix(unit.key)}",
         table_config_table=deployment.tracker_tables.table_config,
-        ledger=LedgerTables(
-            deployment.tracker_tables.processing_tracker, deployment.tracker_tables.processing_tracker_history
-        ),
+        ledger=deployment.ledger,
         window_seconds=stream.window_seconds,
         starting_position=stream.starting_position.value,
         catalog_sync=deployment.catalog_sync,
@@ -207,7 +205,7 @@ FILE_PROCESSOR = JobKind(
     # no tables: the harmless batch (etl/jobs/file_processor.py)
     canary_arguments=FileProcessorJobArgs.run_arguments([], CANARY_BATCH_ID),
     units=_file_processor_units,
-    engines=(Engine.GLUE, Engine.EMR_SERVERLESS),
+    engines=(EngineName.GLUE, EngineName.EMR_SERVERLESS),
     state_machine="file_processor",
     # the Map item (odp.contracts.batches.Batch): its table ids as JSON text, its batch id
     run_inputs={
@@ -223,7 +221,7 @@ DATASET_JOB = JobKind(
     static_arguments=_dataset_arguments,
     canary_arguments=DatasetJobArgs.canary_arguments(),
     units=_dataset_units,
-    engines=(Engine.GLUE, Engine.EMR_SERVERLESS),
+    engines=(EngineName.GLUE, EngineName.EMR_SERVERLESS),
     state_machine="datasets",
     # after the Glue run of the datasets on Glue: the datasets on EMR Serverless, downstream of the changed tables
     run_inputs={
@@ -257,11 +255,11 @@ def job_kind(name: str, kinds: tuple[JobKind, ...] = JOB_KINDS) -> JobKind:
     raise KeyError(f"no job kind {name!r} (known: {', '.join(kind.name for kind in kinds)})")
 
 
-def kinds_on(engine: Engine, kinds: tuple[JobKind, ...] = JOB_KINDS) -> tuple[JobKind, ...]:
+def kinds_on(engine: EngineName, kinds: tuple[JobKind, ...] = JOB_KINDS) -> tuple[JobKind, ...]:
     """The kinds that may run on ``engine`` (the EMR Serverless entry point runs these)."""
     return tuple(kind for kind in kinds if engine in kind.engines)
 
 
-def engines_in_use(config: OdpConfig, kinds: tuple[JobKind, ...] = JOB_KINDS) -> set[Engine]:
+def engines_in_use(config: OdpConfig, kinds: tuple[JobKind, ...] = JOB_KINDS) -> set[EngineName]:
     """Every engine some deployed job of ``config`` runs on (an EMR Serverless application exists only when used)."""
     return {unit.engine for kind in kinds for unit in kind.units_of(config)}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from odp.config.models import Engine
+from odp.config.models import EngineName
 from odp.contracts.job_kinds import DATASET_JOB, FILE_PROCESSOR, JobKind
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
@@ -183,7 +183,7 @@ class EmrServerlessRun:
 class FileProcessorOnGlue(Substitutions):
     """``stepfunctions/file_processor.glue.asl.json``: one state machine per cadence on Glue."""
 
-    DEFINITION: ClassVar[Path] = FILE_PROCESSOR.definition(Engine.GLUE)
+    DEFINITION: ClassVar[Path] = FILE_PROCESSOR.definition(EngineName.GLUE)
 
     alerts_topic_arn: str
     batch_manager_function_arn: str
@@ -197,7 +197,7 @@ class FileProcessorOnEmrServerless(EmrServerlessRun, Substitutions):
     """``stepfunctions/file_processor.emr_serverless.asl.json``: a cadence on the EMR Serverless application (its
     :class:`EmrServerlessRun` fields and the cadence's)."""
 
-    DEFINITION: ClassVar[Path] = FILE_PROCESSOR.definition(Engine.EMR_SERVERLESS)
+    DEFINITION: ClassVar[Path] = FILE_PROCESSOR.definition(EngineName.EMR_SERVERLESS)
 
     alerts_topic_arn: str
     batch_manager_function_arn: str
@@ -209,7 +209,7 @@ class FileProcessorOnEmrServerless(EmrServerlessRun, Substitutions):
 class DatasetsOnGlue(Substitutions):
     """``stepfunctions/datasets.glue.asl.json``: the dataset job after each File Processor execution."""
 
-    DEFINITION: ClassVar[Path] = DATASET_JOB.definition(Engine.GLUE)
+    DEFINITION: ClassVar[Path] = DATASET_JOB.definition(EngineName.GLUE)
 
     alerts_topic_arn: str
     job_name: str
@@ -220,21 +220,21 @@ class DatasetsOnEmrServerless(EmrServerlessRun, Substitutions):
     """``stepfunctions/datasets.emr_serverless.asl.json``: the Glue run, then the datasets on EMR Serverless (its
     :class:`EmrServerlessRun` fields, the alerts topic and the Glue job)."""
 
-    DEFINITION: ClassVar[Path] = DATASET_JOB.definition(Engine.EMR_SERVERLESS)
+    DEFINITION: ClassVar[Path] = DATASET_JOB.definition(EngineName.EMR_SERVERLESS)
 
     alerts_topic_arn: str
     job_name: str
 
 
-DEFINITIONS: dict[tuple[str, Engine], type[Substitutions]] = {
-    (FILE_PROCESSOR.name, Engine.GLUE): FileProcessorOnGlue,
-    (FILE_PROCESSOR.name, Engine.EMR_SERVERLESS): FileProcessorOnEmrServerless,
-    (DATASET_JOB.name, Engine.GLUE): DatasetsOnGlue,
-    (DATASET_JOB.name, Engine.EMR_SERVERLESS): DatasetsOnEmrServerless,
+DEFINITIONS: dict[tuple[str, EngineName], type[Substitutions]] = {
+    (FILE_PROCESSOR.name, EngineName.GLUE): FileProcessorOnGlue,
+    (FILE_PROCESSOR.name, EngineName.EMR_SERVERLESS): FileProcessorOnEmrServerless,
+    (DATASET_JOB.name, EngineName.GLUE): DatasetsOnGlue,
+    (DATASET_JOB.name, EngineName.EMR_SERVERLESS): DatasetsOnEmrServerless,
 }
 
 
-def substitutions_for(kind: JobKind, engine: Engine) -> type[Substitutions]:
+def substitutions_for(kind: JobKind, engine: EngineName) -> type[Substitutions]:
     """The substitutions class of a kind's definition on ``engine``.
 
     Raises:

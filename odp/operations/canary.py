@@ -31,7 +31,7 @@ import boto3
 
 from odp.config.datasets import of_engine
 from odp.config.loader import OdpConfig
-from odp.config.models import Engine
+from odp.config.models import EngineName
 from odp.contracts.job_kinds import CANARY_BATCH_ID, DATASET_JOB, FILE_PROCESSOR, JOB_KINDS, JobKind
 from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB, emr_serverless_start_request
 from odp.naming import datasets_state_machine_name, state_machine_name
@@ -73,9 +73,9 @@ def emr_canary_machines(config: OdpConfig, environment: str, account: str, regio
     names = [
         state_machine_name(environment, name)
         for name, cadence in config.cadences.cadences.items()
-        if cadence.engine is Engine.EMR_SERVERLESS
+        if cadence.engine is EngineName.EMR_SERVERLESS
     ]
-    if of_engine(config.datasets, Engine.EMR_SERVERLESS):
+    if of_engine(config.datasets, EngineName.EMR_SERVERLESS):
         names.append(datasets_state_machine_name(environment))
     return [f"arn:aws:states:{region}:{account}:stateMachine:{name}" for name in names]
 

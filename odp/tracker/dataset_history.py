@@ -19,16 +19,10 @@ from odp.tracker.dataset_run import DatasetRun
 from odp.tracker.statuses import RunStatus
 
 DAY_SECONDS = 86_400
-DATASET_LEASE_PREFIX = "dataset:"  # no table id has a colon (<source>.<schema>.<table>)
 
 
 def dataset_history_table_name(environment: str) -> str:
     return tracker_table_names(environment)[DATASET_RUN_HISTORY]
-
-
-def dataset_lease_id(dataset: str) -> str:
-    """The processing_tracker key of a dataset's lease (etl/datasets/lease.py): one refresh at a time on any engine."""
-    return f"{DATASET_LEASE_PREFIX}{dataset}"
 
 
 def dataset_job_name(environment: str) -> str:

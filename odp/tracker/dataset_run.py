@@ -12,6 +12,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from odp.dynamodb import StoredRecord
+from odp.tracker.items import TableRun
+from odp.tracker.ledger import dataset_subject
 from odp.tracker.statuses import RunStatus
 
 
@@ -80,6 +82,22 @@ class DatasetRun(StoredRecord):
     def to_history_item(self, *, expires_at: int | None = None) -> dict[str, Any]:
         """:meth:`to_item` with its expiry (TTL ``expires_at``, epoch seconds)."""
         return self.to_item() | ({"expires_at": expires_at} if expires_at is not None else {})
+
+    def as_table_run(self, *, finished_at: str | None = None) -> TableRun:
+        """The run as the run ledger records it (odp.tracker.ledger), under the subject ``dataset:<name>``: its
+        status, rows (``rows_upserted``, the rows it wrote), deletes, seconds, commit and error."""
+        return TableRun(
+            table_id=dataset_subject(self.dataset),
+            run_id=self.run_id,
+            started_at=self.started_at,
+            status=self.status,
+            finished_at=finished_at,
+            rows=self.rows_upserted,
+            deletes=self.rows_deleted,
+            seconds=self.duration_seconds,
+            commit_instant=self.commit_instant,
+            error=self.error,
+        )
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> DatasetRun:

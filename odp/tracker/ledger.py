@@ -21,7 +21,8 @@ from odp.tracker.conditions import LeaseLostError, is_conditional_failure
 from odp.tracker.items import TableRun, TableState, iso, utc_now
 from odp.tracker.statuses import RunStatus
 
-DATASET_SUBJECT = "dataset:"  # a dataset's subject in the ledger (and its lease): dataset:<name>
+# a dataset's subject in the ledger (and its lease): dataset:<name>; no table id has a colon
+DATASET_SUBJECT = "dataset:"
 LEASE_ATTRIBUTES = ("lease_owner", "lease_expires_at", "lease_job_name", "lease_job_run_id")
 
 

@@ -15,7 +15,7 @@ import pytest
 from etl.engine import LocalEngine
 from etl.jobs import dataset_job
 from odp.config.loader import load_config
-from odp.config.models import Engine
+from odp.config.models import EngineName
 from odp.contracts.datasets import DatasetJobArgs, config_tables
 from sandbox.account import ENVIRONMENT, SandboxLayout
 from sandbox.datasets import TRIPS, data_rows, emr_roots, lake_roots
@@ -78,7 +78,7 @@ def test_the_emr_entry_point_writes_what_the_glue_entry_point_writes(
     for dataset_file in (moved / "datasets").glob("*.yaml"):
         dataset_file.write_text(dataset_file.read_text(encoding="utf-8") + "engine: emr_serverless\n", encoding="utf-8")
     on_emr = load_config(moved).datasets
-    assert {d.engine for d in on_emr} == {Engine.EMR_SERVERLESS}
+    assert {d.engine for d in on_emr} == {EngineName.EMR_SERVERLESS}
     glue_only = replace(
         lake_roots(layout),
         conformed=hadoop_file_uri(tmp_path / "engine-glue" / "conformed"),

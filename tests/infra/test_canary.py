@@ -17,9 +17,9 @@ from etl.jobs.canary import dataset_checks, file_processor_checks, streaming_che
 from etl.jobs.dataset_job import run_canary_checks
 from odp.config.loader import load_config
 from odp.config.manager import load_into_dynamodb
-from odp.config.models import Engine
+from odp.config.models import EngineName
 from odp.config.store import TableConfigNotFoundError
-from odp.contracts.datasets import DatasetJobArgs, LakeRoots
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots, config_tables
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.contracts.state_machines import (
     DatasetsOnEmrServerless,
@@ -155,10 +155,9 @@ def test_the_canary_runs_every_job_kind_the_environment_deploys(config, streamin
 def test_the_canary_argument_is_declared_once_per_run_and_parsed_by_each_contract() -> None:
     assert DatasetJobArgs.canary_arguments() == StreamingJobArgs.canary_arguments() == {"--odp_canary": "true"}
     assert DatasetJobArgs.option("canary") == "--odp_canary"
-    assert "--odp_canary" not in DatasetJobArgs.static_arguments(roots=LakeRoots("s3://r", "s3://c", "s3://p"))
-    parsed = DatasetJobArgs.from_arguments(
-        {"odp_raw_root": "r", "odp_conformed_root": "c", "odp_purpose_built_root": "p"} | {"odp_canary": "true"}
-    )
+    static = DatasetJobArgs.static_arguments(roots=LakeRoots("s3://r", "s3://c", "s3://p"), **config_tables("dev"))
+    assert "--odp_canary" not in static
+    parsed = DatasetJobArgs.from_arguments(static | {"--odp_canary": "true"})
     assert parsed.canary is True
     with pytest.raises(TypeError, match="unknown \\['canary'\\]"):
         FileProcessorJobArgs.canary_arguments()  # its harmless mode is an empty table list
@@ -326,7 +325,7 @@ def test_a_dataset_on_emr_canaries_the_dataset_job_on_the_application_as_the_dat
     """Issue 28: a dataset on EMR Serverless: the dataset job on the application, started as the datasets state
     machine's RefreshDatasetsOnEmr task starts it, in its harmless mode (``--odp_canary true``)."""
     config = load_config(emr_stage.config_dir)
-    assert [d.name for d in config.datasets if d.engine is Engine.EMR_SERVERLESS] == [EMR_DATASET]
+    assert [d.name for d in config.datasets if d.engine is EngineName.EMR_SERVERLESS] == [EMR_DATASET]
     assert "odp-dev-dataset-job" in [job.name for job in canary_jobs(config, "dev")]  # and on Glue, as before
     request, machine = _emr_request(emr_stage, "odp-dev-datasets")
     values = emr_stage.template["Resources"][machine]["Properties"]["DefinitionSubstitutions"]
@@ -343,7 +342,7 @@ def test_a_dataset_on_emr_canaries_the_dataset_job_on_the_application_as_the_dat
     assert contract.canary is True
     assert contract.engine == "emr_serverless"
     assert contract.changed_tables == ()
-    assert contract.lease_table  # the contract as deployed: the job takes its leases only after the canary branch
+    assert contract.ledger.tracker  # the contract as deployed: the job takes its leases only after the canary branch
 
 
 def test_without_its_canary_arguments_the_dataset_jobs_emr_run_would_refresh_datasets(emr_stage, monkeypatch) -> None:

@@ -30,7 +30,8 @@ from infrastructure.jobs.glue_job import GlueStage
 from infrastructure.jobs.glue_jobs import GlueJobs, GlueJobsProps
 from infrastructure.operations.monitoring import Monitoring, MonitoringProps
 from odp.config.loader import load_config
-from odp.config.models import Cadence, Engine
+from odp.config.models import Cadence, EngineName
+from odp.contracts.base import LedgerTables
 from odp.contracts.datasets import LakeRoots
 from odp.contracts.job_kinds import JobDeployment, engines_in_use
 from odp.contracts.state_machines import FileProcessorOnEmrServerless
@@ -247,7 +248,7 @@ def test_glue_jobs(tmp_path, config) -> None:
                 tracker_tables=tracking.names,
                 dataset_history_table="odp-x-dataset-run-history",
                 dataset_config_table="odp-x-dataset-config",
-                lease_table=tracking.names.processing_tracker,
+                ledger=LedgerTables(tracking.names.processing_tracker, tracking.names.processing_tracker_history),
                 alerts_topic_arn="arn:aws:sns:eu-west-1:111111111111:odp-x-alerts",
                 history_retention_days=30,
             ),
@@ -318,5 +319,5 @@ def test_emr_serverless_application_and_a_cadence_on_it(tmp_path, config) -> Non
     assert values["ExecutionTimeoutMinutes"] == "60"  # the cadence's job timeout (default)
     assert "'--odp_cadence', 'hourly'" in json.dumps(values["EntryPointArguments"])
     # the shipped configuration stays on Glue: no application
-    assert Engine.EMR_SERVERLESS not in engines_in_use(config)
+    assert EngineName.EMR_SERVERLESS not in engines_in_use(config)
     assert_nag_clean(app)

@@ -26,9 +26,10 @@ from infrastructure.jobs.glue_job import GlueStage
 from infrastructure.nag import AUDIT_CONTEXT, audit_acknowledgments
 from infrastructure.operations.monitoring import Monitoring, MonitoringProps
 from odp.config.loader import load_config
+from odp.contracts.base import LedgerTables
 from odp.contracts.datasets import LakeRoots
 from odp.contracts.job_kinds import JobDeployment
-from odp.naming import DATASET_CONFIG, DATASET_RUN_HISTORY, PROCESSING_TRACKER
+from odp.naming import DATASET_CONFIG, DATASET_RUN_HISTORY, PROCESSING_TRACKER, PROCESSING_TRACKER_HISTORY
 from tests.support.synth import role_statements_of
 
 PROCESSOR_ARN = "arn:aws:states:eu-west-1:111111111111:stateMachine:odp-dev-file-processor-every_10_minutes"
@@ -93,7 +94,8 @@ def _stack(repo_root: Path, *, audit: bool = False) -> tuple[App, Stack]:
             history_table=tracking.table(DATASET_RUN_HISTORY),
             alerts_topic=monitoring.topic,
             library=library,
-            lease_table=tracking.table(PROCESSING_TRACKER),
+            ledger_tracker=tracking.table(PROCESSING_TRACKER),
+            ledger_history=tracking.table(PROCESSING_TRACKER_HISTORY),
             table_config=tracking.table("table_config"),
             dataset_config=tracking.table(DATASET_CONFIG),
             deployment=JobDeployment(
@@ -107,7 +109,10 @@ def _stack(repo_root: Path, *, audit: bool = False) -> tuple[App, Stack]:
                 tracker_tables=tracking.names,
                 dataset_history_table=tracking.table(DATASET_RUN_HISTORY).table_name,
                 dataset_config_table=tracking.table(DATASET_CONFIG).table_name,
-                lease_table=tracking.table(PROCESSING_TRACKER).table_name,
+                ledger=LedgerTables(
+                    tracking.table(PROCESSING_TRACKER).table_name,
+                    tracking.table(PROCESSING_TRACKER_HISTORY).table_name,
+                ),
                 alerts_topic_arn=monitoring.topic.topic_arn,
             ),
         ),
@@ -151,7 +156,8 @@ def test_job_runs_one_at_a_time_with_the_contract_arguments(template: Template) 
                         "--odp_dataset_history_table": Match.any_value(),
                         "--odp_topic_arn": Match.any_value(),
                         "--odp_catalog_sync": "true",
-                        "--odp_lease_table": Match.any_value(),  # processing_tracker: the datasets' leases
+                        "--odp_ledger_tracker": Match.any_value(),  # processing_tracker: the datasets' leases and runs
+                        "--odp_ledger_history": Match.any_value(),  # processing_tracker_history: their rows
                         "--datalake-formats": "hudi",
                         "--enable-observability-metrics": "true",
                     }

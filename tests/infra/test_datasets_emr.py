@@ -111,7 +111,8 @@ def test_the_datasets_on_emr_run_after_the_glue_run_through_the_entry_point_with
         "States.Array('dataset_job'",
         "'--odp_table_config', 'odp-dev-table-config'",  # the job's configuration, from DynamoDB
         "'--odp_dataset_config', '",
-        "'--odp_lease_table', '",
+        "'--odp_ledger_tracker', '",
+        "'--odp_ledger_history', '",
         "'--odp_catalog_sync', 'true'",
         "'--odp_engine', 'emr_serverless', '--odp_changed_tables', States.JsonToString($.table_ids))",
         "--py-files s3://",
@@ -177,7 +178,7 @@ def test_the_glue_dataset_job_leases_its_datasets_and_asks_either_engine_about_a
             {
                 "Name": "odp-dev-dataset-job",
                 "ExecutionProperty": {"MaxConcurrentRuns": 1},
-                "DefaultArguments": Match.object_like({"--odp_lease_table": {"Ref": Match.any_value()}}),
+                "DefaultArguments": Match.object_like({"--odp_ledger_tracker": {"Ref": Match.any_value()}}),
             }
         ),
     )
@@ -187,8 +188,11 @@ def test_the_glue_dataset_job_leases_its_datasets_and_asks_either_engine_about_a
     assert by_sid["LeaseHolderDatasetJobRuns"]["Action"] == "glue:GetJobRun"
     assert by_sid["LeaseHolderEmrJobRuns"]["Action"] == "emr-serverless:GetJobRun"
     tracker = _logical(template, "AWS::DynamoDB::GlobalTable", TableName="odp-dev-processing-tracker")
-    assert job["DefaultArguments"]["--odp_lease_table"] == {"Ref": tracker}
-    assert "dynamodb:UpdateItem" in _actions(role_statements_of(template, role), tracker)
+    history = _logical(template, "AWS::DynamoDB::GlobalTable", TableName="odp-dev-processing-tracker-history")
+    assert job["DefaultArguments"]["--odp_ledger_tracker"] == {"Ref": tracker}
+    assert job["DefaultArguments"]["--odp_ledger_history"] == {"Ref": history}
+    assert "dynamodb:UpdateItem" in _actions(role_statements_of(template, role), tracker)  # leases and run summaries
+    assert "dynamodb:PutItem" in _actions(role_statements_of(template, role), history)  # each refresh's row
 
 
 def test_cfn_lint_finds_no_error_in_the_emr_datasets_stage(template, tmp_path: Path) -> None:

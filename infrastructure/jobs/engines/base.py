@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from aws_cdk import aws_iam as iam
 
-from odp.config.models import Engine
+from odp.config.models import EngineName
 from odp.contracts.job_kinds import JobKind
 
 
@@ -15,7 +15,7 @@ class JobEngine(Protocol):
     """Where a job kind's runs go: the definition's engine placeholders, and the grants of the role that starts
     runs (a state machine's: start, watch, stop)."""
 
-    engine: Engine
+    engine: EngineName
 
     def run_values(
         self, kind: JobKind, *, job_name: str, static_arguments: Mapping[str, str], timeout_minutes: int

@@ -60,7 +60,7 @@ from infrastructure.jobs.job_role import (
     job_role,
 )
 from infrastructure.nag import acknowledge, acknowledge_many
-from odp.config.models import Engine
+from odp.config.models import EngineName
 from odp.contracts.job_kinds import JobKind
 from odp.contracts.metrics import NAMESPACE
 from odp.contracts.spark import spark_submit_parameters
@@ -333,7 +333,7 @@ class EmrServerless(Construct):
             "A lease names the job run holding it; any run of this application may hold one.",
         )
 
-    engine = Engine.EMR_SERVERLESS
+    engine = EngineName.EMR_SERVERLESS
 
     def run_values(
         self, kind: JobKind, *, job_name: str, static_arguments: Mapping[str, str], timeout_minutes: int

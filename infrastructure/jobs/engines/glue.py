@@ -8,17 +8,17 @@ from typing import Any
 
 from aws_cdk import aws_iam as iam
 
-from odp.config.models import Engine
+from odp.config.models import EngineName
 from odp.contracts.job_kinds import JobKind
 
 # what glue:startJobRun.sync needs: start, poll, stop
 RUN_ACTIONS = ("glue:StartJobRun", "glue:GetJobRun", "glue:GetJobRuns", "glue:BatchStopJobRun")
 
 
-class GlueEngine:
+class GlueJobEngine:
     """The Glue side of a state machine (stateless: the jobs are their family's)."""
 
-    engine = Engine.GLUE
+    engine = EngineName.GLUE
 
     def run_values(
         self, kind: JobKind, *, job_name: str, static_arguments: Mapping[str, str], timeout_minutes: int
@@ -30,4 +30,4 @@ class GlueEngine:
         role.add_to_principal_policy(iam.PolicyStatement(sid=sid, actions=list(RUN_ACTIONS), resources=[job_arn]))
 
 
-GLUE = GlueEngine()
+GLUE = GlueJobEngine()

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from odp.config.datasets import DatasetConfig, of_engine
-from odp.config.models import Engine, TableConfig
+from odp.config.models import EngineName, TableConfig
 from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB
 from odp.contracts.streaming import StreamingJobArgs
 from odp.tracker.dataset_history import dataset_job_name
@@ -586,7 +586,7 @@ def dataset_catalog_requirements(resolver: Resolver, datasets: Iterable[DatasetC
 
     found = _hudi_syncs(resolver, DATASET_JOB, targets(datasets))
     if any(run.principal == EMR_DATASET_JOB for run in emr_serverless_runs(resolver)):
-        found += _hudi_syncs(resolver, EMR_DATASET_JOB, targets(of_engine(datasets, Engine.EMR_SERVERLESS)))
+        found += _hudi_syncs(resolver, EMR_DATASET_JOB, targets(of_engine(datasets, EngineName.EMR_SERVERLESS)))
     return found
 
 

@@ -254,7 +254,7 @@ def test_the_flow_exercised_every_principal(recorded: RecordedFlow) -> None:
         ("s3", "PutObject", CONFORMED_BUCKET),  # and writes the datasets
         ("s3", "PutObject", PURPOSE_BUILT_BUCKET),
         ("dynamodb", "PutItem", None),  # run history
-        ("dynamodb", "UpdateItem", None),  # each dataset's lease (--odp_lease_table, as deployed)
+        ("dynamodb", "UpdateItem", None),  # each dataset's lease (--odp_ledger_tracker, as deployed)
         ("sns", "Publish", None),  # one notification per run that wrote or failed
     } <= dataset_job
     leases = {

@@ -98,7 +98,8 @@ def test_required_names_are_the_fields_without_a_default() -> None:
         "odp_topic_arn",
         "odp_canary",  # the post-deploy canary's harmless mode (odp.contracts.base.Canary)
         "odp_engine",  # the datasets of one engine (etl/datasets/job.py)
-        "odp_lease_table",  # one refresh of a dataset at a time (etl/datasets/lease.py)
+        "odp_ledger_tracker",  # one refresh of a dataset at a time (etl/datasets/lease.py), its runs recorded
+        "odp_ledger_history",
         "odp_lease_seconds",
         "odp_lease_wait_seconds",
     }

@@ -4,6 +4,7 @@ on EMR Serverless with the same contract."""
 
 from __future__ import annotations
 
+from odp.contracts.base import LedgerTables
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots, config_tables
 from odp.contracts.job_kinds import DATASET_JOB
 from odp.contracts.state_machines import (
@@ -42,7 +43,9 @@ def test_the_job_gets_the_changed_tables_under_the_contract_name() -> None:
 
 def _on_emr() -> DatasetsOnEmrServerless:
     static = DatasetJobArgs.static_arguments(
-        roots=LakeRoots("s3://raw", "s3://conformed", "s3://purpose"), lease_table="odp-dev-pt", **config_tables("dev")
+        roots=LakeRoots("s3://raw", "s3://conformed", "s3://purpose"),
+        ledger=LedgerTables("odp-dev-pt", "odp-dev-pth"),
+        **config_tables("dev"),
     )
     run = EmrServerlessRun(
         application_id="00fapp",
@@ -66,7 +69,7 @@ def test_the_datasets_on_emr_serverless_run_after_the_glue_run_with_the_same_con
     assert submit["EntryPoint"] == "s3://artifacts/emr/emr_serverless.py"
     arguments = submit["EntryPointArguments.$"]
     assert arguments.startswith("States.Array('dataset_job', ")
-    assert "'--odp_lease_table', 'odp-dev-pt'" in arguments
+    assert "'--odp_ledger_tracker', 'odp-dev-pt'" in arguments
     assert "'--odp_raw_root', 's3://raw'" in arguments
     assert "'--odp_dataset_config', 'odp-dev-dataset-config'" in arguments  # its configuration, from DynamoDB
     assert arguments.endswith(

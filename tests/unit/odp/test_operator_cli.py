@@ -19,10 +19,20 @@ from odp.config.items import table_config_item
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames, file_processor_job_name
 from odp.operations.backend import AwsBackend
-from odp.tracker import FileStatus, FileTracker, JobRunRef, ProcessingTracker, TrackedFile, file_kind, make_file_id
+from odp.tracker import (
+    FileStatus,
+    FileTracker,
+    JobRunRef,
+    ProcessingTracker,
+    RunStatus,
+    TrackedFile,
+    file_kind,
+    make_file_id,
+)
 from sandbox import state_store
 from sandbox.operator import sandbox_backend
 from tests.support.lake import table_config
+from tests.support.streams import ORDERS
 
 PEOPLE = table_config("people")
 PETS = table_config("pets")
@@ -175,6 +185,56 @@ def test_status_of_a_cadence_lists_each_table(sandbox: SandboxLake, capsys) -> N
     assert (code, lines[0]) == (0, "cadence hourly: 2 table(s)")
     assert lines[2].split() == ["src.app.people", "0", "-", "0", "-", "free"]
     assert lines[3].split() == ["src.app.pets", "0", "-", "0", "-", "free"]
+
+
+def test_status_all_lists_a_streamed_table_and_a_dataset_beside_the_batch_tables(sandbox: SandboxLake, capsys) -> None:
+    """Each writer records its run through its own code: the streaming job's table commit (stream_run, then the
+    ledger as StreamTarget.ledger records it) and the dataset job's recorder (as etl/jobs/dataset_job.py builds it
+    from the deployed arguments); python -m odp status --all lists both with their last run."""
+    from etl.jobs.dataset_job import recorder
+    from etl.streaming.batch import stream_run
+    from odp.contracts.base import LedgerTables
+    from odp.contracts.datasets import DatasetJobArgs, LakeRoots, config_tables
+    from odp.tracker.dataset_run import DatasetRun
+    from odp.tracker.ledger import RunLedger
+
+    with sandbox.trackers() as backend:
+        names, dynamodb = backend.names, backend.dynamodb
+        dynamodb.Table(names.table_config).put_item(Item=table_config_item(ORDERS))
+        ledger = RunLedger(dynamodb.Table(names.processing_tracker), dynamodb.Table(names.processing_tracker_history))
+        commit = stream_run(
+            ORDERS.table_id,
+            "b-7",
+            "2026-01-01T00:00:00.000Z",
+            RunStatus.COMPLETED,
+            rows=3,
+            finished_at="2026-01-01T00:00:09.000Z",
+        )
+        ledger.record(commit)
+        args = DatasetJobArgs(
+            LakeRoots("s3://raw", "s3://conformed", "s3://purpose"),
+            **config_tables("sandbox"),
+            ledger=LedgerTables(names.processing_tracker, names.processing_tracker_history),
+        )
+        refresh = DatasetRun(
+            dataset="trips_clean",
+            zone="conformed",
+            status=RunStatus.WRITTEN,
+            refresh="full",
+            run_id="datasets-1",
+            started_at="2026-01-01T00:01:00Z",
+            rows_upserted=42,
+        )
+        recorder(args, dynamodb=dynamodb)(refresh)
+    code, out = sandbox.odp(capsys, "status", "--all")
+    lines = out.splitlines()
+    assert (code, lines[0]) == (0, "2 table(s) and dataset(s) with runs")
+    by_subject = {line.split()[0]: line.split() for line in lines[2:]}
+    assert by_subject["dataset:trips_clean"][1:3] == ["dataset", "written"]
+    assert by_subject["dataset:trips_clean"][-1] == "42"
+    assert by_subject[ORDERS.table_id][1:4] == ["stream", "shop_changes", "completed"]
+    assert by_subject[ORDERS.table_id][4].endswith("Z")  # when the ledger recorded it
+    assert by_subject[ORDERS.table_id][-1] == "3"
 
 
 def test_a_command_needs_a_target_and_a_known_table(tmp_path: Path, aws_env: None, capsys, monkeypatch) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from odp.config.models import Engine
+from odp.config.models import EngineName
 from odp.contracts.job_kinds import DATASET_JOB, FILE_PROCESSOR, JOB_KINDS
 from odp.contracts.state_machines import (
     DEFINITIONS,
@@ -53,9 +53,9 @@ def test_each_job_kind_on_each_engine_has_its_file_and_its_substitutions(repo_ro
         kind = next(kind for kind in JOB_KINDS if kind.name == name)
         assert kind.definition(engine) == substitutions.DEFINITION
         assert placeholders_in(substitutions.DEFINITION.read_text()) == set(substitutions.placeholders())
-    assert substitutions_for(FILE_PROCESSOR, Engine.EMR_SERVERLESS) is FileProcessorOnEmrServerless
+    assert substitutions_for(FILE_PROCESSOR, EngineName.EMR_SERVERLESS) is FileProcessorOnEmrServerless
     with pytest.raises(ValueError, match="no state machine on"):
-        JOB_KINDS[2].definition(Engine.GLUE)  # the streaming job runs on its own
+        JOB_KINDS[2].definition(EngineName.GLUE)  # the streaming job runs on its own
 
 
 def test_no_placeholder_is_a_piece_of_json(repo_root: Path) -> None:
@@ -147,4 +147,4 @@ def test_the_datasets_on_emr_serverless_add_one_run_after_the_glue_run() -> None
     assert emr["States"]["RefreshDatasets"].pop("Next") == "RefreshDatasetsOnEmr"
     assert glue["States"]["RefreshDatasets"].pop("Next") == "Done"
     assert _without(glue, "Comment") == _without(emr, "Comment")
-    assert DATASET_JOB.definition(Engine.GLUE).name == "datasets.glue.asl.json"
+    assert DATASET_JOB.definition(EngineName.GLUE).name == "datasets.glue.asl.json"

@@ -9,10 +9,11 @@ import boto3
 
 from etl.datasets.lease import DatasetLeases, dataset_leases
 from odp.config.loader import load_config
+from odp.contracts.base import LedgerTables
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots, config_tables
 from odp.tracker import EmrServerlessJobRuns, JobRunRef, JobRunsByEngine, ProcessingTracker
-from odp.tracker.dataset_history import dataset_lease_id
 from odp.tracker.dataset_run import DatasetRun
+from odp.tracker.ledger import dataset_subject
 from tests.support.emr_runs import moto_emr_run
 from tests.support.paths import AWS_REGION
 
@@ -70,7 +71,7 @@ def test_a_dataset_held_by_a_running_emr_run_is_waited_for_then_refused_by_name(
         with second.held("other_dataset") as other:
             assert other is None  # another dataset's lease is its own
     # released when the refresh ended: the next run takes it at once
-    assert tracker.state(dataset_lease_id("trips_clean")).lease_owner is None
+    assert tracker.state(dataset_subject("trips_clean")).lease_owner is None
     with second.held("trips_clean") as refused:
         assert refused is None
 
@@ -100,7 +101,10 @@ def test_the_job_leases_only_when_given_the_lease_table(tracker_tables: dict[str
     assert dataset_leases(DatasetJobArgs(roots, **TABLES), "datasets-1", None, dynamodb=dynamodb) is None
     table = tracker_tables["processing_tracker"].name
     leases = dataset_leases(
-        DatasetJobArgs(roots, **TABLES, lease_table=table, lease_seconds=60), "datasets-1", None, dynamodb=dynamodb
+        DatasetJobArgs(roots, **TABLES, ledger=LedgerTables(table, table), lease_seconds=60),
+        "datasets-1",
+        None,
+        dynamodb=dynamodb,
     )
     assert leases is not None
     with leases.held("trips_clean") as refused:

@@ -9,8 +9,9 @@ import pytest
 
 from etl.datasets.job import select_datasets
 from odp.config.loader import load_config
-from odp.config.models import Engine
+from odp.config.models import EngineName
 from odp.contracts.arguments import JobArgumentError
+from odp.contracts.base import LedgerTables
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots, config_tables
 
 ROOTS = LakeRoots("s3://raw", "s3://conformed", "s3://purpose")
@@ -22,7 +23,7 @@ def test_a_run_of_one_engine_refreshes_only_that_engines_datasets_in_dependency_
     shipped = load_config(repo_root / "config")
     # the shipped chain trips_clean -> revenue_per_vendor_day, its second dataset moved to EMR Serverless
     datasets = tuple(
-        d.model_copy(update={"engine": Engine.EMR_SERVERLESS}) if d.name == "revenue_per_vendor_day" else d
+        d.model_copy(update={"engine": EngineName.EMR_SERVERLESS}) if d.name == "revenue_per_vendor_day" else d
         for d in shipped.datasets
     )
     config = dataclasses.replace(shipped, datasets=datasets)
@@ -39,7 +40,12 @@ def test_a_run_of_one_engine_refreshes_only_that_engines_datasets_in_dependency_
 
 
 def test_the_engine_argument_round_trips_and_is_refused_when_unknown() -> None:
-    args = DatasetJobArgs(ROOTS, **TABLES, engine="emr_serverless", lease_table="odp-dev-processing-tracker")
+    args = DatasetJobArgs(
+        ROOTS,
+        **TABLES,
+        engine="emr_serverless",
+        ledger=LedgerTables("odp-dev-processing-tracker", "odp-dev-processing-tracker-history"),
+    )
     assert DatasetJobArgs.from_arguments(args.to_arguments()) == args
     assert DatasetJobArgs.from_arguments({**args.to_arguments(), "--odp_engine": ""}).engine == "any"
     with pytest.raises(JobArgumentError, match="--odp_engine"):
