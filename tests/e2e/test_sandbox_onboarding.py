@@ -27,6 +27,7 @@ TABLES = 200
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_a_200_table_source_from_one_entry_four_shards_merged_and_unmatched_listed(
     spark: object, tmp_path: Path, repo_root: Path
 ) -> None:

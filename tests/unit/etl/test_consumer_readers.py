@@ -141,6 +141,7 @@ def _log_files(base_path: str) -> list[Path]:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_every_kind_of_table_reads_the_same_with_the_consumers_hudi_0_15(
     spark, lake: Lake, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -88,6 +88,7 @@ def _expected(model: dict[int, tuple[str, str]]) -> list[tuple]:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_upsert_and_rewrite_give_the_same_table_and_the_index_stays_right(spark, lake: Lake, monkeypatch) -> None:
     upserted = lake.configure(table_config("by_upsert", partition_by=("grp",)))
     rewritten = lake.configure(table_config("by_rewrite", partition_by=("grp",)))

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from etl.hudi.timeline import completed_commits
 from etl.streaming.batch import StreamTarget
 from odp.tracker import RunStatus
@@ -36,6 +38,7 @@ def start_child(job: Path, *extra: str) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow
 def test_a_batch_replayed_after_a_crash_between_commit_and_checkpoint_is_applied_once(
     spark, target: StreamTarget, folder: StreamFolder, tmp_path: Path
 ) -> None:
