@@ -27,9 +27,7 @@ export ODP_HUDI_EXTENSIONS_JAR := $(abspath $(EXTENSIONS_JAR))
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 # pytest-xdist workers of `make test`: one per core of the 2-core machine the suite is sized for (tests/README.md);
-# --dist loadfile keeps a file's tests on one worker, so a module's fixtures (a synth, a sandbox flow) run once;
-# --no-loadscope-reorder keeps the files in the order tests/conftest.py gives them (the slow ones first): xdist's
-# default reorder puts the files with the most tests first, which left one worker alone with every slow file.
+# --dist loadfile keeps a file's tests on one worker, so a module's fixtures (a synth, a sandbox flow) run once.
 PYTEST_WORKERS ?= 2
 
 .PHONY: help setup test unit lint format schema validate demo synth bench bench-synth clean
@@ -79,7 +77,7 @@ test: setup ## lint, then every test (unit, infra, e2e, bench smoke)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m odp.config validate
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 lint: setup ## ruff check and format check
 	$(VENV)/bin/ruff check .

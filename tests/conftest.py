@@ -18,14 +18,6 @@ from odp.tracker.schema import create_tables
 from tests.support.paths import AWS_REGION, REPO_ROOT, SAMPLES_DIR
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files with a test marked ``slow`` run first, each file's tests in their order: ``make test`` runs the
-    files on two workers (pytest-xdist, ``--dist loadfile``), which take the files in this order, so the longest ones
-    start at once instead of leaving one worker alone with them at the end."""
-    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)
-
-
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT
