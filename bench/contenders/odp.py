@@ -36,8 +36,9 @@ class OdpFileProcessor(Contender):
         """The table type ODP writes ``table`` with."""
         return (self.table_types or {}).get(table, self.table_type)
 
-    def _run(self, measurement: WaveMeasurement, wave: int, files: list[WaveFiles], staging_root: Path) -> None:
-        spec = {
+    def wave_spec(self, wave: int, files: list[WaveFiles], staging_root: Path) -> dict:
+        """What bench.contenders.odp_job reads for one wave: the folders, ODP's settings and every table's files."""
+        return {
             "wave": wave,
             "staging_root": str(staging_root),
             "raw_root": str(self.tables_root),
@@ -56,6 +57,9 @@ class OdpFileProcessor(Contender):
                 for item in files
             ],
         }
+
+    def _run(self, measurement: WaveMeasurement, wave: int, files: list[WaveFiles], staging_root: Path) -> None:
+        spec = self.wave_spec(wave, files, staging_root)
         spec_path = self.write_spec(f"wave_{wave}", spec)
         command = [sys.executable, "-m", "bench.contenders.odp_job", str(spec_path)]
         step = run_step(command, log_path=self.logs / f"wave_{wave}.log", env=child_env())

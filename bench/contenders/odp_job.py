@@ -92,6 +92,27 @@ def resolver(staging_root: Path):
     return resolve
 
 
+def table_configs(spec: dict) -> list[TableConfig]:
+    """The table settings of a wave's spec (OdpFileProcessor.wave_spec), one per table, in its order."""
+    configs = []
+    for table in spec["tables"]:
+        source, schema_name, name = table["table_id"].split(".")
+        table_type = TableType(table.get("table_type") or spec.get("table_type", TableType.COPY_ON_WRITE.value))
+        partition = table.get("partition", "vendorid")
+        configs.append(
+            table_config(
+                source,
+                schema_name,
+                name,
+                table_type,
+                index_buckets=spec.get("index_buckets"),
+                index=IndexKind(table.get("index") or IndexKind.RECORD.value),
+                partition_by=(partition,) if partition else (),
+            )
+        )
+    return configs
+
+
 def run(spec: dict) -> dict:
     """Register the wave's files and run the File Processor once over every table."""
     from etl.file_processor.processor import run_file_processor
@@ -105,19 +126,7 @@ def run(spec: dict) -> dict:
     files = Trackers.build(dynamodb, names).files
     landed = datetime(2026, 11, 1, tzinfo=UTC) + timedelta(days=spec["wave"])
     table_ids = []
-    for table in spec["tables"]:
-        source, schema_name, name = table["table_id"].split(".")
-        table_type = TableType(table.get("table_type") or spec.get("table_type", TableType.COPY_ON_WRITE.value))
-        partition = table.get("partition", "vendorid")
-        config = table_config(
-            source,
-            schema_name,
-            name,
-            table_type,
-            index_buckets=spec.get("index_buckets"),
-            index=IndexKind(table.get("index") or IndexKind.RECORD.value),
-            partition_by=(partition,) if partition else (),
-        )
+    for table, config in zip(spec["tables"], table_configs(spec), strict=True):
         configs.put_item(Item=table_config_item(config))
         for order, key in enumerate(table["keys"]):
             size = (staging_root / key).stat().st_size

@@ -1,6 +1,7 @@
 """Kill -9 at every state-changing point, then run again: the table ends exactly equal to its source.
 
-One small scenario for every point (cheap: two child runs each): one file inserts keys 1..3, a second
+One small scenario for every point (one child run each, killed; the run again is in this process, on the test
+session's Spark, reading every piece of state from the folders as a new process would): one file inserts keys 1..3, a second
 updates key 1 and deletes key 2 (so tombstones are written). Moving files to history mid-way needs
 more files than one transaction moves (50): there, 50 files insert keys 1..50 and a 51st updates key 1
 and deletes key 2. ``python -m sandbox run`` is killed (SIGKILL, process group) at the named point
@@ -16,7 +17,7 @@ import pytest
 from tests.support.kill_harness import completed_instants
 from tests.support.kill_sandbox import ALPHA, Sandbox
 
-pytestmark = pytest.mark.slow  # two sandbox runs (two Spark JVMs) per point
+pytestmark = [pytest.mark.slow, pytest.mark.spark]  # a child Spark JVM per point
 
 MANY = "tracker.between_moves"  # the one point that needs more files than one transaction moves
 
@@ -61,7 +62,7 @@ POINTS = {
 
 @pytest.mark.parametrize("point", sorted(POINTS))
 def test_killed_at_a_state_changing_point_then_run_again_applies_every_change_once(
-    tmp_path: Path, repo_root: Path, point: str
+    tmp_path: Path, repo_root: Path, point: str, spark: object
 ) -> None:
     sandbox = Sandbox(tmp_path, repo_root)
     expected = land_scenario(sandbox, point)
@@ -71,8 +72,7 @@ def test_killed_at_a_state_changing_point_then_run_again_applies_every_change_on
     assert killed.killed, killed.output[-3000:]
     assert POINTS[point](sandbox), f"the kill at {point} did not leave what it should"
 
-    rerun = sandbox.run()
-    assert rerun.returncode == 0, rerun.output[-3000:]
-    (alpha,) = [t for t in sandbox.report()["tables"] if t["table_id"] == ALPHA]
-    assert alpha["status"] == "completed", alpha
+    rerun = sandbox.run_here(spark)
+    assert rerun.ok, rerun.to_json()
+    assert rerun.table(ALPHA).status == "completed", rerun.table(ALPHA)
     assert_applied_exactly_once(sandbox, expected)

@@ -1,25 +1,31 @@
 """Kill -9 after a dataset's Hudi commit, before anything else (``datasets.after_commit``): the rerun
-finds the source commits consumed and applies nothing twice. Child processes (``python -m
+finds the source commits consumed and applies nothing twice. The killed job is a child process (``python -m
 etl.jobs.dataset_job`` through ``sandbox.job_process``: the configuration loaded into the process's DynamoDB, as
-deployed), the dataset read back with hudi-rs; expected rows written out by hand."""
+deployed); the rerun is the same entry point in this process, with the configuration loaded the same way. The
+dataset is read back with hudi-rs; expected rows written out by hand."""
 
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 
 import pytest
 
 from etl.datasets.refresh import AFTER_COMMIT_FAULT
+from etl.engine import LocalEngine
+from etl.jobs import dataset_job
+from odp.config.loader import load_config
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots, config_tables
 from sandbox.account import ENVIRONMENT
+from sandbox.job_process import configured_aws
 from sandbox.staging import hadoop_file_uri
 from tests.support.kill_harness import completed_instants, run_child
 from tests.support.kill_sandbox import Sandbox
 from tests.support.lake import hudi_rs_rows
 
-pytestmark = pytest.mark.slow  # three child processes start Spark
+pytestmark = [pytest.mark.slow, pytest.mark.spark]  # the killed job starts Spark in a child process
 
 DATASET = {
     "name": "alpha_clean",
@@ -31,21 +37,27 @@ DATASET = {
 }
 
 
-def dataset_job_argv(sandbox: Sandbox) -> list[str]:
+def dataset_job_arguments(sandbox: Sandbox) -> list[str]:
     lake = sandbox.lake
     roots = LakeRoots(
         hadoop_file_uri(lake / "raw"), hadoop_file_uri(lake / "conformed"), hadoop_file_uri(lake / "purpose_built")
     )
     arguments = DatasetJobArgs(roots, **config_tables(ENVIRONMENT)).to_arguments()
-    job = ["etl.jobs.dataset_job", *(part for pair in arguments.items() for part in pair)]
+    return [part for pair in arguments.items() for part in pair]
+
+
+def dataset_job_argv(sandbox: Sandbox) -> list[str]:
+    job = ["etl.jobs.dataset_job", *dataset_job_arguments(sandbox)]
     return [sys.executable, "-m", "sandbox.job_process", str(sandbox.config), *job]
 
 
-def test_a_dataset_job_killed_after_its_commit_reruns_without_applying_twice(tmp_path: Path, repo_root: Path) -> None:
+def test_a_dataset_job_killed_after_its_commit_reruns_without_applying_twice(
+    tmp_path: Path, repo_root: Path, spark: object, caplog: pytest.LogCaptureFixture
+) -> None:
     sandbox = Sandbox(tmp_path, repo_root)
     sandbox.land("alpha", "20260101-000001.parquet", [("I", 1, 1, "ann"), ("I", 2, 2, "bob"), ("D", 3, 2, "bob")])
     sandbox.land("beta", "20260101-000001.parquet", [("I", 1, 10, "x")])
-    assert sandbox.run().returncode == 0, "the File Processor run that fills the raw table"
+    assert sandbox.run_here(spark).ok, "the File Processor run that fills the raw table"
     # the dataset is configured after that run: `sandbox run` refreshes the datasets downstream of what it
     # changed, and this test's first dataset job must be the one that commits (and is killed)
     (sandbox.config / "datasets").mkdir()
@@ -58,8 +70,9 @@ def test_a_dataset_job_killed_after_its_commit_reruns_without_applying_twice(tmp
     assert len(completed_instants(dataset_dir)) == 1
     assert hudi_rs_rows(str(dataset_dir), ["id", "name"]) == [(1, "ANN")]
 
-    rerun = run_child(dataset_job_argv(sandbox), output=tmp_path / "job-2.log")
-    assert rerun.returncode == 0, rerun.output[-2000:]
-    assert "alpha_clean: up_to_date" in rerun.output
+    caplog.set_level(logging.INFO)
+    with configured_aws(load_config(sandbox.config)):
+        assert dataset_job.main(["dataset_job.py", *dataset_job_arguments(sandbox)], engine=LocalEngine()) == 0
+    assert "alpha_clean: up_to_date" in caplog.text
     assert len(completed_instants(dataset_dir)) == 1
     assert hudi_rs_rows(str(dataset_dir), ["id", "name"]) == [(1, "ANN")]

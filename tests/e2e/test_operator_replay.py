@@ -10,7 +10,7 @@ from odp.__main__ import main
 from tests.support.kill_harness import completed_instants
 from tests.support.kill_sandbox import ALPHA, Sandbox, land_first_round
 
-pytestmark = pytest.mark.slow  # one sandbox run, then the job in this process
+pytestmark = [pytest.mark.slow, pytest.mark.spark]  # a sandbox run, then the job, both in this process
 
 
 def test_replay_rebuilds_a_table_from_its_processed_files_and_retry_applies_them(
@@ -18,8 +18,8 @@ def test_replay_rebuilds_a_table_from_its_processed_files_and_retry_applies_them
 ) -> None:
     sandbox = Sandbox(tmp_path, repo_root)
     land_first_round(sandbox)
-    first = sandbox.run()
-    assert first.returncode == 0, first.output[-3000:]
+    first = sandbox.run_here(spark)
+    assert first.ok, first.to_json()
     assert sandbox.rows("alpha") == [(1, "ann-2")]
     (original,) = [t for t in sandbox.report()["tables"] if t["table_id"] == ALPHA]
     target = ["--sandbox", str(sandbox.lake), "--staging", str(sandbox.staging)]

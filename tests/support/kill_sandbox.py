@@ -10,7 +10,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from odp.config.loader import load_config
 from odp.naming import TrackerTableNames
+from sandbox.account import SandboxLayout
+from sandbox.report import RunReport
+from sandbox.runner import run_sandbox
 from tests.support.kill_harness import (
     ChildRun,
     run_child,
@@ -69,9 +73,21 @@ class Sandbox:
         return self.lake / "raw" / "shop_raw" / "_odp_tombstones" / table
 
     def run(self, **kill: Any) -> ChildRun:
+        """``python -m sandbox run`` in a child process, to be killed (``kill``: :func:`run_child`'s arguments)."""
         self.runs += 1
         argv = sandbox_run_argv(self.config, self.staging, self.lake)
         return run_child(argv, output=self.root / f"run-{self.runs}.log", **kill)
+
+    def run_here(self, spark: Any) -> RunReport:
+        """What ``python -m sandbox run`` does, in this process on the test session's Spark: a run that is not
+        killed needs no JVM of its own. The run reads every piece of state from the folders (the tracker tables,
+        the lake, the staging files), as a new process would; its report is written where the child's would be."""
+        self.runs += 1
+        config = load_config(self.config)
+        layout = SandboxLayout(lake=self.lake.resolve(), staging=self.staging.resolve())
+        report = run_sandbox(config, layout, spark, refresh_datasets=True)
+        report.write(self.lake / "report.json")
+        return report
 
     def report(self) -> dict[str, Any]:
         return json.loads((self.lake / "report.json").read_text())

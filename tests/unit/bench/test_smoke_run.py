@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.__main__ import main
+from bench.__main__ import main, parser
+from bench.contenders.odp import OdpFileProcessor
+from bench.contenders.odp_job import table_configs
+from bench.runner import make_contender
+from bench.workload import WaveFiles
+from odp.config.models import IndexKind
 
 MUST_RUN = ("odp", "hudi_per_table")
 
@@ -55,22 +60,19 @@ def test_small_run_checks_every_contenders_tables(tmp_path: Path, capsys: pytest
     assert "speedup_vs_hoodiestreamer" in printed
 
 
-@pytest.mark.spark
-@pytest.mark.slow
-def test_small_run_of_odp_with_the_bucket_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    exit_code = main(
-        ["run", "--small", "--contenders", "odp", "--index-buckets", "1", "--work-dir", str(tmp_path), "--name", "b"]
-    )
-    assert exit_code == 0, capsys.readouterr().out
-    document = json.loads((tmp_path / "results" / "b.json").read_text())
-    assert document["odp_index_buckets"] == 1
-    result = document["contenders"]["odp"]
-    assert result["status"] == "ok", result["reason"]
-    assert [(check["table"], check["ok"]) for check in result["checks"]] == [("table_1", True), ("table_2", True)]
-    tables = sorted(path.parent.parent for path in tmp_path.glob("**/taxi_trips_raw/*/.hoodie/hoodie.properties"))
-    assert [table.name for table in tables] == ["table_1", "table_2"]
-    for table in tables:
-        assert (table / ".hoodie" / "metadata" / "files").is_dir()
-        assert not (table / ".hoodie" / "metadata" / "record_index").exists()
-        # one bucket per partition: every base file's file group is bucket 0
-        assert {parquet.name[:8] for parquet in table.glob("vendorid=*/*.parquet")} == {"00000000"}
+def test_the_bucket_index_option_reaches_the_table_settings_odp_is_run_with(tmp_path: Path) -> None:
+    """``bench run --index-buckets N``: every table of ODP's wave spec gets the table setting ``index_buckets: N``
+    (``odp_job`` loads these settings into its table_config and runs the File Processor; that a bucket index table
+    is written and read right, one bucket per partition here: tests/unit/etl/test_file_processor_index_and_compaction.py).
+    Without the option, the record level index."""
+    args = parser().parse_args(["run", "--small", "--contenders", "odp", "--index-buckets", "1"])
+    assert args.index_buckets == 1
+    files = [WaveFiles(table, 1, [f"{table}/1.parquet"], 10, partition="vendorid") for table in ("table_1", "table_2")]
+    for buckets, expected in ((args.index_buckets, (1, IndexKind.RECORD)), (None, (None, IndexKind.RECORD))):
+        contender = make_contender("odp", tmp_path, index_buckets=buckets)
+        assert isinstance(contender, OdpFileProcessor)
+        spec = json.loads(json.dumps(contender.wave_spec(1, files, tmp_path / "staging")))  # as written for the child
+        configs = table_configs(spec)
+        assert [config.table for config in configs] == ["table_1", "table_2"]
+        assert {(config.index_buckets, config.index) for config in configs} == {expected}
+        assert all(config.partition_by == ("vendorid",) for config in configs)

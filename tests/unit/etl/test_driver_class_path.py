@@ -3,22 +3,21 @@
 Without ``spark.driver.extraClassPath`` the second wave failed: ``ClassCastException: GenericData$Record cannot
 be cast to HoodieDeleteRecord`` while the record index lookup, fanned out over the index's file groups on a
 fork-join pool thread, read the delete block the first wave wrote (docs/decisions/011).
-The scenario runs in a child process (tests/unit/etl/classpath_child.py): the shared session of the test run
-already has the setting, and class path settings only take effect when a JVM starts.
+The scenario (tests/support/record_index_waves.py) runs on the test run's shared session, whose JVM started with the
+setting (the test before it checks the JVM's class path: a class path setting only takes effect when a JVM starts).
+``python -m tests.unit.etl.classpath_child WORKDIR --without-driver-class-path`` runs it in a JVM started without the
+setting, to see the failure.
 """
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import pytest
 
+import etl.hudi.options
 from etl.spark_session import hudi_bundle_jar, hudi_extensions_jar, local_spark_conf
-from tests.support.kill_harness import run_child
-
-CHILD = "tests.unit.etl.classpath_child"
+from tests.support.record_index_waves import KEYS_PER_INDEX_FILE_GROUP, scenario
 
 
 def test_the_local_session_puts_the_bundle_on_the_driver_class_path_and_ships_it_with_spark_jars() -> None:
@@ -40,11 +39,14 @@ def test_the_driver_jvm_started_with_the_bundle_on_its_class_path(spark) -> None
     assert str(hudi_extensions_jar()) in class_path
 
 
+@pytest.mark.spark
 @pytest.mark.slow
-def test_two_cdc_waves_with_deletes_into_a_record_index_of_several_file_groups(tmp_path: Path) -> None:
-    child = run_child([sys.executable, "-m", CHILD, str(tmp_path)], output=tmp_path / "child.log", timeout_seconds=240)
-    assert child.returncode == 0, child.output[-4000:]
-    outcome = json.loads((tmp_path / "outcome.json").read_text())
+def test_two_cdc_waves_with_deletes_into_a_record_index_of_several_file_groups(
+    spark, aws: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    test_the_driver_jvm_started_with_the_bundle_on_its_class_path(spark)
+    monkeypatch.setattr(etl.hudi.options, "KEYS_PER_LOCAL_INDEX_FILE_GROUP", KEYS_PER_INDEX_FILE_GROUP)
+    outcome = scenario(spark, tmp_path)
     assert [run["status"] for run in outcome["runs"]] == ["completed"] * 3, outcome["runs"]
     assert outcome["index_file_groups"] == 4  # 2,000 keys at 500 per file group: the lookup fans out
     # 2,000 loaded, 40 deleted and 40 updated per wave
