@@ -24,6 +24,10 @@ export ODP_CHECKOV := $(abspath $(CHECKOV_VENV)/bin/checkov)
 EXTENSIONS_JAR := $(CACHE)/jars/odp-hudi-extensions.jar
 EXTENSIONS_SOURCES := $(shell find jvm -name '*.java' 2>/dev/null | sort)
 export ODP_HUDI_EXTENSIONS_JAR := $(abspath $(EXTENSIONS_JAR))
+# The class data archive of the local Spark JVM (sandbox/class_archive.py, docs/decisions/023): every local session
+# (tests, the sandbox, the demo; never Glue's) maps its Spark and Hudi classes from it instead of loading them.
+CLASS_ARCHIVE := $(CACHE)/jvm/odp-local.jsa
+export ODP_LOCAL_JVM_OPTIONS := -XX:SharedArchiveFile=$(abspath $(CLASS_ARCHIVE)) -Xlog:cds=off -Xlog:cds+dynamic=off
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 # pytest-xdist workers of `make test`: one per core of the 2-core machine the suite is sized for (tests/README.md);
@@ -71,7 +75,11 @@ $(EXTENSIONS_JAR): $(EXTENSIONS_SOURCES) $(HUDI_JAR) $(VENV)/.installed
 	  jar --create --file "$$build/extensions.jar" --date=2020-01-01T00:00:00Z -C "$$build/classes" . && \
 	  mv "$$build/extensions.jar" $@ && echo "built $@"
 
-setup: $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed $(HUDI_JAR) $(CONSUMER_HUDI_JAR) $(EXTENSIONS_JAR) ## install the venv, checkov, the CDK CLI, the Hudi jars and ODP's jar
+# A small demo in a JVM that writes the archive when it exits (about a minute), again when a jar it holds changes.
+$(CLASS_ARCHIVE): $(HUDI_JAR) $(EXTENSIONS_JAR) $(VENV)/.installed
+	$(PY) -m sandbox.class_archive $@
+
+setup: $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed $(HUDI_JAR) $(CONSUMER_HUDI_JAR) $(EXTENSIONS_JAR) $(CLASS_ARCHIVE) ## install the venv, checkov, the CDK CLI, the Hudi jars, ODP's jar and the JVM's class archive
 
 test: setup ## lint, then every test (unit, infra, e2e, bench smoke)
 	$(VENV)/bin/ruff check .

@@ -22,6 +22,9 @@ DEFAULT_HUDI_BUNDLE = REPO_ROOT / ".cache" / "jars" / "hudi-spark3.5-bundle_2.12
 HUDI_EXTENSIONS_ENV = "ODP_HUDI_EXTENSIONS_JAR"
 DEFAULT_HUDI_EXTENSIONS = REPO_ROOT / ".cache" / "jars" / "odp-hudi-extensions.jar"
 LOCAL_DRIVER_MEMORY = "2g"  # the local profile's heap: local[2] runs every task in the driver's JVM
+# More options for the local driver JVM (never Glue's): the Makefile sets the class data archive `make setup` builds
+# (sandbox/class_archive.py; docs/decisions/018), which cuts a local JVM's start-up and warm-up by about a third.
+LOCAL_JVM_OPTIONS_ENV = "ODP_LOCAL_JVM_OPTIONS"
 
 
 class HudiBundleMissingError(FileNotFoundError):
@@ -61,7 +64,12 @@ def hudi_extensions_jar() -> Path:
 
 
 def local_spark_conf(
-    jar: Path, warehouse: str, extensions: Path | None = None, *, driver_memory: str = LOCAL_DRIVER_MEMORY
+    jar: Path,
+    warehouse: str,
+    extensions: Path | None = None,
+    *,
+    driver_memory: str = LOCAL_DRIVER_MEMORY,
+    jvm_options: str = "",
 ) -> dict[str, str]:
     """Pure: the settings of the local session, the Hudi bundle (and ``extensions``, ODP's jar of classes Hudi
     loads by name, beside it) on the driver's class path included.
@@ -75,6 +83,7 @@ def local_spark_conf(
     starts: pyspark passes the builder's settings to spark-submit as ``--conf``, which puts them on the
     driver JVM's class path. ``spark.jars`` stays: it is how Spark ships the bundle to executors. The extensions
     jar goes where the bundle goes: Hudi loads its classes by name from its own (the system) class loader.
+    ``jvm_options``: more options for the driver JVM (``ODP_LOCAL_JVM_OPTIONS``).
     """
     jars = [str(jar)] if extensions is None else [str(jar), str(extensions)]
     return {
@@ -90,7 +99,7 @@ def local_spark_conf(
         "spark.sql.session.timeZone": "UTC",
         # The tables of a batch run in threads (etl.file_processor.concurrency), each in its own FAIR pool.
         "spark.scheduler.mode": "FAIR",
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse}",
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse} {jvm_options}".strip(),
     }
 
 
@@ -100,11 +109,13 @@ def local_spark_session(
     *,
     without: tuple[str, ...] = (),
     driver_memory: str = LOCAL_DRIVER_MEMORY,
+    jvm_options: str | None = None,
 ) -> SparkSession:
     """A small local[2] session configured for Hudi (``local_spark_conf``); reuses the active session if there
     is one (then its JVM keeps the settings it started with). ``without``: settings of ``local_spark_conf`` to
     leave out (tests that show what one of them prevents); ``driver_memory``: the heap every local task runs in
-    (the benchmark's ``--driver-memory``).
+    (the benchmark's ``--driver-memory``); ``jvm_options``: more driver JVM options (default: env
+    ``ODP_LOCAL_JVM_OPTIONS``).
 
     Raises:
         HudiBundleMissingError: no session is active and the Hudi bundle jar or ODP's extensions jar is missing.
@@ -119,7 +130,9 @@ def local_spark_session(
         os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *paths])
     warehouse = warehouse_dir or tempfile.mkdtemp(prefix="odp-warehouse-")
     builder = SparkSession.builder.appName(app_name).master("local[2]")
-    for key, value in local_spark_conf(jar, warehouse, extensions, driver_memory=driver_memory).items():
+    options = os.environ.get(LOCAL_JVM_OPTIONS_ENV, "") if jvm_options is None else jvm_options
+    conf = local_spark_conf(jar, warehouse, extensions, driver_memory=driver_memory, jvm_options=options)
+    for key, value in conf.items():
         if key not in without:
             builder = builder.config(key, value)
     return builder.getOrCreate()

@@ -1,7 +1,9 @@
 """Fixtures shared by every test package: paths, the published samples, emulated AWS (moto).
 
 Spark: one local session per test session, from the ``spark`` fixture below (etl/spark_session.py
-builds it with the Hudi bundle the Makefile fetched).
+builds it with the Hudi bundle the Makefile fetched, and the options of ``ODP_LOCAL_JVM_OPTIONS``: the class data
+archive ``make setup`` builds); the local Spark JVMs the tests start in child processes also compile with C1 only
+(tests/support/jvm_options.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,12 @@ from moto import mock_aws
 
 from odp.naming import TrackerTableNames
 from odp.tracker.schema import create_tables
+from tests.support.jvm_options import give_children_short_lived_options, shared_session_options
 from tests.support.paths import AWS_REGION, REPO_ROOT, SAMPLES_DIR
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    give_children_short_lived_options()
 
 
 @pytest.fixture(scope="session")
@@ -76,7 +83,8 @@ def spark(tmp_path_factory: pytest.TempPathFactory):  # pyspark is imported lazi
     """The one local Spark + Hudi session of the test run (local[2], 2 shuffle partitions, UI off)."""
     from etl.spark_session import local_spark_session
 
-    session = local_spark_session("odp-tests", warehouse_dir=str(tmp_path_factory.mktemp("spark-warehouse")))
+    warehouse = str(tmp_path_factory.mktemp("spark-warehouse"))
+    session = local_spark_session("odp-tests", warehouse_dir=warehouse, jvm_options=shared_session_options())
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from odp.faults import FAULT_POINT_VARIABLE
+from sandbox.process_group import wait_for_group
 from tests.support.paths import REPO_ROOT
 from tests.support.timeline import instant_of, timeline_dir
 
@@ -52,18 +53,6 @@ class ChildRun:
         return self.returncode == -signal.SIGKILL
 
 
-def _living_members(pgid: int) -> list[int]:
-    """Processes of group ``pgid`` that have not yet died (a zombie has died; it waits only to be reaped)."""
-    members = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):  # the process ended while we looked
-            # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ")"
-            state, _ppid, group = stat.read_text().rpartition(")")[2].split()[:3]
-            if int(group) == pgid and state not in ("Z", "X"):
-                members.append(int(stat.parent.name))
-    return members
-
-
 def _kill_group(pgid: int, *, deadline_seconds: float = 30) -> None:
     """SIGKILL every process of the group and wait until each has died.
 
@@ -73,11 +62,7 @@ def _kill_group(pgid: int, *, deadline_seconds: float = 30) -> None:
     """
     with contextlib.suppress(ProcessLookupError):  # the group has already gone
         os.killpg(pgid, signal.SIGKILL)
-    started = time.monotonic()
-    while members := _living_members(pgid):
-        if time.monotonic() - started > deadline_seconds:
-            raise RuntimeError(f"processes {members} of group {pgid} still alive {deadline_seconds} s after SIGKILL")
-        time.sleep(0.01)
+    wait_for_group(pgid, deadline_seconds=deadline_seconds)
 
 
 @contextlib.contextmanager

@@ -17,6 +17,7 @@ import pytest
 
 import etl.hudi.options
 from etl.spark_session import hudi_bundle_jar, hudi_extensions_jar, local_spark_conf
+from tests.support.jvm_options import SHORT_LIVED_JVM_OPTIONS, shared_session_options
 from tests.support.record_index_waves import KEYS_PER_INDEX_FILE_GROUP, scenario
 
 
@@ -51,3 +52,29 @@ def test_two_cdc_waves_with_deletes_into_a_record_index_of_several_file_groups(
     assert outcome["index_file_groups"] == 4  # 2,000 keys at 500 per file group: the lookup fans out
     # 2,000 loaded, 40 deleted and 40 updated per wave
     assert (outcome["rows"], outcome["updated"]) == (1920, 80)
+
+
+def test_the_local_driver_jvm_gets_the_options_of_odp_local_jvm_options() -> None:
+    """``ODP_LOCAL_JVM_OPTIONS`` (the Makefile's class data archive, docs/decisions/023) follows the warehouse's
+    Derby home in the driver's options; without it, the options are as before."""
+    jar = Path("/jars/hudi.jar")
+    assert local_spark_conf(jar, "/w")["spark.driver.extraJavaOptions"] == "-Dderby.system.home=/w"
+    options = "-XX:SharedArchiveFile=/a.jsa -Xlog:cds=off"
+    conf = local_spark_conf(jar, "/w", jvm_options=options)
+    assert conf["spark.driver.extraJavaOptions"] == f"-Dderby.system.home=/w {options}"
+
+
+@pytest.mark.spark
+def test_the_shared_session_started_with_the_class_data_archive_make_gives(spark) -> None:
+    """Under make, the test session's JVM maps the archive ``make setup`` built: the JVM runs with the option and the
+    file exists (a JVM that finds it stale runs without it, slower; sandbox/class_archive.py rebuilds it)."""
+    arguments = list(
+        spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
+    )
+    wanted = shared_session_options().split()
+    archive = [option for option in wanted if option.startswith("-XX:SharedArchiveFile=")]
+    if not archive:
+        pytest.skip("ODP_LOCAL_JVM_OPTIONS names no class data archive (pytest run outside make)")
+    assert archive[0] in arguments
+    assert Path(archive[0].split("=", 1)[1]).is_file()
+    assert SHORT_LIVED_JVM_OPTIONS not in arguments  # C1 only is for the tests' short-lived child JVMs
