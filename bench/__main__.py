@@ -19,6 +19,7 @@ from pathlib import Path
 from bench.contenders.common import DEFAULT_DRIVER_MEMORY, DRIVER_MEMORY_VARIABLE
 from bench.fleet import CLASSES, DEFAULT_GROUPS, DIMENSION, FleetSpec, parse_classes, parse_groups
 from bench.fleet_runner import run_fixed_cost, run_fleet, run_many_files
+from bench.measure import level_jvm_options
 from bench.report import (
     fleet_text,
     markdown,
@@ -199,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             print(fleet_text(document) if document.get("kind") else markdown(document))
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    level_jvm_options()
     os.environ[DRIVER_MEMORY_VARIABLE] = args.driver_memory  # every contender's JVM alike (bench.contenders.common)
     if args.command != "run":
         return fleet_main(args)

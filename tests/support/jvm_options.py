@@ -1,6 +1,7 @@
 """The local JVM's options in a test run (docs/decisions/023): the shared session keeps the options make exported
 (``ODP_LOCAL_JVM_OPTIONS``: the class data archive); the child processes a test starts (a run to kill, the benchmark's
-ODP contender, the restarted stream) get C1 only as well, since they live for seconds."""
+ODP contender, the restarted stream) get C1 only as well, since they live for seconds. The benchmark's smoke runs keep
+them (a real benchmark drops them: bench/measure.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 LOCAL_JVM_OPTIONS_ENV = "ODP_LOCAL_JVM_OPTIONS"  # etl.spark_session's (not imported here: it imports pyspark)
 SHARED_JVM_OPTIONS_ENV = "ODP_TESTS_SHARED_JVM_OPTIONS"  # the options as make gave them, kept for the shared session
 SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+KEEP_IN_BENCH_ENV = "ODP_BENCH_KEEP_LOCAL_JVM_OPTIONS"  # bench.measure's: a smoke run measures nothing
 
 
 def give_children_short_lived_options() -> None:
@@ -16,6 +18,7 @@ def give_children_short_lived_options() -> None:
     pytest-xdist's workers inherit) the short-lived ones; the same result when called again."""
     shared = os.environ.setdefault(SHARED_JVM_OPTIONS_ENV, os.environ.get(LOCAL_JVM_OPTIONS_ENV, ""))
     os.environ[LOCAL_JVM_OPTIONS_ENV] = f"{shared} {SHORT_LIVED_JVM_OPTIONS}".strip()
+    os.environ[KEEP_IN_BENCH_ENV] = "1"
 
 
 def shared_session_options() -> str:

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 
 from bench.check import compare, read_parquet_table
 from bench.contenders.hoodiestreamer import streamer_command
-from bench.measure import files_written, run_step, snapshot
+from bench.measure import (
+    KEEP_LOCAL_JVM_OPTIONS_ENV,
+    LOCAL_JVM_OPTIONS_ENV,
+    child_env,
+    files_written,
+    level_jvm_options,
+    run_step,
+    snapshot,
+)
 from bench.workload import KEY, SourceModel, WorkloadSpec
 
 
@@ -106,3 +116,17 @@ def test_hoodiestreamer_command_uses_the_dms_transformer_payload_and_table_setti
     assert "hoodie.datasource.write.partitionpath.field=vendorid" in joined
     assert f"hoodie.streamer.source.dfs.root={tmp_path / 'src'}" in joined
     assert command[command.index("--master") + 1] == "local[2]"
+
+
+def test_a_benchmark_starts_odps_jvm_as_the_other_contenders_start_theirs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The class data archive of ODP's local JVM (ODP_LOCAL_JVM_OPTIONS, docs/decisions/023) is not what the other
+    contenders' spark-submit or Glue start with: a benchmark drops it; a test's smoke run keeps it."""
+    archive = "-XX:SharedArchiveFile=/a.jsa"
+    monkeypatch.setenv(LOCAL_JVM_OPTIONS_ENV, archive)
+    monkeypatch.setenv(KEEP_LOCAL_JVM_OPTIONS_ENV, "1")
+    level_jvm_options()
+    assert os.environ[LOCAL_JVM_OPTIONS_ENV] == archive
+    monkeypatch.delenv(KEEP_LOCAL_JVM_OPTIONS_ENV)
+    level_jvm_options()
+    assert LOCAL_JVM_OPTIONS_ENV not in os.environ
+    assert LOCAL_JVM_OPTIONS_ENV not in child_env()
