@@ -13,7 +13,7 @@ from typing import Any
 import boto3
 from aws_lambda_powertools import Metrics
 
-from odp.contracts.lambda_env import METRICS_NAMESPACE, tracker_names_from_env
+from odp.contracts.lambda_env import METRICS_NAMESPACE, PLAN_BUCKET, LambdaConfigurationError, tracker_names_from_env
 from odp.contracts.metrics import NAMESPACE
 from odp.naming import TrackerTableNames
 
@@ -26,6 +26,22 @@ def dynamodb_tables(environ: Mapping[str, str] | None = None) -> tuple[Any, Trac
     """
     names = tracker_names_from_env(os.environ if environ is None else environ)
     return boto3.resource("dynamodb"), names
+
+
+def plan_bucket(environ: Mapping[str, str] | None = None) -> str:
+    """The bucket of the cadences' plans (the Batch Manager's ``ODP_PLAN_BUCKET``: the artifacts bucket).
+
+    Raises:
+        odp.contracts.lambda_env.LambdaConfigurationError: the variable is missing.
+    """
+    bucket = (os.environ if environ is None else environ).get(PLAN_BUCKET)
+    if not bucket:
+        raise LambdaConfigurationError(f"missing environment variables: {PLAN_BUCKET}")
+    return bucket
+
+
+def s3_client() -> Any:
+    return boto3.client("s3")
 
 
 def new_metrics(environ: Mapping[str, str] | None = None, *, service: str | None = None) -> Metrics:

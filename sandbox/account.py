@@ -42,6 +42,7 @@ from sandbox.staging import hadoop_file_uri
 
 REGION = "eu-west-1"
 ENVIRONMENT = "sandbox"
+ARTIFACTS_BUCKET = "artifacts"  # the sandbox's artifacts bucket: code locations, and the plans in moto's S3
 STAGING_BUCKET = "staging"
 RAW_BUCKET = "raw"
 EXECUTION_TIMEOUT_SECONDS = 4 * 3600
@@ -128,6 +129,9 @@ class LocalAccount:
         self.alerts_topic_arn = ""
         self._alerts_queue_url = ""
         self.account_id = ""
+        # The artifacts bucket's stand-in, in moto's S3: the cadences' plans and their Map results (the Batch
+        # Manager's ODP_PLAN_BUCKET); it lives as long as this account (a run's plans are read within the run).
+        self.plan_bucket = ARTIFACTS_BUCKET
 
     # -- lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> LocalAccount:
@@ -175,6 +179,9 @@ class LocalAccount:
         # From here on every client of the default session saves what it writes before its call returns.
         state_store.WriteThrough(self.layout.lake, self.stored_tables.values()).register(boto3._get_default_session())
         self.config_plan = self.load_configuration(self.config)
+        self.client("s3").create_bucket(
+            Bucket=self.plan_bucket, CreateBucketConfiguration={"LocationConstraint": REGION}
+        )
         sns = self.client("sns")
         sqs = self.client("sqs")
         self.alerts_topic_arn = sns.create_topic(Name=f"{resource_prefix(ENVIRONMENT)}-alerts")["TopicArn"]
@@ -217,6 +224,7 @@ class LocalAccount:
             cadence=cadence,
             max_concurrency=max_concurrency,
             job_name=job_name,
+            plan_bucket=self.plan_bucket,
         ).render()
         arn = self.client("stepfunctions").create_state_machine(
             name=state_machine_name(ENVIRONMENT, cadence), definition=json.dumps(definition), roleArn=self.role_arn

@@ -31,11 +31,10 @@ from odp.tracker.dataset_history import dataset_history_table_name, dataset_job_
 from odp.tracker.dataset_run import DatasetRun
 from odp.tracker.schema import create_tables
 from sandbox import aws_calls
-from sandbox.account import ENVIRONMENT, RAW_BUCKET, REGION, ExecutionResult, LocalAccount
+from sandbox.account import ARTIFACTS_BUCKET, ENVIRONMENT, RAW_BUCKET, REGION, ExecutionResult, LocalAccount
 from sandbox.datasets import lake_roots
 from sandbox.moto_patches import GlueRunResult, ServiceBindings, bound_services
 
-ARTIFACTS_BUCKET = "artifacts"
 CONFORMED_BUCKET = "conformed"
 PURPOSE_BUILT_BUCKET = "purpose_built"
 CODE_PREFIX = "glue/datasets/"  # where infrastructure/jobs/datasets.py deploys the job script (never read here)

@@ -27,6 +27,15 @@ method and is installed only inside :func:`bound_services` (the originals come b
    operation's input members (case-insensitively) and capitalise the response's keys (timestamps as
    ISO 8601 text).
 
+5. A Distributed Map's ResultWriter (``arn:aws:states:::s3:putObject``): moto writes a ``manifest.json`` that lists
+   no result file ("TODO: generate result files and upload them to s3"). We write every child execution's output
+   to ``SUCCEEDED_0.json`` as Step Functions does (each record's ``Output`` and ``Status``, the fields the Batch
+   Manager reads) and the manifest that lists it.
+
+6. ``StateTaskServiceGlue._get_glue_client`` builds a new boto3 client for every Glue task (about 40 ms each); a
+   Distributed Map of thousands of batches spends minutes on it. We build one client per region and share it
+   (boto3 clients are thread safe); what the client calls is unchanged.
+
 SNS publish needs no patch: moto's SNS receives it and tests read it back.
 """
 
@@ -51,6 +60,9 @@ from moto.stepfunctions.parser.asl.component.common.error_name.failure_event imp
 )
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import StatesErrorNameType
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.result_writer.resource_eval.resource_eval_s3 import (
+    ResourceEvalS3 as ResultWriterS3,
+)
 from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk import (
     StateTaskServiceAwsSdk,
@@ -59,6 +71,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
     StateTaskServiceGlue,
 )
 from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+from moto.stepfunctions.parser.asl.utils.boto_client import boto_client_for
 from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 
 MOTO_VERSION = "5.2.5"
@@ -294,6 +307,46 @@ def _aws_sdk_response_as_step_functions(
         response.update(renamed)
 
 
+_GLUE_CLIENTS: dict[str, Any] = {}
+_GLUE_CLIENTS_LOCK = threading.Lock()
+
+
+def _shared_glue_client(resource_runtime_part: Any, state_credentials: Any) -> Any:
+    """One boto3 Glue client per region for every Glue task (moto builds one per task)."""
+    region = resource_runtime_part.region
+    with _GLUE_CLIENTS_LOCK:
+        if region not in _GLUE_CLIENTS:
+            _GLUE_CLIENTS[region] = boto_client_for(service="glue", region=region, state_credentials=state_credentials)
+        return _GLUE_CLIENTS[region]
+
+
+def _write_map_results(env: Any, resource_runtime_part: Any, state_credentials: Any) -> None:
+    """The ResultWriter's S3 write as Step Functions does it: the child executions' outputs in a result file under
+    ``<Prefix>/<map run id>/``, the manifest beside it; the state's result is ``ResultWriterDetails``."""
+    parameters = env.stack.pop()
+    outputs = env.stack.pop()  # the Map's results, one per child execution
+    s3 = boto_client_for(service="s3", region=resource_runtime_part.region, state_credentials=state_credentials)
+    map_run_arn = env.map_run_record_pool_manager.get_all().pop().map_run_arn
+    bucket, prefix = parameters["Bucket"], parameters.get("Prefix", "")
+    folder = f"{prefix.rstrip('/')}/{map_run_arn.split(':')[-1]}/".lstrip("/")
+    records = [{"Output": json.dumps(output), "Status": "SUCCEEDED"} for output in outputs]
+    body = json.dumps(records).encode()
+    s3.put_object(Bucket=bucket, Key=f"{folder}SUCCEEDED_0.json", Body=body)
+    manifest = {
+        "DestinationBucket": bucket,
+        "MapRunArn": map_run_arn,
+        "ResultFiles": {
+            "FAILED": [],
+            "PENDING": [],
+            "SUCCEEDED": [{"Key": f"{folder}SUCCEEDED_0.json", "Size": len(body)}],
+        },
+    }
+    s3.put_object(Bucket=bucket, Key=f"{folder}manifest.json", Body=json.dumps(manifest).encode())
+    env.stack.append(
+        {"MapRunArn": map_run_arn, "ResultWriterDetails": {"Bucket": bucket, "Key": f"{folder}manifest.json"}}
+    )
+
+
 _DYNAMODB_CALL_ACTION = DynamoHandler.call_action
 _DYNAMODB_LOCK = threading.RLock()
 
@@ -314,6 +367,8 @@ _PATCHES: tuple[tuple[Any, str, Any], ...] = (
     (lambda_eval_utils, "_invoke_lambda_function", invoke_bound_lambda),
     (StateTaskServiceGlue, "_eval_integration_pattern", _eval_glue_integration_pattern),
     (StateTaskServiceGlue, "_sync_to_start_job_run", _sync_to_start_job_run),
+    (ResultWriterS3, "_handle_put_object", staticmethod(_write_map_results)),
+    (StateTaskServiceGlue, "_get_glue_client", staticmethod(_shared_glue_client)),
 )
 _INSTALL_LOCK = threading.Lock()
 
@@ -337,6 +392,7 @@ def bound_services(bindings: ServiceBindings) -> Iterator[ServiceBindings]:
         with _INSTALL_LOCK:
             _ACTIVE.remove(bindings)
             if not _ACTIVE:
+                _GLUE_CLIENTS.clear()
                 for owner, name, original in saved:
                     if original is None:
                         delattr(owner, name)
@@ -357,4 +413,7 @@ def check_moto_version() -> None:
 
 def patched_names() -> Mapping[str, str]:
     """Where each patch goes, for the README and tests."""
-    return {f"{getattr(owner, '__name__', owner)}.{name}": new.__name__ for owner, name, new in _PATCHES}
+    return {
+        f"{getattr(owner, '__name__', owner)}.{name}": getattr(new, "__func__", new).__name__
+        for owner, name, new in _PATCHES
+    }

@@ -23,7 +23,7 @@ from boto3.dynamodb.conditions import Attr
 from odp.config.loader import OdpConfig
 from odp.contracts.arguments import JobArgumentError
 from odp.contracts.file_processor import FileProcessorJobArgs
-from odp.contracts.lambda_env import lambda_environment
+from odp.contracts.lambda_env import batch_manager_environment, lambda_environment
 from odp.dynamodb import table_items
 from odp.faults import fault_point
 from odp.naming import file_processor_job_name
@@ -300,7 +300,8 @@ def run_sandbox(
         bindings.lambdas[function_name("batch-manager")] = aws_calls.as_principal(
             aws_calls.BATCH_MANAGER,
             _with_environment(
-                lambda_environment(ENVIRONMENT, account.names, service="batch-manager"), _handler(BATCH_MANAGER)
+                batch_manager_environment(ENVIRONMENT, account.names, plan_bucket=account.plan_bucket),
+                _handler(BATCH_MANAGER),
             ),
         )
         file_manager = aws_calls.as_principal(
@@ -355,16 +356,15 @@ def _refresh_datasets(
     account: LocalAccount, spark: Any, executions: list[CadenceReport]
 ) -> tuple[list[CadenceReport], list[DatasetRun]]:
     """The datasets state machine once per File Processor execution that succeeded and ran a batch (its
-    EventBridge event). The deployed rule also starts it after an execution without batches, which its
-    AnyTables choice ends; moto 5.2.5's JSONPath raises States.Runtime on the wildcard that matches no
-    table there (``$.output.plan.batches[*].table_ids[*]``), so the sandbox does not start those."""
+    EventBridge event). The deployed rule also starts it after an execution without batches, which its HasPlan
+    choice ends (no ``$.output.summary.changed_tables``); the sandbox does not start those."""
     from sandbox.datasets_flow import DatasetsStateMachine, file_processor_event
 
     machine = DatasetsStateMachine(account, spark)
     machine.create()
     reports = []
     for execution in executions:
-        if execution.status != "SUCCEEDED" or not (execution.output or {}).get("plan", {}).get("batches"):
+        if execution.status != "SUCCEEDED" or not (execution.output or {}).get("summary", {}).get("changed_tables"):
             continue
         LOG.info("datasets: after the %s execution", execution.cadence)
         result = machine.run(file_processor_event(execution.execution_arn, execution.output))

@@ -13,6 +13,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from infrastructure.foundation.secure_bucket import SecureBucket, SecureBucketProps
+from odp.contracts.batches import PLAN_RETENTION_DAYS, PLANS_PREFIX
 from odp.naming import bucket_name, resource_prefix
 
 DATA_ZONES = ("staging", "raw", "conformed", "purpose_built")
@@ -120,6 +121,12 @@ class Storage(Construct):
                 )
             if purpose == "athena_results":
                 rules.append(s3.LifecycleRule(id="expire-query-results", expiration=Duration.days(retention.data_days)))
+            if purpose == "artifacts":  # the cadences' plans, their Map results and summaries (lambdas/batch_manager)
+                rules.append(
+                    s3.LifecycleRule(
+                        id="expire-plans", prefix=f"{PLANS_PREFIX}/", expiration=Duration.days(PLAN_RETENTION_DAYS)
+                    )
+                )
             self.buckets[purpose] = SecureBucket(
                 self,
                 f"{purpose.title().replace('_', '')}Bucket",

@@ -6,10 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aws_cdk import Duration
+from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infrastructure.grants import grant_key, grant_table
+from infrastructure.grants import grant_key, grant_objects, grant_table
 from infrastructure.ingest.lambda_function import FunctionOwnerProps, FunctionSpec, OdpFunction, OdpFunctionProps
+from odp.contracts.batches import PLANS_PREFIX
+from odp.contracts.lambda_env import PLAN_BUCKET
 
 HANDLER = "lambdas.batch_manager.handler.handler"
 SERVICE = "batch_manager"  # Powertools service name: the `service` dimension of its metrics
@@ -19,9 +22,12 @@ FUNCTION = FunctionSpec(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BatchManagerFunctionProps(FunctionOwnerProps):
-    """What the Batch Manager needs: what every function owner gives (``FunctionOwnerProps``)."""
+    """What the Batch Manager needs: what every function owner gives (``FunctionOwnerProps``), and the bucket it
+    writes each execution's plan to and reads its Map's results from (the artifacts bucket, under ``plans/``)."""
+
+    plans: s3.IBucket
 
 
 class BatchManagerFunction(Construct):
@@ -39,4 +45,14 @@ class BatchManagerFunction(Construct):
             "table_config",
         ):
             grant_table(self.function, logical, tracking.table(logical), write=False)
-        grant_key(self.function, key, encrypt=False)
+        plans = props.plans
+        self.function.add_environment(PLAN_BUCKET, plans.bucket_name)
+        grant_objects(
+            self.function.role,
+            plans,
+            prefix=f"{PLANS_PREFIX}/",
+            write=True,
+            reason="The Batch Manager writes each execution's plan and summary, and reads its Map's results, under "
+            "plans/ of the artifacts bucket: object names are per execution, so the grant ends in a wildcard.",
+        )
+        grant_key(self.function, key, encrypt=True)  # the artifacts bucket's objects are SSE-KMS with the state key

@@ -47,5 +47,7 @@ def build_ingest(stack: Stack, context: DeploymentContext, replica_key_arn: str 
     file_manager = FileManagerFunction(
         stack, "FileManager", FileManagerFunctionProps(staging=context.storage.staging, sources=sources, **functions)
     )
-    batch_manager = BatchManagerFunction(stack, "BatchManager", BatchManagerFunctionProps(**functions))
+    batch_manager = BatchManagerFunction(
+        stack, "BatchManager", BatchManagerFunctionProps(plans=context.storage.buckets["artifacts"], **functions)
+    )
     return Ingest(tracking, file_manager, batch_manager)

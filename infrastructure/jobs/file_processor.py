@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import RemovalPolicy, Stack, Token
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_scheduler as scheduler
 from aws_cdk import aws_scheduler_targets as scheduler_targets
 from aws_cdk import aws_sns as sns
@@ -18,10 +19,12 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infrastructure.foundation.observability import encrypted_log_group
+from infrastructure.grants import grant_objects
 from infrastructure.jobs.engines.base import JobEngine
 from infrastructure.jobs.engines.glue import GLUE
 from infrastructure.nag import acknowledge
 from odp.config.models import Cadence
+from odp.contracts.batches import PLANS_PREFIX
 from odp.contracts.job_kinds import FILE_PROCESSOR
 from odp.contracts.state_machines import substitutions_for
 from odp.naming import schedule_name, state_machine_name
@@ -43,7 +46,8 @@ class FileProcessorProps:
         engine: what runs the cadence's job (default Glue; the stage's EMR Serverless application when the cadence
             says ``engine: emr_serverless``).
         alerts_topic: where failures are published.
-        key: the state key (encrypts logs, tables, topic).
+        key: the state key (encrypts logs, tables, topic, the plans).
+        plans: the artifacts bucket: the Map reads the plan from it and writes its results to it (``plans/``).
         removal_policy: RETAIN (default) keeps data when the stack goes; DESTROY deletes it.
         log_retention: of the log groups (default one year).
     """
@@ -56,6 +60,7 @@ class FileProcessorProps:
     job_arn: str
     alerts_topic: sns.ITopic
     key: kms.IKey
+    plans: s3.IBucket
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
     static_arguments: Mapping[str, str] = field(default_factory=dict)
@@ -107,6 +112,7 @@ class FileProcessor(Construct):
                 batch_manager_function_arn=batch_manager.function_arn,
                 cadence=cadence_name,
                 max_concurrency=cadence.max_concurrency,
+                plan_bucket=props.plans.bucket_name,
                 **props.engine.run_values(
                     FILE_PROCESSOR,
                     job_name=job_name,
@@ -137,15 +143,46 @@ class FileProcessor(Construct):
             )
         )
         role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="DistributedMapRuns",  # ProcessBatches starts one child execution of this machine per batch
+                actions=["states:StartExecution"],
+                resources=[f"arn:{stack.partition}:states:{stack.region}:{stack.account}:stateMachine:{name}"],
+            )
+        )
+        executions = f"arn:{stack.partition}:states:{stack.region}:{stack.account}:execution:{name}/*"
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="DistributedMapChildren",  # and watches (or stops) them: <machine>/<map run>:<child>
+                actions=["states:DescribeExecution", "states:StopExecution"],
+                resources=[executions],
+            )
+        )
+        grant_objects(
+            role,
+            props.plans,
+            prefix=f"{PLANS_PREFIX}/{cadence_name}/",
+            write=True,
+            reason="The Distributed Map reads each execution's plan (ItemReader) and writes its results (ResultWriter) "
+            "under plans/<cadence>/ of the artifacts bucket: per-execution object names.",
+        )
+        role.add_to_principal_policy(
             iam.PolicyStatement(sid="PublishAlerts", actions=["sns:Publish"], resources=[alerts_topic.topic_arn])
         )
-        key.grant(role, "kms:Decrypt", "kms:GenerateDataKey")  # the alerts topic is KMS-encrypted
+        key.grant(role, "kms:Decrypt", "kms:GenerateDataKey")  # the alerts topic and the plans are KMS-encrypted
         policy = role.node.find_child("DefaultPolicy")
         acknowledge(
             policy,
             "AwsSolutions-IAM5[Resource::*]",
             "Log delivery (logs:*LogDelivery, DescribeLogGroups...) and X-Ray actions support no resource-level "
             "permissions; CDK adds them for logging ALL and tracing.",
+        )
+        region = "<AWS::Region>" if Token.is_unresolved(stack.region) else stack.region
+        account = "<AWS::AccountId>" if Token.is_unresolved(stack.account) else stack.account
+        acknowledge(
+            policy,
+            f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:{region}:{account}:execution:{name}/*]",
+            "The Distributed Map's child executions are named by Step Functions at run time (<machine>/<map run>:"
+            "<child>); the grant is limited to this state machine's executions.",
         )
 
         self.schedule = scheduler.Schedule(

@@ -191,6 +191,7 @@ def _file_processor(
             job_arn=glue_jobs.job_arn(name),
             alerts_topic=context.alerts_topic,
             key=context.state_key,
+            plans=context.storage.buckets["artifacts"],
             removal_policy=context.removal_policy,
             log_retention=context.log_retention,
             static_arguments=glue_jobs.contract_arguments[name],

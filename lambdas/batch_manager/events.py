@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from lambdas.batch_manager.manager import BatchManagerError
-from odp.contracts.batches import BatchResult, InvalidBatchResultError, batch_results_problem
+from odp.contracts.batches import InvalidBatchResultError, MapResults, PlanLocation
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 
@@ -27,16 +27,15 @@ class PlanRequest(BaseModel):
 
 
 class SummariseRequest(BaseModel):
-    """``{"action": "summarise", "cadence", "batch_results"}``: each table's outcome after the Map."""
+    """``{"action": "summarise", "cadence", "execution_name", "plan", "results"}``: each planned table's outcome
+    after the Map (``plan``: where PlanBatches wrote the plan; ``results``: the Map's ResultWriterDetails, ``null``
+    when the Map Run itself failed)."""
 
     action: Literal["summarise"]
     cadence: NonEmpty
-    batch_results: list[BatchResult]  # the Map's output, one entry per batch
-
-    @property
-    def execution_name(self) -> str | None:
-        """The execution the batches belong to (batch ids are ``<execution_name>-<n>``), if there is a batch."""
-        return self.batch_results[0].batch_id.rsplit("-", 1)[0] if self.batch_results else None
+    execution_name: NonEmpty
+    plan: PlanLocation
+    results: MapResults | None  # None: the Map Run failed (SummariseAfterFailure); every batch counts as failed
 
 
 Request = PlanRequest | SummariseRequest
@@ -48,7 +47,7 @@ def parse_request(event: Any) -> Request:
 
     Raises:
         InvalidRequestError: not an object, an unknown or missing action, a missing or empty field.
-        InvalidBatchResultError: ``batch_results`` is not the Map's output.
+        InvalidBatchResultError: ``plan`` or ``results`` is not what the state machine passes.
     """
     try:
         return _REQUEST.validate_python(event)
@@ -64,7 +63,8 @@ def _problem(problem: ErrorDetails) -> InvalidRequestError | InvalidBatchResultE
         return InvalidRequestError("event field 'action' must be 'plan' or 'summarise', got None")
     if not loc:
         return InvalidRequestError(f"event must be an object, got {type(problem['input']).__name__}")
-    if loc[1] == "batch_results":
-        return batch_results_problem(problem, loc[2:])
+    if loc[1] in ("plan", "results"):
+        where = ".".join(str(part) for part in loc[1:])
+        return InvalidBatchResultError(f"event field {where}: {problem['msg']}")
     value = None if problem["type"] == "missing" else problem["input"]
     return InvalidRequestError(f"event field {loc[1]!r} must be a non-empty string, got {value!r}")

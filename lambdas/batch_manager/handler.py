@@ -1,7 +1,8 @@
 """Batch Manager Lambda, invoked by the File Processor state machine.
 
-``{"action": "plan", "cadence": ..., "execution_name": ...}`` returns the Map input;
-``{"action": "summarise", "cadence": ..., "batch_results": [...]}`` returns each table's outcome.
+``{"action": "plan", "cadence": ..., "execution_name": ...}`` writes the plan to S3 and says where;
+``{"action": "summarise", "cadence": ..., "execution_name": ..., "plan": ..., "results": ...}`` returns each table's
+outcome (bounded; the whole summary goes to S3 beside the plan).
 Both requests are models in :mod:`lambdas.batch_manager.events`.
 """
 
@@ -33,16 +34,14 @@ def handle(event: dict[str, Any], context: Any, manager: BatchManager) -> dict[s
     Raises:
         InvalidRequestError: unknown action or a missing field.
         UnknownCadenceError: the cadence is not in batch_config.
-        InvalidBatchResultError: summarise got something that is not the Map's output.
+        InvalidBatchResultError: summarise got something that is not the Map's results.
     """
     request = parse_request(event)
     logger.append_keys(cadence=request.cadence, action=request.action)
     try:
         if isinstance(request, PlanRequest):
             return manager.plan(request.cadence, request.execution_name)
-        if request.execution_name is not None:  # the event has none: take it from the batch ids
-            logger.set_correlation_id(request.execution_name)
-        return manager.summarise(request.cadence, request.batch_results)
+        return manager.summarise(request.cadence, request.plan, request.results)
     finally:
         if manager.metrics is not None:
             publish_metrics(manager.metrics)

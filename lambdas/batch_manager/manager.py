@@ -7,11 +7,12 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit
 
-from lambdas.batch_manager.planner import fit_payload, make_batches, order_tables, pending_totals
-from lambdas.batch_manager.summary import summarise
-from lambdas.runtime import dynamodb_tables, new_metrics
+from lambdas.batch_manager.planner import make_batches, order_tables, pending_totals
+from lambdas.batch_manager.plans import PlanStore
+from lambdas.batch_manager.summary import bounded_summary, summarise
+from lambdas.runtime import dynamodb_tables, new_metrics, plan_bucket, s3_client
 from odp.config.store import BatchConfigStore, TableConfigStore
-from odp.contracts.batches import parse_batch_results
+from odp.contracts.batches import BatchResult, MapResults, PlanAnswer, PlanLocation, planned_results
 from odp.contracts.metrics import (
     BATCHES_METRIC,
     CADENCE_DIMENSION,
@@ -52,9 +53,11 @@ class BatchManager:
         table_config: Any,
         file_tracker: FileTracker,
         processing_tracker: ProcessingTracker,
+        plans: PlanStore,
         metrics: Any = None,
         clock: Clock = utc_now,
     ) -> None:
+        self.plans = plans
         self._cadences = BatchConfigStore(batch_config)
         self._tables = TableConfigStore(table_config)
         self._files = file_tracker
@@ -73,6 +76,7 @@ class BatchManager:
             table_config=dynamodb.Table(names.table_config),
             file_tracker=trackers.files,
             processing_tracker=trackers.processing,
+            plans=PlanStore(s3_client(), plan_bucket()),
             metrics=new_metrics(service=""),  # only the cadence dimension: the freshness alarm names exactly {cadence}
         )
 
@@ -94,7 +98,8 @@ class BatchManager:
         return self._tables.active_ids(cadence)
 
     def plan(self, cadence: str, execution_name: str) -> dict[str, Any]:
-        """The Map input: batches of tables with pending files, oldest first, leased and held tables left out.
+        """Batches of tables with pending files, oldest first, leased and held tables left out, written to S3 for the
+        Map to read; the answer says where and how many (a plan of any size, never the plan itself).
 
         Raises:
             UnknownCadenceError: the cadence is not in batch_config.
@@ -112,7 +117,10 @@ class BatchManager:
         )
         totals = pending_totals(pending, now)  # held and leased tables' files too: a stuck table shows as stale
         ready = order_tables(pending, leased | held)
-        batches, deferred = fit_payload(make_batches(ready, batch_size or 1, execution_name))
+        batches = make_batches(ready, batch_size or 1, execution_name)
+        location = self.plans.location(cadence, execution_name)
+        if batches:
+            self.plans.write_plan(location, batches)
         self._publish(cadence, totals.to_payload(), leased=len(leased), batches=len(batches))
         log = {
             "cadence": cadence,
@@ -120,6 +128,7 @@ class BatchManager:
             "leased_tables": sorted(leased),
             "held_tables": sorted(held),
             "batches": len(batches),
+            "plan": f"s3://{location.bucket}/{location.key}" if batches else None,
             **totals.to_payload(),
         }
         if held:
@@ -127,20 +136,28 @@ class BatchManager:
                 "held tables left out: each failed max_table_attempts runs in a row; after a fix, python -m odp retry",
                 extra={"cadence": cadence, "held_tables": sorted(held)},
             )
-        if deferred:
-            log["deferred_tables"] = sum(len(batch.table_ids) for batch in deferred)
-            logger.warning("plan too large for one execution; the newest work waits for the next run", extra=log)
-        else:
-            logger.info("planned", extra=log)
-        return {"batches": [batch.to_payload() for batch in batches], "pending": totals.to_payload()}
+        logger.info("planned", extra=log)
+        answer = PlanAnswer(location=location, batches=len(batches), tables=len(ready), pending=totals.to_payload())
+        return answer.model_dump(mode="json")
 
-    def summarise(self, cadence: str, batch_results: Any) -> dict[str, Any]:
-        """Each table's outcome for this execution, from processing_tracker (one BatchGetItem per 100 tables).
+    def summarise(self, cadence: str, location: PlanLocation, results: MapResults | None) -> dict[str, Any]:
+        """Each planned table's outcome for this execution: the plan and the Map's results from S3, each table's
+        run from processing_tracker. The whole summary goes to S3 (``location.summary_key``); the answer is bounded
+        (:func:`bounded_summary`).
 
         Raises:
-            InvalidBatchResultError: ``batch_results`` is not the Map's output.
+            InvalidBatchResultError: the Map's results are not what its ResultWriter writes, or name a batch the plan
+                does not hold.
         """
-        batches = parse_batch_results(batch_results)
+        batches = self.plans.read_plan(location)
+        results_read = self.plans.read_results(results) if results is not None else []
+        whole = self.summarise_results(cadence, planned_results(batches, results_read))
+        self.plans.write_summary(location, whole)
+        return bounded_summary(whole, location)
+
+    def summarise_results(self, cadence: str, batches: list[BatchResult]) -> dict[str, Any]:
+        """Every table's outcome for these batch results, from processing_tracker (one BatchGetItem per 100 tables),
+        uncut; logged, and counted in the cadence's metrics."""
         states = self._processing.states(table_id for batch in batches for table_id in batch.table_ids)
         result = summarise(batches, states)
         logger.info(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -12,10 +11,6 @@ from pydantic import BaseModel, ConfigDict
 from odp.contracts.batches import Batch
 from odp.tracker import PendingSummary
 from odp.tracker.items import parse_iso
-
-# Step Functions caps a state's input and output at 256 KiB. The plan travels in the state
-# together with the execution input and, later, the Map results; keep it well below the cap.
-MAX_PLAN_BYTES = 160_000
 
 
 class PendingTotals(BaseModel):
@@ -68,19 +63,3 @@ def make_batches(table_ids: Sequence[str], batch_size: int, execution_name: str)
         Batch(batch_id=f"{execution_name}-{number}", table_ids=tuple(table_ids[start : start + batch_size]))
         for number, start in enumerate(range(0, len(table_ids), batch_size), start=1)
     ]
-
-
-def fit_payload(batches: list[Batch], max_bytes: int = MAX_PLAN_BYTES) -> tuple[list[Batch], list[Batch]]:
-    """Split the plan into the batches that fit in ``max_bytes`` of JSON and those deferred to the next run.
-
-    Batches are ordered oldest first, so what is deferred is always the freshest work. The first
-    batch is always kept (a single batch can never starve).
-    """
-    kept: list[Batch] = []
-    size = 0
-    for index, batch in enumerate(batches):
-        size += len(json.dumps(batch.to_payload())) + 2
-        if kept and size > max_bytes:
-            return kept, batches[index:]
-        kept.append(batch)
-    return kept, []

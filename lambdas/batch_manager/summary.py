@@ -8,11 +8,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from odp.compat import named_after_batch
-from odp.contracts.batches import FAILED, MAX_ERROR_CHARS, BatchResult
+from odp.config.datasets import ALL_TABLES
+from odp.contracts.batches import (
+    FAILED,
+    MAX_CHANGED_TABLES,
+    MAX_ERROR_CHARS,
+    MAX_SUMMARY_BYTES,
+    BatchResult,
+    PlanLocation,
+)
 from odp.tracker import RunStatus, TableRun, TableState
 from odp.tracker.items import run_fields
 
-MAX_SUMMARY_BYTES = 100_000
 # The TableRun fields a summary line carries.
 SUMMARY_COUNTS = ("files", "rows", "inserts", "updates", "deletes", "seconds", "commit_instant")
 
@@ -82,11 +89,10 @@ def table_outcome(table_id: str, batch: BatchResult, state: TableState) -> Table
 
 
 def summarise(batches: Sequence[BatchResult], states: Mapping[str, TableState]) -> dict[str, Any]:
-    """The Summarise state's output: failed tables listed first; the list is cut to stay small.
+    """The whole summary of an execution: every table's row, failed tables first.
 
-    ``failed_tables``, ``failed_batches`` and ``quarantined_files`` (files set aside by this execution's
-    runs, each listed on its table's row) always count everything; ``omitted_tables`` says how
-    many (succeeded first) rows were left out of ``tables`` to keep the state under its size cap.
+    ``failed_tables``, ``failed_batches`` and ``quarantined_files`` (files set aside by this execution's runs, each
+    listed on its table's row) count everything.
     """
     outcomes = [
         table_outcome(table_id, batch, states.get(table_id, TableState(table_id=table_id)))
@@ -94,18 +100,31 @@ def summarise(batches: Sequence[BatchResult], states: Mapping[str, TableState]) 
         for table_id in batch.table_ids
     ]
     ordered = [o for o in outcomes if o.failed] + [o for o in outcomes if not o.failed]
+    return {
+        "tables": [outcome.row() for outcome in ordered],
+        "failed_tables": sum(1 for o in outcomes if o.failed),
+        "failed_batches": sum(1 for batch in batches if batch.status == FAILED),
+        "quarantined_files": sum(len(o.quarantined_files) for o in outcomes),
+    }
+
+
+def bounded_summary(whole: dict[str, Any], location: PlanLocation) -> dict[str, Any]:
+    """The Summarise state's output, far below Step Functions' 256 KiB whatever the number of tables: the rows of
+    ``whole`` (failed first) up to MAX_SUMMARY_BYTES of JSON, ``omitted_tables`` for the rest, where the whole
+    summary is, and the changed tables for the datasets state machine (every planned table; ``["*"]``, every
+    dataset, past MAX_CHANGED_TABLES)."""
     rows: list[dict[str, Any]] = []
     size = 0
-    for outcome in ordered:
-        row = outcome.row()
+    for row in whole["tables"]:
         size += len(json.dumps(row)) + 2
         if rows and size > MAX_SUMMARY_BYTES:
             break
         rows.append(row)
+    table_ids = [row["table_id"] for row in whole["tables"]]
     return {
+        **{name: whole[name] for name in ("failed_tables", "failed_batches", "quarantined_files")},
         "tables": rows,
-        "failed_tables": sum(1 for o in outcomes if o.failed),
-        "failed_batches": sum(1 for batch in batches if batch.status == FAILED),
-        "quarantined_files": sum(len(o.quarantined_files) for o in outcomes),
-        "omitted_tables": len(outcomes) - len(rows),
+        "omitted_tables": len(whole["tables"]) - len(rows),
+        "summary": {"bucket": location.bucket, "key": location.summary_key},
+        "changed_tables": table_ids if len(table_ids) <= MAX_CHANGED_TABLES else [ALL_TABLES],
     }

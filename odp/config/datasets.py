@@ -219,10 +219,17 @@ def engines_of(datasets: Iterable[DatasetConfig]) -> set[EngineName]:
     return {dataset.engine for dataset in datasets}
 
 
+# In a list of changed raw tables: every table (the File Processor's summary past its bound of table ids).
+ALL_TABLES = "*"
+
+
 def downstream_of(datasets: Iterable[DatasetConfig], changed_tables: Iterable[str]) -> list[DatasetConfig]:
-    """The datasets that read a changed raw table, directly or through other datasets, in dependency order."""
+    """The datasets that read a changed raw table, directly or through other datasets, in dependency order
+    (every dataset when ``changed_tables`` holds ALL_TABLES)."""
     ordered = dependency_order(datasets)
     changed = set(changed_tables)
+    if ALL_TABLES in changed:
+        return ordered
     selected: set[str] = set()
     for dataset in ordered:
         if any(s.table in changed or s.dataset in selected for s in dataset.sources):

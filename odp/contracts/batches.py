@@ -1,9 +1,12 @@
 """The payloads a cadence's state machine carries between the Batch Manager and the Glue runs: one batch
-(the Map's item, whose ``arguments`` go to glue:startJobRun unchanged) and its result (the Map's output,
-read back by the summary). One definition for the Lambda, the state machine's sandbox run and the tests."""
+(the Map's item, whose ``arguments`` go to glue:startJobRun unchanged) and its result (a child execution's output,
+read back by the summary), and where they are: the plan in S3 (:class:`PlanLocation`), the Map's results
+(:class:`MapResults`, the ResultWriter's manifest and files). One definition for the Lambda, the state machine's
+sandbox run and the tests."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -97,3 +100,122 @@ def parse_batch_results(raw: Any) -> list[BatchResult]:
     except ValidationError as error:
         first = error.errors()[0]
         raise batch_results_problem(first, first["loc"]) from error
+
+
+# --- a plan of any size: in S3, read by the Distributed Map, its results written back to S3 --------------------------
+
+PLANS_PREFIX = "plans"  # in the artifacts bucket; expired by its lifecycle rule (infrastructure/foundation/storage.py)
+PLAN_RETENTION_DAYS = 14  # a plan, its Map's results and its summary: kept for two weeks of investigation
+# What may stay in a state: Step Functions caps a state's input and output at 256 KiB (262,144 bytes). The
+# Summarise answer lists failed tables first and is cut at this size; the whole summary is in S3 beside the plan.
+MAX_SUMMARY_BYTES = 50_000
+# The changed tables handed to the datasets state machine (--odp_changed_tables, in the EventBridge event of the
+# execution); more than this many and the answer is [ALL_TABLES] (odp.config.datasets): every dataset is refreshed
+# (each finds its sources' new commits itself, or nothing to do).
+MAX_CHANGED_TABLES = 500
+
+
+class PlanLocation(BaseModel):
+    """Where one execution's plan is (``key``: a JSON array of :class:`Batch` payloads, the Distributed Map's
+    ItemReader) and where the Batch Manager writes the whole summary (``summary_key``). The Map writes its results
+    under ``plans/<cadence>/results/<map run id>/`` (its ResultWriter's fixed prefix: :func:`results_prefix`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bucket: str = Field(min_length=3)
+    key: str = Field(min_length=1)
+    summary_key: str = Field(min_length=1)
+
+    @classmethod
+    def for_execution(cls, bucket: str, cadence: str, execution_name: str) -> PlanLocation:
+        """``plans/<cadence>/<execution name>/``: batches.json, summary.json."""
+        folder = f"{PLANS_PREFIX}/{cadence}/{execution_name}"
+        return cls(bucket=bucket, key=f"{folder}/batches.json", summary_key=f"{folder}/summary.json")
+
+
+def results_prefix(cadence: str) -> str:
+    """Where the cadence's Map writes its results (the ResultWriter's ``Prefix``: ``plans/${Cadence}/results``)."""
+    return f"{PLANS_PREFIX}/{cadence}/results"
+
+
+class PlanAnswer(BaseModel):
+    """The Batch Manager's answer to ``plan`` (state ``PlanBatches``): where the plan is and how large it is; never
+    the plan itself."""
+
+    model_config = ConfigDict(frozen=True)
+
+    location: PlanLocation
+    batches: int = Field(ge=0)
+    tables: int = Field(ge=0)
+    pending: dict[str, int]
+
+
+class MapResults(BaseModel):
+    """The Distributed Map's ResultWriter answer (``ResultWriterDetails``): the manifest of its result files."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    bucket: str = Field(alias="Bucket", min_length=3)
+    key: str = Field(alias="Key", min_length=1)
+
+
+class ResultFile(BaseModel):
+    """One result file the manifest lists."""
+
+    key: str = Field(alias="Key")
+    size: int = Field(alias="Size", default=0)
+
+
+class ResultManifest(BaseModel):
+    """``manifest.json`` of a Map Run's ResultWriter (Step Functions' format): the files of child executions that
+    succeeded, failed (or were aborted) and never ran."""
+
+    destination_bucket: str = Field(alias="DestinationBucket")
+    map_run_arn: str = Field(alias="MapRunArn")
+    result_files: dict[Literal["SUCCEEDED", "FAILED", "PENDING"], list[ResultFile]] = Field(alias="ResultFiles")
+
+
+class ChildExecution(BaseModel):
+    """One child execution in a result file: its input (the batch) and, when it succeeded, its output (the batch
+    result); a failed one has its error and cause instead."""
+
+    input: str | None = Field(alias="Input", default=None)
+    output: str | None = Field(alias="Output", default=None)
+    status: str = Field(alias="Status")
+    error: str | None = Field(alias="Error", default=None)
+    cause: str | None = Field(alias="Cause", default=None)
+
+    def batch_result(self) -> BatchResult:
+        """The batch result this child execution stands for.
+
+        Raises:
+            InvalidBatchResultError: a succeeded child without the output of ``BatchSucceeded`` / ``BatchFailed``,
+                or a failed one without its batch as input.
+        """
+        if self.status == SUCCEEDED and self.output:
+            return parse_batch_results([json.loads(self.output)])[0]
+        if not self.input:
+            raise InvalidBatchResultError(f"a {self.status} child execution of the Map has no input")
+        batch = Batch.model_validate(json.loads(self.input))
+        why = ": ".join(part for part in (self.error, self.cause) if part) or f"its child execution {self.status}"
+        return BatchResult(batch_id=batch.batch_id, table_ids=batch.table_ids, status=FAILED, error=why)
+
+
+def planned_results(batches: list[Batch], results: list[BatchResult]) -> list[BatchResult]:
+    """Every planned batch's result, in plan order: a batch the Map's results do not hold counts as FAILED (never
+    passed over in silence); a result for a batch that was not planned is refused.
+
+    Raises:
+        InvalidBatchResultError: a result names a batch the plan does not hold.
+    """
+    by_id = {result.batch_id: result for result in results}
+    planned = {batch.batch_id for batch in batches}
+    strangers = sorted(set(by_id) - planned)
+    if strangers:
+        raise InvalidBatchResultError(f"the Map's results name batches the plan does not hold: {', '.join(strangers)}")
+    missing = "the Map's results hold no result for this batch"
+    return [
+        by_id.get(batch.batch_id)
+        or BatchResult(batch_id=batch.batch_id, table_ids=batch.table_ids, status=FAILED, error=missing)
+        for batch in batches
+    ]

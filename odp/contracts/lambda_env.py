@@ -17,6 +17,7 @@ TABLE_PREFIX = "ODP_TABLE_"  # + logical tracker name upper-cased, e.g. ODP_TABL
 HISTORY_RETENTION_DAYS = "ODP_HISTORY_RETENTION_DAYS"
 METRICS_NAMESPACE = "POWERTOOLS_METRICS_NAMESPACE"
 SERVICE_NAME = "POWERTOOLS_SERVICE_NAME"
+PLAN_BUCKET = "ODP_PLAN_BUCKET"  # the Batch Manager's: where it writes each execution's plan (the artifacts bucket)
 
 
 class LambdaConfigurationError(RuntimeError):
@@ -33,6 +34,11 @@ def lambda_environment(environment: str, names: TrackerTableNames, *, service: s
     for logical, physical in names.as_dict().items():
         variables[table_variable(logical)] = physical
     return variables
+
+
+def batch_manager_environment(environment: str, names: TrackerTableNames, *, plan_bucket: str) -> dict[str, str]:
+    """The Batch Manager's variables: every function's, and the bucket it writes the cadences' plans to."""
+    return lambda_environment(environment, names, service="batch-manager") | {PLAN_BUCKET: plan_bucket}
 
 
 def tracker_names_from_env(environ: Mapping[str, str]) -> TrackerTableNames:

@@ -190,6 +190,7 @@ class FileProcessorOnGlue(Substitutions):
     cadence: str
     max_concurrency: int
     job_name: str
+    plan_bucket: str  # the artifacts bucket: the plans (ItemReader) and the Map's results (ResultWriter)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -203,6 +204,7 @@ class FileProcessorOnEmrServerless(EmrServerlessRun, Substitutions):
     batch_manager_function_arn: str
     cadence: str
     max_concurrency: int
+    plan_bucket: str  # the artifacts bucket: the plans (ItemReader) and the Map's results (ResultWriter)
 
 
 @dataclass(frozen=True)

@@ -223,3 +223,82 @@ def test_the_originals_come_back_after_the_block(sfn_aws: None) -> None:
     assert lambda_eval_utils._invoke_lambda_function is invoke
     assert StateTaskServiceGlue._sync_to_start_job_run is sync
     assert "_eval_integration_pattern" not in StateTaskServiceGlue.__dict__
+
+
+def distributed_map_definition() -> dict[str, Any]:
+    """Items from S3 (ItemReader), one child execution each (a Pass), results to S3 (ResultWriter)."""
+    return {
+        "StartAt": "EachItem",
+        "States": {
+            "EachItem": {
+                "Type": "Map",
+                "ItemReader": {
+                    "Resource": "arn:aws:states:::s3:getObject",
+                    "ReaderConfig": {"InputType": "JSON"},
+                    "Parameters": {"Bucket": "plans", "Key.$": "$.key"},
+                },
+                "ItemProcessor": {
+                    "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                    "StartAt": "Double",
+                    "States": {
+                        "Double": {
+                            "Type": "Pass",
+                            "Parameters": {"n.$": "$.n", "twice.$": "States.MathAdd($.n, $.n)"},
+                            "End": True,
+                        }
+                    },
+                },
+                "ResultWriter": {
+                    "Resource": "arn:aws:states:::s3:putObject",
+                    "Parameters": {"Bucket": "plans", "Prefix": "results"},
+                },
+                "ResultPath": "$.written",
+                "End": True,
+            }
+        },
+    }
+
+
+def map_results(described: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The manifest the ResultWriter named, and the records of its SUCCEEDED files."""
+    details = json.loads(described["output"])["written"]["ResultWriterDetails"]
+    s3 = boto3.client("s3")
+    manifest = json.loads(s3.get_object(Bucket=details["Bucket"], Key=details["Key"])["Body"].read())
+    records = [
+        record
+        for listed in manifest["ResultFiles"]["SUCCEEDED"]
+        for record in json.loads(s3.get_object(Bucket=manifest["DestinationBucket"], Key=listed["Key"])["Body"].read())
+    ]
+    return manifest, records
+
+
+def items_in_s3(count: int) -> None:
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket="plans", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+    s3.put_object(Bucket="plans", Key="items.json", Body=json.dumps([{"n": n} for n in range(count)]))
+
+
+def test_the_result_writer_writes_every_child_executions_output_and_its_manifest(sfn_aws: None) -> None:
+    items_in_s3(3)
+    with bound_services(ServiceBindings()):
+        described = run(distributed_map_definition(), {"key": "items.json"})
+    assert described["status"] == "SUCCEEDED", described
+    manifest, records = map_results(described)
+    assert manifest["DestinationBucket"] == "plans"
+    assert manifest["ResultFiles"]["SUCCEEDED"][0]["Key"].startswith("results/")
+    assert sorted(json.loads(record["Output"])["twice"] for record in records) == [0, 2, 4]
+    assert {record["Status"] for record in records} == {"SUCCEEDED"}
+
+
+def test_unpatched_moto_writes_a_manifest_without_result_files(sfn_aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gap patch 5 closes. When moto writes the result files itself, this test fails: drop the patch then."""
+    items_in_s3(2)
+    monkeypatch.setattr(
+        moto_patches, "_PATCHES", tuple(patch for patch in moto_patches._PATCHES if patch[1] != "_handle_put_object")
+    )
+    with bound_services(ServiceBindings()):
+        described = run(distributed_map_definition(), {"key": "items.json"})
+    assert described["status"] == "SUCCEEDED", described
+    manifest, records = map_results(described)
+    assert manifest["ResultFiles"] == {"FAILED": [], "PENDING": [], "SUCCEEDED": []}
+    assert records == []

@@ -13,6 +13,7 @@ from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Match, Template
 
 from infrastructure.access.catalog import Catalog, CatalogProps
@@ -20,6 +21,7 @@ from infrastructure.access.query import Query, QueryProps
 from infrastructure.application import ASSET_CACHE, REPO_ROOT
 from infrastructure.assets import GlueArtifacts, lambda_code
 from infrastructure.foundation.network import Network, NetworkProps
+from infrastructure.foundation.secure_bucket import SecureBucket, SecureBucketProps
 from infrastructure.foundation.storage import RetentionSettings, Storage, StorageProps
 from infrastructure.ingest.batch_manager import BatchManagerFunction, BatchManagerFunctionProps
 from infrastructure.ingest.lambda_function import FunctionOwnerProps, FunctionSpec, OdpFunction, OdpFunctionProps
@@ -127,6 +129,13 @@ def test_odp_function(tmp_path, code_dir) -> None:
     assert_nag_clean(app)
 
 
+def plans_bucket(stack, key: kms.IKey) -> s3.IBucket:
+    """The artifacts bucket the plans go to, as Storage builds it (KMS, access logs, TLS only)."""
+    logs_bucket = SecureBucket(stack, "AccessLogs").bucket
+    props = SecureBucketProps(bucket_name="odp-x-artifacts", encryption_key=key, access_logs=logs_bucket)
+    return SecureBucket(stack, "Plans", props).bucket
+
+
 def test_batch_manager(tmp_path, code_dir) -> None:
     app, stack = bare_stack(tmp_path)
     key = kms.Key(stack, "Key", enable_key_rotation=True)
@@ -139,12 +148,21 @@ def test_batch_manager(tmp_path, code_dir) -> None:
             tracking=tracking,
             key=key,
             code_dir=code_dir,
+            plans=plans_bucket(stack, key),
             removal_policy=RemovalPolicy.DESTROY,
             log_retention=logs.RetentionDays.ONE_WEEK,
         ),
     )
     template = Template.from_stack(stack)
-    template.has_resource_properties("AWS::Lambda::Function", {"FunctionName": "odp-x-batch-manager"})
+    template.has_resource_properties(
+        "AWS::Lambda::Function",
+        {
+            "FunctionName": "odp-x-batch-manager",
+            "Environment": {
+                "Variables": Match.object_like({"ODP_PLAN_BUCKET": {"Ref": Match.string_like_regexp("^Plans")}})
+            },
+        },
+    )
     template.has_resource(
         "AWS::Logs::LogGroup", {"DeletionPolicy": "Delete", "Properties": Match.object_like({"RetentionInDays": 7})}
     )
@@ -167,6 +185,7 @@ def _file_processor(stack, key: kms.IKey, monitoring: Monitoring, cadence: Caden
             job_arn="arn:aws:glue:eu-west-1:111111111111:job/odp-x-file-processor-hourly",
             alerts_topic=monitoring.topic,
             key=key,
+            plans=plans_bucket(stack, key),
             **more,
         ),
     )

@@ -92,7 +92,12 @@ def test_substitutions_refuse_a_changed_placeholder_list(monkeypatch, tmp_path) 
     changed.write_text(FileProcessorOnGlue.DEFINITION.read_text(encoding="utf-8") + "${NewPlaceholder}")
     monkeypatch.setattr(FileProcessorOnGlue, "DEFINITION", changed)
     substitutions = FileProcessorOnGlue(
-        alerts_topic_arn="a", batch_manager_function_arn="b", cadence="c", max_concurrency=1, job_name="j"
+        alerts_topic_arn="a",
+        batch_manager_function_arn="b",
+        cadence="c",
+        max_concurrency=1,
+        job_name="j",
+        plan_bucket="p",
     )
     with pytest.raises(ValueError, match="NewPlaceholder"):
         substitutions.values()

@@ -18,6 +18,7 @@ from moto import mock_aws
 from moto.core.responses import ActionResult
 from moto.stepfunctions.responses import StepFunctionResponse
 
+from odp.contracts.batches import PlanAnswer, PlanLocation
 from odp.contracts.state_machines import FileProcessorOnGlue
 from sandbox.moto_patches import ServiceBindings, bound_services
 
@@ -35,6 +36,7 @@ SUBSTITUTIONS = FileProcessorOnGlue(
     cadence="hourly",
     max_concurrency=1,
     job_name="odp-dev-file-processor-hourly",
+    plan_bucket="odp-dev-artifacts",
 )
 
 
@@ -101,7 +103,9 @@ def _whole_run(name: str) -> tuple[str, list[str], list[dict]]:
 
     def batch_manager(event: dict, context: object) -> dict:
         calls.append(event)
-        return {"batches": [], "pending": {"files": 0, "bytes": 0, "tables": 0, "oldest_age_seconds": 0}}
+        location = PlanLocation.for_execution("odp-dev-artifacts", "hourly", event["execution_name"])
+        pending = {"files": 0, "bytes": 0, "tables": 0, "oldest_age_seconds": 0}
+        return PlanAnswer(location=location, batches=0, tables=0, pending=pending).model_dump(mode="json")
 
     bindings = ServiceBindings(lambdas={"batch-manager": batch_manager})
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}), bound_services(bindings):

@@ -55,6 +55,8 @@ def seed_items(name: str, region: str, items: Iterable[dict[str, Any]]) -> int:
     shared: dict[tuple[type, Any], DynamoType] = {}
 
     def dynamo(value: Any) -> DynamoType:
+        if isinstance(value, list | dict | set):  # not hashable: typed on its own (a table_config's lists, maps)
+            return DynamoType(_typed(value))
         key = (type(value), value)
         found = shared.get(key)
         if found is None:

@@ -287,6 +287,52 @@ def state_machine_requirements(
                 found.append(Requirement(principal, action, resource, reason=reason))
         if integration.endswith("sns:publish"):
             found += _topic_key_requirements(resolver, resources[0], principal, reason)
+    for name, state in _distributed_maps(definition["States"]):
+        found += _distributed_map_requirements(principal, name, state, resolver, own_arn)
+    return found
+
+
+def _distributed_maps(states: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    for name, state in states.items():
+        processor = state.get("ItemProcessor") or {}
+        if state["Type"] == "Map" and processor.get("ProcessorConfig", {}).get("Mode") == "DISTRIBUTED":
+            yield name, state
+
+
+def _distributed_map_requirements(
+    principal: str, name: str, state: Mapping[str, Any], resolver: Resolver, own_arn: str
+) -> list[Requirement]:
+    """A Distributed Map (Step Functions' "IAM policies for Distributed Map states"): start child executions of the
+    machine itself, describe and stop them; read its items from S3 (ItemReader) and write its results (ResultWriter),
+    with the bucket's key. An example object under each prefix stands for the per-execution names.
+
+    Raises:
+        UnmappedCallError: the reader or writer is not an S3 object the template's buckets hold.
+    """
+    reason = f"state {name} (Distributed Map)"
+    executions = own_arn.replace(":stateMachine:", ":execution:") + "/example-map-run:example-child"
+    found = [
+        Requirement(principal, "states:StartExecution", own_arn, reason=reason),
+        Requirement(principal, "states:DescribeExecution", executions, reason=reason),
+        Requirement(principal, "states:StopExecution", executions, reason=reason),
+    ]
+    reader, writer = state["ItemReader"], state["ResultWriter"]
+    if reader["Resource"] != "arn:aws:states:::s3:getObject" or writer["Resource"] != "arn:aws:states:::s3:putObject":
+        raise UnmappedCallError(f"{principal}: state {name} reads or writes its items other than as S3 objects")
+    prefix = str(writer["Parameters"]["Prefix"])  # plans/<cadence>/results: the plans are under plans/<cadence>/
+    plans = prefix.rsplit("/", 1)[0]
+    objects = [
+        ("s3:GetObject", "kms:Decrypt", str(reader["Parameters"]["Bucket"]), f"{plans}/example/batches.json"),
+        ("s3:PutObject", "kms:GenerateDataKey", str(writer["Parameters"]["Bucket"]), f"{prefix}/example/manifest.json"),
+    ]
+    for action, key_action, bucket, key in objects:
+        logical = find_by_name(resolver, "AWS::S3::Bucket", bucket)
+        arn = f"{resolver.get_att(logical, 'Arn')}/{key}"
+        found.append(Requirement(principal, action, arn, (SECURE_TRANSPORT, S3_TLS), reason))
+        bucket_key = encryption_key_arn(resolver, logical)
+        if bucket_key is not None:
+            via = ("kms:ViaService", f"s3.{resolver.deployment.region}.amazonaws.com")
+            found.append(Requirement(principal, key_action, bucket_key, (SECURE_TRANSPORT, via), reason))
     return found
 
 

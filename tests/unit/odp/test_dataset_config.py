@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from odp.config import ConfigError, load_config
-from odp.config.datasets import downstream_of
+from odp.config.datasets import ALL_TABLES, dependency_order, downstream_of
 from tests.support.config_files import valid_files, write_config
 
 ORDERS = "shop.public.orders"
@@ -48,6 +48,10 @@ def test_valid_datasets_load_in_dependency_order(tmp_path: Path) -> None:
     assert config.datasets[0].sql == "SELECT id, amount FROM orders"
     assert [d.name for d in downstream_of(config.datasets, [ORDERS])] == ["orders_clean", "by_day"]
     assert downstream_of(config.datasets, ["shop.public.customers"]) == []
+    # past the File Processor summary's bound of table ids it hands over ["*"]: every dataset, in dependency order
+    assert [d.name for d in downstream_of(config.datasets, [ALL_TABLES])] == [
+        d.name for d in dependency_order(config.datasets)
+    ]
 
 
 def test_unknown_sources(tmp_path: Path) -> None:

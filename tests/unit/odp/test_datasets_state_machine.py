@@ -38,7 +38,8 @@ def test_the_job_gets_the_changed_tables_under_the_contract_name() -> None:
     }
     assert states["RefreshDatasets"]["Next"] == "Done"
     assert states["RefreshDatasets"]["Parameters"]["JobName"] == "odp-dev-dataset-job"
-    assert states["TableIds"]["Parameters"]["table_ids.$"] == "$.output.plan.batches[*].table_ids[*]"
+    # the File Processor summary names the planned tables (["*"]: every dataset, odp.config.datasets.ALL_TABLES)
+    assert states["TableIds"]["Parameters"]["table_ids.$"] == "$.output.summary.changed_tables"
 
 
 def _on_emr() -> DatasetsOnEmrServerless:

@@ -87,9 +87,10 @@ def test_the_rendered_definition_starts_the_emr_serverless_job_run() -> None:
         batch_manager_function_arn="arn:aws:lambda:eu-west-1:111111111111:function:bm",
         cadence="hourly",
         max_concurrency=2,
+        plan_bucket="odp-dev-artifacts",
         **run.fields(),
     ).render()
-    state = definition["States"]["ProcessBatches"]["Iterator"]["States"]["RunFileProcessor"]
+    state = definition["States"]["ProcessBatches"]["ItemProcessor"]["States"]["RunFileProcessor"]
     assert state["Resource"] == EMR_SERVERLESS_RUN_JOB
     parameters = state["Parameters"]
     assert parameters["ApplicationId"] == "00abc"

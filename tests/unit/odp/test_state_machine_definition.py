@@ -33,6 +33,7 @@ GLUE = FileProcessorOnGlue(
     cadence="every_10_minutes",
     max_concurrency=4,
     job_name="odp-dev-file-processor-every_10_minutes",
+    plan_bucket="odp-dev-artifacts",
 )
 EMR = EmrServerlessRun(
     application_id="00fapp",
@@ -72,7 +73,15 @@ def test_the_rendered_glue_definition_runs_the_cadences_job_with_bounded_concurr
     assert "${" not in str(definition)
     process = definition["States"]["ProcessBatches"]
     assert process["MaxConcurrency"] == 4
-    task = process["Iterator"]["States"]["RunFileProcessor"]
+    # a Distributed Map over the plan in S3, its results written back: no state holds the plan or the results
+    assert process["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
+    assert process["ItemReader"]["Parameters"] == {"Bucket": "odp-dev-artifacts", "Key.$": "$.plan.location.key"}
+    assert process["ResultWriter"]["Parameters"] == {
+        "Bucket": "odp-dev-artifacts",
+        "Prefix": "plans/every_10_minutes/results",
+    }
+    assert "ItemsPath" not in process
+    task = process["ItemProcessor"]["States"]["RunFileProcessor"]
     assert task["Resource"] == "arn:aws:states:::glue:startJobRun.sync"
     assert task["Parameters"] == {"JobName": "odp-dev-file-processor-every_10_minutes", "Arguments.$": "$.arguments"}
     assert task["ResultSelector"] == {"job_run_id.$": "$.Id", "state.$": "$.JobRunState"}
@@ -85,9 +94,10 @@ def test_a_string_goes_in_json_escaped_and_comes_out_as_given() -> None:
         batch_manager_function_arn=GLUE.batch_manager_function_arn,
         cadence="hourly",
         max_concurrency=2,
+        plan_bucket=GLUE.plan_bucket,
         **EMR.fields(),
     )
-    task = substitutions.render()["States"]["ProcessBatches"]["Iterator"]["States"]["RunFileProcessor"]
+    task = substitutions.render()["States"]["ProcessBatches"]["ItemProcessor"]["States"]["RunFileProcessor"]
     submit = task["Parameters"]["JobDriver"]["SparkSubmit"]
     assert submit["EntryPointArguments.$"] == EMR.entry_point_arguments  # backslash and quote kept
     assert submit["SparkSubmitParameters"] == '--conf spark.x="a b"'
@@ -128,12 +138,13 @@ def test_the_engines_file_processors_differ_only_in_how_the_job_runs() -> None:
         batch_manager_function_arn=GLUE.batch_manager_function_arn,
         cadence=GLUE.cadence,
         max_concurrency=GLUE.max_concurrency,
+        plan_bucket=GLUE.plan_bucket,
         **EMR.fields(),
     ).render()
     run = ("Resource", "Parameters", "ResultSelector", "Retry", "Comment")
     for definition in (glue, emr):
-        definition["States"]["ProcessBatches"]["Iterator"]["States"]["RunFileProcessor"] = _without(
-            definition["States"]["ProcessBatches"]["Iterator"]["States"]["RunFileProcessor"], *run
+        definition["States"]["ProcessBatches"]["ItemProcessor"]["States"]["RunFileProcessor"] = _without(
+            definition["States"]["ProcessBatches"]["ItemProcessor"]["States"]["RunFileProcessor"], *run
         )
     assert _without(glue, "Comment") == _without(emr, "Comment")
 

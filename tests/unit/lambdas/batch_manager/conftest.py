@@ -1,17 +1,24 @@
-"""Batch Manager fixtures: configuration in DynamoDB, pending files, a manager with a fixed clock."""
+"""Batch Manager fixtures: configuration in DynamoDB, pending files, the plans' bucket in S3, a manager with a fixed
+clock."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 
 from lambdas.batch_manager.manager import BatchManager
+from lambdas.batch_manager.plans import PlanStore
 from odp.config.items import batch_config_item, table_config_item
 from odp.config.loader import OdpConfig, load_config
+from odp.contracts.lambda_env import PLAN_BUCKET
 from odp.tracker import FileTracker, ProcessingTracker
 from tests.support.aws import Clock
+from tests.support.paths import AWS_REGION
+
+PLANS = "odp-test-artifacts"
 
 
 @pytest.fixture(scope="session")
@@ -39,11 +46,23 @@ def processing(tracker_tables: dict[str, Any], clock: Clock) -> ProcessingTracke
 
 
 @pytest.fixture
-def manager(tracker_tables: dict[str, Any], processing: ProcessingTracker, clock: Clock) -> BatchManager:
+def plans(aws: None, monkeypatch: pytest.MonkeyPatch) -> PlanStore:
+    """The plans' bucket (the artifacts bucket) in moto, named where the deployed function finds it."""
+    s3 = boto3.client("s3", region_name=AWS_REGION)
+    s3.create_bucket(Bucket=PLANS, CreateBucketConfiguration={"LocationConstraint": AWS_REGION})
+    monkeypatch.setenv(PLAN_BUCKET, PLANS)
+    return PlanStore(s3, PLANS)
+
+
+@pytest.fixture
+def manager(
+    tracker_tables: dict[str, Any], processing: ProcessingTracker, plans: PlanStore, clock: Clock
+) -> BatchManager:
     return BatchManager(
         batch_config=tracker_tables["batch_config"],
         table_config=tracker_tables["table_config"],
         file_tracker=FileTracker(tracker_tables["file_tracker"], tracker_tables["file_tracker_history"], clock=clock),
         processing_tracker=processing,
+        plans=plans,
         clock=clock,
     )

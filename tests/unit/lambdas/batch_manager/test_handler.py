@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import re
 from typing import Any
 
 import boto3
@@ -13,9 +14,10 @@ import pytest
 from lambdas.batch_manager import handler as batch_manager_handler
 from lambdas.batch_manager.events import InvalidRequestError
 from lambdas.batch_manager.manager import BatchManager, UnknownCadenceError
+from lambdas.batch_manager.plans import PlanStore
 from lambdas.runtime import new_metrics
 from odp.config.loader import OdpConfig
-from odp.contracts.batches import InvalidBatchResultError
+from odp.contracts.batches import Batch, InvalidBatchResultError, PlanLocation, results_prefix
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.tracker import ProcessingTracker, RunStatus, TableRun
 from odp.tracker.items import JobRunRef
@@ -28,9 +30,14 @@ T = "taxi_trips_dms.taxi_trips.table_{}".format
 
 
 def plan(manager: BatchManager, execution: str = "exec-1") -> dict[str, Any]:
-    return batch_manager_handler.handle(
+    """The plan answer, with the batches it wrote to S3 (what the Map reads) in place of their count."""
+    answer = batch_manager_handler.handle(
         {"action": "plan", "cadence": CADENCE, "execution_name": execution}, None, manager
     )
+    stored = manager.plans.read_plan(PlanLocation.model_validate(answer["location"])) if answer["batches"] else []
+    assert answer["batches"] == len(stored)
+    assert answer["tables"] == sum(len(batch.table_ids) for batch in stored)
+    return {**answer, "batches": [batch.to_payload() for batch in stored]}
 
 
 def set_batch_size(tracker_tables: dict[str, Any], size: int) -> None:
@@ -114,7 +121,30 @@ def test_plan_uses_the_configured_batch_size(manager: BatchManager, pending: Non
 
 
 def test_nothing_pending_gives_an_empty_plan(manager: BatchManager, config_loaded: OdpConfig) -> None:
-    assert plan(manager) == {"batches": [], "pending": {"tables": 0, "files": 0, "bytes": 0, "oldest_age_seconds": 0}}
+    answer = batch_manager_handler.handle({"action": "plan", "cadence": CADENCE, "execution_name": "e"}, None, manager)
+    assert (answer["batches"], answer["tables"]) == (0, 0)
+    assert answer["pending"] == {"tables": 0, "files": 0, "bytes": 0, "oldest_age_seconds": 0}
+    assert "Contents" not in boto3.client("s3").list_objects_v2(Bucket=manager.plans.bucket)  # no plan written
+
+
+def test_the_plan_is_in_s3_and_the_answer_says_where_and_how_large(
+    manager: BatchManager, tracker_tables: dict[str, Any], pending: None
+) -> None:
+    set_batch_size(tracker_tables, 1)
+    answer = batch_manager_handler.handle(
+        {"action": "plan", "cadence": CADENCE, "execution_name": "exec-7"}, None, manager
+    )
+    folder = f"plans/{CADENCE}/exec-7"
+    assert answer["location"] == {
+        "bucket": manager.plans.bucket,
+        "key": f"{folder}/batches.json",
+        "summary_key": f"{folder}/summary.json",
+    }
+    assert (answer["batches"], answer["tables"]) == (4, 4)
+    body = boto3.client("s3").get_object(Bucket=manager.plans.bucket, Key=f"{folder}/batches.json")["Body"].read()
+    items = json.loads(body)  # the Distributed Map's ItemReader reads a JSON array: one item per batch
+    assert [item["table_ids"] for item in items] == [[T(2)], [T(1)], [T(5)], [T(3)]]
+    assert set(items[0]) == {"batch_id", "table_ids", "arguments"}
 
 
 def test_a_switched_off_cadence_plans_nothing(
@@ -138,7 +168,7 @@ def test_an_unknown_cadence_is_an_error_that_says_what_to_do(manager: BatchManag
         ({"action": "plan", "cadence": CADENCE}, "'execution_name'"),
         ({"action": "delete", "cadence": CADENCE}, "unknown action 'delete'"),
         ({"action": "plan", "cadence": ""}, "'cadence'"),
-        ({"action": "summarise", "batch_results": []}, "event field 'cadence' must be a non-empty string, got None"),
+        ({"action": "summarise", "execution_name": "e"}, "event field 'cadence' must be a non-empty string, got None"),
         ([{"action": "plan"}], "event must be an object, got list"),
     ],
 )
@@ -185,10 +215,40 @@ def finish(processing: ProcessingTracker, table_id: str, status: RunStatus, batc
     processing.finish(run, owner)
 
 
-def summarise(manager: BatchManager, batch_results: list[dict[str, Any]]) -> dict[str, Any]:
-    return batch_manager_handler.handle(
-        {"action": "summarise", "cadence": CADENCE, "batch_results": batch_results}, None, manager
-    )
+def write_results(plans: PlanStore, location: PlanLocation, outputs: list[dict[str, Any]]) -> dict[str, str]:
+    """What the Distributed Map's ResultWriter leaves under the results prefix (Step Functions' format): a file of
+    the child executions (their output), and the manifest listing it; returns its ResultWriterDetails."""
+    folder = f"{results_prefix(CADENCE)}/0123abcd"
+    records = [{"Input": "{}", "Output": json.dumps(output), "Status": "SUCCEEDED"} for output in outputs]
+    s3 = boto3.client("s3")
+    s3.put_object(Bucket=plans.bucket, Key=f"{folder}/SUCCEEDED_0.json", Body=json.dumps(records))
+    manifest = {
+        "DestinationBucket": plans.bucket,
+        "MapRunArn": "arn:aws:states:eu-west-1:123456789012:mapRun:sm/label:0123abcd",
+        "ResultFiles": {"FAILED": [], "PENDING": [], "SUCCEEDED": [{"Key": f"{folder}/SUCCEEDED_0.json", "Size": 1}]},
+    }
+    s3.put_object(Bucket=plans.bucket, Key=f"{folder}/manifest.json", Body=json.dumps(manifest))
+    return {"Bucket": plans.bucket, "Key": f"{folder}/manifest.json"}
+
+
+def summarise_request(manager: BatchManager, outputs: list[dict[str, Any]], execution: str) -> dict[str, Any]:
+    """The plan of these batches in S3, the Map's results beside it, and the Summarise request that names both."""
+    location = manager.plans.location(CADENCE, execution)
+    batches = [Batch(batch_id=output["batch_id"], table_ids=tuple(output["table_ids"])) for output in outputs]
+    manager.plans.write_plan(location, batches)
+    results = write_results(manager.plans, location, outputs)
+    plan_location = location.model_dump()
+    return {
+        "action": "summarise",
+        "cadence": CADENCE,
+        "execution_name": execution,
+        "plan": plan_location,
+        "results": results,
+    }
+
+
+def summarise(manager: BatchManager, outputs: list[dict[str, Any]], execution: str = "exec") -> dict[str, Any]:
+    return batch_manager_handler.handle(summarise_request(manager, outputs, execution), None, manager)
 
 
 def test_summarise_reports_each_tables_run_for_this_batch(manager: BatchManager, processing: ProcessingTracker) -> None:
@@ -309,13 +369,60 @@ def test_summarise_names_quarantined_files_and_publishes_their_count(
     assert (again["tables"][0]["quarantined_files"], again["quarantined_files"]) == ((), 0)
 
 
-def test_summarise_refuses_what_is_not_the_map_output(manager: BatchManager) -> None:
-    with pytest.raises(InvalidBatchResultError):
-        summarise(manager, [{"batch_id": "exec-1", "status": "SUCCEEDED"}])
+def test_summarise_refuses_what_is_not_the_maps_results_and_never_passes_a_batch_over(manager: BatchManager) -> None:
+    location = manager.plans.location(CADENCE, "exec")
+    manager.plans.write_plan(
+        location, [Batch(batch_id="exec-1", table_ids=(T(1),)), Batch(batch_id="exec-2", table_ids=(T(2),))]
+    )
+    request = {"action": "summarise", "cadence": CADENCE, "execution_name": "exec", "plan": location.model_dump()}
+    # a child output without table_ids
+    results = write_results(manager.plans, location, [{"batch_id": "exec-1", "status": "SUCCEEDED"}])
     with pytest.raises(InvalidBatchResultError, match=r"batch_results\[0\] table_ids must be a list of table ids"):
-        summarise(manager, [{"batch_id": "exec-1", "status": "SUCCEEDED"}])
-    with pytest.raises(InvalidBatchResultError, match="batch_results must be a list, got dict"):
-        batch_manager_handler.handle({"action": "summarise", "cadence": CADENCE, "batch_results": {}}, None, manager)
+        batch_manager_handler.handle({**request, "results": results}, None, manager)
+    # a result of a batch the plan does not hold
+    results = write_results(
+        manager.plans, location, [{"batch_id": "exec-9", "table_ids": [T(9)], "status": "SUCCEEDED"}]
+    )
+    with pytest.raises(InvalidBatchResultError, match="name batches the plan does not hold: exec-9"):
+        batch_manager_handler.handle({**request, "results": results}, None, manager)
+    # a manifest that is not one
+    with pytest.raises(
+        InvalidBatchResultError, match=re.escape(f"s3://{manager.plans.bucket}/{location.key} is not a Map Run")
+    ):
+        batch_manager_handler.handle(
+            {**request, "results": {"Bucket": location.bucket, "Key": location.key}}, None, manager
+        )
+    with pytest.raises(InvalidBatchResultError, match=r"event field results\.Key: Field required"):
+        batch_manager_handler.handle({**request, "results": {"Bucket": location.bucket}}, None, manager)
+    # a planned batch the results do not hold, and a Map Run that failed (no results at all): failed, named
+    results = write_results(
+        manager.plans, location, [{"batch_id": "exec-1", "table_ids": [T(1)], "status": "SUCCEEDED"}]
+    )
+    answer = batch_manager_handler.handle({**request, "results": results}, None, manager)
+    assert (answer["failed_batches"], answer["tables"][0]["table_id"]) == (1, T(2))
+    assert answer["tables"][0]["error"] == "the Map's results hold no result for this batch"
+    failed_run = batch_manager_handler.handle({**request, "results": None}, None, manager)
+    assert (failed_run["failed_batches"], failed_run["failed_tables"]) == (2, 2)
+
+
+def test_the_summary_answer_stays_small_whatever_the_number_of_tables(
+    manager: BatchManager, processing: ProcessingTracker
+) -> None:
+    """20,000 planned tables of one failed execution: the answer lists the failed tables that fit in 50 KB, counts
+    everything, names where the whole summary is and hands the datasets ["*"]; the whole summary has every table."""
+    tables = [f"src.app.t{n:05d}_with_a_longer_name" for n in range(20_000)]
+    outputs = [
+        {"batch_id": f"exec-{n}", "table_ids": tables[n * 5 : n * 5 + 5], "status": "FAILED", "error": {"Error": "X"}}
+        for n in range(4_000)
+    ]
+    answer = summarise(manager, outputs)
+    assert len(json.dumps(answer)) < 64 * 1024  # far below the 256 KiB of a state
+    assert (answer["failed_tables"], answer["failed_batches"]) == (20_000, 4_000)
+    assert answer["omitted_tables"] == 20_000 - len(answer["tables"]) > 0
+    assert answer["changed_tables"] == ["*"]
+    summary = answer["summary"]
+    whole = json.loads(boto3.client("s3").get_object(Bucket=summary["bucket"], Key=summary["key"])["Body"].read())
+    assert sorted(row["table_id"] for row in whole["tables"]) == tables
 
 
 # --- the module-level handler --------------------------------------------------------------------
@@ -331,31 +438,28 @@ def test_importing_the_handler_creates_no_client(monkeypatch: pytest.MonkeyPatch
     importlib.reload(batch_manager_handler)
 
 
-@pytest.mark.usefixtures("lambda_env", "pending")
+@pytest.mark.usefixtures("lambda_env", "pending", "plans")
 def test_the_handler_plans_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     batch_manager_handler.default_manager.cache_clear()
-    result = batch_manager_handler.handler(
+    answer = batch_manager_handler.handler(
         {"action": "plan", "cadence": CADENCE, "execution_name": "exec-9"}, LambdaContext()
     )
+    manager = batch_manager_handler.default_manager()
+    result = {"batches": [b.to_payload() for b in manager.plans.read_plan(PlanLocation(**answer["location"]))]}
     # The real clock: T(4)'s lease (taken at the fixed clock's 12:00 in 2024) has long expired.
     assert [batch["table_ids"] for batch in result["batches"]] == [[T(4), T(2), T(1), T(5), T(3)]]
     [blob] = emf_blobs(capsys.readouterr().out)
     assert blob["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["cadence"]]
     assert "service" not in blob
-    summary = batch_manager_handler.handler(
-        {
-            "action": "summarise",
-            "cadence": CADENCE,
-            "batch_results": [{"batch_id": "exec-9-1", "table_ids": [T(4)], "status": "FAILED"}],
-        },
-        LambdaContext(),
-    )
+    manager = batch_manager_handler.default_manager()
+    outputs = [{"batch_id": "exec-9-1", "table_ids": [T(4)], "status": "FAILED"}]
+    summary = batch_manager_handler.handler(summarise_request(manager, outputs, "exec-9"), LambdaContext())
     assert summary["failed_tables"] == 1
 
 
-@pytest.mark.usefixtures("lambda_env", "pending")
+@pytest.mark.usefixtures("lambda_env", "pending", "plans")
 def test_a_lease_held_by_a_live_emr_serverless_run_is_not_planned_again(tracker_tables: dict[str, Any]) -> None:
     """The Batch Manager asks the engine that runs the lease's holder: Glue knows no EMR Serverless run and
     would call it gone, so a table an EMR run is still writing would be planned into a second run."""
@@ -367,13 +471,15 @@ def test_a_lease_held_by_a_live_emr_serverless_run_is_not_planned_again(tracker_
         T(2), "emr-run", lease_seconds=900, job_run=JobRunRef(f"emr-serverless/{application}", run["jobRunId"])
     )
     batch_manager_handler.default_manager.cache_clear()
-    result = batch_manager_handler.handler(
+    answer = batch_manager_handler.handler(
         {"action": "plan", "cadence": CADENCE, "execution_name": "exec-9"}, LambdaContext()
     )
+    manager = batch_manager_handler.default_manager()
+    result = {"batches": [b.to_payload() for b in manager.plans.read_plan(PlanLocation(**answer["location"]))]}
     assert T(2) not in [table for batch in result["batches"] for table in batch["table_ids"]]
 
 
-@pytest.mark.usefixtures("lambda_env", "pending")
+@pytest.mark.usefixtures("lambda_env", "pending", "plans")
 def test_the_handlers_log_lines_carry_the_invocation_and_the_execution_as_correlation_id(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -385,14 +491,9 @@ def test_the_handlers_log_lines_carry_the_invocation_and_the_execution_as_correl
         batch_manager_handler.handler(
             {"action": "plan", "cadence": CADENCE, "execution_name": "exec-9"}, LambdaContext(aws_request_id="r-1")
         )
-        batch_manager_handler.handler(
-            {
-                "action": "summarise",
-                "cadence": CADENCE,
-                "batch_results": [{"batch_id": "exec-9-1", "table_ids": [T(4)], "status": "FAILED"}],
-            },
-            LambdaContext(aws_request_id="r-2"),
-        )
+        outputs = [{"batch_id": "exec-9-1", "table_ids": [T(4)], "status": "FAILED"}]
+        request = summarise_request(batch_manager_handler.default_manager(), outputs, "exec-9")
+        batch_manager_handler.handler(request, LambdaContext(aws_request_id="r-2"))
     finally:
         log_handler.setStream(previous)
     lines = {line["message"]: line for line in map(json.loads, stream.getvalue().splitlines())}

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from lambdas.batch_manager.planner import fit_payload, make_batches, order_tables, pending_totals
+from lambdas.batch_manager.planner import make_batches, order_tables, pending_totals
 from odp.contracts.batches import Batch, InvalidBatchResultError, parse_batch_results
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.tracker import PendingSummary
@@ -63,15 +63,6 @@ def test_pending_totals_include_every_table_with_files() -> None:
     )
     assert totals.to_payload() == {"tables": 2, "files": 3, "bytes": 105, "oldest_age_seconds": 10800}
     assert pending_totals([], now).to_payload() == {"tables": 0, "files": 0, "bytes": 0, "oldest_age_seconds": 0}
-
-
-def test_a_plan_too_large_for_a_state_defers_the_newest_batches() -> None:
-    batches = make_batches([f"source.schema.table_{n:05d}" for n in range(400)], 10, "exec")
-    one = len(json.dumps(batches[0].to_payload())) + 2
-    kept, deferred = fit_payload(batches, max_bytes=one * 3 + 1)
-    assert [b.batch_id for b in kept] == ["exec-1", "exec-2", "exec-3"]
-    assert deferred == batches[3:]
-    assert fit_payload(batches[:1], max_bytes=1) == (batches[:1], [])  # one batch always runs
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from lambdas.batch_manager import handler as batch_manager_handler
 from lambdas.batch_manager.manager import BatchManager
 from odp.config.items import batch_config_item, table_config_item
 from odp.config.loader import OdpConfig
+from odp.contracts.batches import PlanLocation
 from odp.naming import TrackerTableNames
 from odp.tracker import make_file_id
 from odp.tracker.items import iso
@@ -152,8 +153,8 @@ def test_plan_at_scale_reads_per_active_table_and_never_scans(
 
     eligible = [n for n in active if n not in LEASED]
     expected_order = [table_id(n) for n in sorted(eligible, key=oldest_minute)]
-    batches = result["batches"]
-    assert len(batches) == math.ceil(len(eligible) / BATCH_SIZE)
+    batches = [batch.to_payload() for batch in manager.plans.read_plan(PlanLocation.model_validate(result["location"]))]
+    assert result["batches"] == len(batches) == math.ceil(len(eligible) / BATCH_SIZE)
     assert all(len(batch["table_ids"]) <= BATCH_SIZE for batch in batches)
     assert [table for batch in batches for table in batch["table_ids"]] == expected_order
     oldest = min(oldest_minute(n) for n in active)
@@ -170,5 +171,5 @@ def test_plan_at_scale_reads_per_active_table_and_never_scans(
     assert hourly_counter.targets[("Query", tracker_names.file_tracker, "pending_by_table")] == len(hourly_active)
     assert hourly_counter.calls["BatchGetItem"] == math.ceil(len(hourly_active) / 100)
     assert hourly_counter.calls["Scan"] == 0
-    assert len(hourly["batches"]) == math.ceil(len(hourly_active) / BATCH_SIZE)
+    assert hourly["batches"] == math.ceil(len(hourly_active) / BATCH_SIZE)
     assert hourly["pending"]["files"] == len(hourly_active) * FILES_PER_PLANNED_TABLE
