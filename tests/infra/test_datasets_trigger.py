@@ -1,8 +1,8 @@
 """Item 8: the datasets state machine (stepfunctions/datasets.glue.asl.json, the real file) executed by moto with the
 EventBridge event the trigger rule forwards. A File Processor execution that ended before planning (the
-overlap guard's PreviousRunStillRunning: its output has no ``plan``) refreshes nothing and succeeds; an event
-without the output (Step Functions leaves it out past 256 KB) fails with a clear error; an output with
-batches starts one dataset job run with their table ids.
+overlap guard's PreviousRunStillRunning: its output has no ``summary``) refreshes nothing and succeeds; an event
+without the output (Step Functions leaves it out past 256 KB) fails with a clear error; an output whose summary
+names changed tables starts one dataset job run with their table ids.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_an_execution_that_ended_before_planning_refreshes_nothing(run) -> None:
 
 
 def test_a_plan_without_batches_refreshes_nothing(run) -> None:
-    status, visited, glue_calls = run(file_processor_event(EXECUTION, {"plan": {"batches": []}}))
+    status, visited, glue_calls = run(file_processor_event(EXECUTION, {"plan": {"batches": 0}}))
     assert status == "SUCCEEDED", visited
     assert visited[-1] == "NothingChanged"
     assert glue_calls == []
@@ -80,7 +80,8 @@ def test_an_event_without_the_output_fails_with_a_clear_error(run) -> None:
 
 
 def test_the_planned_tables_go_to_one_dataset_job_run(run) -> None:
-    output = {"plan": {"batches": [{"table_ids": ["a.b.c", "d.e.f"]}, {"table_ids": ["g.h.i"]}]}}
+    # the summary names the planned tables (["*"] past its bound: every dataset)
+    output = {"plan": {"batches": 2}, "summary": {"changed_tables": ["a.b.c", "d.e.f", "g.h.i"]}}
     status, visited, glue_calls = run(file_processor_event(EXECUTION, output))
     assert status == "SUCCEEDED", visited
     assert "RefreshDatasets" in visited
