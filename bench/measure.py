@@ -16,12 +16,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from odp.contracts.spark import LOCAL_JVM_OPTIONS_ENV
+
 PROC = Path("/proc")
 # ODP's local JVM options (the class data archive the Makefile exports, docs/decisions/023) would start ODP's JVM
 # cheaper than the other contenders' plain spark-submit, and cheaper than Glue starts it: a benchmark drops them,
 # unless it is a test's smoke run (tests/support/jvm_options.py sets KEEP_LOCAL_JVM_OPTIONS_ENV), which measures
 # nothing.
-LOCAL_JVM_OPTIONS_ENV = "ODP_LOCAL_JVM_OPTIONS"
 KEEP_LOCAL_JVM_OPTIONS_ENV = "ODP_BENCH_KEEP_LOCAL_JVM_OPTIONS"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from odp.contracts.spark import HUDI_SESSION_CONF
+from odp.contracts.spark import HUDI_SESSION_CONF, LOCAL_JVM_OPTIONS_ENV
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 HUDI_BUNDLE_ENV = "ODP_HUDI_BUNDLE_JAR"
@@ -22,9 +22,6 @@ DEFAULT_HUDI_BUNDLE = REPO_ROOT / ".cache" / "jars" / "hudi-spark3.5-bundle_2.12
 HUDI_EXTENSIONS_ENV = "ODP_HUDI_EXTENSIONS_JAR"
 DEFAULT_HUDI_EXTENSIONS = REPO_ROOT / ".cache" / "jars" / "odp-hudi-extensions.jar"
 LOCAL_DRIVER_MEMORY = "2g"  # the local profile's heap: local[2] runs every task in the driver's JVM
-# More options for the local driver JVM (never Glue's): the Makefile sets the class data archive `make setup` builds
-# (sandbox/class_archive.py; docs/decisions/018), which cuts a local JVM's start-up and warm-up by about a third.
-LOCAL_JVM_OPTIONS_ENV = "ODP_LOCAL_JVM_OPTIONS"
 
 
 class HudiBundleMissingError(FileNotFoundError):

@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from etl.spark_session import LOCAL_JVM_OPTIONS_ENV
+from odp.contracts.spark import LOCAL_JVM_OPTIONS_ENV
 from sandbox.process_group import wait_for_group
 
 TABLES = (

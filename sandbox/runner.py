@@ -21,6 +21,7 @@ from urllib.parse import unquote_plus
 from boto3.dynamodb.conditions import Attr
 
 from odp.config.loader import OdpConfig
+from odp.config.store import TableConfigStore
 from odp.contracts.arguments import JobArgumentError
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.contracts.lambda_env import batch_manager_environment, lambda_environment
@@ -390,12 +391,18 @@ def _table_reports(
     outcomes: dict[str, TableRun],
     executions: list[CadenceReport],
 ) -> list[TableReport]:
-    """One line per active table of the cadences run: its outcome, or unchanged when it had no work."""
+    """One line per active table of the cadences run: its outcome, or unchanged when it had no work. The tables are
+    those of table_config, as the Batch Manager plans them: the configured ones (in the configuration's order), then
+    the ones an include rule onboarded (by id)."""
     processing = Trackers.build(account.dynamodb(), account.names).processing
+    store = TableConfigStore(account.dynamodb().Table(account.names.table_config))
     failed_execution = {e.cadence: e for e in executions if e.status != "SUCCEEDED"}
     reports: list[TableReport] = []
     for name in cadences:
-        for table in config.tables_for_cadence(name):
+        configured = config.tables_for_cadence(name)
+        known = {table.table_id for table in configured}
+        onboarded = [store.get(table_id) for table_id in sorted(set(store.active_ids(name)) - known)]
+        for table in [*configured, *onboarded]:
             base_path = f"{account.layout.raw_root}/{table.database}/{table.target_table}"
             outcome = outcomes.get(table.table_id)
             if outcome is not None:

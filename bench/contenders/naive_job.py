@@ -19,7 +19,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from bench.contenders.common import driver_memory
+from bench.contenders.common import PARQUET_CODEC, driver_memory
 from bench.fs_stats import hadoop_statistics
 from bench.workload import KEY, OP, ORDERING, PARTITION, SCHEMA_ARROW
 
@@ -36,6 +36,7 @@ def session() -> SparkSession:
         .config("spark.driver.memory", driver_memory())
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.parquet.compression.codec", PARQUET_CODEC)
         .getOrCreate()
     )
 

@@ -7,6 +7,11 @@ Spark code (a test imports the CDK app and fails if pyspark is loaded).
 
 from __future__ import annotations
 
+# More options for the local driver JVM (never Glue's): the Makefile exports the class data archive `make setup`
+# builds (sandbox/class_archive.py, docs/decisions/023); etl.spark_session reads it, a benchmark drops it
+# (bench/measure.py), the test run adds C1 only for its child JVMs (tests/support/jvm_options.py).
+LOCAL_JVM_OPTIONS_ENV = "ODP_LOCAL_JVM_OPTIONS"
+
 # Hudi's session settings, wherever the session is built (local, spark-submit on EMR Serverless; Glue's own
 # --conf of the Glue jobs repeats them with its own additions: infrastructure/jobs/glue_job.py).
 HUDI_SESSION_CONF = {

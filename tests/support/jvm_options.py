@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import os
 
-LOCAL_JVM_OPTIONS_ENV = "ODP_LOCAL_JVM_OPTIONS"  # etl.spark_session's (not imported here: it imports pyspark)
+from bench.measure import KEEP_LOCAL_JVM_OPTIONS_ENV
+from odp.contracts.spark import LOCAL_JVM_OPTIONS_ENV
+
 SHARED_JVM_OPTIONS_ENV = "ODP_TESTS_SHARED_JVM_OPTIONS"  # the options as make gave them, kept for the shared session
 SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
-KEEP_IN_BENCH_ENV = "ODP_BENCH_KEEP_LOCAL_JVM_OPTIONS"  # bench.measure's: a smoke run measures nothing
 
 
 def give_children_short_lived_options() -> None:
@@ -18,7 +19,7 @@ def give_children_short_lived_options() -> None:
     pytest-xdist's workers inherit) the short-lived ones; the same result when called again."""
     shared = os.environ.setdefault(SHARED_JVM_OPTIONS_ENV, os.environ.get(LOCAL_JVM_OPTIONS_ENV, ""))
     os.environ[LOCAL_JVM_OPTIONS_ENV] = f"{shared} {SHORT_LIVED_JVM_OPTIONS}".strip()
-    os.environ[KEEP_IN_BENCH_ENV] = "1"
+    os.environ[KEEP_LOCAL_JVM_OPTIONS_ENV] = "1"  # a benchmark smoke run measures nothing
 
 
 def shared_session_options() -> str:

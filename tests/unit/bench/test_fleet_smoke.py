@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from bench.__main__ import main
 from bench.check import normalised, read_hudi, read_parquet_table
+from bench.contenders.common import PARQUET_CODEC
 from bench.fleet import DAY_COLUMN, FLEET_SCHEMA, FleetSpec
 from etl.hudi.timeline import completed_commits
 
@@ -93,6 +95,15 @@ def test_small_fleet_run_checks_every_table_and_records_the_metrics(
         assert not (odp_tables / name / ".hoodie" / "metadata").exists(), name
         assert {c.index for c in completed_commits(spark, str(odp_tables / name)) if c.run_id} == {"simple"}, name
     assert "fixed s/table" in printed
+    # one Parquet codec for both contenders (bench.contenders.common.PARQUET_CODEC), Hudi's default
+    for root in (odp_tables, tmp_path / "naive_rewrite" / "tables"):
+        codecs = {codec_of(path) for path in root.glob("**/*.parquet") if ".hoodie" not in path.parts}
+        assert codecs == {PARQUET_CODEC.upper()}, (root, codecs)
+
+
+def codec_of(path: Path) -> str:
+    metadata = pq.ParquetFile(path).metadata
+    return metadata.row_group(0).column(0).compression
 
 
 def table_type(table: Path) -> str:

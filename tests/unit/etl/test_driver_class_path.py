@@ -65,16 +65,16 @@ def test_the_local_driver_jvm_gets_the_options_of_odp_local_jvm_options() -> Non
 
 
 @pytest.mark.spark
-def test_the_shared_session_started_with_the_class_data_archive_make_gives(spark) -> None:
-    """Under make, the test session's JVM maps the archive ``make setup`` built: the JVM runs with the option and the
-    file exists (a JVM that finds it stale runs without it, slower; sandbox/class_archive.py rebuilds it)."""
+def test_the_shared_session_started_with_the_options_make_gives_and_never_c1_only(spark) -> None:
+    """The test session's JVM runs with every option of ``ODP_LOCAL_JVM_OPTIONS`` as make exported it (the class
+    data archive ``make setup`` built, which exists), and without C1 only, which is for the tests' short-lived child
+    JVMs (tests/support/jvm_options.py)."""
     arguments = list(
         spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
     )
     wanted = shared_session_options().split()
-    archive = [option for option in wanted if option.startswith("-XX:SharedArchiveFile=")]
-    if not archive:
-        pytest.skip("ODP_LOCAL_JVM_OPTIONS names no class data archive (pytest run outside make)")
-    assert archive[0] in arguments
-    assert Path(archive[0].split("=", 1)[1]).is_file()
-    assert SHORT_LIVED_JVM_OPTIONS not in arguments  # C1 only is for the tests' short-lived child JVMs
+    assert [option for option in wanted if option not in arguments] == []
+    for option in wanted:
+        if option.startswith("-XX:SharedArchiveFile="):
+            assert Path(option.split("=", 1)[1]).is_file(), option
+    assert SHORT_LIVED_JVM_OPTIONS not in arguments
