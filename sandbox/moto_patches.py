@@ -36,12 +36,21 @@ method and is installed only inside :func:`bound_services` (the originals come b
    Distributed Map of thousands of batches spends minutes on it. We build one client per region and share it
    (boto3 clients are thread safe); what the client calls is unchanged.
 
+7. moto's ``json_path.extract_json`` builds a new JSONPath parser (PLY tables) for every path it evaluates, about 8 ms
+   each: a Distributed Map of thousands of child executions spends most of its time on it. We parse each path once
+   (``functools.lru_cache`` over jsonpath_ng's ``parse``; a parsed path is only read by ``find``).
+
+8. ``DistributedItemProcessorWorker._eval_pool`` calls itself once per item: a worker of a Distributed Map dies of
+   ``RecursionError`` (silently, in its thread) after about 1,000 items and the Map waits forever. We run the same
+   steps in a loop.
+
 SNS publish needs no patch: moto's SNS receives it and tests read it back.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import threading
 import traceback
@@ -60,6 +69,9 @@ from moto.stepfunctions.parser.asl.component.common.error_name.failure_event imp
 )
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import StatesErrorNameType
+from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.itemprocessor import (
+    distributed_item_processor_worker,
+)
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.result_writer.resource_eval.resource_eval_s3 import (
     ResourceEvalS3 as ResultWriterS3,
 )
@@ -71,6 +83,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
     StateTaskServiceGlue,
 )
 from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+from moto.stepfunctions.parser.asl.utils import json_path
 from moto.stepfunctions.parser.asl.utils.boto_client import boto_client_for
 from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 
@@ -360,6 +373,30 @@ def _serialised_dynamodb_call_action(self: DynamoHandler) -> Any:
         return _DYNAMODB_CALL_ACTION(self)
 
 
+def _eval_pool_in_a_loop(self: Any, job: Any, worker_frame: Any) -> None:
+    """moto 5.2.5's ``_eval_pool`` (patch 8) as a loop: evaluate a job, close it, take the next, until none is left,
+    a job fails or the worker is stopped."""
+    while job is not None:
+        job_frame = worker_frame.open_inner_frame()
+        self._eval_job(env=job_frame, job=job)
+        worker_frame.delete_frame(job_frame)
+        next_job = None
+        if not (isinstance(job.job_output, Exception) or self.stopped()):
+            next_job = self._job_pool.next_job()
+        if next_job is None:
+            # the frame is closed before the job: the Map awaits its jobs, not its workers (as moto does)
+            self._env.delete_frame(worker_frame)
+            self._job_pool.close_job(job)
+            return
+        self._job_pool.close_job(job)
+        job = next_job
+    self._env.delete_frame(worker_frame)
+
+
+# jsonpath_ng's parser, each path parsed once (patch 7); bound at import, before any patch replaces the name
+_parse_json_path_once = functools.lru_cache(maxsize=4096)(json_path.parse)
+
+
 _PATCHES: tuple[tuple[Any, str, Any], ...] = (
     (DynamoHandler, "call_action", _serialised_dynamodb_call_action),
     (StateTaskServiceAwsSdk, "_normalise_parameters", _aws_sdk_parameters_as_boto),
@@ -369,6 +406,8 @@ _PATCHES: tuple[tuple[Any, str, Any], ...] = (
     (StateTaskServiceGlue, "_sync_to_start_job_run", _sync_to_start_job_run),
     (ResultWriterS3, "_handle_put_object", staticmethod(_write_map_results)),
     (StateTaskServiceGlue, "_get_glue_client", staticmethod(_shared_glue_client)),
+    (json_path, "parse", _parse_json_path_once),
+    (distributed_item_processor_worker.DistributedItemProcessorWorker, "_eval_pool", _eval_pool_in_a_loop),
 )
 _INSTALL_LOCK = threading.Lock()
 

@@ -6,13 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aws_cdk import Duration
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infrastructure.grants import grant_key, grant_objects, grant_table
+from infrastructure.grants import TABLE_SCAN, grant_key, grant_objects, grant_table
 from infrastructure.ingest.lambda_function import FunctionOwnerProps, FunctionSpec, OdpFunction, OdpFunctionProps
 from odp.contracts.batches import PLANS_PREFIX
 from odp.contracts.lambda_env import PLAN_BUCKET
+from odp.tracker.items import PENDING_INDEX
 
 HANDLER = "lambdas.batch_manager.handler.handler"
 SERVICE = "batch_manager"  # Powertools service name: the `service` dimension of its metrics
@@ -45,6 +47,9 @@ class BatchManagerFunction(Construct):
             "table_config",
         ):
             grant_table(self.function, logical, tracking.table(logical), write=False)
+        # a plan reads every pending file in one paginated Scan of the sparse pending index (of it alone)
+        pending_index = f"{tracking.table('file_tracker').table_arn}/index/{PENDING_INDEX}"
+        iam.Grant.add_to_principal(grantee=self.function, actions=list(TABLE_SCAN), resource_arns=[pending_index])
         plans = props.plans
         self.function.add_environment(PLAN_BUCKET, plans.bucket_name)
         grant_objects(

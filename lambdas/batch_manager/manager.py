@@ -110,7 +110,7 @@ class BatchManager:
             logger.info("cadence switched off in batch_config; nothing to plan", extra={"cadence": cadence})
             summaries = []
         else:
-            summaries = [self._files.pending_summary(table_id) for table_id in self.active_tables(cadence)]
+            summaries = self._files.pending_summaries(self.active_tables(cadence))
         pending = [summary for summary in summaries if summary.files > 0]
         leased, held = (
             self._processing.unavailable_tables(summary.table_id for summary in pending) if pending else (set(), set())

@@ -7,6 +7,7 @@ the subject is the patch (how tasks reach local code), not the Lambdas or the jo
 from __future__ import annotations
 
 import json
+import sys
 import time
 from typing import Any
 
@@ -17,6 +18,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_glue import (
     StateTaskServiceGlue,
 )
+from moto.stepfunctions.parser.asl.utils import json_path
 
 from sandbox import moto_patches
 from sandbox.moto_patches import GlueRunResult, ServiceBindings, bound_services
@@ -225,7 +227,20 @@ def test_the_originals_come_back_after_the_block(sfn_aws: None) -> None:
     assert "_eval_integration_pattern" not in StateTaskServiceGlue.__dict__
 
 
-def distributed_map_definition() -> dict[str, Any]:
+def test_each_json_path_is_parsed_once_and_answers_as_moto_does(sfn_aws: None) -> None:
+    data = {"plan": {"location": {"key": "plans/k"}, "batches": [1, 2]}}
+    unpatched = [json_path.extract_json(path, data) for path in ("$.plan.location.key", "$.plan.batches[1]")]
+    with bound_services(ServiceBindings()):
+        before = moto_patches._parse_json_path_once.cache_info()
+        for _ in range(3):
+            patched = [json_path.extract_json(path, data) for path in ("$.plan.location.key", "$.plan.batches[1]")]
+            assert patched == unpatched == ["plans/k", 2]
+        after = moto_patches._parse_json_path_once.cache_info()
+    assert after.hits - before.hits >= 4  # the second and third round parsed nothing
+    assert json_path.parse is not moto_patches._parse_json_path_once
+
+
+def distributed_map_definition(max_concurrency: int = 0) -> dict[str, Any]:
     """Items from S3 (ItemReader), one child execution each (a Pass), results to S3 (ResultWriter)."""
     return {
         "StartAt": "EachItem",
@@ -253,6 +268,7 @@ def distributed_map_definition() -> dict[str, Any]:
                     "Parameters": {"Bucket": "plans", "Prefix": "results"},
                 },
                 "ResultPath": "$.written",
+                "MaxConcurrency": max_concurrency,
                 "End": True,
             }
         },
@@ -302,3 +318,14 @@ def test_unpatched_moto_writes_a_manifest_without_result_files(sfn_aws: None, mo
     manifest, records = map_results(described)
     assert manifest["ResultFiles"] == {"FAILED": [], "PENDING": [], "SUCCEEDED": []}
     assert records == []
+
+
+def test_one_worker_runs_more_items_than_the_recursion_limit(sfn_aws: None) -> None:
+    """moto's worker called itself once per item and died of RecursionError past about 1,000 (patch 8)."""
+    items = sys.getrecursionlimit() + 200
+    items_in_s3(items)
+    with bound_services(ServiceBindings()):
+        described = run(distributed_map_definition(max_concurrency=1), {"key": "items.json"})
+    assert described["status"] == "SUCCEEDED", described
+    _, records = map_results(described)
+    assert sorted(json.loads(record["Output"])["twice"] for record in records) == [2 * n for n in range(items)]

@@ -27,6 +27,7 @@ from moto import mock_aws
 from lambdas.batch_manager import handler as batch_manager_handler
 from odp.config.items import batch_config_item, table_config_item
 from odp.config.loader import OdpConfig, load_config
+from odp.config.models import SourceFormat, TableConfig
 from odp.contracts.batches import PlanLocation
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.contracts.lambda_env import batch_manager_environment
@@ -66,10 +67,19 @@ def account(aws_env: None, repo_config: OdpConfig, monkeypatch: pytest.MonkeyPat
     names = TrackerTableNames.for_environment("test")
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
         create_tables(boto3.client("dynamodb", region_name=AWS_REGION), names)
-        template = repo_config.table("taxi_trips_dms.taxi_trips.table_1")
+        # ODP's defaults and what planning reads (cadence, activity): moto copies every item of a page, and a
+        # declared schema would triple the table_config pages without changing a plan
         configs = (
             table_config_item(
-                template.model_copy(update={"source": "src", "schema_name": "sales", "table": f"t_{n:05d}"})
+                TableConfig(
+                    source="src",
+                    schema_name="sales",
+                    table=f"t_{n:05d}",
+                    format=SourceFormat.DMS,
+                    primary_key=("id",),
+                    cadence=CADENCE,
+                    database="sales_raw",
+                )
             )
             for n in range(TABLES)
         )

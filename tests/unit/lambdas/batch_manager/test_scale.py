@@ -1,7 +1,8 @@
 """The Batch Manager at production scale: 3,000 configured tables, 50,000 pending files.
 
-DynamoDB calls must grow with the active tables of the planned cadence (one index query each,
-one BatchGetItem per 100 for leases), not with the configured tables or the files, and never scan.
+A plan reads the pending files in one paginated Scan of the sparse pending index (its pages grow with the
+pending files of every cadence, never with the tables), the cadence's active tables in one paginated Query, and
+leases in one BatchGetItem per 100 pending tables: never a call per table (docs/decisions/024).
 
 Layout: 1,500 tables every 10 minutes and 300 hourly (10 pending files each), 600 tables of
 another cadence and 600 deactivated tables (the other 32,000 pending files, which no plan here
@@ -137,19 +138,21 @@ def plan_counted(manager: BatchManager, tracker_tables: dict[str, Any], cadence:
 
 
 @pytest.mark.slow
-def test_plan_at_scale_reads_per_active_table_and_never_scans(
+def test_plan_at_scale_reads_pending_files_in_one_scan_never_per_table(
     manager: BatchManager, tracker_tables: dict[str, Any], tracker_names: TrackerTableNames, scale: dict[int, int]
 ) -> None:
     result, counter = plan_counted(manager, tracker_tables, FAST)
 
     active = [n for n in range(CONFIGURED) if cadence_of(n) == FAST]
-    assert counter.calls["Scan"] == 0
-    assert counter.targets[("Query", tracker_names.file_tracker, "pending_by_table")] == len(active)
+    assert counter.targets[("Query", tracker_names.file_tracker, "pending_by_table")] == 0
+    scan_pages = counter.targets[("Scan", tracker_names.file_tracker, "pending_by_table")]
+    assert 1 <= scan_pages <= FILES // 1_000  # 1 MB pages of 50,000 files: far fewer calls than tables
+    assert counter.calls["Scan"] == scan_pages  # the pending index only, never a table
     config_pages = counter.targets[("Query", tracker_names.table_config, "active_by_cadence")]
     assert 1 <= config_pages <= 2
     assert counter.targets[("BatchGetItem", tracker_names.processing_tracker, None)] == math.ceil(len(active) / 100)
     assert counter.targets[("GetItem", tracker_names.batch_config, None)] == 1
-    assert counter.total == 1 + config_pages + len(active) + math.ceil(len(active) / 100)
+    assert counter.total == 1 + config_pages + scan_pages + math.ceil(len(active) / 100)
 
     eligible = [n for n in active if n not in LEASED]
     expected_order = [table_id(n) for n in sorted(eligible, key=oldest_minute)]
@@ -165,11 +168,15 @@ def test_plan_at_scale_reads_per_active_table_and_never_scans(
         "oldest_age_seconds": int((datetime(2024, 5, 1, 12, 0, tzinfo=UTC) - START).total_seconds()) - oldest * 60,
     }
 
-    # A cadence with a fifth of the active tables makes a fifth of the calls.
+    # A cadence with a fifth of the active tables reads the same pending files: the same scan, fewer lease reads.
     hourly, hourly_counter = plan_counted(manager, tracker_tables, HOURLY)
     hourly_active = [n for n in range(CONFIGURED) if cadence_of(n) == HOURLY]
-    assert hourly_counter.targets[("Query", tracker_names.file_tracker, "pending_by_table")] == len(hourly_active)
+    assert hourly_counter.targets[("Scan", tracker_names.file_tracker, "pending_by_table")] == scan_pages
+    assert (
+        hourly_counter.calls["Query"]
+        == hourly_counter.targets[("Query", tracker_names.table_config, "active_by_cadence")]
+    )
+    assert hourly_counter.calls["Query"] <= 2
     assert hourly_counter.calls["BatchGetItem"] == math.ceil(len(hourly_active) / 100)
-    assert hourly_counter.calls["Scan"] == 0
     assert hourly["batches"] == math.ceil(len(hourly_active) / BATCH_SIZE)
     assert hourly["pending"]["files"] == len(hourly_active) * FILES_PER_PLANNED_TABLE
