@@ -75,6 +75,7 @@ def test_small_fleet_run_checks_every_table_and_records_the_metrics(
             assert table["change_rows"] > 0
         assert load["change_rows"] == 4 * 2_000
         assert result["table_costs"]["all"]["points"] == len(landed)
+    assert document["contenders"]["odp"]["processes"] == 2  # one application per wave, every table of it in it
     # how ODP wrote each table and why, from its run history (the naive rewrite has no such choice)
     reasons = {
         name: table.get("write_reason") for name, table in document["contenders"]["odp"]["waves"][1]["tables"].items()

@@ -14,7 +14,7 @@ from tests.support.paths import AWS_REGION
 
 
 def queries(table: Any) -> list[list[dict[str, Any]]]:
-    """Index and base-table queries with pages, filters, projections and both directions."""
+    """Index and base-table queries with pages, filters, projections and both directions; index scans in pages."""
     results = []
     for table_id in ("a", "b", "missing"):
         for forward in (True, False):
@@ -34,6 +34,11 @@ def queries(table: Any) -> list[list[dict[str, Any]]]:
                 FilterExpression=Attr("size").gt(3),
             )["Items"]
         )
+    for _ in range(2):  # the second scan reads the list the first one sorted
+        scan = table_items(
+            table, "scan", IndexName="pending_by_table", Limit=4, ProjectionExpression="file_id, landed_at"
+        )
+        results.append(list(scan))
     return results
 
 

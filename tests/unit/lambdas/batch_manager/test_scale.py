@@ -1,12 +1,11 @@
-"""The Batch Manager at production scale: 3,000 configured tables, 50,000 pending files.
+"""The Batch Manager at production scale: 3,000 configured tables, 20,400 pending files.
 
 A plan reads the pending files in one paginated Scan of the sparse pending index (its pages grow with the
 pending files of every cadence, never with the tables), the cadence's active tables in one paginated Query, and
 leases in one BatchGetItem per 100 pending tables: never a call per table (docs/decisions/024).
 
 Layout: 1,500 tables every 10 minutes and 300 hourly (10 pending files each), 600 tables of
-another cadence and 600 deactivated tables (the other 32,000 pending files, which no plan here
-may read). moto is slow per item (see tests/unit/lambdas/moto_reads.py), so seeding goes through
+another cadence and 600 deactivated tables (2 pending files each, which no plan here may count). moto is slow per item (see tests/unit/lambdas/moto_reads.py), so seeding goes through
 its table model and reads through :func:`partition_reads`.
 """
 
@@ -32,7 +31,7 @@ from tests.support.moto_reads import partition_reads, seed_items
 from tests.support.paths import AWS_REGION
 
 CONFIGURED = 3_000
-FILES = 50_000
+FILES = 20_400
 BATCH_SIZE = 25
 FAST, HOURLY, OTHER = "every_10_minutes", "hourly", "every_15_minutes"
 START = datetime(2024, 5, 1, 0, 0, tzinfo=UTC)
@@ -51,10 +50,8 @@ def cadence_of(number: int) -> str | None:
 
 
 def files_of(number: int) -> int:
-    """10 files per table of the planned cadences; the other 32,000 over the 1,200 other tables."""
-    if number < 1_800:
-        return FILES_PER_PLANNED_TABLE
-    return 26 + (1 if number - 1_800 < 800 else 0)  # 1,200 tables: 800 x 27 + 400 x 26 = 32,000
+    """10 files per table of the planned cadences; 2 per table of the other 1,200."""
+    return FILES_PER_PLANNED_TABLE if number < 1_800 else 2
 
 
 def table_id(number: int) -> str:
@@ -146,7 +143,7 @@ def test_plan_at_scale_reads_pending_files_in_one_scan_never_per_table(
     active = [n for n in range(CONFIGURED) if cadence_of(n) == FAST]
     assert counter.targets[("Query", tracker_names.file_tracker, "pending_by_table")] == 0
     scan_pages = counter.targets[("Scan", tracker_names.file_tracker, "pending_by_table")]
-    assert 1 <= scan_pages <= FILES // 1_000  # 1 MB pages of 50,000 files: far fewer calls than tables
+    assert 1 <= scan_pages <= FILES // 1_000  # 1 MB pages of 20,400 files: far fewer calls than tables
     assert counter.calls["Scan"] == scan_pages  # the pending index only, never a table
     config_pages = counter.targets[("Query", tracker_names.table_config, "active_by_cadence")]
     assert 1 <= config_pages <= 2
