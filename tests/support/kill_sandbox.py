@@ -84,6 +84,11 @@ class Sandbox:
         the lake, the staging files), as a new process would; its report is written where the child's would be."""
         self.runs += 1
         config = load_config(self.config)
+        # a new process starts with an empty session catalog: forget the tables an earlier run of this session
+        # registered (another region's lake, another test's), so this run registers its own; the entries only, the
+        # tables are external and their data stays
+        for database in sorted({table.database for table in config.tables}):
+            spark.sql(f"DROP DATABASE IF EXISTS `{database}` CASCADE")
         layout = SandboxLayout(lake=self.lake.resolve(), staging=self.staging.resolve())
         report = run_sandbox(config, layout, spark, refresh_datasets=True)
         report.write(self.lake / "report.json")
