@@ -10,6 +10,7 @@ raises :class:`UnsupportedPolicyError`: never a silent allow or deny.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,9 +53,14 @@ def wildcard_match(pattern: str, value: str, *, case_sensitive: bool = True) -> 
     """IAM wildcards: ``*`` any run of characters (``/`` and ``:`` included), ``?`` one character."""
     if "${" in pattern:
         raise UnsupportedPolicyError(f"policy variables are not supported: {pattern!r}")
-    flags = 0 if case_sensitive else re.IGNORECASE
-    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
-    return re.fullmatch(regex, value, flags | re.DOTALL) is not None
+    return _wildcard_regex(pattern, case_sensitive).fullmatch(value) is not None
+
+
+@functools.cache
+def _wildcard_regex(pattern: str, case_sensitive: bool) -> re.Pattern[str]:
+    """One compiled expression per pattern: a check evaluates the same few hundred patterns against every call."""
+    flags = re.DOTALL if case_sensitive else re.DOTALL | re.IGNORECASE
+    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern), flags)
 
 
 def _string_values(value: Any) -> list[str]:
