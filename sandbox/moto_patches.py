@@ -132,12 +132,13 @@ class ServiceBindings:
     """Which local code answers which task: Lambda functions by name or ARN, Glue jobs by name.
 
     ``glue_calls`` records every job run the state machine started (job name, arguments), so tests
-    can assert that no Glue work happened.
+    can assert that no Glue work happened; ``glue_run_sizes`` the worker type and count each run was started with.
     """
 
     lambdas: dict[str, LambdaHandler] = field(default_factory=dict)
     glue_jobs: dict[str, GlueJob] = field(default_factory=dict)
     glue_calls: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    glue_run_sizes: list[tuple[str | None, int | None]] = field(default_factory=list)
     lambda_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     # One job run at a time: the sandbox shares one SparkSession and Map iterations run in threads.
     job_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -243,6 +244,7 @@ def _sync_to_start_job_run(
         job_run: dict[str, Any] = glue.get_job_run(JobName=job_name, RunId=run_id)["JobRun"]
         arguments = {str(k): str(v) for k, v in (job_run.get("Arguments") or {}).items()}
         bindings.glue_calls.append((job_name, arguments))
+        bindings.glue_run_sizes.append((job_run.get("WorkerType"), job_run.get("NumberOfWorkers")))
         job = bindings.glue_job(job_name)
         with bindings.job_lock:
             try:

@@ -20,7 +20,10 @@ HANDLER = "lambdas.batch_manager.handler.handler"
 SERVICE = "batch_manager"  # Powertools service name: the `service` dimension of its metrics
 FUNCTION_TIMEOUT = Duration.minutes(2)
 FUNCTION = FunctionSpec(
-    HANDLER, SERVICE, FUNCTION_TIMEOUT, "Plans batches of tables with landed files per cadence and summarises each run"
+    HANDLER,
+    SERVICE,
+    FUNCTION_TIMEOUT,
+    "Plans runs of tables with landed files per cadence, packed by estimated work, and summarises each execution",
 )
 
 

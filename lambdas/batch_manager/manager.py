@@ -7,10 +7,11 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit
 
-from lambdas.batch_manager.planner import make_batches, order_tables, pending_totals
+from lambdas.batch_manager.planner import make_batches, order_tables, pending_totals, table_work
 from lambdas.batch_manager.plans import PlanStore
 from lambdas.batch_manager.summary import bounded_summary, summarise
 from lambdas.runtime import dynamodb_tables, new_metrics, plan_bucket, s3_client
+from odp.config.items import BatchConfigRecord
 from odp.config.store import BatchConfigStore, TableConfigStore
 from odp.contracts.batches import BatchResult, MapResults, PlanAnswer, PlanLocation, planned_results
 from odp.contracts.metrics import (
@@ -25,6 +26,7 @@ from odp.contracts.metrics import (
     QUARANTINED_METRIC,
     TABLES_WITH_PENDING_FILES_METRIC,
 )
+from odp.planning import RunShape, plan_runs
 from odp.tracker import FileTracker, JobRunsByEngine, ProcessingTracker, RunStatus, Trackers, utc_now
 from odp.tracker.repository import Clock
 
@@ -80,8 +82,8 @@ class BatchManager:
             metrics=new_metrics(service=""),  # only the cadence dimension: the freshness alarm names exactly {cadence}
         )
 
-    def batch_size(self, cadence: str) -> int | None:
-        """The cadence's batch size; ``None`` when the cadence is switched off (``is_active`` false).
+    def settings(self, cadence: str) -> BatchConfigRecord | None:
+        """The cadence's batch_config item; ``None`` when the cadence is switched off (``is_active`` false).
 
         Raises:
             UnknownCadenceError: no batch_config item for the cadence.
@@ -91,33 +93,36 @@ class BatchManager:
             raise UnknownCadenceError(
                 f"batch_config has no cadence {cadence!r}: load the configuration (python -m odp.config load)"
             )
-        return settings.batch_size if settings.is_active else None
+        return settings if settings.is_active else None
 
     def active_tables(self, cadence: str) -> list[str]:
         """Active tables of the cadence, from the sparse ``active_by_cadence`` index (paginated)."""
         return self._tables.active_ids(cadence)
 
     def plan(self, cadence: str, execution_name: str) -> dict[str, Any]:
-        """Batches of tables with pending files, oldest first, leased and held tables left out, written to S3 for the
-        Map to read; the answer says where and how many (a plan of any size, never the plan itself).
+        """Runs of tables with pending files, oldest first, leased and held tables left out, packed by their
+        estimated work toward the cadence's target run time (odp/planning.py), written to S3 for the Map to read;
+        the answer says where and how many (a plan of any size, never the plan itself).
 
         Raises:
             UnknownCadenceError: the cadence is not in batch_config.
         """
         now = self._clock()
-        batch_size = self.batch_size(cadence)
-        if batch_size is None:
+        settings = self.settings(cadence)
+        if settings is None:
             logger.info("cadence switched off in batch_config; nothing to plan", extra={"cadence": cadence})
             summaries = []
         else:
             summaries = self._files.pending_summaries(self.active_tables(cadence))
         pending = [summary for summary in summaries if summary.files > 0]
-        leased, held = (
-            self._processing.unavailable_tables(summary.table_id for summary in pending) if pending else (set(), set())
-        )
+        # one read of each pending table's item: its lease, its hold and its last run's duration
+        states = self._processing.states(summary.table_id for summary in pending) if pending else {}
+        leased, held = self._processing.unavailable_among(states)
         totals = pending_totals(pending, now)  # held and leased tables' files too: a stuck table shows as stale
         ready = order_tables(pending, leased | held)
-        batches = make_batches(ready, batch_size or 1, execution_name)
+        by_table = {summary.table_id: summary for summary in pending}
+        runs = plan_runs(table_work((by_table[t] for t in ready), states), settings.plan_targets) if settings else []
+        batches = make_batches(runs, execution_name, settings.worker_type if settings else "")
         location = self.plans.location(cadence, execution_name)
         if batches:
             self.plans.write_plan(location, batches)
@@ -128,6 +133,8 @@ class BatchManager:
             "leased_tables": sorted(leased),
             "held_tables": sorted(held),
             "batches": len(batches),
+            "own_runs": sum(1 for run in runs if run.shape is RunShape.OWN_RUN),
+            "estimated_seconds_max": max((batch.estimated_seconds for batch in batches), default=0),
             "plan": f"s3://{location.bucket}/{location.key}" if batches else None,
             **totals.to_payload(),
         }

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
 from odp.contracts.batches import Batch
-from odp.tracker import PendingSummary
+from odp.planning import PlannedRun, TableWork
+from odp.tracker import PendingSummary, RunStatus, TableState
 from odp.tracker.items import parse_iso
 
 
@@ -51,15 +52,26 @@ def order_tables(summaries: Iterable[PendingSummary], leased: set[str]) -> list[
     return [summary.table_id for summary in ready]
 
 
-def make_batches(table_ids: Sequence[str], batch_size: int, execution_name: str) -> list[Batch]:
-    """Consecutive groups of at most ``batch_size`` tables: ceil(n / batch_size) batches, ids ``<execution>-<n>``.
-
-    Raises:
-        ValueError: batch_size is below 1.
-    """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+def make_batches(runs: Sequence[PlannedRun], execution_name: str, worker_type: str) -> list[Batch]:
+    """The plan's items: one batch per planned run, ids ``<execution>-<n>`` in the runs' order."""
     return [
-        Batch(batch_id=f"{execution_name}-{number}", table_ids=tuple(table_ids[start : start + batch_size]))
-        for number, start in enumerate(range(0, len(table_ids), batch_size), start=1)
+        Batch(
+            batch_id=f"{execution_name}-{number}",
+            table_ids=run.table_ids,
+            worker_type=worker_type,
+            number_of_workers=run.number_of_workers,
+            estimated_seconds=round(run.estimated_seconds),
+            reason=run.reason,
+        )
+        for number, run in enumerate(runs, start=1)
     ]
+
+
+def table_work(summaries: Iterable[PendingSummary], states: Mapping[str, TableState]) -> list[TableWork]:
+    """Each table's pending files and bytes, with the duration of its last successful run (its size shows there)."""
+    works = []
+    for summary in summaries:
+        last = states[summary.table_id].last_run if summary.table_id in states else None
+        seconds = last.seconds if last is not None and last.status is RunStatus.COMPLETED and last.seconds else None
+        works.append(TableWork(summary.table_id, summary.files, summary.bytes, last_run_seconds=seconds))
+    return works

@@ -1,6 +1,6 @@
 """Configuration Manager CLI.
 
-python -m odp.config validate [--config-dir DIR]
+python -m odp.config validate [--config-dir DIR]   (warns when a cadence cannot keep up with its tables)
 python -m odp.config load --env ENV [--config-dir DIR] [--dry-run] [--endpoint-url URL]
 python -m odp.config schema [--out DIR]
 
@@ -15,10 +15,11 @@ from pathlib import Path
 
 import boto3
 
-from odp.config.loader import ConfigError, load_config
+from odp.config.loader import ConfigError, OdpConfig, load_config
 from odp.config.manager import load_into_dynamodb
 from odp.config.schema import write_schemas
 from odp.naming import DATASET_CONFIG, TrackerTableNames, tracker_table_names
+from odp.planning import capacity_warning
 
 DEFAULT_CONFIG_DIR = Path("config")
 
@@ -38,6 +39,24 @@ def _parser() -> argparse.ArgumentParser:
     schema = commands.add_parser("schema", help="write the JSON Schemas editors use")
     schema.add_argument("--out", type=Path, default=DEFAULT_CONFIG_DIR / "schema")
     return parser
+
+
+def capacity_warnings(config: OdpConfig) -> list[str]:
+    """Each cadence that cannot keep up with its active tables, each with a change every interval
+    (:func:`odp.planning.capacity_warning`): a warning, not an error (tables may change less often)."""
+    warnings = []
+    for name, cadence in config.cadences.cadences.items():
+        tables = sum(1 for table in config.tables if table.is_active and table.cadence == name)
+        warning = capacity_warning(
+            name,
+            tables=tables,
+            interval_minutes=cadence.interval_minutes,
+            targets=cadence.plan_targets,
+            max_concurrency=cadence.max_concurrency,
+        )
+        if warning is not None:
+            warnings.append(warning)
+    return warnings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{cadences} cadences, {len(config.tables)} tables, {active} active, {len(config.datasets)} datasets, "
             f"{len(views)} views, {len(config.access.consumers)} consumers)"
         )
+        for warning in capacity_warnings(config):
+            print(f"warning: {warning}", file=sys.stderr)
         return 0
     environment = config.environments.environments.get(args.env)
     if environment is None:

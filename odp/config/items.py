@@ -15,6 +15,7 @@ from odp.config.datasets import DatasetConfig, DatasetSource, QualityRule, Refre
 from odp.config.models import SOURCE_SETTINGS, Cadence, EngineName, TableConfig, TableType
 from odp.dynamodb import MAX_ITEM_BYTES, StoredRecord, item_size
 from odp.naming import file_processor_job_name
+from odp.planning import PlanTargets
 
 # Sparse attribute: present only on active tables, so the ``active_by_cadence`` index holds
 # exactly the tables a cadence must process (the Batch Manager queries it, never scans).
@@ -90,6 +91,14 @@ class BatchConfigRecord(StoredRecord):
     job_timeout_minutes: int
     job_name: str
     is_active: bool = True
+    # the planning targets (items written before them plan as before: batch_size tables, the job's workers)
+    max_workers: int | None = None
+    target_run_minutes: float = 5
+
+    @property
+    def plan_targets(self) -> PlanTargets:
+        """What the Batch Manager plans this cadence's runs toward (:func:`odp.planning.plan_runs`)."""
+        return PlanTargets.of(self)
 
 
 def batch_config_item(environment: str, name: str, cadence: Cadence, *, is_active: bool = True) -> dict[str, Any]:
@@ -99,6 +108,8 @@ def batch_config_item(environment: str, name: str, cadence: Cadence, *, is_activ
         batch_size=cadence.batch_size,
         worker_type=cadence.worker_type.value,
         number_of_workers=cadence.number_of_workers,
+        max_workers=cadence.max_workers,
+        target_run_minutes=cadence.target_run_minutes,
         max_concurrency=cadence.max_concurrency,
         job_timeout_minutes=cadence.job_timeout_minutes,
         job_name=file_processor_job_name(environment, name),

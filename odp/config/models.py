@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from odp.config.event_time import DEFAULT_EVENT_TIME_TOLERANCE, parse_floor, parse_tolerance
+from odp.planning import PlanTargets
 
 ACCOUNT_ID = r"^\d{12}$"
 REGION = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$"
@@ -231,9 +232,27 @@ class Cadence(_Strict):
     """A refresh cadence: one schedule, one state machine, one Glue job configuration."""
 
     schedule: str = Field(description="EventBridge Scheduler expression: rate(10 minutes) or cron(...).")
-    batch_size: Annotated[int, Field(ge=1, le=500)] = Field(description="Tables per Glue job run.")
+    batch_size: Annotated[int, Field(ge=1, le=500)] = Field(
+        description="At most this many tables per job run (the planner packs fewer when their work passes the target)."
+    )
     worker_type: GlueWorkerType = Field(default=GlueWorkerType.G_1X, description="Glue worker type.")
-    number_of_workers: Annotated[int, Field(ge=2, le=299)] = Field(default=2, description="Glue workers per run.")
+    number_of_workers: Annotated[int, Field(ge=2, le=299)] = Field(
+        default=2, description="Glue workers of a run of several tables (the base a table's work is estimated on)."
+    )
+    max_workers: Annotated[int, Field(ge=2, le=299)] | None = Field(
+        default=None,
+        description=(
+            "Workers a table whose work alone exceeds the target may get in its own run; default "
+            "number_of_workers (no larger runs)."
+        ),
+    )
+    target_run_minutes: Annotated[float, Field(gt=0, le=2880)] = Field(
+        default=5,
+        description=(
+            "What one job run should take, start-up included: the Batch Manager packs tables into runs by their "
+            "estimated work toward it (odp/planning.py)."
+        ),
+    )
     max_concurrency: Annotated[int, Field(ge=1, le=40)] = Field(
         default=2, description="Glue runs the state machine's Map starts at once."
     )
@@ -261,9 +280,22 @@ class Cadence(_Strict):
         schedule_interval_minutes(value)
         return value
 
+    @model_validator(mode="after")
+    def _worker_bounds(self) -> Cadence:
+        if self.max_workers is not None and self.max_workers < self.number_of_workers:
+            raise ValueError(
+                f"max_workers ({self.max_workers}) must be at least number_of_workers ({self.number_of_workers})"
+            )
+        return self
+
     @property
     def interval_minutes(self) -> int | None:
         return schedule_interval_minutes(self.schedule)
+
+    @property
+    def plan_targets(self) -> PlanTargets:
+        """What the Batch Manager plans this cadence's runs toward (:func:`odp.planning.plan_runs`)."""
+        return PlanTargets.of(self)
 
     @property
     def job_dpus(self) -> float:

@@ -21,12 +21,18 @@ MAX_ERROR_CHARS = 1_000
 
 
 class Batch(BaseModel):
-    """One Glue run: a batch id and its tables, oldest pending file first."""
+    """One job run: a batch id and its tables, oldest pending file first, the run's size and why it is so
+    (odp/planning.py). The state machine passes ``worker_type`` and ``number_of_workers`` to glue:startJobRun (an
+    EMR Serverless run gets ``number_of_workers - 1`` executors at most: Glue counts the driver's worker)."""
 
     model_config = ConfigDict(frozen=True)
 
     batch_id: str
     table_ids: tuple[str, ...]
+    worker_type: str = "G.1X"
+    number_of_workers: Annotated[int, Field(ge=2)] = 2
+    estimated_seconds: int = 0  # the planner's estimate, start-up included
+    reason: str = ""  # why the run holds these tables with these workers
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -35,7 +41,7 @@ class Batch(BaseModel):
         return FileProcessorJobArgs.run_arguments(self.table_ids, self.batch_id)
 
     def to_payload(self) -> dict[str, Any]:
-        """The Map item: ``{"batch_id", "table_ids", "arguments"}`` as JSON values."""
+        """The Map item: every field and ``arguments``, as JSON values."""
         return self.model_dump(mode="json")
 
 

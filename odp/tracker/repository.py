@@ -7,7 +7,7 @@ files and records the outcome. Every write that could race is conditional.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -429,8 +429,12 @@ class ProcessingTracker:
     def unavailable_tables(self, table_ids: Iterable[str]) -> tuple[set[str], set[str]]:
         """(leased, held): the tables :meth:`leased_tables` names, and those held after ``max_table_attempts``
         failed runs in a row (until :meth:`release_hold`); one read of the items (BatchGetItem, 100 a call)."""
+        return self.unavailable_among(self.states(table_ids))
+
+    def unavailable_among(self, states: Mapping[str, TableState]) -> tuple[set[str], set[str]]:
+        """(leased, held) of tables whose items were read already (:meth:`states`): the Batch Manager reads each
+        pending table's item once, for its lease and for its last run's duration."""
         now = self._now_epoch()
-        states = self.states(table_ids)
         leased = {
             table_id for table_id, state in states.items() if state.lease_is_held(now) and not self._holder_ended(state)
         }

@@ -132,10 +132,13 @@ def test_a_corrupt_file_is_quarantined_its_table_goes_on_and_the_alert_names_it(
 def test_a_rerun_with_no_new_files_does_no_glue_work(config: OdpConfig, layout: SandboxLayout, spark: object) -> None:
     generator = DemoGenerator(config, layout.staging, table_ids=(PRODUCTS,))
     generator.generate_round(0)
-    first = run_sandbox(config, layout, spark, cadence="every_15_minutes")
+    first_hooks = RunHooks()
+    first = run_sandbox(config, layout, spark, cadence="every_15_minutes", hooks=first_hooks)
     assert first.ok
     assert first.table(PRODUCTS).files == 1
     assert first.cadences[0].glue_runs == 1
+    # started on the workers its plan chose (every_15_minutes: G.1X, 2 workers)
+    assert first_hooks.bindings.glue_run_sizes == [("G.1X", 2)]
 
     hooks = RunHooks()
     second = run_sandbox(config, layout, spark, hooks=hooks)

@@ -324,3 +324,35 @@ def test_validate_cli_accepts_the_shipped_configuration(repo_root: Path, capsys:
 
     assert main(["validate", "--config-dir", str(repo_root / "config")]) == 0
     assert "22 tables" in capsys.readouterr().out
+
+
+def test_validate_warns_when_a_cadence_cannot_keep_up_with_its_tables(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """300 tables of `fast` (5 a run, 2 runs at a time): 60 runs of 48 + 5 x 2.3 s, 30 waves, about 30 minutes for a
+    10-minute schedule (odp/planning.py). A warning, not an error: the tables may change less often."""
+    from odp.config.__main__ import main
+
+    files = valid_files()
+    files["tables/shop.yaml"]["tables"] += [
+        {"schema": "public", "table": f"t{n:03d}", "primary_key": ["id"]} for n in range(298)
+    ]
+    write_config(tmp_path, files)
+
+    assert main(["validate", "--config-dir", str(tmp_path)]) == 0
+    printed = capsys.readouterr()
+    assert "300 tables" in printed.out
+    assert printed.err == (
+        "warning: cadence fast: 300 tables with a change each take at least 60 runs (5 tables a run at most), 2 at a "
+        "time: about 30 minutes an execution, longer than its 10-minute interval; raise batch_size, max_concurrency "
+        "or target_run_minutes, or move tables to another cadence\n"
+    )
+
+
+def test_max_workers_below_number_of_workers_is_refused(tmp_path: Path) -> None:
+    def fewer(files: dict) -> None:
+        files["cadences.yaml"]["cadences"]["fast"].update(number_of_workers=4, max_workers=3)
+
+    assert errors_of(tmp_path, fewer) == [
+        "cadences.yaml: cadences.fast: max_workers (3) must be at least number_of_workers (4)"
+    ]

@@ -107,3 +107,11 @@ def test_the_rendered_definition_starts_the_emr_serverless_job_run() -> None:
     ]
     assert state["ResultSelector"] == {"job_run_id.$": "$.JobRunId"}
     assert "Glue" not in json.dumps(state["Retry"])
+    # the plan's workers: Glue counts the driver's worker, EMR Serverless caps the executors (States.MathAdd n, -1)
+    (spark_defaults,) = parameters["ConfigurationOverrides"]["ApplicationConfiguration"]
+    assert spark_defaults == {
+        "Classification": "spark-defaults",
+        "Properties": {
+            "spark.dynamicAllocation.maxExecutors.$": "States.Format('{}', States.MathAdd($.number_of_workers, -1))"
+        },
+    }

@@ -83,7 +83,12 @@ def test_the_rendered_glue_definition_runs_the_cadences_job_with_bounded_concurr
     assert "ItemsPath" not in process
     task = process["ItemProcessor"]["States"]["RunFileProcessor"]
     assert task["Resource"] == "arn:aws:states:::glue:startJobRun.sync"
-    assert task["Parameters"] == {"JobName": "odp-dev-file-processor-every_10_minutes", "Arguments.$": "$.arguments"}
+    assert task["Parameters"] == {
+        "JobName": "odp-dev-file-processor-every_10_minutes",
+        "Arguments.$": "$.arguments",
+        "WorkerType.$": "$.worker_type",  # each run on the workers its plan chose (odp/planning.py)
+        "NumberOfWorkers.$": "$.number_of_workers",
+    }
     assert task["ResultSelector"] == {"job_run_id.$": "$.Id", "state.$": "$.JobRunState"}
     assert "Glue.ConcurrentRunsExceededException" in task["Retry"][0]["ErrorEquals"]
 

@@ -144,7 +144,49 @@ def test_the_plan_is_in_s3_and_the_answer_says_where_and_how_large(
     body = boto3.client("s3").get_object(Bucket=manager.plans.bucket, Key=f"{folder}/batches.json")["Body"].read()
     items = json.loads(body)  # the Distributed Map's ItemReader reads a JSON array: one item per batch
     assert [item["table_ids"] for item in items] == [[T(2)], [T(1)], [T(5)], [T(3)]]
-    assert set(items[0]) == {"batch_id", "table_ids", "arguments"}
+    assert set(items[0]) == {
+        "batch_id",
+        "table_ids",
+        "arguments",
+        "worker_type",
+        "number_of_workers",
+        "estimated_seconds",
+        "reason",
+    }
+
+
+def test_a_table_too_large_for_one_run_gets_its_own_with_more_workers_and_the_plan_says_why(
+    manager: BatchManager, tracker_tables: dict[str, Any], processing: ProcessingTracker, pending: None
+) -> None:
+    """T(1)'s last run took 20 minutes on the base workers: against a 4-minute target (192 s after start-up and
+    warm-up, odp/planning.py) it needs ceil(2 x 1,200 / 192) = 13 workers, capped at max_workers 8; the others share
+    a run on the base workers."""
+    tracker_tables["batch_config"].update_item(
+        Key={"cadence": CADENCE},
+        UpdateExpression="SET max_workers = :m, target_run_minutes = :t, number_of_workers = :n",
+        ExpressionAttributeValues={":m": 8, ":t": 4, ":n": 2},
+    )
+    processing.acquire(T(1), "glue-run-earlier", lease_seconds=60)
+    earlier = TableRun(
+        table_id=T(1),
+        run_id="glue-run-earlier",
+        started_at="2024-05-01T11:00:00.000Z",
+        status=RunStatus.COMPLETED,
+        seconds=1200.0,
+    )
+    processing.finish(earlier, "glue-run-earlier")
+
+    result = plan(manager)
+
+    runs = [(batch["table_ids"], batch["number_of_workers"], batch["worker_type"]) for batch in result["batches"]]
+    assert runs == [([T(1)], 8, "G.1X"), ([T(2), T(5), T(3)], 2, "G.1X")]
+    own = result["batches"][0]
+    assert own["reason"] == (
+        "own run: about 1200 s of work (last run) exceeds the 240 s target at 2 workers; 8 workers (max_workers), "
+        "about 348 s"
+    )
+    assert own["estimated_seconds"] == 348  # 48 s + 1,200 s x 2 / 8
+    assert result["batches"][1]["reason"].startswith("3 table(s)")
 
 
 def test_a_switched_off_cadence_plans_nothing(

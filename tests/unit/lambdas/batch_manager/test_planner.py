@@ -7,10 +7,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from lambdas.batch_manager.planner import make_batches, order_tables, pending_totals
+from lambdas.batch_manager.planner import make_batches, order_tables, pending_totals, table_work
 from odp.contracts.batches import Batch, InvalidBatchResultError, parse_batch_results
 from odp.contracts.file_processor import FileProcessorJobArgs
-from odp.tracker import PendingSummary
+from odp.planning import PlannedRun, RunShape
+from odp.tracker import PendingSummary, RunStatus, TableRun, TableState
 
 
 def summary(table_id: str, files: int, oldest: str | None, size: int = 10) -> PendingSummary:
@@ -28,24 +29,48 @@ def test_order_puts_the_oldest_pending_file_first_and_leaves_out_leased_and_empt
     assert order_tables(summaries, {"leased"}) == ["c", "a", "b"]
 
 
-@pytest.mark.parametrize(
-    ("tables", "size", "expected"), [(0, 5, []), (1, 5, [1]), (5, 5, [5]), (6, 5, [5, 1]), (11, 3, [3, 3, 3, 2])]
-)
-def test_batches_are_ceil_n_over_batch_size(tables: int, size: int, expected: list[int]) -> None:
-    batches = make_batches([f"t{n}" for n in range(tables)], size, "exec")
-    assert [len(b.table_ids) for b in batches] == expected
-    assert [b.batch_id for b in batches] == [f"exec-{n}" for n in range(1, len(expected) + 1)]
-    assert [t for b in batches for t in b.table_ids] == [f"t{n}" for n in range(tables)]
+def test_each_planned_run_is_one_batch_with_its_workers_estimate_and_reason() -> None:
+    runs = [
+        PlannedRun(("big",), 6, 500.0, 298.4, RunShape.OWN_RUN, "own run: ..."),
+        PlannedRun(("a", "b"), 2, 4.6, 52.6, RunShape.PACKED, "2 table(s) ..."),
+    ]
+    batches = make_batches(runs, "exec", "G.1X")
+    assert [b.batch_id for b in batches] == ["exec-1", "exec-2"]
+    assert [(b.table_ids, b.number_of_workers, b.estimated_seconds) for b in batches] == [
+        (("big",), 6, 298),
+        (("a", "b"), 2, 53),
+    ]
+    assert [b.reason for b in batches] == ["own run: ...", "2 table(s) ..."]
+    assert {b.worker_type for b in batches} == {"G.1X"}
 
 
-def test_batch_size_below_one_is_refused() -> None:
-    with pytest.raises(ValueError, match="at least 1"):
-        make_batches(["a"], 0, "exec")
+def test_a_tables_work_counts_its_last_completed_run_only() -> None:
+    def state(status: RunStatus, seconds: float) -> TableState:
+        run = TableRun(table_id="x", run_id="r", started_at="2024-05-01T10:00:00.000Z", status=status, seconds=seconds)
+        return TableState(table_id="x", last_run=run)
+
+    summaries = [summary("done", 1, "t"), summary("failed", 1, "t"), summary("new", 1, "t")]
+    states = {"done": state(RunStatus.COMPLETED, 80.0), "failed": state(RunStatus.REFRESH_ERROR, 900.0)}
+    work = table_work(summaries, states)
+    assert [(w.table_id, w.files, w.bytes, w.last_run_seconds) for w in work] == [
+        ("done", 1, 10, 80.0),
+        ("failed", 1, 10, None),  # a failed run's duration says nothing of the table's size
+        ("new", 1, 10, None),
+    ]
 
 
 def test_a_batch_carries_the_job_arguments_the_job_parses() -> None:
     payload = Batch(batch_id="exec-1", table_ids=("dms.public.a", "dms.public.b")).to_payload()
-    assert sorted(payload) == ["arguments", "batch_id", "table_ids"]  # the Map item the ASL reads
+    # the Map item the ASL reads: the arguments for glue:startJobRun, the workers and why
+    assert sorted(payload) == [
+        "arguments",
+        "batch_id",
+        "estimated_seconds",
+        "number_of_workers",
+        "reason",
+        "table_ids",
+        "worker_type",
+    ]
     assert (payload["batch_id"], payload["table_ids"]) == ("exec-1", ["dms.public.a", "dms.public.b"])
     assert payload["arguments"] == {"--odp_table_ids": '["dms.public.a", "dms.public.b"]', "--odp_batch_id": "exec-1"}
     assert json.loads(payload["arguments"][FileProcessorJobArgs.option("table_ids")]) == payload["table_ids"]
