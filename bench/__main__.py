@@ -1,6 +1,6 @@
 """``python -m bench run [--small] [--tables T --rows R --waves W] [--skew recent] [--table-concurrency N]``,
 ``python -m bench fleet [--small] [--fleet 28x10000,...] [--waves N] [--merge-on-read dimension]``,
-``python -m bench fixed-cost``, ``python -m bench many-files``.
+``python -m bench fixed-cost``, ``python -m bench many-files``, ``python -m bench fleet-model [--tables 100,1000]``.
 
 Prints the comparison, writes ``<results-dir>/<date>.json`` and ``<date>.png``. A ``--small`` run
 writes its results under the work folder (never into bench/results) unless ``--results-dir`` says.
@@ -16,6 +16,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench import fleet_model
 from bench.contenders.common import DEFAULT_DRIVER_MEMORY, DRIVER_MEMORY_VARIABLE
 from bench.fleet import CLASSES, DEFAULT_GROUPS, DIMENSION, FleetSpec, parse_classes, parse_groups
 from bench.fleet_runner import run_fixed_cost, run_fleet, run_many_files
@@ -129,6 +130,11 @@ def parser() -> argparse.ArgumentParser:
         command.add_argument("--results-dir", type=Path, help="where the JSON and PNG go")
         command.add_argument("--name", help="results file name without suffix")
         command.add_argument("--driver-memory", default=DEFAULT_DRIVER_MEMORY, help=DRIVER_MEMORY_HELP)
+    commands.add_parser(
+        "fleet-model",
+        help="the planner over a simulated day of 100 to 5,000 tables (bench.fleet_model)",
+        add_help=False,
+    )
     table = commands.add_parser("markdown", help="print a results file as the README's table")
     table.add_argument("results", type=Path)
     return top
@@ -191,7 +197,10 @@ def fleet_main(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments[:1] == ["fleet-model"]:  # its own options (bench.fleet_model), no JVM
+        return fleet_model.main(arguments[1:])
+    args = parser().parse_args(arguments)
     if args.command == "markdown":
         document = json.loads(args.results.read_text())
         if document.get("kind") == "many_files":

@@ -1,0 +1,73 @@
+"""``python -m bench fleet-model``: the planner over a simulated day; its committed results are what it gives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench import fleet_model
+from bench.fleet_model import CALIBRATIONS, Calibration, Setting, before_issue_47, row, run_duration, simulate
+from odp.planning import PlannedRun, PlanTargets, RunShape
+
+ROW_FIELDS = {
+    "tables",
+    "setting",
+    "calibration",
+    "execution_minutes_p50",
+    "staleness_minutes_p50",
+    "staleness_minutes_p95",
+    "runs_per_day",
+    "dpu_hours_per_day",
+    "dollars_per_day",
+}
+TYPICAL = Calibration("typical", 1.25, 18.0)
+
+
+def test_a_runs_duration_is_start_up_warm_up_and_its_tables_work() -> None:
+    targets = PlanTargets(target_run_seconds=240, max_tables_per_run=100, base_workers=2, max_workers=10)
+    setting = Setting("s", 10, targets, 4)
+    packed = PlannedRun(("a", "b", "c"), 2, 9.0, 57.0, RunShape.PACKED, "")
+    own = PlannedRun(("big",), 4, 100.0, 98.0, RunShape.OWN_RUN, "")
+
+    assert run_duration(packed, [2.0, 3.0, 4.0], setting, TYPICAL) == 30 + 18 + 9
+    assert run_duration(own, [100.0], setting, TYPICAL) == 30 + 18 + 100 * 2 / 4  # its work across 4 workers
+
+
+def test_an_execution_longer_than_the_interval_skips_ticks_as_the_overlap_guard_does() -> None:
+    one_at_a_time = Setting("slow", 10, PlanTargets(1800, 1, 2, 2), 1)
+    day = simulate(300, one_at_a_time, TYPICAL)
+
+    assert day.skipped_ticks > 0
+    assert day.ticks == 144
+    assert len(day.executions) == day.ticks - day.skipped_ticks
+    assert min(day.executions) > 10  # every execution runs past the next tick
+    assert day.dpu_seconds >= day.runs * 60 * 2  # one minute at least, 2 workers
+
+
+def test_the_settings_before_issue_47_cost_more_and_wait_longer_than_the_shipped_ones_at_1000_tables() -> None:
+    shipped = next(setting for setting in fleet_model.settings() if setting.name == "shipped")
+    before = row(1000, before_issue_47(), CALIBRATIONS[1])
+    after = row(1000, shipped, CALIBRATIONS[1])
+
+    assert set(after) >= ROW_FIELDS
+    assert after["staleness_minutes_p95"] < before["staleness_minutes_p95"]
+    assert after["dollars_per_day"] < before["dollars_per_day"]
+    assert after["execution_minutes_p50"] < 10  # the shipped cadence keeps its 10 minutes
+
+
+def test_the_committed_results_are_what_the_model_gives_for_100_and_1000_tables(repo_root: Path) -> None:
+    committed = json.loads((repo_root / "bench" / "results" / "fleet-model.json").read_text())
+    assert {r["tables"] for r in committed} == {100, 1000, 5000}
+    assert {r["calibration"] for r in committed} == {"low", "typical", "high"}
+    assert all(set(r) >= ROW_FIELDS for r in committed)
+    again = fleet_model.model((100, 1000))["rows"]
+    assert again == [r for r in committed if r["tables"] in (100, 1000)], "rerun python -m bench fleet-model"
+
+
+@pytest.mark.parametrize("argument", ["1000,x", ""])
+def test_the_command_refuses_a_fleet_that_is_not_numbers(argument: str, capsys: pytest.CaptureFixture) -> None:
+    code = fleet_model.main(["--tables", argument, "--out", "/nonexistent/never-written.json"])
+    assert code == 2
+    assert "--tables" in capsys.readouterr().err
