@@ -39,10 +39,16 @@ from tests.support.batch_manager import pending_file
 from tests.support.moto_reads import partition_reads, seed_items
 from tests.support.paths import AWS_REGION
 
-pytestmark = pytest.mark.slow  # 20,000 tables, 4,000 child executions on moto's interpreter
+pytestmark = pytest.mark.slow  # 20,000 tables, 241 child executions on moto's interpreter
 
 TABLES = 20_000
-BATCH_SIZE = 5  # the shipped every_10_minutes batch size: 4,000 batches
+# every_10_minutes as shipped: runs packed toward 4 minutes, at most 100 tables, on 2 workers. A table with one
+# 100-byte file is about 2.3 s of work (odp/planning.py) and a run has 240 - 30 - 18 = 192 s for work: 83 tables
+# (190.9 s; 84 would be 193.2 s), so 241 runs, the last of 80 tables. (A Map of more than 1,000 items:
+# tests/e2e/test_moto_patches.py.)
+SHIPPED = {"batch_size": 100, "target_run_minutes": 4, "number_of_workers": 2, "max_workers": 10}
+BATCH_SIZE = 83
+RUNS = 241
 CADENCE = "every_10_minutes"
 JOB = "odp-test-file-processor-every_10_minutes"
 PLANS = "odp-test-artifacts"
@@ -89,7 +95,7 @@ def account(aws_env: None, repo_config: OdpConfig, monkeypatch: pytest.MonkeyPat
         )
         assert seed_items(names.file_tracker, AWS_REGION, files) == TABLES
         cadence = repo_config.cadences.cadences[CADENCE]
-        item = {**batch_config_item("test", CADENCE, cadence), "batch_size": BATCH_SIZE}
+        item = {**batch_config_item("test", CADENCE, cadence), **SHIPPED}
         boto3.resource("dynamodb", region_name=AWS_REGION).Table(names.batch_config).put_item(Item=item)
         boto3.client("s3", region_name=AWS_REGION).create_bucket(
             Bucket=PLANS, CreateBucketConfiguration={"LocationConstraint": AWS_REGION}
@@ -158,7 +164,8 @@ def test_20000_pending_tables_run_with_every_state_far_below_its_limits(account:
 
     # one failed batch: the execution fails, after every batch ran, with the summary naming it
     assert (described["status"], described.get("error")) == ("FAILED", "FileProcessorFailed"), described
-    assert len(ran) == TABLES // BATCH_SIZE
+    assert len(ran) == RUNS
+    assert [len(batch) for batch in ran].count(BATCH_SIZE) == RUNS - 1  # and one of 80
     assert sorted(table for batch in ran for table in batch) == [table_id(n) for n in range(TABLES)]
 
     events = history(execution_arn)
@@ -177,10 +184,14 @@ def test_20000_pending_tables_run_with_every_state_far_below_its_limits(account:
         )["stateEnteredEventDetails"]["input"]
     )
     assert set(state["plan"]) == {"location", "batches", "tables", "pending"}  # where the plan is, never the plan
-    assert (state["plan"]["batches"], state["plan"]["tables"]) == (TABLES // BATCH_SIZE, TABLES)
+    assert (state["plan"]["batches"], state["plan"]["tables"]) == (RUNS, TABLES)
     summary = state["summary"]
     assert (summary["failed_batches"], summary["failed_tables"]) == (1, BATCH_SIZE)
-    assert {row["table_id"] for row in summary["tables"][:BATCH_SIZE]} >= {FAILING}
+    failed_batch = {table_id(n) for n in range(1162, 1162 + BATCH_SIZE)}  # run 15: tables 14 x 83 to 15 x 83 - 1
+    assert FAILING in failed_batch
+    # failed first, each with its error, until the answer's bound: the rest only in the whole summary
+    assert {row["status"] for row in summary["tables"]} == {"batch_failed"}
+    assert {row["table_id"] for row in summary["tables"]} <= failed_batch
     assert summary["tables"][0]["error"].startswith("States.TaskFailed")
     assert summary["omitted_tables"] == TABLES - len(summary["tables"])
     assert summary["changed_tables"] == ["*"]  # past the bound: the datasets state machine refreshes every dataset
@@ -188,7 +199,9 @@ def test_20000_pending_tables_run_with_every_state_far_below_its_limits(account:
     s3 = boto3.client("s3")
     location = PlanLocation.for_execution(PLANS, CADENCE, "tick-1")
     planned = json.loads(s3.get_object(Bucket=PLANS, Key=location.key)["Body"].read())
-    assert len(planned) == TABLES // BATCH_SIZE
+    assert len(planned) == RUNS
+    assert {(item["number_of_workers"], item["worker_type"]) for item in planned} == {(2, "G.1X")}
     whole = json.loads(s3.get_object(Bucket=PLANS, Key=location.summary_key)["Body"].read())
     assert len(whole["tables"]) == TABLES
     assert {row["status"] for row in whole["tables"]} == {"batch_failed", "not_run"}  # the bound job records nothing
+    assert {row["table_id"] for row in whole["tables"] if row["status"] == "batch_failed"} == failed_batch
