@@ -197,13 +197,22 @@ class EngineName(StrEnum):
     EMR_SERVERLESS = "emr_serverless"
 
 
-_WORKER_DPUS = {
+WORKER_DPUS = {
     GlueWorkerType.G_025X: 0.25,
     GlueWorkerType.G_1X: 1.0,
     GlueWorkerType.G_2X: 2.0,
     GlueWorkerType.G_4X: 4.0,
     GlueWorkerType.G_8X: 8.0,
 }
+
+
+def job_dpus(worker_type: str, workers: int) -> float:
+    """DPUs of a Glue run of ``workers`` workers of ``worker_type`` (G.025X = 0.25, G.1X = 1, G.2X = 2, ...).
+
+    Raises:
+        ValueError: not a Glue worker type.
+    """
+    return workers * WORKER_DPUS[GlueWorkerType(worker_type)]
 
 
 def schedule_interval_minutes(expression: str) -> int | None:
@@ -300,7 +309,7 @@ class Cadence(_Strict):
     @property
     def job_dpus(self) -> float:
         """DPUs of one Glue run: workers x DPUs per worker (G.025X = 0.25, G.1X = 1, G.2X = 2, ...)."""
-        return self.number_of_workers * _WORKER_DPUS[self.worker_type]
+        return job_dpus(self.worker_type, self.number_of_workers)
 
 
 class CadencesFile(_Strict):

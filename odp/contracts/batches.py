@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, computed_field
 from pydantic_core import ErrorDetails
 
+from odp.config.models import job_dpus
 from odp.contracts.file_processor import FileProcessorJobArgs
 
 SUCCEEDED = "SUCCEEDED"
@@ -37,8 +38,11 @@ class Batch(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def arguments(self) -> dict[str, str]:
-        """The state machine passes these to glue:startJobRun unchanged."""
-        return FileProcessorJobArgs.run_arguments(self.table_ids, self.batch_id)
+        """The state machine passes these to glue:startJobRun unchanged; Glue merges them over the job's
+        DefaultArguments. The run's own DPUs go with them: its workers may not be the job's, and each table's share
+        of the run's DPU-seconds is counted from them (etl/file_processor/cost.py)."""
+        dpus = {FileProcessorJobArgs.option("job_dpus"): str(job_dpus(self.worker_type, self.number_of_workers))}
+        return {**FileProcessorJobArgs.run_arguments(self.table_ids, self.batch_id), **dpus}
 
     def to_payload(self) -> dict[str, Any]:
         """The Map item: every field and ``arguments``, as JSON values."""

@@ -42,6 +42,7 @@ def test_each_planned_run_is_one_batch_with_its_workers_estimate_and_reason() ->
     ]
     assert [b.reason for b in batches] == ["own run: ...", "2 table(s) ..."]
     assert {b.worker_type for b in batches} == {"G.1X"}
+    assert [b.arguments["--odp_job_dpus"] for b in batches] == ["6.0", "2.0"]  # each run's DPU-seconds are its own
 
 
 def test_a_tables_work_counts_its_last_completed_run_only() -> None:
@@ -72,7 +73,11 @@ def test_a_batch_carries_the_job_arguments_the_job_parses() -> None:
         "worker_type",
     ]
     assert (payload["batch_id"], payload["table_ids"]) == ("exec-1", ["dms.public.a", "dms.public.b"])
-    assert payload["arguments"] == {"--odp_table_ids": '["dms.public.a", "dms.public.b"]', "--odp_batch_id": "exec-1"}
+    assert payload["arguments"] == {
+        "--odp_table_ids": '["dms.public.a", "dms.public.b"]',
+        "--odp_batch_id": "exec-1",
+        "--odp_job_dpus": "2.0",  # the run's own: 2 G.1X workers (over the job's DefaultArguments)
+    }
     assert json.loads(payload["arguments"][FileProcessorJobArgs.option("table_ids")]) == payload["table_ids"]
 
 
