@@ -1,4 +1,5 @@
-"""What each table run costs: wall seconds and its share of the job's DPU-seconds, as CloudWatch metrics.
+"""What each table run costs: wall seconds and its share of the job's DPU-seconds, as CloudWatch metrics per
+cadence (per table when the cadence's ``table_metrics`` asks) and one JSON log line per table.
 
 A Glue run is billed for its DPUs over its whole duration. Tables running at once share the job's
 workers, so a table's share is ``seconds x job DPUs / tables running at once``; summed over a batch it
@@ -7,6 +8,7 @@ is the job's DPU-seconds less the time no table ran (start-up, the last table al
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -33,33 +35,64 @@ def dpu_seconds_share(seconds: float, *, job_dpus: float, concurrency: int) -> f
     return round(seconds * job_dpus / max(1, concurrency), 3)
 
 
-def _dimensions(cadence: str, table_id: str) -> list[dict[str, str]]:
-    return [{"Name": CADENCE_DIMENSION, "Value": cadence}, {"Name": TABLE_DIMENSION, "Value": table_id}]
+def _dimensions(cadence: str, table_id: str | None = None) -> list[dict[str, str]]:
+    dimensions = [{"Name": CADENCE_DIMENSION, "Value": cadence}]
+    return [*dimensions, {"Name": TABLE_DIMENSION, "Value": table_id}] if table_id is not None else dimensions
+
+
+def _statistics(values: Sequence[float]) -> dict[str, float]:
+    return {
+        "SampleCount": float(len(values)),
+        "Sum": float(sum(values)),
+        "Minimum": min(values),
+        "Maximum": max(values),
+    }
 
 
 def cost_metric_data(
-    cadence: str, costs: Sequence[tuple[str, float, float | None]], ignored: Sequence[tuple[str, int]] = ()
+    cadence: str,
+    costs: Sequence[tuple[str, float, float | None]],
+    ignored: Sequence[tuple[str, int]] = (),
+    *,
+    per_table: bool = False,
 ) -> list[dict[str, Any]]:
     """Pure: PutMetricData entries for (table id, seconds, DPU-seconds) of each table run, and (table id, values)
-    of each run that dropped values under ``new_columns: ignore`` (``IgnoredColumnValues``)."""
+    of each run that dropped values under ``new_columns: ignore`` (``IgnoredColumnValues``).
+
+    By default one entry per metric for the whole run, with the cadence as its only dimension (statistic sets: the
+    tables' count, sum, minimum and maximum): three custom metrics per cadence whatever the fleet. ``per_table``
+    (the cadence's ``table_metrics``) adds one entry per table and metric with the table as a dimension.
+    """
+    series: list[tuple[str, str, list[tuple[str, float]]]] = [
+        (IGNORED_VALUES_METRIC, "Count", [(table_id, float(values)) for table_id, values in ignored]),
+        (TABLE_SECONDS_METRIC, "Seconds", [(table_id, seconds) for table_id, seconds, _ in costs]),
+        (TABLE_DPU_SECONDS_METRIC, "None", [(table_id, dpu) for table_id, _, dpu in costs if dpu is not None]),
+    ]
     data: list[dict[str, Any]] = []
-    for table_id, values in ignored:
+    for name, unit, points in series:
+        if not points:
+            continue
         data.append(
             {
-                "MetricName": IGNORED_VALUES_METRIC,
-                "Dimensions": _dimensions(cadence, table_id),
-                "Value": float(values),
-                "Unit": "Count",
+                "MetricName": name,
+                "Dimensions": _dimensions(cadence),
+                "StatisticValues": _statistics([value for _, value in points]),
+                "Unit": unit,
             }
         )
-    for table_id, seconds, dpu_seconds in costs:
-        dimensions = _dimensions(cadence, table_id)
-        data.append({"MetricName": TABLE_SECONDS_METRIC, "Dimensions": dimensions, "Value": seconds, "Unit": "Seconds"})
-        if dpu_seconds is not None:
-            data.append(
-                {"MetricName": TABLE_DPU_SECONDS_METRIC, "Dimensions": dimensions, "Value": dpu_seconds, "Unit": "None"}
-            )
+        if per_table:
+            data += [
+                {"MetricName": name, "Dimensions": _dimensions(cadence, table_id), "Value": value, "Unit": unit}
+                for table_id, value in points
+            ]
     return data
+
+
+def log_costs(cadence: str, costs: Sequence[tuple[str, float, float | None]]) -> None:
+    """Each table run's cost as one JSON log line (``table_cost``): the per-table figures without a metric each."""
+    for table_id, seconds, dpu_seconds in costs:
+        record = {"event": "table_cost", "cadence": cadence, "table_id": table_id, "seconds": seconds}
+        logger.info(json.dumps({**record, "dpu_seconds": dpu_seconds}))
 
 
 def publish_costs(
@@ -68,10 +101,12 @@ def publish_costs(
     costs: Sequence[tuple[str, float, float | None]],
     *,
     ignored: Sequence[tuple[str, int]] = (),
+    per_table: bool = False,
 ) -> None:
-    """Send the table runs' costs (and ignored column values) to CloudWatch. A failure is logged, never raised:
-    the tables are done."""
-    data = cost_metric_data(cadence, costs, ignored)
+    """Log each table run's cost and send the run's cost metrics to CloudWatch (per table too with ``per_table``).
+    A failure is logged, never raised: the tables are done."""
+    log_costs(cadence, costs)
+    data = cost_metric_data(cadence, costs, ignored, per_table=per_table)
     try:
         for start in range(0, len(data), _BATCH):
             cloudwatch.put_metric_data(Namespace=NAMESPACE, MetricData=data[start : start + _BATCH])

@@ -25,8 +25,8 @@ def build_operations(
     # every batch Glue job: the File Processor's and those of any other registered kind (KindJobs)
     kind_jobs = [name for family in jobs.families if isinstance(family, KindJobs) for name in family.jobs]
     monitoring.watch_glue_jobs([*jobs.glue_jobs.job_names.values(), *kind_jobs])
-    monitoring.watch_table_costs()
     cadences = context.config.cadences.cadences
+    monitoring.watch_table_costs(cadences)
     for cadence_name, processor in jobs.processors.items():
         monitoring.watch_state_machine(cadence_name, processor.state_machine)
         monitoring.watch_freshness(cadence_name, cadences[cadence_name])

@@ -9,6 +9,7 @@ above 0: a file failed its table max_file_attempts runs and was set aside; relea
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from aws_cdk import Duration, Stack
@@ -208,21 +209,33 @@ class Monitoring(Construct):
         self._alarm("glue-job-failed", metric, 0, "A batch Glue job run failed (the File Processor, a job kind)")
         self.dashboard.add_widgets(cloudwatch.GraphWidget(title="Glue job failures", left=[metric]))
 
-    def watch_table_costs(self, top: int = 10) -> None:
-        """Dashboard only: the tables that cost the most DPU-seconds over the last day (etl/file_processor/cost.py)."""
-        schema = f"{{{NAMESPACE},{CADENCE_DIMENSION},{TABLE_DIMENSION}}}"
-        search = f"SEARCH('{schema} MetricName=\"{TABLE_DPU_SECONDS_METRIC}\"', 'Sum', 86400)"
-        costliest = cloudwatch.MathExpression(
-            expression=f"SORT({search}, SUM, DESC, {top})", label="", period=Duration.days(1)
-        )
-        self.dashboard.add_widgets(
+    def watch_table_costs(self, cadences: Mapping[str, Cadence], top: int = 10) -> None:
+        """Dashboard only (etl/file_processor/cost.py): each cadence's DPU-seconds per day, which every run
+        publishes; and the tables that cost the most over the last day when a cadence publishes per-table figures
+        (``table_metrics``; otherwise a table's cost is in the job's log and the run history)."""
+        per_cadence = [
+            _cadence_metric(TABLE_DPU_SECONDS_METRIC, name, "Sum", period=Duration.days(1)) for name in cadences
+        ]
+        widgets: list[cloudwatch.IWidget] = [
             cloudwatch.GraphWidget(
-                title=f"Costliest tables, DPU-seconds per day (top {top})",
-                left=[costliest],
-                view=cloudwatch.GraphWidgetView.BAR,
-                width=12,
+                title="DPU-seconds per cadence per day", left=per_cadence, view=cloudwatch.GraphWidgetView.BAR, width=12
             )
-        )
+        ]
+        if any(cadence.table_metrics for cadence in cadences.values()):
+            schema = f"{{{NAMESPACE},{CADENCE_DIMENSION},{TABLE_DIMENSION}}}"
+            search = f"SEARCH('{schema} MetricName=\"{TABLE_DPU_SECONDS_METRIC}\"', 'Sum', 86400)"
+            costliest = cloudwatch.MathExpression(
+                expression=f"SORT({search}, SUM, DESC, {top})", label="", period=Duration.days(1)
+            )
+            widgets.append(
+                cloudwatch.GraphWidget(
+                    title=f"Costliest tables, DPU-seconds per day (top {top}, cadences with table_metrics)",
+                    left=[costliest],
+                    view=cloudwatch.GraphWidgetView.BAR,
+                    width=12,
+                )
+            )
+        self.dashboard.add_widgets(*widgets)
 
     def watch_freshness(self, cadence_name: str, cadence: Cadence) -> None:
         metric = _cadence_metric(FRESHNESS_METRIC, cadence_name, "Maximum", period=freshness_period(cadence))

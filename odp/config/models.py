@@ -282,6 +282,14 @@ class Cadence(_Strict):
             "scheduler pools); 1 = one after another."
         ),
     )
+    table_metrics: bool = Field(
+        default=False,
+        description=(
+            "Also publish each table run's seconds, DPU-seconds and ignored column values as CloudWatch metrics "
+            "with a table dimension (each table-metric pair is a billed custom metric). Off: one set per cadence "
+            "and run; each table's figures stay in the job's log and the run history."
+        ),
+    )
 
     @field_validator("schedule")
     @classmethod

@@ -45,6 +45,9 @@ class FileProcessorJobArgs(JobContract):
     job_dpus: Annotated[
         float, Glue("odp_job_dpus", "the job's DPUs, to share its DPU-seconds among the tables; 0 = unknown")
     ] = 0.0
+    table_metrics: Annotated[
+        bool, Glue("odp_table_metrics", "each table's cost metrics with a table dimension (the cadence's setting)")
+    ] = False
 
     @classmethod
     def tracker_argument_names(cls) -> dict[str, str]:

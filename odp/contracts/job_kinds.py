@@ -145,6 +145,7 @@ def _file_processor_arguments(deployment: JobDeployment, unit: JobUnit) -> dict[
         table_concurrency=cadence.table_concurrency,
         hudi_profile=deployment.hudi_profile,
         job_dpus=cadence.job_dpus,
+        table_metrics=cadence.table_metrics,
     )
 
 

@@ -173,13 +173,19 @@ def test_cloudwatch_alarms_of_this_account_may_publish_to_the_alerts_topic(synth
         assert allowed[0]["Condition"]["StringEquals"] == {"aws:SourceAccount": account}
 
 
-def test_the_dashboard_shows_the_costliest_tables_and_the_job_may_publish_their_cost(synthesized) -> None:
+def test_the_dashboard_shows_each_cadences_cost_and_the_costliest_tables_and_the_job_may_publish_them(
+    synthesized, config
+) -> None:
     template = synthesized.data_lakes["test"]
     (dashboard,) = synthesized.resources(template, "AWS::CloudWatch::Dashboard").values()
     body = json.dumps(dashboard["Properties"]["DashboardBody"])
-    assert "Costliest tables, DPU-seconds per day (top 10)" in body
+    assert "DPU-seconds per cadence per day" in body
+    for cadence in config.cadences.cadences:  # every run publishes its cadence's set (etl/file_processor/cost.py)
+        assert f'[\\"ODP\\",\\"TableDpuSeconds\\",\\"cadence\\",\\"{cadence}\\"' in body, cadence
+    # hourly publishes per-table figures (table_metrics: true in config/cadences.yaml): the top-10 widget reads them
+    assert [name for name, cadence in config.cadences.cadences.items() if cadence.table_metrics] == ["hourly"]
+    assert "Costliest tables, DPU-seconds per day (top 10, cadences with table_metrics)" in body
     assert "SORT(SEARCH('{ODP,cadence,table_id} MetricName=" in body
-    assert "TableDpuSeconds" in body
     statements = [
         statement
         for policy in synthesized.resources(template, "AWS::IAM::Policy").values()

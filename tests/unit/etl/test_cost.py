@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import logging
+
 import boto3
 from botocore.exceptions import ClientError
 
@@ -19,21 +22,40 @@ def test_a_table_holds_the_jobs_dpus_divided_by_the_tables_running_with_it() -> 
     assert cadence.table_concurrency == 4
 
 
-def test_metric_data_per_table_and_unknown_dpus_send_seconds_only() -> None:
-    data = cost_metric_data("hourly", [("a.b.c", 12.5, 25.0), ("a.b.d", 3.0, None)])
-    assert [(d["MetricName"], d["Value"]) for d in data] == [
-        ("TableRunSeconds", 12.5),
-        ("TableDpuSeconds", 25.0),
-        ("TableRunSeconds", 3.0),
+def test_by_default_a_run_sends_one_statistic_set_per_metric_with_the_cadence_only() -> None:
+    """Three custom metrics per cadence however many tables: count, sum, minimum and maximum of the run's tables."""
+    data = cost_metric_data("hourly", [("a.b.c", 12.5, 25.0), ("a.b.d", 3.0, None)], [("a.b.d", 7)])
+    assert [(d["MetricName"], d["Unit"], d["StatisticValues"]) for d in data] == [
+        ("IgnoredColumnValues", "Count", {"SampleCount": 1.0, "Sum": 7.0, "Minimum": 7.0, "Maximum": 7.0}),
+        ("TableRunSeconds", "Seconds", {"SampleCount": 2.0, "Sum": 15.5, "Minimum": 3.0, "Maximum": 12.5}),
+        ("TableDpuSeconds", "None", {"SampleCount": 1.0, "Sum": 25.0, "Minimum": 25.0, "Maximum": 25.0}),
     ]
-    assert data[0]["Dimensions"] == [{"Name": "cadence", "Value": "hourly"}, {"Name": "table_id", "Value": "a.b.c"}]
+    assert all(d["Dimensions"] == [{"Name": "cadence", "Value": "hourly"}] for d in data)
+    assert cost_metric_data("hourly", []) == []
 
 
-def test_publishing_sends_to_the_odp_namespace_and_never_raises(aws) -> None:
+def test_table_metrics_add_each_tables_figures_with_the_table_as_a_dimension() -> None:
+    data = cost_metric_data("hourly", [("a.b.c", 12.5, 25.0), ("a.b.d", 3.0, None)], per_table=True)
+    per_table = [(d["MetricName"], d["Dimensions"][1]["Value"], d["Value"]) for d in data if "Value" in d]
+    assert per_table == [
+        ("TableRunSeconds", "a.b.c", 12.5),
+        ("TableRunSeconds", "a.b.d", 3.0),
+        ("TableDpuSeconds", "a.b.c", 25.0),  # unknown DPUs: no DPU-seconds
+    ]
+    assert data[1]["Dimensions"] == [{"Name": "cadence", "Value": "hourly"}, {"Name": "table_id", "Value": "a.b.c"}]
+    assert sum("StatisticValues" in d for d in data) == 2  # the cadence's sets too
+
+
+def test_publishing_sends_to_the_odp_namespace_logs_each_table_and_never_raises(aws, caplog) -> None:
     cloudwatch = boto3.client("cloudwatch")
-    publish_costs(cloudwatch, "hourly", [("a.b.c", 12.5, 25.0)])
-    names = sorted(m["MetricName"] for m in cloudwatch.list_metrics(Namespace="ODP")["Metrics"])
-    assert names == ["TableDpuSeconds", "TableRunSeconds"]
+    with caplog.at_level(logging.INFO, logger="etl.file_processor.cost"):
+        publish_costs(cloudwatch, "hourly", [("a.b.c", 12.5, 25.0)])
+    metrics = cloudwatch.list_metrics(Namespace="ODP")["Metrics"]
+    assert sorted(m["MetricName"] for m in metrics) == ["TableDpuSeconds", "TableRunSeconds"]
+    assert all(m["Dimensions"] == [{"Name": "cadence", "Value": "hourly"}] for m in metrics)
+    assert [json.loads(r.getMessage()) for r in caplog.records] == [
+        {"event": "table_cost", "cadence": "hourly", "table_id": "a.b.c", "seconds": 12.5, "dpu_seconds": 25.0}
+    ]
 
     class Refusing:
         def put_metric_data(self, **_: object) -> None:
@@ -42,13 +64,9 @@ def test_publishing_sends_to_the_odp_namespace_and_never_raises(aws) -> None:
     publish_costs(Refusing(), "hourly", [("a.b.c", 1.0, 1.0)])  # logged, not raised
 
 
-def test_ignored_column_values_are_a_metric_per_table(aws) -> None:
-    data = cost_metric_data("hourly", [("a.b.c", 1.0, None)], [("a.b.c", 7)])
-    assert [(d["MetricName"], d["Value"], d["Unit"]) for d in data] == [
-        ("IgnoredColumnValues", 7.0, "Count"),
-        ("TableRunSeconds", 1.0, "Seconds"),
-    ]
+def test_with_table_metrics_each_table_is_its_own_metric(aws) -> None:
     cloudwatch = boto3.client("cloudwatch")
-    publish_costs(cloudwatch, "hourly", [("a.b.c", 1.0, None)], ignored=[("a.b.c", 7)])
-    names = sorted(m["MetricName"] for m in cloudwatch.list_metrics(Namespace="ODP")["Metrics"])
-    assert names == ["IgnoredColumnValues", "TableRunSeconds"]
+    publish_costs(cloudwatch, "hourly", [("a.b.c", 1.0, None)], ignored=[("a.b.c", 7)], per_table=True)
+    metrics = cloudwatch.list_metrics(Namespace="ODP")["Metrics"]
+    by_table = sorted(m["MetricName"] for m in metrics if len(m["Dimensions"]) == 2)
+    assert by_table == ["IgnoredColumnValues", "TableRunSeconds"]
