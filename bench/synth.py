@@ -1,6 +1,7 @@
 """Time a full synth of every environment and pipeline (``make bench-synth``); target: under 60 s.
 
 python -m bench.synth [--runs N] [--keep DIR]
+python -m bench.synth --fleet 50x100   # one environment of 50 sources x 100 listed tables: seconds, resources per stack
 
 Runs the CDK CLI exactly as ``make synth`` does (``npx cdk synth --quiet``), into a temporary
 output folder, and prints the wall-clock seconds of each run and the best. The asset folders under
@@ -11,12 +12,16 @@ first run after an edit can be slower than the ones that follow.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TARGET_SECONDS = 60.0
@@ -45,11 +50,69 @@ def time_synth(outdir: Path) -> float:
     return elapsed
 
 
+# A fleet's stage must stay well below CloudFormation's 500 resources a stack (issue 47).
+STACK_RESOURCE_TARGET = 400
+
+
+def fleet_config(sources: int, tables_per_source: int) -> dict[str, Any]:
+    """A configuration of one environment (the shipped ``dev``, without its pipeline) and ``sources`` DMS sources
+    of ``tables_per_source`` explicitly listed tables each, all hourly: file name -> YAML content as data."""
+    environments = yaml.safe_load((REPO_ROOT / "config" / "environments.yaml").read_text())
+    dev = {key: value for key, value in environments["environments"]["dev"].items() if key != "branch"}  # no pipeline
+    config: dict[str, Any] = {
+        "environments.yaml": {**environments, "environments": {"dev": dev}},
+        "cadences.yaml": {"cadences": {"hourly": {"schedule": "rate(1 hour)", "batch_size": 100}}},
+    }
+    for source in range(sources):
+        name = f"src{source:03d}"
+        config[f"tables/{name}.yaml"] = {
+            "source": name,
+            "format": "dms",
+            "defaults": {"cadence": "hourly", "database": f"{name}_raw", "ordering_column": "seq"},
+            "tables": [
+                {"schema": "public", "table": f"t{n:04d}", "primary_key": ["id"]} for n in range(tables_per_source)
+            ],
+        }
+    return config
+
+
+def synth_fleet(config: dict[str, Any], workdir: Path) -> tuple[float, dict[str, int]]:
+    """Write ``config`` under ``workdir``, build the app and synthesize it in this process (cdk-nag runs: a finding
+    raises); the seconds it took and the resources of each stack's template."""
+    from infrastructure.application import build_app, cdk_json_context, new_app
+
+    config_dir, outdir = workdir / "config", workdir / "cdk.out"
+    for name, content in config.items():
+        (config_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (config_dir / name).write_text(yaml.safe_dump(content, sort_keys=False))
+    started = time.perf_counter()
+    build_app(new_app(context=cdk_json_context(), outdir=str(outdir)), config_dir=config_dir).synth()
+    seconds = time.perf_counter() - started
+    resources = {
+        template.name.removesuffix(".template.json"): len(json.loads(template.read_text()).get("Resources", {}))
+        for template in sorted(outdir.rglob("*.template.json"))
+    }
+    return seconds, resources
+
+
+def fleet_main(fleet: str) -> int:
+    sources, _, per_source = fleet.partition("x")
+    with tempfile.TemporaryDirectory(prefix="odp-bench-synth-fleet-") as scratch:
+        seconds, resources = synth_fleet(fleet_config(int(sources), int(per_source)), Path(scratch))
+    print(f"synth of {int(sources) * int(per_source):,} listed tables ({fleet}): {seconds:.1f} s")
+    for stack, count in resources.items():
+        print(f"  {stack}: {count} resources (target under {STACK_RESOURCE_TARGET})")
+    return 0 if max(resources.values()) < STACK_RESOURCE_TARGET else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.synth", description="time a full cdk synth")
     parser.add_argument("--runs", type=int, default=1, help="number of synths (default 1)")
     parser.add_argument("--keep", type=Path, default=None, help="write the assembly here instead of a temp folder")
+    parser.add_argument("--fleet", help="SOURCESxTABLES: one environment of generated listed tables, in-process")
     args = parser.parse_args(argv)
+    if args.fleet:
+        return fleet_main(args.fleet)
     timings = []
     for run in range(1, args.runs + 1):
         with tempfile.TemporaryDirectory(prefix="odp-bench-synth-") as scratch:

@@ -1,5 +1,5 @@
-"""Query: an Athena workgroup whose encrypted result location is enforced, a named query per table that validates
-its row count, and one per dataset (rows and distinct keys)."""
+"""Query: an Athena workgroup whose encrypted result location is enforced, a named query per raw database that
+validates its tables' row counts, and one per dataset (rows and distinct keys)."""
 
 from __future__ import annotations
 
@@ -17,14 +17,42 @@ from odp.config.models import TableConfig, TableMode
 from odp.naming import resource_prefix
 
 
-def row_count_query(table: TableConfig) -> str:
-    """Row count of a table; for a current-snapshot table also its distinct keys, which must be equal."""
+def row_count_select(table: TableConfig) -> str:
+    """One table's line of its database's row-count query: its name, rows, distinct keys (current-snapshot tables:
+    equal to the rows when the table is sound; otherwise NULL) and whether it is valid."""
     # Database and table names are validated identifiers ([a-z0-9_]) from config, never user input.
     target = f'"{table.database}"."{table.target_table}"'
     if table.mode == TableMode.CURRENT:
         keys = "COUNT(DISTINCT _hoodie_record_key)"
-        return f"SELECT COUNT(*) AS row_count, {keys} AS distinct_keys, COUNT(*) = {keys} AS valid FROM {target}"  # noqa: S608
-    return f"SELECT COUNT(*) AS row_count, COUNT(*) > 0 AS valid FROM {target}"  # noqa: S608
+        return (
+            f"SELECT '{table.target_table}' AS table_name, COUNT(*) AS row_count, {keys} AS distinct_keys, "  # noqa: S608
+            f"COUNT(*) = {keys} AS valid FROM {target}"
+        )
+    return (
+        f"SELECT '{table.target_table}' AS table_name, COUNT(*) AS row_count, CAST(NULL AS BIGINT) AS distinct_keys, "  # noqa: S608
+        f"COUNT(*) > 0 AS valid FROM {target}"
+    )
+
+
+# Tables of one named query: 200 lines of about 250 bytes stay far below Athena's 262,144-byte query string.
+TABLES_PER_QUERY = 200
+
+
+def row_count_queries(tables: Sequence[TableConfig]) -> dict[str, tuple[str, int, str]]:
+    """Named query name -> (database, part number, SQL): one per raw database, its tables' row counts as one UNION
+    ALL, in parts of :data:`TABLES_PER_QUERY` tables (``row-count <database>``, ``row-count <database> (part 2 of
+    3)``). One per database, not per table: a named query is a stack resource, and a fleet of thousands of tables
+    must not be thousands of them (issue 47)."""
+    by_database: dict[str, list[TableConfig]] = {}
+    for table in tables:
+        by_database.setdefault(table.database, []).append(table)
+    queries: dict[str, tuple[str, int, str]] = {}
+    for database, members in sorted(by_database.items()):
+        parts = [members[start : start + TABLES_PER_QUERY] for start in range(0, len(members), TABLES_PER_QUERY)]
+        for number, part in enumerate(parts, start=1):
+            name = f"row-count {database}" + (f" (part {number} of {len(parts)})" if len(parts) > 1 else "")
+            queries[name] = (database, number, "\nUNION ALL\n".join(row_count_select(table) for table in part))
+    return queries
 
 
 def dataset_query(dataset: DatasetConfig) -> str:
@@ -84,7 +112,7 @@ class QueryProps:
 
     Attributes:
         results_bucket: where query results go (``results/``), encrypted with ``key`` (SSE-KMS, enforced).
-        tables: one named query per table.
+        tables: one named query per raw database of these tables (in parts of TABLES_PER_QUERY tables).
         datasets: one named query per dataset (rows and distinct keys; default none).
         removal_policy: DESTROY also deletes the workgroup's saved queries with it; RETAIN (default) keeps them.
     """
@@ -98,8 +126,8 @@ class QueryProps:
 
 
 class Query(Construct):
-    """The workgroup ``odp-<env>`` and one named query per table and per dataset (each refers to the workgroup by
-    Ref)."""
+    """The workgroup ``odp-<env>``, a named query per raw database and one per dataset (each refers to the
+    workgroup by Ref)."""
 
     def __init__(self, scope: Construct, construct_id: str, props: QueryProps) -> None:
         super().__init__(scope, construct_id)
@@ -115,17 +143,16 @@ class Query(Construct):
             configuration=workgroup_configuration(results_bucket, key),
         )
         self.queries: dict[str, athena.CfnNamedQuery] = {}
-        for table in tables:
-            query = athena.CfnNamedQuery(
+        for name, (database, number, sql) in row_count_queries(tables).items():
+            self.queries[name] = athena.CfnNamedQuery(
                 self,
-                f"RowCount-{table.table_id}",
-                name=f"row-count {table.table_id}",
-                description=f"Validates the row count of {table.database}.{table.target_table}",
-                database=table.database,
+                f"RowCount-{database}" + (f"-{number}" if number > 1 else ""),
+                name=name,
+                description=f"Rows and distinct keys of each table of {database}, and whether each is valid",
+                database=database,
                 work_group=self.workgroup.ref,
-                query_string=row_count_query(table),
+                query_string=sql,
             )
-            self.queries[table.table_id] = query
         self.dataset_queries = {
             dataset.name: athena.CfnNamedQuery(
                 self,

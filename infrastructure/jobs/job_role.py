@@ -69,7 +69,8 @@ def catalog_database_arns(catalog: str, databases: Sequence[str]) -> list[str]:
 
 def grant_catalog_sync(role: iam.Role, databases: Sequence[str], *, connection_names: Sequence[str] = ()) -> None:
     """Hudi's catalog sync on each database (``database/<db>``, ``table/<db>/*``, plus ``default``) and the named
-    Glue connections; the ``table/<db>/*`` finding of each database is acknowledged on the role's policy."""
+    Glue connections; the ``table/<db>/*`` finding of each database is acknowledged on the role (whichever of its
+    policies holds the statement)."""
     stack = Stack.of(role)
     catalog = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}"
     role.add_to_policy(
@@ -83,10 +84,11 @@ def grant_catalog_sync(role: iam.Role, databases: Sequence[str], *, connection_n
             ],
         )
     )
-    policy = role.node.find_child("DefaultPolicy")
+    # on the role, not its DefaultPolicy: with many databases CDK moves statements into OverflowPolicy<n> managed
+    # policies (a role's inline policies hold 10,240 characters), and the finding moves with them
     for database in sorted(set(databases)):
         acknowledge(
-            policy,
+            role,
             f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{stack.region}:{stack.account}:table/{database}/*]",
             f"Hudi's catalog sync creates and updates the tables of database {database}, which change with config.",
         )

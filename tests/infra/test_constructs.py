@@ -230,7 +230,7 @@ def test_query(tmp_path, config, removal, deletion) -> None:
     workgroup = stack.resolve(query.workgroup.ref)
     for named in template.find_resources("AWS::Athena::NamedQuery").values():
         assert named["Properties"]["WorkGroup"] == workgroup
-    assert len(query.queries) == len(config.tables)
+    assert sorted(query.queries) == sorted({f"row-count {table.database}" for table in config.tables})
     assert sorted(query.dataset_queries) == sorted(dataset.name for dataset in config.datasets)
     assert_nag_clean(app)
 

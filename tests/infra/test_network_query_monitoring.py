@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from infrastructure.access.query import row_count_query
+from infrastructure.access.query import row_count_queries, row_count_select
 from infrastructure.operations.monitoring import DEFAULT_CRON_INTERVAL_MINUTES, freshness_threshold_seconds
+from odp.config.models import SourceFormat, TableConfig, TableMode
 from odp.contracts.metrics import FRESHNESS_METRIC
 
 
@@ -45,7 +46,7 @@ def test_one_glue_connection_per_subnet_in_its_own_az(synthesized) -> None:
     assert sorted(used) == sorted(subnets)
 
 
-def test_workgroup_enforces_encrypted_results_and_each_table_has_a_row_count_query(synthesized, config) -> None:
+def test_workgroup_enforces_encrypted_results_and_each_raw_database_has_a_row_count_query(synthesized, config) -> None:
     template = synthesized.data_lakes["prod"]
     (workgroup,) = synthesized.resources(template, "AWS::Athena::WorkGroup").values()
     configuration = workgroup["Properties"]["WorkGroupConfiguration"]
@@ -56,17 +57,34 @@ def test_workgroup_enforces_encrypted_results_and_each_table_has_a_row_count_que
         for q in synthesized.resources(template, "AWS::Athena::NamedQuery").values()
         if q["Properties"]["Name"].startswith("row-count ")  # the datasets' queries: test_datasets.py
     }
-    assert set(queries) == {f"row-count {t.table_id}" for t in config.tables}
+    databases = {table.database for table in config.tables}
+    assert set(queries) == {f"row-count {database}" for database in databases}  # none per table
     for table in config.tables:
-        assert queries[f"row-count {table.table_id}"]["QueryString"] == row_count_query(table)
+        query = queries[f"row-count {table.database}"]
+        assert query["Database"] == table.database
+        assert f"""SELECT '{table.target_table}' AS table_name""" in query["QueryString"]
 
 
-def test_row_count_query_checks_keys_for_current_tables(config) -> None:
-    table = config.tables[0]
-    query = row_count_query(table)
-    assert f'FROM "{table.database}"."{table.target_table}"' in query
-    if table.mode == "current":
-        assert "COUNT(DISTINCT _hoodie_record_key)" in query
+def test_a_row_count_query_checks_keys_of_current_tables_and_holds_at_most_200_tables() -> None:
+    current = TableConfig(
+        source="shop",
+        schema_name="public",
+        table="orders",
+        format=SourceFormat.DMS,
+        primary_key=("id",),
+        database="shop_raw",
+    )
+    history = current.model_copy(update={"table": "events", "mode": TableMode.HISTORICAL})
+    assert row_count_select(current) == (
+        "SELECT 'orders' AS table_name, COUNT(*) AS row_count, COUNT(DISTINCT _hoodie_record_key) AS distinct_keys, "
+        'COUNT(*) = COUNT(DISTINCT _hoodie_record_key) AS valid FROM "shop_raw"."orders"'
+    )
+    assert "CAST(NULL AS BIGINT) AS distinct_keys, COUNT(*) > 0 AS valid" in row_count_select(history)
+    many = [current.model_copy(update={"table": f"t{n:03d}"}) for n in range(450)]
+    queries = row_count_queries(many)
+    assert list(queries) == [f"row-count shop_raw (part {n} of 3)" for n in (1, 2, 3)]
+    assert [sql.count("UNION ALL") + 1 for _, _, sql in queries.values()] == [200, 200, 50]
+    assert max(len(sql.encode()) for _, _, sql in queries.values()) < 262_144 // 4  # Athena's query string limit
 
 
 def test_alerts_topic_is_encrypted_and_alarms_publish_to_it(synthesized) -> None:
