@@ -28,7 +28,7 @@ from pathlib import Path
 
 from odp.config.loader import load_config
 from odp.config.models import Cadence, GlueWorkerType
-from odp.planning import RUN_START_SECONDS, PlannedRun, PlanTargets, TableWork, plan_runs
+from odp.planning import CHANGE_BYTES_PER_SECOND, RUN_START_SECONDS, PlannedRun, PlanTargets, TableWork, plan_runs
 
 RESULTS = Path(__file__).parent / "results" / "fleet-model.json"
 CONFIG = Path(__file__).parent.parent / "config"
@@ -164,8 +164,9 @@ def land_until(tables: Iterable[Table], until: float, rng: random.Random) -> Non
 
 def true_work(table: Table, files: int, calibration: Calibration) -> float:
     """What the table's run really takes (the model's truth, not the planner's estimate): its class's work, and its
-    extra files' bytes at the planner's change rate."""
-    return table.size.work_seconds * calibration.work_factor + (files - 1) * table.size.file_bytes / 1_000_000
+    extra files' bytes at the measured change rate (odp/planning.py)."""
+    extra_bytes = (files - 1) * table.size.file_bytes
+    return table.size.work_seconds * calibration.work_factor + extra_bytes / CHANGE_BYTES_PER_SECOND
 
 
 def run_duration(run: PlannedRun, works: Sequence[float], setting: Setting, calibration: Calibration) -> float:

@@ -27,7 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 def measure(tables: int, workdir: Path) -> dict[str, object]:
     load_before = list(os.getloadavg())
-    config, layout = write_source(workdir, REPO_ROOT / "config", tables=tables, shards=1)
+    _, layout = write_source(workdir, REPO_ROOT / "config", tables=tables, shards=1)
     report_path = workdir / "report.json"
     command = [
         sys.executable,

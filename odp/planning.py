@@ -29,9 +29,10 @@ FIRST_TABLE_WARM_UP_SECONDS = 18.0
 # (bench/results/i27-fixed-cost-112.json, i27-fixed-cost-28-jit.json; docs/decisions/012). Every work figure here is
 # such a share of a run (the cores are busy with the tables written beside it), so a run's work is their sum.
 TABLE_SECONDS = 2.3
-# Change bytes (Parquet or JSON as landed) a base run applies per second beyond the fixed cost: the fleet benchmark's
-# CDC waves apply about 1 MB of landed changes per second on 2 cores (bench/results/i27-fleet-10m.json).
-CHANGE_BYTES_PER_SECOND = 1_000_000.0
+# Change bytes (Parquet or JSON as landed) a base run applies per second beyond the fixed cost, on 2 cores
+# (bench/results/i27-fleet-10m.json): its full load took 965 s for 600 MB (0.62 MB/s); its CDC waves' fit is 0.57 ms
+# a change row with 4 tables at once, at about 57 landed bytes a row (0.4 MB/s).
+CHANGE_BYTES_PER_SECOND = 500_000.0
 
 
 class RunShape(StrEnum):

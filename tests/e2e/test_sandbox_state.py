@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+import pytest
 
 from odp.naming import TrackerTableNames
 from odp.tracker import FileTracker, TrackedFile
 from odp.tracker.schema import create_tables
 from odp.tracker.statuses import FileKind
 from sandbox import state_store
+from sandbox.state_store import SNAPSHOT_ATTEMPTS, moto_items
 from tests.support.paths import AWS_REGION
 
 
@@ -100,3 +102,33 @@ def test_a_saved_table_holds_what_a_scan_returns_read_without_a_scan(aws: None, 
     assert saved == state_store.scan_api(client, "t")  # item for item, in the Scan's order
     assert [(item["pk"]["S"], item["n"]["N"]) for item in saved] == [("a", "10"), ("b", "1"), ("b", "2")]
     assert saved[0] == {"pk": {"S": "a"}, "n": {"N": "10"}, **every_type}
+
+
+class _ChangingTable:
+    """A moto table whose copy meets a concurrent write ``changes`` times, as a File Processor run's threads can."""
+
+    def __init__(self, changes: int, error: str = "dictionary changed size during iteration") -> None:
+        self.changes, self.error, self.copies = changes, error, 0
+
+    def all_items(self) -> list[Any]:
+        self.copies += 1
+        if self.copies <= self.changes:
+            raise RuntimeError(self.error)
+        return [_Item()]
+
+
+class _Item:
+    def to_json(self) -> dict[str, Any]:
+        return {"Attributes": {"table_id": {"S": "a.b.c"}}}
+
+
+def test_a_save_that_meets_a_concurrent_write_copies_the_table_again() -> None:
+    """python -m bench.sandbox_fleet (1,000 tables, 4 at once) failed one table's tracker write on this: the save
+    after it copied the table while another thread's write changed an item."""
+    table = _ChangingTable(changes=3)
+    assert moto_items(table) == [{"table_id": {"S": "a.b.c"}}]
+    assert table.copies == 4
+    with pytest.raises(RuntimeError, match="changed size during iteration"):
+        moto_items(_ChangingTable(changes=SNAPSHOT_ATTEMPTS))
+    with pytest.raises(RuntimeError, match="something else"):
+        moto_items(_ChangingTable(changes=1, error="something else"))  # not a concurrent change: not retried
