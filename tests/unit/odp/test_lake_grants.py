@@ -15,6 +15,7 @@ from botocore.stub import Stubber
 from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 
+from odp.__main__ import main as odp_main
 from odp.config.access import plan_grants
 from odp.config.loader import load_config
 from odp.operations import lake_grants
@@ -243,7 +244,8 @@ def test_the_command_exits_1_on_a_failure_and_calls_nothing_without_table_grants
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     files = valid_files()  # no access.yaml: nothing to grant, no AWS call (no credentials needed)
-    assert lake_grants.main(["--env", "dev", "--config-dir", str(write_config(tmp_path / "none", files))]) == 0
+    none = str(write_config(tmp_path / "none", files))
+    assert odp_main(["lake-grants", "--env", "dev", "--config-dir", none]) == 0  # python -m odp lake-grants
     assert capsys.readouterr().out == "lake-grants of dev: no grant names a table (nothing to apply)\n"
     files = with_order_totals(valid_files())
     files["access.yaml"] = ACCESS
