@@ -40,12 +40,14 @@ def synth_commands(branch: str) -> list[str]:
 
 
 def post_deploy_commands(name: str, role_arn: str) -> list[str]:
-    """Assume the target account's config-loader role, load config/, smoke-check, run the canary."""
+    """Assume the target account's config-loader role, load config/, apply the consumers' grants on tables that exist
+    by now (docs/decisions/030), smoke-check, run the canary."""
     return [
         f"aws configure set profile.{TARGET_PROFILE}.role_arn {role_arn}",
         f"aws configure set profile.{TARGET_PROFILE}.credential_source EcsContainer",
         f"aws configure set profile.{TARGET_PROFILE}.region $ODP_REGION",
         f"AWS_PROFILE={TARGET_PROFILE} python -m odp.config load --env {name}",
+        f"AWS_PROFILE={TARGET_PROFILE} python -m odp lake-grants --env {name} --yes",
         f"AWS_PROFILE={TARGET_PROFILE} python -m odp smoke --env {name}",
         f"AWS_PROFILE={TARGET_PROFILE} python -m odp canary --env {name}",
     ]

@@ -88,8 +88,10 @@ class DataLakeStack(Stack):
         )
         ingest = build_ingest(self, context, replica_key_arn)
         self.jobs = build_jobs(self, context, ingest)
-        build_access(self, context, self.jobs)
-        self.deploy_access = build_operations(self, context, monitoring, ingest, self.jobs)
+        access = build_access(self, context, self.jobs)
+        self.deploy_access = build_operations(
+            self, context, monitoring, ingest, self.jobs, lake_formation=access.lake_formation
+        )
         self.storage, self.tracking = storage, ingest.tracking
         self.glue_jobs, self.processors, self.streaming = self.jobs.glue_jobs, self.jobs.processors, self.jobs.streaming
         Tags.of(self).add("project", "odp")

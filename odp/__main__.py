@@ -153,8 +153,12 @@ def run(args: argparse.Namespace, out: Any = None) -> int:
         return 0
 
 
-# The post-deploy checks, run by the pipeline after each deploy (and by an operator): their own arguments.
-RUNTIME_CHECKS = {"smoke": "odp.operations.smoke", "canary": "odp.operations.canary"}
+# The post-deploy steps, run by the pipeline after each deploy (and by an operator): their own arguments.
+RUNTIME_CHECKS = {
+    "smoke": "odp.operations.smoke",
+    "canary": "odp.operations.canary",
+    "lake-grants": "odp.operations.lake_grants",
+}
 
 
 def main(argv: list[str] | None = None) -> int:

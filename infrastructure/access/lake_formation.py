@@ -9,8 +9,14 @@ What it creates (only when access.yaml names consumers; see infrastructure/READM
 - ``DATA_LOCATION_ACCESS`` on those locations for the job roles only (S3 writes stay limited by IAM);
 - the job roles' catalog permissions for Hudi's catalog sync: ``CREATE_TABLE`` / ``ALTER`` / ``DESCRIBE`` on
   each of their databases and ``ALL`` on the tables of those databases;
-- the LF-Tags and each database's tags, the data cells filters and one ``PrincipalPermissions`` per grant
-  of the :class:`odp.config.access.AccessPlan` (nothing the file does not name);
+- the LF-Tags and each database's tags, and one ``PrincipalPermissions`` per grant of the
+  :class:`odp.config.access.AccessPlan` that reaches tables created later (a database, every table of a database,
+  an LF-Tag expression: ``AccessPlan.stack_grants``); nothing the file does not name;
+- for the grants that name one table (a table, its columns, a data cells filter: ``AccessPlan.table_grants``), which
+  Lake Formation refuses while the table does not exist, only what their applier needs
+  (:meth:`LakeFormation.grant_table_grants`): ``python -m odp lake-grants`` applies them after the first run
+  (docs/decisions/030), and a synth-time check refuses any Lake Formation resource naming a table the stack does
+  not create (``table_references.py``);
 - each ``config/views/*.sql`` as a Glue ``VIRTUAL_VIEW`` table, and the BI workgroup ``odp-<env>-bi``
   (enforced, results SSE-KMS under ``bi/``, a bytes-scanned limit per query), apart from the operators'.
 
@@ -37,19 +43,20 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from infrastructure.access.query import new_workgroup, workgroup_configuration
+from infrastructure.access.table_references import check_table_references
 from infrastructure.grants import grant_key, grant_objects
+from infrastructure.nag import acknowledge
 from odp.config.access import (
     AccessFile,
     AccessPlan,
     DatabaseResource,
-    DataCellsFilterResource,
     LakeGrant,
     TableResource,
-    TableWithColumnsResource,
     TagPolicyResource,
 )
 from odp.config.views import View, glue_view_table
 from odp.naming import resource_prefix
+from odp.operations.lake_grants import APPLIER_PERMISSIONS, FILTER_ACTIONS, GRANT_ACTIONS, named_tables
 
 LAKE_ZONES = ("raw", "conformed", "purpose_built")
 # What Hudi's catalog sync does in a job's databases (create and alter tables, add partitions).
@@ -133,12 +140,13 @@ class LakeFormation(Construct):
             for key, values in props.plan.tags.items()
         }
         self._tag_databases()
-        self.filters = {f.name: self._data_cells_filter(f) for f in props.plan.filters}  # name -> CfnDataCellsFilter
         self.permissions: list[lakeformation.CfnPrincipalPermissions] = []
         for job_index, job in enumerate(props.jobs):
             self._job_permissions(job_index, job)
-        for index, grant in enumerate(props.plan.grants):
-            self.permissions.append(self._grant(index, grant))
+        for index, grant in enumerate(props.plan.grants):  # the plan's index: a grant's logical id stays put
+            if not grant.names_a_table:
+                self.permissions.append(self._grant(index, grant))
+        check_table_references(Stack.of(self))
         self.views = {f"{view.database}.{view.name}": self._view(view) for view in props.views}
         self.workgroup_name = f"{resource_prefix(props.environment)}-bi"
         self.workgroup = new_workgroup(
@@ -216,23 +224,6 @@ class LakeFormation(Construct):
             )
             self._after(association, self._database(database), *(self.tags[key] for key in tags))
 
-    def _data_cells_filter(self, cells: DataCellsFilterResource) -> lakeformation.CfnDataCellsFilter:
-        resource = lakeformation.CfnDataCellsFilter(
-            self,
-            f"Filter-{_id(cells.name)}",
-            table_catalog_id=self.account,
-            database_name=cells.database,
-            table_name=cells.table,
-            name=cells.name,
-            row_filter=lakeformation.CfnDataCellsFilter.RowFilterProperty(filter_expression=cells.row_filter),
-            column_names=list(cells.columns) or None,
-            column_wildcard=None
-            if cells.columns
-            else lakeformation.CfnDataCellsFilter.ColumnWildcardProperty(excluded_column_names=list(cells.excluded)),
-        )
-        self._after(resource, self._database(cells.database))
-        return resource
-
     def _permission(
         self,
         construct_id: str,
@@ -240,6 +231,7 @@ class LakeFormation(Construct):
         resource: lakeformation.CfnPrincipalPermissions.ResourceProperty,
         permissions: Sequence[str],
         *after: CfnResource,
+        grantable: Sequence[str] = (),
     ) -> lakeformation.CfnPrincipalPermissions:
         permission = lakeformation.CfnPrincipalPermissions(
             self,
@@ -250,7 +242,7 @@ class LakeFormation(Construct):
             ),
             resource=resource,
             permissions=list(permissions),
-            permissions_with_grant_option=[],
+            permissions_with_grant_option=list(grantable),
         )
         self._after(permission, *after)
         return permission
@@ -289,6 +281,11 @@ class LakeFormation(Construct):
             )
 
     def _grant(self, index: int, grant: LakeGrant) -> lakeformation.CfnPrincipalPermissions:
+        """A grant that reaches tables created later: a database, every table of a database, an LF-Tag expression.
+
+        Raises:
+            ValueError: the grant names one table (it waits for the table: ``python -m odp lake-grants``).
+        """
         p = lakeformation.CfnPrincipalPermissions
         resource = grant.resource
         construct_id = f"Grant-{_id(grant.consumer)}-{index}"
@@ -297,37 +294,10 @@ class LakeFormation(Construct):
                 database=p.DatabaseResourceProperty(catalog_id=self.account, name=resource.database)
             )
             after: tuple[CfnResource, ...] = (self._database(resource.database),)
-        elif isinstance(resource, TableResource):
-            table = p.TableResourceProperty(
-                catalog_id=self.account,
-                database_name=resource.database,
-                name=resource.table,
-                table_wildcard={} if resource.table is None else None,
-            )
+        elif isinstance(resource, TableResource) and resource.table is None:
+            table = p.TableResourceProperty(catalog_id=self.account, database_name=resource.database, table_wildcard={})
             prop = p.ResourceProperty(table=table)
             after = (self._database(resource.database),)
-        elif isinstance(resource, TableWithColumnsResource):
-            columns = p.TableWithColumnsResourceProperty(
-                catalog_id=self.account,
-                database_name=resource.database,
-                name=resource.table,
-                column_names=list(resource.columns) or None,
-                column_wildcard=None
-                if resource.columns
-                else p.ColumnWildcardProperty(excluded_column_names=list(resource.excluded)),
-            )
-            prop = p.ResourceProperty(table_with_columns=columns)
-            after = (self._database(resource.database),)
-        elif isinstance(resource, DataCellsFilterResource):
-            prop = p.ResourceProperty(
-                data_cells_filter=p.DataCellsFilterResourceProperty(
-                    table_catalog_id=self.account,
-                    database_name=resource.database,
-                    table_name=resource.table,
-                    name=resource.name,
-                )
-            )
-            after = (self._database(resource.database), self.filters[resource.name])
         elif isinstance(resource, TagPolicyResource):
             prop = p.ResourceProperty(
                 lf_tag_policy=p.LFTagPolicyResourceProperty(
@@ -339,9 +309,63 @@ class LakeFormation(Construct):
                 )
             )
             after = tuple(self.tags[key] for key, _ in resource.expression)
-        else:  # pragma: no cover - the plan's resource types are closed
-            raise TypeError(f"unknown Lake Formation resource {resource!r}")
+        else:
+            raise ValueError(
+                f"Lake Formation: {grant.source or grant.consumer} names one table ({resource!r}): it exists only "
+                "after the first run; python -m odp lake-grants applies it (docs/decisions/030)"
+            )
         return self._permission(construct_id, grant.principal, prop, grant.permissions, *after)
+
+    def grant_table_grants(self, role: iam.Role) -> None:
+        """Let ``role`` apply the plan's table grants (``python -m odp lake-grants``; the post-deploy step's role):
+
+        - in Lake Formation, SELECT and DESCRIBE with grant option on every table of each database they name (a
+          grantor needs the grant option, and a data cells filter's creator SELECT with grant option on its table;
+          a TableWildcard reaches tables created later);
+        - in IAM, ``glue:GetTable`` on exactly the tables they name (does it exist yet, which columns), and
+          ``lakeformation:GrantPermissions`` (plus the data cells filter actions when a row filter is configured),
+          which support no resource-level permission.
+
+        Nothing when the plan has no table grant.
+        """
+        plan = self.props.plan
+        if not plan.table_grants:
+            return
+        p = lakeformation.CfnPrincipalPermissions
+        stack = Stack.of(self)
+        for database in plan.table_databases:
+            self._permission(
+                f"TableGrants-{_id(database)}",
+                role.role_arn,
+                p.ResourceProperty(
+                    table=p.TableResourceProperty(catalog_id=self.account, database_name=database, table_wildcard={})
+                ),
+                APPLIER_PERMISSIONS,
+                self._database(database),
+                grantable=APPLIER_PERMISSIONS,
+            )
+        catalog = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}"
+        tables = named_tables(plan)
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="LakeGrantsReadTables",
+                actions=["glue:GetTable"],
+                resources=[
+                    f"{catalog}:catalog",
+                    *(f"{catalog}:database/{database}" for database in plan.table_databases),
+                    *(f"{catalog}:table/{database}/{table}" for database, table in tables),
+                ],
+            )
+        )
+        actions = [*GRANT_ACTIONS, *(FILTER_ACTIONS if plan.filters else ())]
+        role.add_to_policy(iam.PolicyStatement(sid="LakeGrantsApply", actions=actions, resources=["*"]))
+        acknowledge(
+            role,
+            "AwsSolutions-IAM5[Resource::*]",
+            f"{', '.join(actions)} support no resource-level permission: Lake Formation's own grants decide what "
+            "the role may grant (SELECT and DESCRIBE with grant option on the tables of the databases that "
+            "access.yaml's table grants name).",
+        )
 
     def _view(self, view: View) -> glue.CfnTable:
         table = glue.CfnTable(

@@ -3,6 +3,8 @@ Lake Formation with the consumers' views and BI workgroup."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from aws_cdk import Stack
 
 from infrastructure.access.catalog import Catalog, CatalogProps
@@ -13,9 +15,17 @@ from infrastructure.jobs.layer import Jobs
 from odp.config.access import plan_grants
 
 
-def build_access(stack: Stack, context: DeploymentContext, jobs: Jobs) -> Query:
+@dataclass(frozen=True)
+class Access:
+    """What the access layer built: the Query construct, and Lake Formation where access.yaml names consumers."""
+
+    query: Query
+    lake_formation: LakeFormation | None
+
+
+def build_access(stack: Stack, context: DeploymentContext, jobs: Jobs) -> Access:
     """The catalog, the workgroup and, with consumers, Lake Formation (every job role may sync the databases it
-    writes). Returns the Query construct."""
+    writes)."""
     config, storage = context.config, context.storage
     catalog = Catalog(stack, "Catalog", CatalogProps(tables=config.tables, zone_buckets=storage.buckets))
     query = Query(
@@ -30,9 +40,10 @@ def build_access(stack: Stack, context: DeploymentContext, jobs: Jobs) -> Query:
             datasets=config.datasets,
         ),
     )
+    lake_formation = None
     if config.access.consumers:
         account = context.environment.account
-        LakeFormation(
+        lake_formation = LakeFormation(
             stack,
             "LakeFormation",
             LakeFormationProps(
@@ -53,4 +64,4 @@ def build_access(stack: Stack, context: DeploymentContext, jobs: Jobs) -> Query:
                 removal_policy=context.removal_policy,
             ),
         )
-    return query
+    return Access(query, lake_formation)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from aws_cdk import Stack
 from aws_cdk import aws_stepfunctions as sfn
 
+from infrastructure.access.lake_formation import LakeFormation
 from infrastructure.foundation.context import DeploymentContext
 from infrastructure.ingest.layer import Ingest
 from infrastructure.jobs.kind_jobs import KindJobs
@@ -16,9 +17,16 @@ from odp.operations.canary import canary_jobs
 
 
 def build_operations(
-    stack: Stack, context: DeploymentContext, monitoring: Monitoring, ingest: Ingest, jobs: Jobs
+    stack: Stack,
+    context: DeploymentContext,
+    monitoring: Monitoring,
+    ingest: Ingest,
+    jobs: Jobs,
+    *,
+    lake_formation: LakeFormation | None = None,
 ) -> DeployAccess:
-    """Every alarm and the config-loader role (``odp-<env>-config-loader``) the post-deploy step assumes."""
+    """Every alarm and the config-loader role (``odp-<env>-config-loader``) the post-deploy step assumes; with Lake
+    Formation, that role also applies the consumers' table grants (``python -m odp lake-grants``)."""
     monitoring.watch_queue("file-manager", ingest.file_manager.dead_letter_queue)
     monitoring.watch_function("file-manager", ingest.file_manager.function)
     monitoring.watch_function("batch-manager", ingest.batch_manager.function)
@@ -32,7 +40,7 @@ def build_operations(
         monitoring.watch_freshness(cadence_name, cadences[cadence_name])
         monitoring.watch_quarantine(cadence_name)
     canary = canary_jobs(context.config, context.name, context.kinds)  # every job: the post-deploy canary starts each
-    return DeployAccess(
+    deploy_access = DeployAccess(
         stack,
         "DeployAccess",
         DeployAccessProps(
@@ -45,6 +53,9 @@ def build_operations(
             emr_serverless=jobs.emr,
         ),
     )
+    if lake_formation is not None:
+        lake_formation.grant_table_grants(deploy_access.role)
+    return deploy_access
 
 
 def described_state_machines(jobs: Jobs) -> list[sfn.IStateMachine]:

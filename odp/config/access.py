@@ -321,10 +321,28 @@ Resource = DatabaseResource | TableResource | TableWithColumnsResource | DataCel
 
 @dataclass(frozen=True)
 class LakeGrant:
+    """One grant: ``source`` is where access.yaml asks for it (``consumers.<name>.read[<n>]``), for messages."""
+
     consumer: str
     principal: str
     resource: Resource
     permissions: tuple[str, ...]
+    source: str = ""
+
+    @property
+    def table(self) -> tuple[str, str] | None:
+        """(database, table) when the grant names one catalog table (a table, its columns, a data cells filter)."""
+        resource = self.resource
+        if isinstance(resource, TableResource | TableWithColumnsResource | DataCellsFilterResource):
+            return None if resource.table is None else (resource.database, resource.table)
+        return None
+
+    @property
+    def names_a_table(self) -> bool:
+        """Lake Formation resolves the resource to one catalog table when it grants: the table must exist then.
+        Grants on a database, on every table of a database (a TableWildcard) or by LF-Tags reach tables created
+        later; these do not (docs/decisions/030)."""
+        return self.table is not None
 
 
 @dataclass(frozen=True)
@@ -339,6 +357,23 @@ class AccessPlan:
     def grants_of(self, consumer: str) -> list[LakeGrant]:
         return [grant for grant in self.grants if grant.consumer == consumer]
 
+    @property
+    def stack_grants(self) -> tuple[LakeGrant, ...]:
+        """What the stack may create before any table exists: database, every-table and LF-Tag grants."""
+        return tuple(grant for grant in self.grants if not grant.names_a_table)
+
+    @property
+    def table_grants(self) -> tuple[LakeGrant, ...]:
+        """What waits for its table (Hudi's catalog sync creates it at the first run): one table, some of its
+        columns, a data cells filter. ``python -m odp lake-grants`` applies them (odp/operations/lake_grants.py)."""
+        return tuple(grant for grant in self.grants if grant.names_a_table)
+
+    @property
+    def table_databases(self) -> tuple[str, ...]:
+        """The databases of :attr:`table_grants` and :attr:`filters` (where whoever applies them needs grant option)."""
+        named = {grant.table[0] for grant in self.table_grants if grant.table} | {f.database for f in self.filters}
+        return tuple(sorted(named))
+
 
 def _filter_name(consumer: str, table: str, index: int) -> str:
     return f"odp_{consumer}_{table}_{index}".replace("-", "_")[:255]
@@ -347,6 +382,7 @@ def _filter_name(consumer: str, table: str, index: int) -> str:
 def _table_grants(
     consumer: str, principal: str, index: int, grant: ReadGrant, target: CatalogTable
 ) -> tuple[list[LakeGrant], list[DataCellsFilterResource]]:
+    source = f"consumers.{consumer}.read[{index}]"
     include = tuple(grant.columns.include or ()) if grant.columns else ()
     exclude = tuple(grant.columns.exclude or ()) if grant.columns else ()
     grants, filters = [], []
@@ -356,12 +392,12 @@ def _table_grants(
                 target.database, name, _filter_name(consumer, name, index), grant.row_filter, include, exclude
             )
             filters.append(cells)
-            grants.append(LakeGrant(consumer, principal, cells, ("SELECT",)))
+            grants.append(LakeGrant(consumer, principal, cells, ("SELECT",), source))
         elif grant.columns is not None:
             columns = TableWithColumnsResource(target.database, name, include, exclude)
-            grants.append(LakeGrant(consumer, principal, columns, ("SELECT",)))
+            grants.append(LakeGrant(consumer, principal, columns, ("SELECT",), source))
         else:
-            grants.append(LakeGrant(consumer, principal, TableResource(target.database, name), READ))
+            grants.append(LakeGrant(consumer, principal, TableResource(target.database, name), READ, source))
     return grants, filters
 
 
@@ -392,12 +428,13 @@ def plan_grants(
             continue
         principal = consumer.principal(account, partition)
         for index, grant in enumerate(consumer.read):
+            source = f"consumers.{name}.read[{index}]"
             if grant.database is not None:
-                grants.append(LakeGrant(name, principal, DatabaseResource(grant.database), ("DESCRIBE",)))
-                grants.append(LakeGrant(name, principal, TableResource(grant.database, None), READ))
+                grants.append(LakeGrant(name, principal, DatabaseResource(grant.database), ("DESCRIBE",), source))
+                grants.append(LakeGrant(name, principal, TableResource(grant.database, None), READ, source))
             elif grant.tags is not None:
                 expression = tuple((key.value, tuple(values)) for key, values in grant.tags.items())
-                grants.append(LakeGrant(name, principal, TagPolicyResource(expression), READ))
+                grants.append(LakeGrant(name, principal, TagPolicyResource(expression), READ, source))
             else:
                 target = _target(grant, by_table, by_dataset, {})
                 if target is None:

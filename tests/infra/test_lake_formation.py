@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aws_cdk import aws_glue as glue
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lakeformation as lakeformation
 from aws_cdk.assertions import Match, Template
 
 from infrastructure.access.catalog import Catalog, CatalogProps
@@ -21,10 +23,12 @@ from infrastructure.access.lake_formation import (
     cfn_exec_role_arn,
     shared_lake_formation,
 )
+from infrastructure.access.table_references import check_table_references, tables_named_before_they_exist
 from infrastructure.foundation.storage import RetentionSettings, Storage, StorageProps
 from odp.config.access import plan_grants
 from odp.config.loader import load_config
 from odp.config.views import check_views
+from odp.operations.lake_grants import filter_definition, grant_request
 from tests.support.bare_stack import ACCOUNT, assert_nag_clean, bare_stack
 from tests.support.lake_formation_stage import write_config
 from tests.support.synth import cfn_lint_problems
@@ -56,25 +60,36 @@ def _named_tables(grant: dict[str, Any]) -> set[tuple[str, str]]:
     return set()
 
 
-def test_a_consumer_gets_no_table_the_file_does_not_name(lake_formation_template) -> None:
-    grants = _grants(lake_formation_template, ANALYST)
-    named = set().union(*(_named_tables(g) for g in grants))
-    # invoices; orders is MERGE_ON_READ: both catalog tables; never secrets, never a wildcard, no database grant.
+def _plan(lf_config):
+    config, _ = lf_config
+    return plan_grants(config.access, config.tables, config.datasets, environment="dev", account=ACCOUNT)
+
+
+def test_a_consumer_gets_no_table_the_file_does_not_name(lake_formation_template, lf_config) -> None:
+    # The analysts' grants name tables the first run creates: none is in the stack; python -m odp lake-grants
+    # applies exactly these (invoices; orders is MERGE_ON_READ: both catalog tables; never secrets, no wildcard).
+    assert _grants(lake_formation_template, ANALYST) == []
+    requests = [grant_request(g, ACCOUNT) for g in _plan(lf_config).grants_of("analysts")]
+    named = {
+        (item["DatabaseName"], item.get("TableName", item.get("Name")))  # a filter's Name is the filter's
+        for r in requests
+        for item in r["Resource"].values()
+    }
     assert named == {("shop_raw", "invoices"), ("shop_raw", "orders_ro"), ("shop_raw", "orders_rt")}
-    assert all(set(g["Resource"]) <= {"TableWithColumns", "DataCellsFilter"} for g in grants), grants
-    assert all(g["Permissions"] == ["SELECT"] and g["PermissionsWithGrantOption"] == [] for g in grants)
-    # every principal of the template is a consumer of the file or a job role (a GetAtt of a role here)
+    assert all(set(r["Resource"]) <= {"TableWithColumns", "DataCellsFilter"} for r in requests)
+    assert all(r["Permissions"] == ["SELECT"] and r["PermissionsWithGrantOption"] == [] for r in requests)
+    # every principal of the template is a consumer of the file or a role of the stack (a GetAtt of a role here)
     principals = {
         str(r["Properties"]["Principal"]["DataLakePrincipalIdentifier"])
         for r in _of_type(lake_formation_template, "AWS::LakeFormation::PrincipalPermissions").values()
         if isinstance(r["Properties"]["Principal"]["DataLakePrincipalIdentifier"], str)
     }
-    assert principals == {ANALYST, AUDITOR, BI_GROUP}
+    assert principals == {AUDITOR, BI_GROUP}
 
 
-def test_an_excluded_column_is_excluded(lake_formation_template) -> None:
-    (invoices,) = [g for g in _grants(lake_formation_template, ANALYST) if "TableWithColumns" in g["Resource"]]
-    assert invoices["Resource"]["TableWithColumns"] == {
+def test_an_excluded_column_is_excluded(lf_config) -> None:
+    (invoices,) = [g for g in _plan(lf_config).grants_of("analysts") if g.table == ("shop_raw", "invoices")]
+    assert grant_request(invoices, ACCOUNT)["Resource"]["TableWithColumns"] == {
         "CatalogId": ACCOUNT,
         "DatabaseName": "shop_raw",
         "Name": "invoices",
@@ -82,22 +97,132 @@ def test_an_excluded_column_is_excluded(lake_formation_template) -> None:
     }
 
 
-def test_a_row_filter_is_a_data_cells_filter_granted_to_its_consumer(lake_formation_template) -> None:
-    filters = {
-        r["Properties"]["Name"]: r["Properties"]
-        for r in _of_type(lake_formation_template, "AWS::LakeFormation::DataCellsFilter").values()
-    }
+def test_a_row_filter_is_a_data_cells_filter_granted_to_its_consumer(lake_formation_template, lf_config) -> None:
+    assert _of_type(lake_formation_template, "AWS::LakeFormation::DataCellsFilter") == {}  # applied after the run
+    plan = _plan(lf_config)
+    filters = {f.name: filter_definition(f, ACCOUNT) for f in plan.filters}
     assert set(filters) == {"odp_analysts_orders_ro_1", "odp_analysts_orders_rt_1"}
     for name, table in (("odp_analysts_orders_ro_1", "orders_ro"), ("odp_analysts_orders_rt_1", "orders_rt")):
         assert filters[name]["TableName"] == table
         assert filters[name]["RowFilter"] == {"FilterExpression": "region = 'eu'"}
         assert filters[name]["ColumnNames"] == ["id", "region", "amount"]
     granted = {
-        g["Resource"]["DataCellsFilter"]["Name"]
-        for g in _grants(lake_formation_template, ANALYST)
-        if "DataCellsFilter" in g["Resource"]
+        r["Resource"]["DataCellsFilter"]["Name"]
+        for r in (grant_request(g, ACCOUNT) for g in plan.grants_of("analysts"))
+        if "DataCellsFilter" in r["Resource"]
     }
     assert granted == set(filters)
+
+
+def test_no_lake_formation_resource_names_a_table_the_stack_does_not_create(lake_formation_template) -> None:
+    """Issue 48 item 1: before, the analysts' two data cells filters and their three grants named shop_raw.invoices
+    and orders_ro / orders_rt, which only the first run creates (CloudFormation would roll the stack back)."""
+    resources = lake_formation_template["Resources"]
+    assert tables_named_before_they_exist(resources) == []
+    for resource in _of_type(lake_formation_template, "AWS::LakeFormation::PrincipalPermissions").values():
+        granted = resource["Properties"]["Resource"]
+        assert not {"TableWithColumns", "DataCellsFilter"} & set(granted), granted
+        assert "Name" not in granted.get("Table", {}), granted  # only TableWildcard: every table, later ones too
+
+
+def test_the_config_loader_may_grant_exactly_the_tables_access_yaml_names(lake_formation_template) -> None:
+    roles = _of_type(lake_formation_template, "AWS::IAM::Role")
+    (loader,) = [k for k, r in roles.items() if r["Properties"].get("RoleName") == "odp-dev-config-loader"]
+    held = [
+        r["Properties"]
+        for r in _of_type(lake_formation_template, "AWS::LakeFormation::PrincipalPermissions").values()
+        if r["Properties"]["Principal"]["DataLakePrincipalIdentifier"] == {"Fn::GetAtt": [loader, "Arn"]}
+    ]
+    # Lake Formation: grant option on every table of shop_raw (the only database a table grant names)
+    assert held == [
+        {
+            "Catalog": ACCOUNT,
+            "Principal": {"DataLakePrincipalIdentifier": {"Fn::GetAtt": [loader, "Arn"]}},
+            "Resource": {"Table": {"CatalogId": ACCOUNT, "DatabaseName": "shop_raw", "TableWildcard": {}}},
+            "Permissions": ["SELECT", "DESCRIBE"],
+            "PermissionsWithGrantOption": ["SELECT", "DESCRIBE"],
+        }
+    ]
+    statements = {
+        s.get("Sid"): s
+        for r in _of_type(lake_formation_template, "AWS::IAM::Policy").values()
+        if {"Ref": loader} in r["Properties"]["Roles"]
+        for s in r["Properties"]["PolicyDocument"]["Statement"]
+    }
+    catalog = f"arn:aws:glue:eu-west-1:{ACCOUNT}"
+    assert statements["LakeGrantsReadTables"]["Action"] == "glue:GetTable"
+    assert sorted(_text(r) for r in statements["LakeGrantsReadTables"]["Resource"]) == [
+        f"{catalog}:catalog",
+        f"{catalog}:database/shop_raw",
+        f"{catalog}:table/shop_raw/invoices",
+        f"{catalog}:table/shop_raw/orders_ro",
+        f"{catalog}:table/shop_raw/orders_rt",
+    ]
+    assert sorted(statements["LakeGrantsApply"]["Action"]) == [
+        "lakeformation:CreateDataCellsFilter",
+        "lakeformation:GetDataCellsFilter",
+        "lakeformation:GrantPermissions",
+        "lakeformation:UpdateDataCellsFilter",
+    ]
+    assert statements["LakeGrantsApply"]["Resource"] == "*"
+
+
+def _text(value: Any) -> str:
+    """An ARN of the template as text (``Fn::Join`` joined, the partition ``aws``)."""
+    if isinstance(value, str):
+        return value
+    if value == {"Ref": "AWS::Partition"}:
+        return "aws"
+    separator, parts = value["Fn::Join"]
+    return separator.join(_text(part) for part in parts)
+
+
+def test_synth_refuses_a_lake_formation_resource_on_a_table_the_stack_does_not_create(tmp_path: Path) -> None:
+    """The check (infrastructure/access/table_references.py) on a small stack: a grant on a missing table and a data
+    cells filter fail the synth, each named; a grant on a table the stack creates (a view) and a TableWildcard pass."""
+    app, stack = bare_stack(tmp_path)
+    p = lakeformation.CfnPrincipalPermissions
+
+    def grant(construct_id: str, table: p.TableResourceProperty) -> None:
+        p(
+            stack,
+            construct_id,
+            principal=p.DataLakePrincipalProperty(data_lake_principal_identifier=ANALYST),
+            resource=p.ResourceProperty(table=table),
+            permissions=["SELECT"],
+            permissions_with_grant_option=[],
+        )
+
+    glue.CfnTable(
+        stack,
+        "View",
+        catalog_id=ACCOUNT,
+        database_name="shop_raw",
+        table_input=glue.CfnTable.TableInputProperty(name="totals"),
+    )
+    grant("OnView", p.TableResourceProperty(catalog_id=ACCOUNT, database_name="shop_raw", name="totals"))
+    grant("Everything", p.TableResourceProperty(catalog_id=ACCOUNT, database_name="shop_raw", table_wildcard={}))
+    grant("OnInvoices", p.TableResourceProperty(catalog_id=ACCOUNT, database_name="shop_raw", name="invoices"))
+    lakeformation.CfnDataCellsFilter(
+        stack,
+        "Rows",
+        table_catalog_id=ACCOUNT,
+        database_name="shop_raw",
+        table_name="orders",
+        name="f",
+        row_filter=lakeformation.CfnDataCellsFilter.RowFilterProperty(all_rows_wildcard={}),
+    )
+    check_table_references(stack)
+    with pytest.raises(RuntimeError, match="Validation failed") as refused:
+        app.synth()
+    message = str(refused.value)
+    assert (
+        "[S/OnInvoices] OnInvoices (AWS::LakeFormation::PrincipalPermissions) names table shop_raw.invoices, "
+        "which this stack does not create: CloudFormation fails on a missing table" in message
+    )
+    assert "[S/Rows] Rows (AWS::LakeFormation::DataCellsFilter) names table shop_raw.orders" in message
+    assert "totals" not in message
+    assert "Everything" not in message
 
 
 def test_database_and_tag_grants(lake_formation_template) -> None:
@@ -252,8 +377,9 @@ def test_the_construct_alone_passes_cdk_nag(tmp_path: Path, lf_config) -> None:
     storage = Storage(stack, "Storage", StorageProps(environment="x", retention=RetentionSettings(7, 30)))
     catalog = Catalog(stack, "Catalog", CatalogProps(tables=config.tables, zone_buckets=storage.buckets))
     role = iam.Role(stack, "JobRole", assumed_by=iam.ServicePrincipal("glue.amazonaws.com"))
+    applier = iam.Role(stack, "Applier", assumed_by=iam.AccountRootPrincipal())
     plan = plan_grants(config.access, config.tables, config.datasets, environment="dev", account=ACCOUNT)
-    LakeFormation(
+    lake_formation = LakeFormation(
         stack,
         "LakeFormation",
         LakeFormationProps(
@@ -268,9 +394,10 @@ def test_the_construct_alone_passes_cdk_nag(tmp_path: Path, lf_config) -> None:
             views=views,
         ),
     )
+    lake_formation.grant_table_grants(applier)  # the IAM5 finding of its Lake Formation actions, acknowledged
     template = Template.from_stack(stack)
     template.resource_count_is("AWS::LakeFormation::Resource", 3)
-    template.resource_count_is("AWS::LakeFormation::DataCellsFilter", 2)
+    template.resource_count_is("AWS::LakeFormation::DataCellsFilter", 0)  # python -m odp lake-grants creates them
     template.resource_count_is("AWS::Glue::Table", 2)
     assert_nag_clean(app)
 

@@ -67,6 +67,9 @@ def test_post_deploy_step_loads_config_and_smoke_checks(synthesized, config) -> 
         assert f"python -m odp.config load --env {env}" in " ".join(commands)
         assert f"python -m odp smoke --env {env}" in " ".join(commands)
         assert commands[-1].endswith(f"python -m odp canary --env {env}")  # after load and smoke
+        # the consumers' grants on tables that exist by now, right after the configuration (docs/decisions/030)
+        (load,) = [i for i, c in enumerate(commands) if "python -m odp.config load" in c]
+        assert commands[load + 1].endswith(f"python -m odp lake-grants --env {env} --yes")
         assert f"arn:aws:iam::{account}:role/{config_loader_role_name(env)}" in " ".join(commands)
 
 

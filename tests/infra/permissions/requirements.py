@@ -184,13 +184,36 @@ def call_requirements(call: AwsCall, resolver: Resolver, translation: Translatio
         if key is not None and action == "s3:PutObject":
             found.append(need("kms:GenerateDataKey", key, via))
         return found
+    lake_grants = _lake_grant_requirements(call, resolver, need)
+    if lake_grants is not None:
+        return lake_grants
     return _control_plane_requirements(call, resolver, translation, need)
+
+
+_LAKE_GRANT_OPERATIONS = ("GrantPermissions", "GetDataCellsFilter", "CreateDataCellsFilter", "UpdateDataCellsFilter")
+
+
+def _lake_grant_requirements(
+    call: AwsCall, resolver: Resolver, need: Callable[..., Requirement]
+) -> list[Requirement] | None:
+    """``python -m odp lake-grants``: Glue's GetTable (does a table exist yet, its columns; Glue checks the catalog,
+    the database and the table) and Lake Formation's grant and data cells filter calls (no resource-level
+    permission); None for any other call."""
+    if call.service == "glue" and call.operation == "GetTable":
+        d = resolver.deployment
+        catalog = f"arn:{d.partition}:glue:{d.region}:{d.account}"
+        database, table = call.params["DatabaseName"], call.params["Name"]
+        scopes = (f"{catalog}:catalog", f"{catalog}:database/{database}", f"{catalog}:table/{database}/{table}")
+        return [need("glue:GetTable", scope) for scope in scopes]
+    if call.service == "lakeformation" and call.operation in _LAKE_GRANT_OPERATIONS:
+        return [need(f"lakeformation:{call.operation}", "*")]
+    return None
 
 
 def _control_plane_requirements(
     call: AwsCall, resolver: Resolver, translation: Translation, need: Callable[..., Requirement]
 ) -> list[Requirement]:
-    """CloudWatch metrics, a state machine's description, an SNS publish.
+    """CloudWatch metrics, a state machine's description, Glue job runs, EMR Serverless runs, an SNS publish.
 
     Raises:
         UnmappedCallError: anything else.

@@ -211,3 +211,21 @@ def test_the_example_of_config_readme_is_valid(tmp_path: Path) -> None:
     plan = plan_grants(config.access, config.tables, config.datasets, environment="dev", account="111111111111")
     assert sorted(config.access.consumers) == ["analysts", "bi", "ops"]
     assert {g.consumer for g in plan.grants} == {"analysts"}  # bi and ops are prod only
+
+
+def test_only_grants_that_reach_later_tables_go_to_the_stack(tmp_path: Path) -> None:
+    """Issue 48 item 1: a grant on one table, its columns or a row filter waits for the table (python -m odp
+    lake-grants); database, every-table and LF-Tag grants reach tables created later and stay in the stack."""
+    plan = _plan(tmp_path)
+    assert [(g.consumer, g.resource) for g in plan.stack_grants] == [
+        ("bi", TagPolicyResource((("zone", ("purpose_built",)), ("sensitivity", ("public",))))),
+        ("ops", DatabaseResource("shop_raw")),
+        ("ops", TableResource("shop_raw", None)),
+    ]
+    assert [(g.consumer, g.source, g.table) for g in plan.table_grants] == [
+        ("analysts", "consumers.analysts.read[0]", ("shop_raw", "orders")),
+        ("analysts", "consumers.analysts.read[1]", ("shop_purpose_built", "order_totals")),
+        ("emea", "consumers.emea.read[0]", ("shop_raw", "orders")),
+    ]
+    assert plan.table_databases == ("shop_purpose_built", "shop_raw")
+    assert set(plan.stack_grants) | set(plan.table_grants) == set(plan.grants)
