@@ -100,6 +100,25 @@ def local_spark_conf(
     }
 
 
+def local_jvm_options() -> str:
+    """The local JVM's options of this environment (``ODP_LOCAL_JVM_OPTIONS``, the Makefile's class data archive;
+    empty on Glue and EMR)."""
+    return os.environ.get(LOCAL_JVM_OPTIONS_ENV, "").strip()
+
+
+def local_child_jvm_conf() -> dict[str, str]:
+    """The settings that start another local JVM (a spark-submit child, a plain session of another program) as the
+    local session's JVM starts: ``ODP_LOCAL_JVM_OPTIONS`` as its driver options, and the local session's driver
+    class path (the bundle, then ODP's extensions jar), the one the class data archive was made with, so the JVM
+    maps its classes from the archive instead of loading them (docs/decisions/023). Empty when the variable is
+    unset: on Glue and EMR, and in a real benchmark, which drops it so that every contender starts alike."""
+    options = local_jvm_options()
+    if not options:
+        return {}
+    class_path = os.pathsep.join([str(hudi_bundle_jar()), str(hudi_extensions_jar())])
+    return {"spark.driver.extraClassPath": class_path, "spark.driver.extraJavaOptions": options}
+
+
 def local_spark_session(
     app_name: str = "odp",
     warehouse_dir: str | None = None,
@@ -127,7 +146,7 @@ def local_spark_session(
         os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *paths])
     warehouse = warehouse_dir or tempfile.mkdtemp(prefix="odp-warehouse-")
     builder = SparkSession.builder.appName(app_name).master("local[2]")
-    options = os.environ.get(LOCAL_JVM_OPTIONS_ENV, "") if jvm_options is None else jvm_options
+    options = local_jvm_options() if jvm_options is None else jvm_options
     conf = local_spark_conf(jar, warehouse, extensions, driver_memory=driver_memory, jvm_options=options)
     for key, value in conf.items():
         if key not in without:

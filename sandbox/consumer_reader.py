@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from etl.hudi.table_version import TABLE_VERSION
-from etl.spark_session import required_jar
+from etl.spark_session import local_jvm_options, required_jar
 from odp.contracts.spark import HUDI_SESSION_CONF
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -182,7 +182,9 @@ def consumer_session(jar: Path, warehouse: str) -> Any:
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse}",
+        # ODP_LOCAL_JVM_OPTIONS as well (the tests' C1-only for a short-lived JVM); the class data archive in them
+        # was made with ODP's class path, not this one, so the JVM starts without it (docs/decisions/023).
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse} {local_jvm_options()}".strip(),
     }
     for key, value in settings.items():
         builder = builder.config(key, value)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from etl.spark_session import hudi_bundle_jar
+from etl.spark_session import hudi_bundle_jar, local_jvm_options
 from odp.contracts.spark import spark_submit_parameters
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +48,8 @@ def spark_submit_command(job: str, arguments: dict[str, str], *, warehouse: Path
     conf = {
         **LOCAL_CONF,
         "spark.sql.warehouse.dir": str(warehouse),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse}",
+        # the local JVM's options as every local session has them (the class data archive: docs/decisions/023)
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse} {local_jvm_options()}".strip(),
     }
     entry_arguments = [item for name, value in arguments.items() for item in (name, value)]
     return [

@@ -14,7 +14,7 @@ from bench import fs_stats
 from bench.measure import StepResult, files_written, snapshot
 from bench.metrics import TableIO, table_io
 from bench.workload import WaveFiles
-from etl.spark_session import LOCAL_DRIVER_MEMORY
+from etl.spark_session import LOCAL_DRIVER_MEMORY, local_child_jvm_conf
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 JARS = REPO_ROOT / ".cache" / "jars"
@@ -52,9 +52,16 @@ def spark_submit() -> str:
     return str(Path(pyspark.__file__).parent / "bin" / "spark-submit")
 
 
+def contender_spark_conf() -> dict[str, str]:
+    """Every contender's Spark settings; in a test's smoke run (which keeps ``ODP_LOCAL_JVM_OPTIONS``:
+    bench/measure.py) also the local session's JVM start (``local_child_jvm_conf``: the class data archive), which a
+    real benchmark drops for every contender alike."""
+    return {**SPARK_CONF, **local_child_jvm_conf()}
+
+
 def spark_submit_prefix(app_name: str) -> list[str]:
     command = [spark_submit(), "--master", "local[2]", "--driver-memory", driver_memory(), "--name", app_name]
-    for key, value in SPARK_CONF.items():
+    for key, value in contender_spark_conf().items():
         command += ["--conf", f"{key}={value}"]
     return command
 

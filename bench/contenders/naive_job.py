@@ -19,7 +19,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from bench.contenders.common import PARQUET_CODEC, driver_memory
+from bench.contenders.common import PARQUET_CODEC, contender_spark_conf, driver_memory
 from bench.fs_stats import hadoop_statistics
 from bench.workload import KEY, OP, ORDERING, PARTITION, SCHEMA_ARROW
 
@@ -28,17 +28,17 @@ FILE_ORDER, ROW = "_file_order", "_row"
 
 def session() -> SparkSession:
     """local[2] with the same sizing as the other contenders (no Hudi: plain Parquet)."""
-    return (
-        SparkSession.builder.appName("bench-naive")
-        .master("local[2]")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.driver.memory", driver_memory())
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.parquet.compression.codec", PARQUET_CODEC)
-        .getOrCreate()
-    )
+    builder = SparkSession.builder.appName("bench-naive").master("local[2]")
+    for key, value in {**naive_spark_conf(), "spark.driver.memory": driver_memory()}.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def naive_spark_conf() -> dict[str, str]:
+    """The contenders' settings (``contender_spark_conf``) without Hudi's, and the shared Parquet codec."""
+    hudi = ("spark.serializer", "spark.kryo.registrator", "spark.sql.extensions", "spark.sql.catalog.spark_catalog")
+    settings = {key: value for key, value in contender_spark_conf().items() if key not in hudi}
+    return {**settings, "spark.sql.parquet.compression.codec": PARQUET_CODEC}
 
 
 def changes(spark: SparkSession, files: list[str]) -> DataFrame:
