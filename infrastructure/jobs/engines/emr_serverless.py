@@ -18,6 +18,9 @@ execution role, its logs and its failure alert. Created only when a cadence or a
 - **image**: ODP's own (:mod:`infrastructure.jobs.engines.emr_image`: the release's image with Python 3.11 and the
   Glue jobs' wheels, in ODP's ECR repository, pulled by this application only), unless ``image_uri`` names a team's own;
   PySpark runs on :data:`PYTHON` on the driver and the executors.
+- **stop before an update** (:mod:`infrastructure.jobs.engines.emr_application_stop`): a custom resource the
+  application depends on stops it, and waits until it is stopped, whenever a setting EMR Serverless changes only on a
+  stopped application changes (the image above all: it has pre-initialized capacity).
 - **alert**: an EventBridge rule sends "EMR Serverless Job Run State Change" FAILED of this application to the
   alerts topic.
 
@@ -46,6 +49,7 @@ from constructs import Construct
 from infrastructure.foundation.observability import alert_on_event, encrypted_log_group
 from infrastructure.grants import grant_key, grant_objects
 from infrastructure.ingest.tracking import Tracking
+from infrastructure.jobs.engines.emr_application_stop import EmrApplicationStop, EmrApplicationStopProps, StopTriggers
 from infrastructure.jobs.engines.emr_image import EXTENSIONS_JAR_IN_IMAGE, EmrImage, EmrImageProps
 from infrastructure.jobs.glue_job import (
     HUDI_SPARK_CONF,
@@ -77,6 +81,7 @@ HUDI_BUNDLE = "/usr/lib/hudi/hudi-spark-bundle.jar"
 # holds (emr_image.EXTENSIONS_JAR_IN_IMAGE; a team's own image must hold it there too). What Glue gets through
 # --extra-jars; tests/infra/test_class_paths.py checks every class ODP's Hudi options name on each engine.
 CLASS_PATH = (HUDI_BUNDLE, EXTENSIONS_JAR_IN_IMAGE)
+ARCHITECTURE = "X86_64"  # ODP's image is built for linux/amd64
 ENTRY_POINT_SOURCE = Path(__file__).resolve().parents[3] / "etl" / "jobs" / "emr_serverless.py"
 CODE_PREFIX = "emr/"
 ENTRY_POINT = "emr_serverless.py"
@@ -163,6 +168,7 @@ class EmrServerless(Construct):
         log_group: ``/aws/emr-serverless/odp-<env>``.
         code: the BucketDeployment of the entry point.
         image: ODP's image (None when ``image_uri`` names a team's own).
+        stop_before_update: the step that stops the application before CloudFormation updates it.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: EmrServerlessProps) -> None:
@@ -206,13 +212,16 @@ class EmrServerless(Construct):
         worker = emr.CfnApplication.WorkerConfigurationProperty(
             cpu=props.worker.cpu, memory=props.worker.memory, disk=props.worker.disk
         )
+        initial = {"Driver": props.initial_drivers, "Executor": props.initial_executors}
+        subnet_ids = [subnet.subnet_id for subnet in stage.network.vpc.isolated_subnets]
+        security_group_ids = [stage.network.security_group.security_group_id]
         self.application = emr.CfnApplication(
             self,
             "Application",
             name=f"{prefix}-spark",
             release_label=RELEASE_LABEL,
             type="Spark",
-            architecture="X86_64",
+            architecture=ARCHITECTURE,
             initial_capacity=[
                 emr.CfnApplication.InitialCapacityConfigKeyValuePairProperty(
                     key=kind,
@@ -220,7 +229,7 @@ class EmrServerless(Construct):
                         worker_count=count, worker_configuration=worker
                     ),
                 )
-                for kind, count in (("Driver", props.initial_drivers), ("Executor", props.initial_executors))
+                for kind, count in initial.items()
             ],
             maximum_capacity=emr.CfnApplication.MaximumAllowedResourcesProperty(
                 cpu=props.maximum_cpu, memory=props.maximum_memory, disk=props.maximum_disk
@@ -230,8 +239,7 @@ class EmrServerless(Construct):
                 enabled=True, idle_timeout_minutes=props.idle_timeout_minutes
             ),
             network_configuration=emr.CfnApplication.NetworkConfigurationProperty(
-                subnet_ids=[subnet.subnet_id for subnet in stage.network.vpc.isolated_subnets],
-                security_group_ids=[stage.network.security_group.security_group_id],
+                subnet_ids=subnet_ids, security_group_ids=security_group_ids
             ),
             monitoring_configuration=emr.CfnApplication.MonitoringConfigurationProperty(
                 cloud_watch_logging_configuration=emr.CfnApplication.CloudWatchLoggingConfigurationProperty(
@@ -241,6 +249,30 @@ class EmrServerless(Construct):
                 )
             ),
             image_configuration=emr.CfnApplication.ImageConfigurationInputProperty(image_uri=image_uri),
+        )
+        # Stopped first whenever a setting EMR Serverless changes only on a stopped application changes (the image
+        # with every new wheel, jar or Dockerfile): infrastructure/jobs/engines/README.md.
+        self.stop_before_update = EmrApplicationStop(
+            self,
+            "StopBeforeUpdate",
+            EmrApplicationStopProps(
+                environment=stage.environment,
+                key=stage.state_key,
+                application=self.application,
+                triggers=StopTriggers(
+                    release_label=RELEASE_LABEL,
+                    image_uri=image_uri,
+                    architecture=ARCHITECTURE,
+                    initial_capacity=initial,
+                    worker=[props.worker.cpu, props.worker.memory, props.worker.disk],
+                    idle_timeout_minutes=props.idle_timeout_minutes,
+                    subnet_ids=subnet_ids,
+                    security_group_ids=security_group_ids,
+                    log_group_name=self.log_group.log_group_name,
+                ),
+                removal_policy=props.removal_policy,
+                log_retention=props.log_retention,
+            ),
         )
         if self.image is not None:
             self.application.node.add_dependency(self.image.copy)  # the image is in ODP's repository first
