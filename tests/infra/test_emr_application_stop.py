@@ -289,3 +289,37 @@ def test_the_stop_steps_role_may_do_exactly_what_the_handler_calls(stage_parts) 
     )
     assert logs["Fn::GetAtt"][1] == "Arn"
     assert template["Resources"][logs["Fn::GetAtt"][0]]["Type"] == "AWS::Logs::LogGroup"
+
+
+# What EMR Serverless changes on a started application (AWS's "Updating running applications"), what ODP never changes
+# (Name, Type, auto start), and Tags (TagResource / UntagResource: UpdateApplication takes no tags).
+CHANGES_WHILE_STARTED = {"MaximumCapacity", "Name", "Type", "AutoStartConfiguration", "Tags"}
+
+
+def test_every_application_setting_that_needs_a_stop_is_a_property_of_the_step(stage_parts) -> None:
+    """A change of any of them changes the step, which CloudFormation then runs before the application; a setting
+    added to the application fails here until it is classified."""
+    template = stage_parts["template"]
+    app = template["Resources"][stage_parts["application"]]["Properties"]
+    step = template["Resources"][stage_parts["step"]]["Properties"]
+    assert set(app) - CHANGES_WHILE_STARTED == {
+        "ReleaseLabel",
+        "Architecture",
+        "ImageConfiguration",
+        "InitialCapacity",
+        "AutoStopConfiguration",
+        "NetworkConfiguration",
+        "MonitoringConfiguration",
+    }
+    assert step["ReleaseLabel"] == app["ReleaseLabel"]
+    assert step["Architecture"] == app["Architecture"]
+    assert step["ImageUri"] == app["ImageConfiguration"]["ImageUri"]
+    for pair in app["InitialCapacity"]:
+        worker = pair["Value"]["WorkerConfiguration"]
+        assert step["InitialCapacity"][pair["Key"]] == pair["Value"]["WorkerCount"]
+        assert step["Worker"] == [worker["Cpu"], worker["Memory"], worker["Disk"]]
+    assert step["IdleTimeoutMinutes"] == app["AutoStopConfiguration"]["IdleTimeoutMinutes"]
+    assert step["SubnetIds"] == app["NetworkConfiguration"]["SubnetIds"]
+    assert step["SecurityGroupIds"] == app["NetworkConfiguration"]["SecurityGroupIds"]
+    logging = app["MonitoringConfiguration"]["CloudWatchLoggingConfiguration"]
+    assert step["LogGroupName"] == logging["LogGroupName"]
