@@ -8,12 +8,12 @@ every change of the wheels, the extensions jar or the Dockerfile, and a cadence 
 post-deploy canary) keeps it started: without this step, such a deploy fails and rolls back.
 
 - **the custom resource** ``Custom::EmrApplicationStop``: its properties are the application's logical id and
-  :class:`StopTriggers` (every application setting except the maximum capacity), so CloudFormation updates it, and runs
-  its handler, exactly when one of them changes; the application ``DependsOn`` it, so the handler runs first, in a
-  deploy and in its rollback alike (``emr_application_stop_handler/handler.py``: find the application in the stack,
-  stop it, wait until STOPPED, never cancel a job run).
+  :class:`StopTriggers` (every application setting that needs a stopped application), so CloudFormation updates it,
+  and runs its handler, exactly when one of them changes; the application ``DependsOn`` it, so the handler runs
+  first, in a deploy and in its rollback alike (``emr_application_stop_handler/handler.py``: find the application in
+  the stack, stop it, wait until STOPPED, never cancel a job run).
 - **the function** ``odp-<env>-emr-application-stop``: Python 3.11, that folder alone as its code, 15 minutes
-  (a stop takes a minute or two; job runs still running make it wait), its own encrypted log group.
+  (Lambda's maximum: job runs still running keep the application started), its own encrypted log group.
 - **its role**: ``logs:CreateLogStream`` / ``PutLogEvents`` on its log group, ``cloudformation:DescribeStackResource``
   on its stack, and (``stop_policy``, a policy created after the application, whose ARN it names)
   ``emr-serverless:GetApplication`` / ``StopApplication`` on that application only.
@@ -35,7 +35,7 @@ from constructs import Construct
 
 from infrastructure.foundation.observability import encrypted_log_group
 from infrastructure.nag import acknowledge
-from odp.naming import resource_prefix
+from odp.naming import EMR_APPLICATION_STOP, resource_prefix
 
 HANDLER_DIR = Path(__file__).resolve().parent / "emr_application_stop_handler"
 RESOURCE_TYPE = "Custom::EmrApplicationStop"
@@ -96,7 +96,7 @@ class EmrApplicationStop(Construct):
     def __init__(self, scope: Construct, construct_id: str, props: EmrApplicationStopProps) -> None:
         super().__init__(scope, construct_id)
         self.props = props
-        name = f"{resource_prefix(props.environment)}-emr-application-stop"
+        name = f"{resource_prefix(props.environment)}-{EMR_APPLICATION_STOP}"
         log_group = encrypted_log_group(
             self,
             f"/aws/lambda/{name}",
