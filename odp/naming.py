@@ -159,6 +159,9 @@ NAME_RULES: dict[str, NameRule] = {
 BUCKET_PURPOSES = ("staging", "raw", "conformed", "purpose_built", "artifacts", "athena_results", "access_logs")
 KEY_PURPOSES = ("staging", "raw", "conformed", "purpose-built", "state", "state-replica")
 FUNCTIONS = ("file-manager", "batch-manager")
+# The function that stops the EMR Serverless application before its update (infrastructure/jobs/engines/
+# emr_application_stop.py): created when a cadence or a dataset runs on EMR Serverless.
+EMR_APPLICATION_STOP = "emr-application-stop"
 ENVIRONMENT_ALARMS = (
     "file-manager-dlq-depth",
     "file-manager-errors",
@@ -204,6 +207,7 @@ ENVIRONMENT_RESOURCES = (
     ("state_machine", "datasets"),
     ("events_rule", "datasets-after-file-processor"),
     ("cloudwatch_alarm", "datasets-failed"),
+    ("lambda_function", EMR_APPLICATION_STOP),
 )
 # The alarms of each cadence: names after "<prefix>-".
 CADENCE_ALARMS = (
@@ -252,6 +256,7 @@ def physical_names(environment: str, account: str, region: str, cadences: list[s
     names += [PhysicalName("cloudwatch_alarm", f"{prefix}-{alarm}") for alarm in ENVIRONMENT_ALARMS]
     names += [PhysicalName(kind, f"{prefix}-{suffix}" if suffix else prefix) for kind, suffix in ENVIRONMENT_RESOURCES]
     names.append(PhysicalName("log_group", f"/aws/vendedlogs/states/{prefix}-datasets"))
+    names.append(PhysicalName("log_group", f"/aws/lambda/{prefix}-{EMR_APPLICATION_STOP}"))
     for cadence in cadences:
         machine = state_machine_name(environment, cadence)
         names += [

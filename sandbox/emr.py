@@ -1,11 +1,11 @@
 """The EMR Serverless entry point run the way EMR Serverless runs it: spark-submit, the same arguments.
 
 ``spark-submit --master local[2] <spark_submit_parameters> sandbox/job_process/__main__.py <config dir>
-etl/jobs/emr_serverless.py <job> --odp_...``: the Hudi bundle on the driver's and executors' class path (not
-spark.jars), the job contract's arguments as entry point arguments, a process of its own (its own JVM) whose AWS
-holds the configuration as deployed (sandbox/job_process/: moto in the driver, table_config and dataset_config
-loaded by the Configuration Manager), then the entry point itself, unchanged. The demo refreshes a dataset this way
-and compares it with the one the in-process dataset job wrote (sandbox/datasets.py).
+etl/jobs/emr_serverless.py <job> --odp_...``: the Hudi bundle and ODP's extensions jar on the driver's and
+executors' class path (not spark.jars), the job contract's arguments as entry point arguments, a process of its own
+(its own JVM) whose AWS holds the configuration as deployed (sandbox/job_process/: moto in the driver, table_config
+and dataset_config loaded by the Configuration Manager), then the entry point itself, unchanged. The demo refreshes a
+dataset this way and compares it with the one the in-process dataset job wrote (sandbox/datasets.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from etl.spark_session import hudi_bundle_jar, local_jvm_options
+from etl.spark_session import hudi_bundle_jar, hudi_extensions_jar, local_jvm_options
 from odp.contracts.spark import spark_submit_parameters
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -44,11 +44,12 @@ def spark_submit_command(job: str, arguments: dict[str, str], *, warehouse: Path
     import pyspark
 
     spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    jar = str(hudi_bundle_jar())
+    class_path = [str(hudi_bundle_jar()), str(hudi_extensions_jar())]  # as on EMR: the bundle, then ODP's jar
     conf = {
         **LOCAL_CONF,
         "spark.sql.warehouse.dir": str(warehouse),
-        # the local JVM's options as every local session has them (the class data archive: docs/decisions/023)
+        # the local JVM's options as every local session has them (with this class path, the class data archive:
+        # docs/decisions/023)
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse} {local_jvm_options()}".strip(),
     }
     entry_arguments = [item for name, value in arguments.items() for item in (name, value)]
@@ -56,7 +57,7 @@ def spark_submit_command(job: str, arguments: dict[str, str], *, warehouse: Path
         str(spark_submit),
         "--master",
         "local[2]",
-        *spark_submit_parameters(jar, conf),
+        *spark_submit_parameters(class_path, conf),
         str(JOB_PROCESS),
         str(config_dir),
         str(ENTRY_POINT),

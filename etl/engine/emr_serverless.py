@@ -12,9 +12,11 @@ replacement:
   ``emr-serverless/<application id>`` + the job run id, and a lease is taken over early only when
   emr-serverless:GetJobRun says that run ended (odp.tracker.job_runs). Without them: no early takeover,
   the lease expires as usual.
-- ``--datalake-formats hudi``: the Hudi bundle ODP pins, on the driver's and the executors' class path
-  (``spark.driver.extraClassPath`` / ``spark.executor.extraClassPath``), never ``spark.jars`` (the child
-  class loader of spark.jars breaks a record index lookup: etl/README.md, "How the Hudi bundle is loaded").
+- ``--datalake-formats hudi`` and ``--extra-jars``: the Hudi bundle ODP pins and ODP's jar of Hudi extensions (in
+  ODP's image), on the driver's and the executors' class path (``spark.driver.extraClassPath`` /
+  ``spark.executor.extraClassPath``), never ``spark.jars`` (the child class loader of spark.jars breaks a record
+  index lookup, etl/README.md "How the Hudi bundle is loaded", and Hudi's ``Class.forName`` would not see the
+  extensions there).
 - DPU-seconds: EMR bills vCPU- and GB-seconds, not DPUs; ``--odp_job_dpus`` stays 0 and the table's
   seconds are published without a DPU-seconds share.
 - MaxConcurrentRuns 1 of the dataset job: EMR Serverless has no per-job limit; every dataset job run refreshes a

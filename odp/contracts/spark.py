@@ -7,6 +7,8 @@ Spark code (a test imports the CDK app and fails if pyspark is loaded).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 # More options for the local driver JVM (never Glue's): the Makefile exports the class data archive `make setup`
 # builds (sandbox/class_archive.py, docs/decisions/023); etl.spark_session reads it, a benchmark drops it
 # (bench/measure.py), the test run adds C1 only for its child JVMs (tests/support/jvm_options.py).
@@ -22,16 +24,20 @@ HUDI_SESSION_CONF = {
 }
 
 
-def spark_submit_parameters(hudi_jar: str | None, conf: dict[str, str] | None = None) -> list[str]:
+def spark_submit_parameters(class_path: Sequence[str], conf: dict[str, str] | None = None) -> list[str]:
     """Pure: the spark-submit options of a job on EMR Serverless (and of the sandbox's spark-submit run).
 
-    ``hudi_jar``: where the pinned Hudi bundle sits on every node (a custom image's path, or the release's
-    own bundle); None when the release's Spark already has it on its class path. ``conf``: more settings.
+    ``class_path``: the jars on every node that go on the driver's and the executors' class path, the pinned Hudi
+    bundle first (a custom image's path, or the release's own bundle), then ODP's jar of Hudi extensions (jvm/): Hudi
+    loads the classes its options name with ``Class.forName`` from its own class loader, so they must sit where the
+    bundle sits, never in ``spark.jars``' child loader. Empty when the release's Spark already has them on its class
+    path. ``conf``: more settings.
     """
     settings = dict(HUDI_SESSION_CONF)
-    if hudi_jar is not None:
-        settings["spark.driver.extraClassPath"] = hudi_jar
-        settings["spark.executor.extraClassPath"] = hudi_jar
+    if class_path:
+        joined = ":".join(class_path)
+        settings["spark.driver.extraClassPath"] = joined
+        settings["spark.executor.extraClassPath"] = joined
     settings.update(conf or {})
     parameters: list[str] = []
     for name, value in settings.items():

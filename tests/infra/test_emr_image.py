@@ -1,10 +1,12 @@
 """ODP's EMR Serverless image (infrastructure/jobs/engines/emr_image.py): the Dockerfile installs exactly the Glue jobs' pins on
-the release's image; the build context carries the Glue zip of wheels' requirements.txt; the construct on a bare
+the release's image, boto3 at requirements.txt's pins, every package the EMR job entry points import, and ODP's
+extensions jar; the build context carries the Glue zip of wheels' requirements.txt and the jar; the construct on a bare
 stack (repository, copy, pull policy) with the cdk-nag audit. Docker is not run: the image build itself is not
 exercised here (no Docker on the test machines)."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import re
 import shlex
@@ -15,10 +17,20 @@ from typing import Any
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 
-from infrastructure.assets import GLUE_WHEELS_ZIP, PYTHON_DEPENDENCIES, GlueArtifacts
-from infrastructure.jobs.engines.emr_image import DOCKERFILE, EmrImage, EmrImageProps, image_context
+from infrastructure.assets import GLUE_EXTENSIONS_JAR, GLUE_WHEELS_ZIP, PYTHON_DEPENDENCIES, GlueArtifacts
+from infrastructure.jobs.engines.emr_image import (
+    DOCKERFILE,
+    EXTENSIONS_JAR_IN_IMAGE,
+    EmrImage,
+    EmrImageProps,
+    image_context,
+)
 from infrastructure.jobs.engines.emr_serverless import PYTHON, RELEASE_LABEL
+from odp.config.models import EngineName
+from odp.contracts.job_kinds import kinds_on
 from tests.support.bare_stack import ACCOUNT, REGION, assert_nag_clean, bare_stack
+from tests.support.imports import third_party_imports
+from tests.support.paths import REPO_ROOT
 
 APPLICATION_ARN = f"arn:aws:emr-serverless:{REGION}:{ACCOUNT}:/applications/00abc"
 
@@ -52,37 +64,84 @@ def _glue_artifacts(folder: Path, requirements: str) -> GlueArtifacts:
     with zipfile.ZipFile(folder / GLUE_WHEELS_ZIP, "w") as archive:
         archive.writestr("wheels/requirements.txt", requirements)
         archive.writestr("wheels/PyYAML-6.0.3-cp311-cp311-manylinux2014_x86_64.whl", b"wheel")
+    (folder / GLUE_EXTENSIONS_JAR).write_bytes(b"jar of " + folder.name.encode())
     return GlueArtifacts(directory=folder, script=None, library="odp_etl.zip", wheels_zip=GLUE_WHEELS_ZIP, wheels=())
 
 
-def test_the_dockerfile_builds_on_the_release_and_installs_only_the_requirements_file() -> None:
+def _named(install: list[str]) -> list[str]:
+    """The requirements a pip install names on its command line (not options, not their values)."""
+    valued = ("-r", "--find-links")
+    return [word for i, word in enumerate(install) if not word.startswith("-") and install[i - 1] not in valued]
+
+
+def _requirements_txt() -> dict[str, str]:
+    """requirements.txt's pins: canonical distribution name -> ``name==version`` as written there."""
+    pins = {}
+    for line in (REPO_ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        pin = line.split("#", 1)[0].strip()
+        if "==" in pin:
+            pins[_canonical(pin.split("==")[0].split("[")[0])] = pin
+    return pins
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_the_dockerfile_builds_on_the_release_installs_the_glue_wheels_offline_and_pins_the_rest() -> None:
     instructions = _instructions(DOCKERFILE.read_text(encoding="utf-8"))
     assert instructions[0] == ("ARG", "RELEASE_LABEL")  # no default: the release is spelled in emr_serverless.py
     assert instructions[1] == ("FROM", "public.ecr.aws/emr-serverless/spark/${RELEASE_LABEL}:latest")
     users = [arguments for instruction, arguments in instructions if instruction == "USER"]
     assert users == ["root", "hadoop:hadoop"]
     assert instructions[-1] == ("USER", "hadoop:hadoop")
-    (copy,) = [arguments.split() for instruction, arguments in instructions if instruction == "COPY"]
-    assert copy[0] == "wheels/"
-    (install,) = _pip_installs(instructions)
-    # offline, from the copied wheels, exactly the requirements file and nothing named besides it
-    assert "--no-index" in install
-    assert install[install.index("--find-links") + 1] == copy[1].rstrip("/")
-    assert install[install.index("-r") + 1] == f"{copy[1]}requirements.txt"
-    named = [
-        word
-        for i, word in enumerate(install)
-        if not word.startswith("-") and install[i - 1] not in ("-r", "--find-links")
-    ]
-    assert named == []
+    copies = [arguments.split() for instruction, arguments in instructions if instruction == "COPY"]
+    assert copies == [["wheels/", "/tmp/odp-wheels/"], [GLUE_EXTENSIONS_JAR, EXTENSIONS_JAR_IN_IMAGE]]
+    offline, online = _pip_installs(instructions)
+    # the Glue jobs' wheels: offline, from the copied wheels, exactly the requirements file and nothing besides it
+    assert "--no-index" in offline
+    assert offline[offline.index("--find-links") + 1] == copies[0][1].rstrip("/")
+    assert offline[offline.index("-r") + 1] == f"{copies[0][1]}requirements.txt"
+    assert _named(offline) == []
+    # what Glue ships and the wheels do not: pinned exactly as requirements.txt pins it
+    assert "--no-index" not in online
+    pins = _requirements_txt()
+    for requirement in _named(online):
+        assert requirement == pins.get(_canonical(requirement.split("==")[0])), requirement
     assert ("ENV", f"PYSPARK_PYTHON={PYTHON}") in instructions
     assert any(instruction == "RUN" and "python3.11" in arguments.split() for instruction, arguments in instructions)
 
 
-def test_the_build_context_holds_the_dockerfile_and_the_glue_wheels(tmp_path) -> None:
+def test_the_image_python_has_every_package_the_emr_job_entry_points_import() -> None:
+    """The image's install list (the Glue wheels' requirements file and the Dockerfile's named pins) against the
+    third-party imports of the EMR entry point and of every job kind it runs, read from the code through etl/ and
+    odp/ (functions' lazy imports included). Not counted: the standard library, pyspark and its py4j (the release's
+    Spark provides both to the driver and the executors), awsglue (only ``etl.engine.glue`` imports it, when the job
+    runs on Glue)."""
+    roots = ["etl.jobs.emr_serverless", *(kind.entry_module for kind in kinds_on(EngineName.EMR_SERVERLESS))]
+    imported = third_party_imports(roots, own=("etl", "odp"))
+    provided = {"pyspark", "py4j"}
+    glue_only = {"awsglue": {"etl.engine.glue"}}
+    for name, modules in glue_only.items():
+        assert imported.pop(name, set()) <= modules, f"{name} is imported outside {modules}"
+    distributions = importlib.metadata.packages_distributions()
+    needed = {_canonical(dist) for name in set(imported) - provided for dist in distributions.get(name, [name])}
+    installs = _pip_installs(_instructions(DOCKERFILE.read_text(encoding="utf-8")))
+    installed = {_canonical(pin.split("==")[0]) for pin in [*PYTHON_DEPENDENCIES, *_named(installs[-1])]}
+    missing = sorted(needed - installed)
+    assert not missing, f"the image's python3.11 lacks {missing}, imported by " + "; ".join(
+        f"{name}: {sorted(imported[name])[:3]}"
+        for name in imported
+        if {_canonical(d) for d in distributions.get(name, [name])} & set(missing)
+    )
+    assert {"boto3", "botocore", "pydantic", "pyyaml"} <= needed  # the walk found what the jobs are known to use
+
+
+def test_the_build_context_holds_the_dockerfile_the_glue_wheels_and_the_extensions_jar(tmp_path) -> None:
     artifacts = _glue_artifacts(tmp_path / "glue-1", "pydantic==2.14.3\nPyYAML==6.0.3\n")
     context = image_context(DOCKERFILE, artifacts)
     assert (context / "Dockerfile").read_bytes() == DOCKERFILE.read_bytes()
+    assert (context / GLUE_EXTENSIONS_JAR).read_bytes() == b"jar of glue-1"
     assert (context / "wheels" / "requirements.txt").read_text() == "pydantic==2.14.3\nPyYAML==6.0.3\n"
     assert sorted(p.name for p in (context / "wheels").iterdir()) == [
         "PyYAML-6.0.3-cp311-cp311-manylinux2014_x86_64.whl",
@@ -91,6 +150,8 @@ def test_the_build_context_holds_the_dockerfile_and_the_glue_wheels(tmp_path) ->
     assert image_context(DOCKERFILE, artifacts) == context  # built once
     other = image_context(DOCKERFILE, _glue_artifacts(tmp_path / "glue-2", "pydantic==2.14.3\n"))
     assert other != context  # other wheels, another context
+    jar = _glue_artifacts(tmp_path / "glue-3", "pydantic==2.14.3\nPyYAML==6.0.3\n")
+    assert image_context(DOCKERFILE, jar) not in (context, other)  # another jar, another context
 
 
 def test_the_staged_image_installs_the_pins_of_the_glue_jobs(emr_stage) -> None:
@@ -108,6 +169,7 @@ def test_the_staged_image_installs_the_pins_of_the_glue_jobs(emr_stage) -> None:
     staged = folder / source["directory"]
     assert (staged / "Dockerfile").read_bytes() == DOCKERFILE.read_bytes()
     assert (staged / "wheels" / "requirements.txt").read_text().split() == list(PYTHON_DEPENDENCIES)
+    assert (staged / GLUE_EXTENSIONS_JAR).is_file()
 
 
 def _image(tmp_path) -> tuple[Any, Template, EmrImage]:

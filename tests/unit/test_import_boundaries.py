@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.imports import imported_modules
 from tests.support.paths import REPO_ROOT
 
 # The modules a fresh interpreter imports; the packages whose every module it imports.
@@ -106,23 +107,12 @@ ETL_LAYER_FORBIDDEN = {
 }
 
 
-def _imported_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
-    return found
-
-
 @pytest.mark.parametrize("folder", sorted(ETL_LAYER_FORBIDDEN))
 def test_the_hudi_layer_and_the_raw_table_write_import_no_job(folder: str) -> None:
     forbidden = ETL_LAYER_FORBIDDEN[folder]
     offending = {
         str(path.relative_to(REPO_ROOT)): sorted(
-            name for name in _imported_modules(path) if any(name == f or name.startswith(f"{f}.") for f in forbidden)
+            name for name in imported_modules(path) if any(name == f or name.startswith(f"{f}.") for f in forbidden)
         )
         for path in sorted((REPO_ROOT / folder).rglob("*.py"))
     }

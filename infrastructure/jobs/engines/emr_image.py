@@ -3,10 +3,12 @@
 EMR 7.x's image runs Python 3.9 and has neither pydantic (a compiled core ``--py-files`` cannot load) nor PyYAML;
 ODP's jobs need Python 3.11 with both, as on Glue 5. The image (``infrastructure/jobs/engines/emr_image/Dockerfile``)
 is the
-release's own (``public.ecr.aws/emr-serverless/spark/<release>:latest``) plus ``python3.11`` and the **same
-wheels** the Glue jobs install: the build context is the Dockerfile and the content of the Glue zip of wheels
-(``wheels/requirements.txt``, written from :data:`infrastructure.assets.PYTHON_DEPENDENCIES`, and the wheels),
-so there is one pin list and the build needs no PyPI.
+release's own (``public.ecr.aws/emr-serverless/spark/<release>:latest``) plus ``python3.11``, the **same
+wheels** the Glue jobs install and the **same jar of Hudi extensions** the Glue jobs load with ``--extra-jars``
+(at :data:`EXTENSIONS_JAR_IN_IMAGE`): the build context is the Dockerfile, the content of the Glue zip of wheels
+(``wheels/requirements.txt``, written from :data:`infrastructure.assets.PYTHON_DEPENDENCIES`, and the wheels) and the
+jar, so there is one pin list for those. boto3 and botocore, which Glue ships and the release's image has only for its
+Python 3.9, are installed from PyPI at the pins of ``requirements.txt`` (the Dockerfile names them).
 
 - **asset**: a ``DockerImageAsset`` (a synth needs no Docker; ``cdk deploy`` builds and pushes it into the CDK
   bootstrap repository, whose policy is the bootstrap's, not ODP's).
@@ -39,11 +41,13 @@ from aws_cdk import custom_resources as cr
 from cdk_ecr_deployment import DockerImageName, ECRDeployment
 from constructs import Construct
 
-from infrastructure.assets import GLUE_WHEELS_DIR, GlueArtifacts, inputs_hash
+from infrastructure.assets import GLUE_EXTENSIONS_JAR, GLUE_WHEELS_DIR, GlueArtifacts, inputs_hash
 from infrastructure.nag import acknowledge_custom_resource_singleton, acknowledge_many
 from odp.naming import resource_prefix
 
 DOCKERFILE = Path(__file__).resolve().parent / "emr_image" / "Dockerfile"
+# Where the image holds ODP's jar of Hudi extensions (the Dockerfile's COPY; the job runs' class path names it).
+EXTENSIONS_JAR_IN_IMAGE = f"/usr/lib/odp/{GLUE_EXTENSIONS_JAR}"
 SERVICE = "emr-serverless.amazonaws.com"
 # What EMR Serverless does with a custom image (AWS's "Customizing an EMR Serverless image": repository policy).
 PULL_ACTIONS = ("ecr:BatchGetImage", "ecr:DescribeImages", "ecr:GetDownloadUrlForLayer")
@@ -58,15 +62,18 @@ _WRITE_ACTIONS = (
 
 
 def image_context(dockerfile: Path, artifacts: GlueArtifacts) -> Path:
-    """The Docker build context (built once per input): ``Dockerfile`` and ``wheels/`` unpacked from the Glue zip
-    of wheels, in a folder beside the Glue asset folder named by the hash of both."""
+    """The Docker build context (built once per input): ``Dockerfile``, ``wheels/`` unpacked from the Glue zip
+    of wheels and ODP's jar of Hudi extensions (the Glue jobs' ``--extra-jars``), in a folder beside the Glue asset
+    folder named by the hash of the three."""
     wheels_zip = artifacts.directory / artifacts.wheels_zip
+    jar = artifacts.directory / artifacts.extensions_jar
     cache = artifacts.directory.parent
-    final = cache / f"emr-image-{inputs_hash(cache, [wheels_zip], [dockerfile.read_text(encoding='utf-8')])}"
+    final = cache / f"emr-image-{inputs_hash(cache, [wheels_zip, jar], [dockerfile.read_text(encoding='utf-8')])}"
     if final.is_dir():
         return final
     build = Path(tempfile.mkdtemp(prefix="emr-image-build-", dir=cache))
     shutil.copyfile(dockerfile, build / "Dockerfile")
+    shutil.copyfile(jar, build / GLUE_EXTENSIONS_JAR)
     with zipfile.ZipFile(wheels_zip) as archive:
         for name in archive.namelist():
             if name.startswith(f"{GLUE_WHEELS_DIR}/") and not name.endswith("/"):

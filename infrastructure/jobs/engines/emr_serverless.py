@@ -13,10 +13,14 @@ execution role, its logs and its failure alert. Created only when a cadence or a
   log group, and ``emr-serverless:GetJobRun`` on its own job runs (lease takeover, odp/tracker/job_runs.py).
 - **entry point** ``s3://<artifacts>/emr/emr_serverless.py`` (``etl/jobs/emr_serverless.py``, deployed here);
   ``etl``/``odp`` come as ``--py-files`` (the Glue jobs' zip); Hudi is the release's own bundle
-  (:data:`HUDI_BUNDLE`) on the driver's and executors' class path, never ``spark.jars``.
+  (:data:`HUDI_BUNDLE`), with ODP's extensions jar from the image beside it (:data:`CLASS_PATH`), on the driver's and
+  executors' class path, never ``spark.jars``.
 - **image**: ODP's own (:mod:`infrastructure.jobs.engines.emr_image`: the release's image with Python 3.11 and the
   Glue jobs' wheels, in ODP's ECR repository, pulled by this application only), unless ``image_uri`` names a team's own;
   PySpark runs on :data:`PYTHON` on the driver and the executors.
+- **stop before an update** (:mod:`infrastructure.jobs.engines.emr_application_stop`): a custom resource the
+  application depends on stops it, and waits until it is stopped, whenever a setting EMR Serverless changes only on a
+  stopped application changes (the image above all: it has pre-initialized capacity).
 - **alert**: an EventBridge rule sends "EMR Serverless Job Run State Change" FAILED of this application to the
   alerts topic.
 
@@ -45,7 +49,8 @@ from constructs import Construct
 from infrastructure.foundation.observability import alert_on_event, encrypted_log_group
 from infrastructure.grants import grant_key, grant_objects
 from infrastructure.ingest.tracking import Tracking
-from infrastructure.jobs.engines.emr_image import EmrImage, EmrImageProps
+from infrastructure.jobs.engines.emr_application_stop import EmrApplicationStop, EmrApplicationStopProps, StopTriggers
+from infrastructure.jobs.engines.emr_image import EXTENSIONS_JAR_IN_IMAGE, EmrImage, EmrImageProps
 from infrastructure.jobs.glue_job import (
     HUDI_SPARK_CONF,
     LIBRARY_PREFIX,
@@ -72,6 +77,11 @@ from odp.naming import resource_prefix
 RELEASE_LABEL = "emr-7.12.0"
 # The release's own Hudi bundle, on every node of the application.
 HUDI_BUNDLE = "/usr/lib/hudi/hudi-spark-bundle.jar"
+# The driver's and executors' class path: the bundle, then ODP's jar of Hudi extensions (jvm/), which ODP's image
+# holds (emr_image.EXTENSIONS_JAR_IN_IMAGE; a team's own image must hold it there too). What Glue gets through
+# --extra-jars; tests/infra/test_class_paths.py checks every class ODP's Hudi options name on each engine.
+CLASS_PATH = (HUDI_BUNDLE, EXTENSIONS_JAR_IN_IMAGE)
+ARCHITECTURE = "X86_64"  # ODP's image is built for linux/amd64
 ENTRY_POINT_SOURCE = Path(__file__).resolve().parents[3] / "etl" / "jobs" / "emr_serverless.py"
 CODE_PREFIX = "emr/"
 ENTRY_POINT = "emr_serverless.py"
@@ -85,7 +95,8 @@ SYNC_RULE = "StepFunctionsGetEventsForEMRServerlessJobRule"
 
 def spark_parameters(library_uri: str) -> str:
     """Pure: StartJobRun's ``sparkSubmitParameters``: ``etl``/``odp`` as ``--py-files``, Hudi's session settings,
-    the release's Hudi bundle on the driver's and executors' class path, the Glue Data Catalog as Hive metastore,
+    :data:`CLASS_PATH` (the release's Hudi bundle, then ODP's extensions jar in ODP's image) on the driver's and
+    executors' class path, the Glue Data Catalog as Hive metastore,
     PySpark on :data:`PYTHON` (driver and executors), and the Spark settings the Glue jobs share
     (``HUDI_SPARK_CONF``: FAIR pools, convertMetastoreParquet)."""
     shared = dict(item.split("=", 1) for item in HUDI_SPARK_CONF.split(" --conf "))
@@ -97,7 +108,7 @@ def spark_parameters(library_uri: str) -> str:
         "spark.emr-serverless.driverEnv.PYSPARK_PYTHON": PYTHON,
         "spark.executorEnv.PYSPARK_PYTHON": PYTHON,
     }
-    return " ".join(["--py-files", library_uri, *spark_submit_parameters(HUDI_BUNDLE, conf)])
+    return " ".join(["--py-files", library_uri, *spark_submit_parameters(CLASS_PATH, conf)])
 
 
 @dataclass(frozen=True)
@@ -123,8 +134,9 @@ class EmrServerlessProps:
         worker: the size of each pre-initialized worker.
         maximum_cpu / maximum_memory / maximum_disk: the application's ceiling over all its runs.
         idle_timeout_minutes: the application stops after this long without a job (default 15).
-        image_uri: a team's own image (ECR, built on the release's image, with Python 3.11 at :data:`PYTHON` and
-            ODP's pinned packages; its repository policy must let this application pull); None (default): ODP's
+        image_uri: a team's own image (ECR, built on the release's image, with Python 3.11 at :data:`PYTHON`,
+            ODP's pinned packages and ODP's extensions jar at ``EXTENSIONS_JAR_IN_IMAGE``; its repository policy must
+            let this application pull); None (default): ODP's
             image (:mod:`infrastructure.jobs.engines.emr_image`), built by ``cdk deploy``.
         image_key: the key of ODP's image repository (None: the stage's state key).
         removal_policy / log_retention: of the log group.
@@ -156,6 +168,7 @@ class EmrServerless(Construct):
         log_group: ``/aws/emr-serverless/odp-<env>``.
         code: the BucketDeployment of the entry point.
         image: ODP's image (None when ``image_uri`` names a team's own).
+        stop_before_update: the step that stops the application before CloudFormation updates it.
     """
 
     def __init__(self, scope: Construct, construct_id: str, props: EmrServerlessProps) -> None:
@@ -199,13 +212,16 @@ class EmrServerless(Construct):
         worker = emr.CfnApplication.WorkerConfigurationProperty(
             cpu=props.worker.cpu, memory=props.worker.memory, disk=props.worker.disk
         )
+        initial = {"Driver": props.initial_drivers, "Executor": props.initial_executors}
+        subnet_ids = [subnet.subnet_id for subnet in stage.network.vpc.isolated_subnets]
+        security_group_ids = [stage.network.security_group.security_group_id]
         self.application = emr.CfnApplication(
             self,
             "Application",
             name=f"{prefix}-spark",
             release_label=RELEASE_LABEL,
             type="Spark",
-            architecture="X86_64",
+            architecture=ARCHITECTURE,
             initial_capacity=[
                 emr.CfnApplication.InitialCapacityConfigKeyValuePairProperty(
                     key=kind,
@@ -213,7 +229,7 @@ class EmrServerless(Construct):
                         worker_count=count, worker_configuration=worker
                     ),
                 )
-                for kind, count in (("Driver", props.initial_drivers), ("Executor", props.initial_executors))
+                for kind, count in initial.items()
             ],
             maximum_capacity=emr.CfnApplication.MaximumAllowedResourcesProperty(
                 cpu=props.maximum_cpu, memory=props.maximum_memory, disk=props.maximum_disk
@@ -223,8 +239,7 @@ class EmrServerless(Construct):
                 enabled=True, idle_timeout_minutes=props.idle_timeout_minutes
             ),
             network_configuration=emr.CfnApplication.NetworkConfigurationProperty(
-                subnet_ids=[subnet.subnet_id for subnet in stage.network.vpc.isolated_subnets],
-                security_group_ids=[stage.network.security_group.security_group_id],
+                subnet_ids=subnet_ids, security_group_ids=security_group_ids
             ),
             monitoring_configuration=emr.CfnApplication.MonitoringConfigurationProperty(
                 cloud_watch_logging_configuration=emr.CfnApplication.CloudWatchLoggingConfigurationProperty(
@@ -234,6 +249,30 @@ class EmrServerless(Construct):
                 )
             ),
             image_configuration=emr.CfnApplication.ImageConfigurationInputProperty(image_uri=image_uri),
+        )
+        # Stopped first whenever a setting EMR Serverless changes only on a stopped application changes (the image
+        # with every new wheel, jar or Dockerfile): infrastructure/jobs/engines/README.md.
+        self.stop_before_update = EmrApplicationStop(
+            self,
+            "StopBeforeUpdate",
+            EmrApplicationStopProps(
+                environment=stage.environment,
+                key=stage.state_key,
+                application=self.application,
+                triggers=StopTriggers(
+                    release_label=RELEASE_LABEL,
+                    image_uri=image_uri,
+                    architecture=ARCHITECTURE,
+                    initial_capacity=initial,
+                    worker=[props.worker.cpu, props.worker.memory, props.worker.disk],
+                    idle_timeout_minutes=props.idle_timeout_minutes,
+                    subnet_ids=subnet_ids,
+                    security_group_ids=security_group_ids,
+                    log_group_name=self.log_group.log_group_name,
+                ),
+                removal_policy=props.removal_policy,
+                log_retention=props.log_retention,
+            ),
         )
         if self.image is not None:
             self.application.node.add_dependency(self.image.copy)  # the image is in ODP's repository first

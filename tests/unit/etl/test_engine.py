@@ -56,16 +56,17 @@ def test_emr_and_local_read_the_contract_glue_reads() -> None:
 
 
 def test_hudi_goes_on_the_class_path_never_on_spark_jars() -> None:
-    parameters = spark_submit_parameters("/usr/lib/hudi-odp/hudi.jar", {"spark.driver.memory": "4g"})
+    class_path = ["/usr/lib/hudi-odp/hudi.jar", "/usr/lib/odp/odp-hudi-extensions.jar"]
+    parameters = spark_submit_parameters(class_path, {"spark.driver.memory": "4g"})
     settings = dict(p.split("=", 1) for p in parameters if p != "--conf")
     assert parameters[0] == "--conf"
-    assert settings["spark.driver.extraClassPath"] == "/usr/lib/hudi-odp/hudi.jar"
-    assert settings["spark.executor.extraClassPath"] == "/usr/lib/hudi-odp/hudi.jar"
+    assert settings["spark.driver.extraClassPath"] == "/usr/lib/hudi-odp/hudi.jar:/usr/lib/odp/odp-hudi-extensions.jar"
+    assert settings["spark.executor.extraClassPath"] == settings["spark.driver.extraClassPath"]
     assert settings["spark.sql.extensions"] == "org.apache.spark.sql.hudi.HoodieSparkSessionExtension"
     assert settings["spark.driver.memory"] == "4g"
     assert "spark.jars" not in settings
     assert "spark.driver.extraClassPath" not in dict(
-        p.split("=", 1) for p in spark_submit_parameters(None) if p != "--conf"
+        p.split("=", 1) for p in spark_submit_parameters(()) if p != "--conf"
     )
 
 
