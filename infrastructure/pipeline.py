@@ -73,7 +73,7 @@ def stage_stack_targets(stage: Stage) -> list[StackTarget]:
 
 def recovery_commands(targets: Sequence[StackTarget]) -> list[str]:
     """Delete each stack a failed first create left in ROLLBACK_COMPLETE (and nothing else): the stage can then
-    create it again. One command per stack, in its region, under a session policy naming only that stack."""
+    create it again. One command per stack, in its region, under a session policy that may delete only that stack."""
     return [
         f"python -m odp.operations.stack_recovery --stack {t.stack_name} --region {t.region} --role-arn {t.role_arn}"
         for t in targets

@@ -9,8 +9,8 @@ nor create it again until it is deleted. The pipeline runs this before each stag
         --role-arn arn:aws:iam::<account>:role/cdk-hnb659fds-deploy-role-<account>-eu-west-1
 
 It assumes ``--role-arn`` (the target's CDK deploy role, which the deployment account is trusted to assume) with a
-session policy that allows only ``cloudformation:DescribeStacks`` and ``cloudformation:DeleteStack`` on that one
-stack (:func:`session_policy`), whatever else the role may do. Only ``ROLLBACK_COMPLETE`` is deleted: that status
+session policy that allows ``cloudformation:DeleteStack`` on that one stack and ``cloudformation:DescribeStacks``, and
+nothing else (:func:`session_policy`), whatever else the role may do. Only ``ROLLBACK_COMPLETE`` is deleted: that status
 exists only after a failed *create*, so nothing that ever held data is touched. ``ROLLBACK_FAILED`` (the rollback
 could not delete something) stops with what to do; any other status is left as it is.
 """
@@ -64,16 +64,22 @@ class StackTarget:
 
 
 def session_policy(target: StackTarget) -> dict[str, Any]:
-    """The session policy: describe and delete this one stack, nothing else (it intersects the role's own)."""
+    """The session policy (it intersects the role's own): delete this one stack, describe stacks, nothing else.
+
+    Describe is not limited to the stack: how IAM names an absent stack's ARN for ``DescribeStacks`` by name is not
+    documented, and the first run of every pipeline asks about a stack that does not exist yet. Describing reveals
+    what the role's read-only policy already shows; deleting is what the session policy exists to narrow.
+    """
     return {
         "Version": "2012-10-17",
         "Statement": [
+            {"Sid": "FindTheStack", "Effect": "Allow", "Action": "cloudformation:DescribeStacks", "Resource": "*"},
             {
-                "Sid": "RecoverAFailedFirstCreate",
+                "Sid": "DeleteOnlyThisStack",
                 "Effect": "Allow",
-                "Action": ["cloudformation:DescribeStacks", "cloudformation:DeleteStack"],
+                "Action": "cloudformation:DeleteStack",
                 "Resource": target.stack_arn,
-            }
+            },
         ],
     }
 

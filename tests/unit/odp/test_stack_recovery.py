@@ -87,16 +87,17 @@ def test_a_failed_rollback_stops_with_what_to_do(cloudformation) -> None:
     assert f"aws cloudformation delete-stack --stack-name {STACK}" in str(raised.value)
 
 
-def test_the_session_may_only_describe_and_delete_this_stack() -> None:
+def test_the_session_may_delete_only_this_stack() -> None:
     assert session_policy(TARGET) == {
         "Version": "2012-10-17",
         "Statement": [
+            {"Sid": "FindTheStack", "Effect": "Allow", "Action": "cloudformation:DescribeStacks", "Resource": "*"},
             {
-                "Sid": "RecoverAFailedFirstCreate",
+                "Sid": "DeleteOnlyThisStack",
                 "Effect": "Allow",
-                "Action": ["cloudformation:DescribeStacks", "cloudformation:DeleteStack"],
+                "Action": "cloudformation:DeleteStack",
                 "Resource": "arn:aws:cloudformation:eu-west-1:333333333333:stack/Prod-DataLake/*",
-            }
+            },
         ],
     }
 
