@@ -3,13 +3,16 @@
 The pipeline of ``main`` deploys dev, ``test`` deploys test, ``prod`` deploys prod (branches from
 environments.yaml). Its synth step runs ``make test`` and then synthesizes only its own branch
 (``-c branch=<branch>``). The stage deploys cross-account (the target account trusts the deployment
-account through ``cdk bootstrap --trust``); prod waits for a manual approval; a post-deploy step
-loads the configuration into DynamoDB and smoke-checks the environment.
+account through ``cdk bootstrap --trust``); prod waits for a manual approval; a pre-deploy step deletes a stack
+that a failed first create left in ROLLBACK_COMPLETE (``odp.operations.stack_recovery``), so the run creates it
+again; a post-deploy step loads the configuration into DynamoDB and smoke-checks the environment.
 """
 
 from __future__ import annotations
 
-from aws_cdk import Environment, Stack, pipelines
+from collections.abc import Sequence
+
+from aws_cdk import DefaultStackSynthesizer, Environment, Stack, Stage, pipelines
 from aws_cdk import aws_codebuild as codebuild
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
@@ -22,6 +25,7 @@ from infrastructure.operations.deploy_access import config_loader_role_name, pos
 from infrastructure.stage import OdpStage
 from odp.config.loader import OdpConfig
 from odp.naming import resource_prefix
+from odp.operations.stack_recovery import StackTarget
 
 BRANCH_CONTEXT = "branch"
 BUILD_IMAGE = codebuild.LinuxBuildImage.STANDARD_7_0
@@ -50,6 +54,31 @@ def post_deploy_commands(name: str, role_arn: str) -> list[str]:
         f"AWS_PROFILE={TARGET_PROFILE} python -m odp lake-grants --env {name} --yes",
         f"AWS_PROFILE={TARGET_PROFILE} python -m odp smoke --env {name}",
         f"AWS_PROFILE={TARGET_PROFILE} python -m odp canary --env {name}",
+    ]
+
+
+def deploy_role_arn(account: str, region: str, partition: str = "aws") -> str:
+    """The target's CDK bootstrap deploy role (default qualifier), which ``cdk bootstrap --trust`` lets the deployment
+    account assume: the pipeline's deploy actions use it; the recovery step uses it under a one-stack session policy."""
+    qualifier = DefaultStackSynthesizer.DEFAULT_QUALIFIER
+    return f"arn:{partition}:iam::{account}:role/cdk-{qualifier}-deploy-role-{account}-{region}"
+
+
+def stage_stack_targets(stage: Stage) -> list[StackTarget]:
+    """Every stack of a stage (prod: the DR region's ReplicaKey, then DataLake) with the role that may recover it."""
+    return [
+        StackTarget(stack.stack_name, stack.account, stack.region, deploy_role_arn(stack.account, stack.region))
+        for stack in stage.node.children
+        if isinstance(stack, Stack)
+    ]
+
+
+def recovery_commands(targets: Sequence[StackTarget]) -> list[str]:
+    """Delete each stack a failed first create left in ROLLBACK_COMPLETE (and nothing else): the stage can then
+    create it again. One command per stack, in its region, under a session policy that may delete only that stack."""
+    return [
+        f"python -m odp.operations.stack_recovery --stack {t.stack_name} --region {t.region} --role-arn {t.role_arn}"
+        for t in targets
     ]
 
 
@@ -120,7 +149,21 @@ class PipelineStack(Stack):
             env={"ODP_REGION": environment.region},
             role_policy_statements=[iam.PolicyStatement(actions=["sts:AssumeRole"], resources=[role_arn])],
         )
-        pre = [pipelines.ManualApprovalStep(f"Approve-{name}")] if environment.manual_approval else []
+        targets = stage_stack_targets(stage)
+        recovery = pipelines.CodeBuildStep(
+            "RecoverFailedCreate",
+            input=source,
+            install_commands=["pip install --quiet -r requirements.txt"],
+            commands=recovery_commands(targets),
+            role_policy_statements=[
+                iam.PolicyStatement(actions=["sts:AssumeRole"], resources=sorted({t.role_arn for t in targets}))
+            ],
+        )
+        pre: list[pipelines.Step] = [recovery]
+        if environment.manual_approval:  # nothing is deleted before the release is approved
+            approval = pipelines.ManualApprovalStep(f"Approve-{name}")
+            recovery.add_step_dependency(approval)
+            pre = [approval, recovery]
         self.pipeline.add_stage(stage, pre=pre, post=[post])
         self.pipeline.build_pipeline()
         self.stage = stage

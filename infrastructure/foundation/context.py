@@ -18,8 +18,11 @@ from odp.config.models import Environment as EnvironmentConfig
 from odp.config.models import RemovalPolicy as RemovalPolicyConfig
 from odp.contracts.job_kinds import JOB_KINDS, JobKind
 
+# ``retain`` is CloudFormation's RetainExceptOnCreate: kept when the stack is deleted or the resource leaves the
+# template, deleted when the create that made it rolls back, so a failed first create leaves no named resource behind
+# to block the retry (docs/decisions/028; tests/infra/test_removal.py).
 REMOVAL_POLICIES = {
-    RemovalPolicyConfig.RETAIN: RemovalPolicy.RETAIN,
+    RemovalPolicyConfig.RETAIN: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     RemovalPolicyConfig.DESTROY: RemovalPolicy.DESTROY,
 }
 
@@ -33,8 +36,8 @@ class DeploymentContext:
         environment: its configuration (environments.yaml).
         config: the whole configuration (tables, cadences, datasets, streams, access).
         assets: the asset folders built once per synth.
-        removal_policy: what a stack deletion does to the environment's data (retain unless the environment says
-            ``destroy``).
+        removal_policy: what a stack deletion does to the environment's data (``RETAIN_ON_UPDATE_OR_DELETE`` unless
+            the environment says ``destroy``).
         log_retention: every log group's retention (the environment's data retention, rounded up).
         storage: the buckets and their keys.
         network: the VPC, its endpoints and the Glue connections.

@@ -30,6 +30,15 @@ def _attribute(definition: Mapping, key_schema: list[dict[str, str]], key_type: 
     return None
 
 
+def _deletion_protection(removal_policy: RemovalPolicy) -> bool | None:
+    """RETAIN turns deletion protection on; DESTROY turns it off. RETAIN_ON_UPDATE_OR_DELETE (``retain`` in config)
+    leaves it out of the template: a rollback of the first create must be able to delete the tables, so protection
+    is turned on after the first successful deploy and CloudFormation never changes it (docs/decisions/028)."""
+    if removal_policy == RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE:
+        return None
+    return removal_policy == RemovalPolicy.RETAIN
+
+
 @dataclass(frozen=True)
 class TrackingProps:
     """What Tracking needs: the tracker tables of one environment.
@@ -57,7 +66,7 @@ class Tracking(Construct):
         key: the state key.
         dr_region: region of the replicas, or None.
         replica_key_arn: ARN (or alias ARN) of the key in the DR region; required with ``dr_region``.
-        removal_policy: RETAIN also turns on deletion protection.
+        removal_policy: RETAIN also turns on deletion protection; RETAIN_ON_UPDATE_OR_DELETE leaves it to the operator.
 
     Raises:
         ValueError: ``dr_region`` without ``replica_key_arn``.
@@ -105,7 +114,7 @@ class Tracking(Construct):
                 time_to_live_attribute=definition["TimeToLive"],
                 global_secondary_indexes=indexes or None,
                 replicas=[dynamodb.ReplicaTableProps(region=dr_region)] if dr_region else None,
-                deletion_protection=removal_policy == RemovalPolicy.RETAIN,
+                deletion_protection=_deletion_protection(removal_policy),
                 removal_policy=removal_policy,
             )
             if logical in _KEPT_LOGICAL_IDS:

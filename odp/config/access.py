@@ -1,10 +1,11 @@
 """config/access.yaml: who may read what, as Lake Formation grants.
 
-The file names consumer principals (an IAM role by name or ARN, or an IAM Identity Center group by
-ARN) and what each may read: whole databases, raw tables (by table id) or datasets (by name), a
-table's columns (include or exclude), a row filter (a Lake Formation data cells filter), or every
-table whose LF-Tags match an expression (``zone`` is set by ODP: ``raw`` for the tables' databases,
-the dataset's zone for the datasets' databases; ``sensitivity`` per database is set here).
+The file names consumer principals (an IAM role by name or ARN; an IAM Identity Center group by ARN is refused
+until ODP supports it end to end, :data:`GROUP_CONSUMERS_UNSUPPORTED`) and what each may read: whole
+databases, raw tables (by table id) or datasets (by name), a table's columns (include or exclude), a row
+filter (a Lake Formation data cells filter), or every table whose LF-Tags match an expression (``zone`` is set
+by ODP: ``raw`` for the tables' databases, the dataset's zone for the datasets' databases; ``sensitivity`` per
+database is set here).
 
 :func:`access_issues` checks the file against the tables and datasets (every issue names the
 principal and the item); :func:`plan_grants` turns it into a typed :class:`AccessPlan` (the
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from odp.config.datasets import DatasetConfig
 from odp.config.models import ColumnName, GlueName, ResourceName, TableConfig, TableType, _Strict
@@ -45,6 +46,16 @@ ROLE_ARN = r"^arn:aws[a-z-]*:iam::\d{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$"
 # Lake Formation's principal id of an IAM Identity Center group.
 GROUP_ARN = r"^arn:aws[a-z-]*:identitystore:::group/[A-Za-z0-9-]{1,47}$"
 ROLE_NAME = r"^[A-Za-z0-9+=,.@_-]{1,64}$"
+# Why a group_arn consumer is refused, and what to use instead. A group principal needs Lake Formation's IAM Identity
+# Center integration (lakeformation:CreateLakeFormationIdentityCenterConfiguration) and a BI workgroup with trusted
+# identity propagation (IdentityCenterConfiguration); ODP's stack sets up neither, so a group's grants would deploy and
+# never apply to anyone's query.
+GROUP_CONSUMERS_UNSUPPORTED = (
+    "IAM Identity Center group consumers are not supported yet: nothing sets up Lake Formation's Identity Center "
+    "integration and the BI workgroup has no trusted identity propagation, so the group's grants would reach no query. "
+    "Use role_name or role_arn instead (e.g. the IAM role of the group's permission set, "
+    "AWSReservedSSO_<permission set>_<id>)"
+)
 TagValue = Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]{1,50}$")]
 
 
@@ -112,12 +123,23 @@ class Consumer(_Strict):
         default=None, description="An IAM role by ARN (one account: restrict with environments)."
     )
     group_arn: Annotated[str, StringConstraints(pattern=GROUP_ARN)] | None = Field(
-        default=None, description="An IAM Identity Center group: arn:aws:identitystore:::group/<group id>."
+        default=None,
+        description=(
+            "An IAM Identity Center group: arn:aws:identitystore:::group/<group id>. Not supported yet: "
+            "validate refuses it (use role_name or role_arn)."
+        ),
     )
     environments: list[ResourceName] | None = Field(
         default=None, description="Environments where the grants apply; default: every environment."
     )
     read: list[ReadGrant] = Field(min_length=1, description="What this principal may read (SELECT, DESCRIBE).")
+
+    @field_validator("group_arn")
+    @classmethod
+    def _groups_not_yet(cls, value: str | None) -> str | None:
+        if value is not None:
+            raise ValueError(GROUP_CONSUMERS_UNSUPPORTED)
+        return value
 
     @model_validator(mode="after")
     def _one_principal(self) -> Consumer:

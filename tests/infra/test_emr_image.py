@@ -14,6 +14,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import pytest
+from aws_cdk import RemovalPolicy
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 
@@ -172,7 +174,7 @@ def test_the_staged_image_installs_the_pins_of_the_glue_jobs(emr_stage) -> None:
     assert (staged / GLUE_EXTENSIONS_JAR).is_file()
 
 
-def _image(tmp_path) -> tuple[Any, Template, EmrImage]:
+def _image(tmp_path, removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> tuple[Any, Template, EmrImage]:
     app, stack = bare_stack(tmp_path / "out")
     key = kms.Key(stack, "Key", enable_key_rotation=True)
     image = EmrImage(
@@ -183,6 +185,7 @@ def _image(tmp_path) -> tuple[Any, Template, EmrImage]:
             artifacts=_glue_artifacts(tmp_path / "glue", "\n".join(PYTHON_DEPENDENCIES) + "\n"),
             release_label=RELEASE_LABEL,
             key=key,
+            removal_policy=removal_policy,
         ),
     )
     image.allow_pulls(APPLICATION_ARN)
@@ -212,6 +215,7 @@ def test_emr_image_on_a_bare_stack(tmp_path) -> None:
     )
     template.resource_count_is("Custom::CDKECRDeployment", 1)
     template.resource_count_is("Custom::AWS", 1)
+    template.resource_count_is("Custom::OdpImageTag", 1)
     assert_nag_clean(app)
 
 
@@ -241,3 +245,53 @@ def test_the_copy_role_reads_the_asset_repository_and_writes_only_odps(tmp_path)
 def _repository(template: Template) -> str:
     (logical,) = template.find_resources("AWS::ECR::Repository")
     return logical
+
+
+@pytest.mark.parametrize(
+    ("removal_policy", "deletion_policy"),
+    [(RemovalPolicy.DESTROY, "Delete"), (RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE, "RetainExceptOnCreate")],
+)
+def test_a_repository_that_can_be_deleted_is_emptied_first(tmp_path, removal_policy, deletion_policy) -> None:
+    """dev (destroy): a teardown deletes the repository with its images (ECR refuses to delete a repository that
+    holds images). retain: only the rollback of the create that made it deletes it, and it holds that create's copy."""
+    _, template, _ = _image(tmp_path, removal_policy)
+    template.has_resource(
+        "AWS::ECR::Repository",
+        {"Properties": Match.object_like({"EmptyOnDelete": True}), "DeletionPolicy": deletion_policy},
+    )
+
+
+def test_the_copy_function_is_sized_for_a_multi_gigabyte_image(tmp_path) -> None:
+    _, template, _ = _image(tmp_path)
+    functions = template.find_resources("AWS::Lambda::Function", {"Properties": {"Handler": "bootstrap"}})
+    assert [f["Properties"]["MemorySize"] for f in functions.values()] == [
+        2048
+    ]  # a whole vCPU from 1,769 MB; the construct gives 512
+    assert [f["Properties"]["Timeout"] for f in functions.values()] == [900]  # Lambda's maximum
+
+
+def test_each_tag_has_its_own_copy_and_is_deleted_with_it(tmp_path) -> None:
+    """A rollback re-sends an updated resource its old properties, and ECR refuses to push an existing immutable tag
+    again: the copy is one resource per tag (never updated), and the tag is deleted before its copy leaves the stack
+    (the rollback of the deploy that made it, or the cleanup after the next one), so a retry can push it again."""
+    _, template, image = _image(tmp_path)
+    tag = image.asset.image_tag
+    ((copy_id, copy),) = template.find_resources("Custom::CDKECRDeployment").items()
+    assert copy_id.startswith(f"ImageCopy{tag[:16]}")
+    assert copy["Properties"]["DestImage"]["Fn::Join"][1][-1].endswith(f":{tag}")
+    ((_, forget),) = template.find_resources("Custom::OdpImageTag").items()
+    assert copy_id in forget["DependsOn"]  # created after the copy, deleted before it
+    image_ids = [{"imageTag": tag}]
+    delete = json.loads(_joined(forget["Properties"]["Delete"]))
+    assert (delete["service"], delete["action"]) == ("ECR", "batchDeleteImage")
+    assert delete["parameters"]["imageIds"] == image_ids
+    create = json.loads(_joined(forget["Properties"]["Create"]))
+    assert (create["action"], create["parameters"]["imageIds"]) == ("describeImages", image_ids)
+
+
+def _joined(value: Any) -> str:
+    """A Create/Delete property: a string, or an Fn::Join with the repository's Ref rendered as ${Ref}."""
+    if isinstance(value, str):
+        return value
+    separator, parts = value["Fn::Join"]
+    return separator.join(p if isinstance(p, str) else "${" + str(p.get("Ref")) + "}" for p in parts)

@@ -248,7 +248,7 @@ def test_odps_repository_is_kms_encrypted_scanned_and_immutable(template) -> Non
     assert template["Resources"][key]["Properties"]["EnableKeyRotation"] is True
     assert props["ImageScanningConfiguration"] == {"ScanOnPush": True}
     assert props["ImageTagMutability"] == "IMMUTABLE"
-    assert resource["DeletionPolicy"] == "Retain"
+    assert resource["DeletionPolicy"] == "RetainExceptOnCreate"  # kept, but not by a rolled-back create (decision 028)
 
 
 def test_job_runs_use_python_3_11_on_the_driver_and_the_executors() -> None:

@@ -35,7 +35,7 @@ from tests.support.synth import cfn_lint_problems
 
 ANALYST = f"arn:aws:iam::{ACCOUNT}:role/odp-analyst"
 AUDITOR = f"arn:aws:iam::{ACCOUNT}:role/odp-auditor"
-BI_GROUP = "arn:aws:identitystore:::group/1234abcd-5678"
+BI_ROLE = f"arn:aws:iam::{ACCOUNT}:role/odp-bi"
 
 
 def _of_type(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
@@ -84,7 +84,7 @@ def test_a_consumer_gets_no_table_the_file_does_not_name(lake_formation_template
         for r in _of_type(lake_formation_template, "AWS::LakeFormation::PrincipalPermissions").values()
         if isinstance(r["Properties"]["Principal"]["DataLakePrincipalIdentifier"], str)
     }
-    assert principals == {AUDITOR, BI_GROUP}
+    assert principals == {AUDITOR, BI_ROLE}
 
 
 def test_an_excluded_column_is_excluded(lf_config) -> None:
@@ -229,7 +229,7 @@ def test_database_and_tag_grants(lake_formation_template) -> None:
     auditor = {next(iter(g["Resource"])): g for g in _grants(lake_formation_template, AUDITOR)}
     assert auditor["Database"]["Permissions"] == ["DESCRIBE"]
     assert auditor["Table"]["Resource"]["Table"]["TableWildcard"] == {}
-    (bi,) = _grants(lake_formation_template, BI_GROUP)
+    (bi,) = _grants(lake_formation_template, BI_ROLE)
     assert bi["Resource"]["LFTagPolicy"]["Expression"] == [
         {"TagKey": "zone", "TagValues": ["purpose_built"]},
         {"TagKey": "sensitivity", "TagValues": ["public"]},

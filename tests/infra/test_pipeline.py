@@ -166,3 +166,43 @@ def test_config_loader_may_run_the_canary_on_exactly_the_canarys_jobs(synthesize
             assert f":job/odp-{env}-file-processor-{cadence}" in resources
         assert f":job/odp-{env}-dataset-job" in resources
         assert len(glue[0]["Resource"]) == len(config.cadences.cadences) + 1
+
+
+def _deploy_role(account: str, region: str) -> str:
+    return f"arn:aws:iam::{account}:role/cdk-hnb659fds-deploy-role-{account}-{region}"
+
+
+def test_each_stage_first_deletes_a_stack_a_failed_create_left(synthesized, config) -> None:
+    """RecoverFailedCreate (docs/decisions/028): before the stage's stacks (after prod's approval), one command per
+    stack of the stage in its region, as the target's CDK deploy role; its own role may only assume those roles."""
+    for env, template in synthesized.pipelines.items():
+        settings = config.environments.environments[env]
+        stacks = [(f"{env.title()}-ReplicaKey", settings.dr_region)] if settings.dr_region else []
+        stacks.append((f"{env.title()}-DataLake", settings.region))
+        roles = sorted({_deploy_role(settings.account, region) for _, region in stacks})
+        resources = template["Resources"]
+        (stage,) = [s for s in _pipeline(template)["Stages"] if s["Name"] == env.title()]
+        actions = {a["Name"]: a for a in stage["Actions"]}
+        recovery = actions["RecoverFailedCreate"]
+        deploys = [a["RunOrder"] for a in stage["Actions"] if a["ActionTypeId"]["Provider"] == "CloudFormation"]
+        assert recovery["RunOrder"] < min(deploys)
+        if settings.manual_approval:
+            assert actions[f"Approve-{env}"]["RunOrder"] < recovery["RunOrder"]
+        project = resources[recovery["Configuration"]["ProjectName"]["Ref"]]["Properties"]
+        commands = json.loads(project["Source"]["BuildSpec"])["phases"]["build"]["commands"]
+        assert commands == [
+            f"python -m odp.operations.stack_recovery --stack {stack} --region {region} "
+            f"--role-arn {_deploy_role(settings.account, region)}"
+            for stack, region in stacks
+        ]
+        role = project["ServiceRole"]["Fn::GetAtt"][0]
+        statements = [
+            s
+            for policy in resources.values()
+            if policy["Type"] == "AWS::IAM::Policy" and {"Ref": role} in policy["Properties"]["Roles"]
+            for s in policy["Properties"]["PolicyDocument"]["Statement"]
+        ]
+        assumed = [s for s in statements if s["Action"] == "sts:AssumeRole"]
+        assert [s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]] for s in assumed] == [roles]
+        acts = {a for s in statements for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])}
+        assert not {a for a in acts if a.startswith(("cloudformation:", "iam:"))}  # only through the session policy

@@ -76,7 +76,8 @@ def test_staging_sends_events_to_eventbridge_and_expires_landed_files(synthesize
 def test_data_is_retained_where_config_says_retain(synthesized, config) -> None:
     for env, settings in config.environments.environments.items():
         template = synthesized.data_lakes[env]
-        expected = "Retain" if settings.removal_policy == "retain" else "Delete"
+        # retain: RetainExceptOnCreate, kept unless the create that made it rolls back (docs/decisions/028)
+        expected = "RetainExceptOnCreate" if settings.removal_policy == "retain" else "Delete"
         for kind in ("AWS::S3::Bucket", "AWS::KMS::Key", "AWS::DynamoDB::GlobalTable"):
             policies = {r.get("DeletionPolicy") for r in synthesized.resources(template, kind).values()}
             assert policies == {expected}, (env, kind)

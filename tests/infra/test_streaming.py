@@ -29,7 +29,7 @@ def test_one_kms_encrypted_on_demand_stream_per_configured_stream(template: Temp
             "RetentionPeriodHours": 24,
         },
     )
-    template.has_resource("AWS::Kinesis::Stream", {"DeletionPolicy": "Retain"})
+    template.has_resource("AWS::Kinesis::Stream", {"DeletionPolicy": "RetainExceptOnCreate"})  # decisions/028
 
 
 def test_the_streaming_job_is_gluestreaming_5_1_with_the_contract_and_the_batch_packaging(template: Template) -> None:

@@ -68,7 +68,7 @@ CONFIG: dict[str, Any] = {
             },
             "auditors": {"role_arn": f"arn:aws:iam::{ACCOUNT}:role/odp-auditor", "read": [{"database": "shop_raw"}]},
             "bi": {
-                "group_arn": "arn:aws:identitystore:::group/1234abcd-5678",
+                "role_name": "odp-bi",
                 "read": [{"tags": {"zone": ["purpose_built"], "sensitivity": ["public"]}}],
             },
         },

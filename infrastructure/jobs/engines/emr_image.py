@@ -14,7 +14,9 @@ Python 3.9, are installed from PyPI at the pins of ``requirements.txt`` (the Doc
   bootstrap repository, whose policy is the bootstrap's, not ODP's).
 - **repository** ``odp-<env>-emr-spark``: KMS-encrypted with the given key, scan on push, immutable tags, a
   lifecycle rule keeping the newest ``keep_images``; the image is copied there under the asset's hash by
-  ``cdk-ecr-deployment`` (a custom resource whose role reads the bootstrap repository and writes this one only).
+  ``cdk-ecr-deployment`` (a custom resource whose role reads the bootstrap repository and writes this one only), one
+  copy per tag, and the tag deleted when its copy leaves the stack (``Custom::OdpImageTag``), so a rolled-back deploy
+  can be retried (docs/decisions/028).
 - **pull permission** (:meth:`EmrImage.allow_pulls`): the repository policy EMR Serverless needs (AWS's "Customizing
   an EMR Serverless image"): ``emr-serverless.amazonaws.com`` may ``ecr:BatchGetImage``, ``ecr:DescribeImages`` and
   ``ecr:GetDownloadUrlForLayer`` only from the application (``aws:SourceArn``). The policy names the application
@@ -52,6 +54,13 @@ SERVICE = "emr-serverless.amazonaws.com"
 # What EMR Serverless does with a custom image (AWS's "Customizing an EMR Serverless image": repository policy).
 PULL_ACTIONS = ("ecr:BatchGetImage", "ecr:DescribeImages", "ecr:GetDownloadUrlForLayer")
 _READ_ACTIONS = ("ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer")
+# The copy function's memory. It streams each layer of a multi-GB image from the asset repository into ODP's, digesting
+# it on the way, inside Lambda's 15-minute maximum (the construct's fixed timeout); Lambda gives CPU in proportion to
+# memory (a whole vCPU from 1,769 MB), and the default 512 MB gets under a third of one (docs/decisions/028).
+# Changing it replaces the function (one per memory size), which sends the current copy an Update that pushes its tag
+# again and fails: change it together with the image.
+COPY_MEMORY_MB = 2048
+TAG_ID_CHARS = 16  # of the image tag (the asset hash) in the copy's construct id
 _WRITE_ACTIONS = (
     "ecr:DescribeImages",
     "ecr:InitiateLayerUpload",
@@ -97,7 +106,7 @@ class EmrImageProps:
         release_label: the EMR release whose image is the base (``emr-7.12.0``).
         key: the KMS key encrypting the repository.
         keep_images: images the lifecycle rule keeps (the newest; default 5). The application's image is the
-            newest copy, older ones serve a rollback.
+            newest copy; a tag is deleted when its copy leaves the stack, so the rule bounds what a failed cleanup left.
         removal_policy: of the repository (kept by default).
     """
 
@@ -139,7 +148,12 @@ class EmrImage(Construct):
             image_tag_mutability=ecr.TagMutability.IMMUTABLE,
             lifecycle_rules=[ecr.LifecycleRule(max_image_count=props.keep_images, tag_status=ecr.TagStatus.ANY)],
             removal_policy=props.removal_policy,
+            empty_on_delete=props.removal_policy == RemovalPolicy.DESTROY,  # dev's teardown deletes its images too
         )
+        if props.removal_policy == RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE:
+            # Deleted only by the rollback of the create that made it (its one image is that create's copy): emptied
+            # first, or the rollback fails and blocks the retry (docs/decisions/028). CDK allows the prop with DESTROY.
+            self.repository.node.default_child.empty_on_delete = True
         # No KMS permission for the copy or for EMR Serverless: ECR encrypts and decrypts through the grant it adds
         # to the key when it creates the repository (AWS's "Encryption at rest" for ECR).
         self.image_uri = self.repository.repository_uri_for_tag(self.asset.image_tag)
@@ -160,13 +174,19 @@ class EmrImage(Construct):
             iam.PolicyStatement(actions=[*_READ_ACTIONS, *_WRITE_ACTIONS], resources=[self.repository.repository_arn])
         )
         # The construct adds ecr:* and s3:GetObject on "*" to its role; an immutable view keeps only the above.
+        # One copy per image tag (its id carries the tag), so CloudFormation never sends a copy an Update (a rollback
+        # re-sends the old properties), and a tag lives only as long as its copy: ECR refuses to push an existing
+        # immutable tag again, even the same image, and the copy function pushes without looking (docs/decisions/028).
+        suffix = self.asset.image_tag[:TAG_ID_CHARS]
         self.copy = ECRDeployment(
             self,
-            "Copy",
+            f"Copy{suffix}",
             src=DockerImageName(self.asset.image_uri),
             dest=DockerImageName(self.image_uri),
             role=role.without_policy_updates(),
+            memory_limit=COPY_MEMORY_MB,
         )
+        self._forget_with_its_copy(f"ForgetCopy{suffix}")
         acknowledge_many(
             role,
             {
@@ -178,6 +198,43 @@ class EmrImage(Construct):
                 ),
             },
         )
+
+    def _forget_with_its_copy(self, construct_id: str) -> None:
+        """Created after the copy, so deleted before it: when the copy leaves the stack (the rollback of the deploy
+        that made it, or the cleanup after the next image) the tag is deleted, and a retry can push it again. Its
+        create checks that the tag is there."""
+        stack = Stack.of(self)
+        name, tag = self.repository.repository_name, self.asset.image_tag
+        image = {"repositoryName": name, "imageIds": [{"imageTag": tag}]}
+        forget = cr.AwsCustomResource(
+            self,
+            construct_id,
+            resource_type="Custom::OdpImageTag",
+            on_create=cr.AwsSdkCall(
+                service="ECR",
+                action="describeImages",
+                parameters=image,
+                physical_resource_id=cr.PhysicalResourceId.of(f"{self.props.environment}-emr-spark:{tag}"),
+                output_paths=["imageDetails.0.imageDigest"],
+            ),
+            on_delete=cr.AwsSdkCall(
+                service="ECR",
+                action="batchDeleteImage",  # an absent tag is a failure entry in the answer, not an error
+                parameters=image,
+                ignore_error_codes_matching="RepositoryNotFoundException",
+            ),
+            policy=cr.AwsCustomResourcePolicy.from_statements(
+                [
+                    iam.PolicyStatement(
+                        actions=["ecr:DescribeImages", "ecr:BatchDeleteImage"],
+                        resources=[self.repository.repository_arn],
+                    )
+                ]
+            ),
+            install_latest_aws_sdk=False,
+        )
+        forget.node.add_dependency(self.copy)
+        acknowledge_custom_resource_singleton(stack)
 
     def allow_pulls(self, application_arn: str) -> cr.AwsCustomResource:
         """Set the repository policy: EMR Serverless may pull the image for ``application_arn`` only."""

@@ -22,6 +22,7 @@ from tests.support.paths import REPO_ROOT
 
 ANALYST_ROLE = "arn:aws:iam::111111111111:role/analyst"
 GROUP = "arn:aws:identitystore:::group/1234abcd-5678"
+EMEA_ROLE = "arn:aws:iam::333333333333:role/emea-analyst"
 
 
 def _files(access: object) -> dict[str, object]:
@@ -47,7 +48,7 @@ ACCESS = {
             ],
         },
         "emea": {
-            "group_arn": GROUP,
+            "role_arn": EMEA_ROLE,
             "environments": ["prod"],
             "read": [
                 {
@@ -97,7 +98,7 @@ def test_a_row_filter_becomes_a_data_cells_filter(tmp_path: Path) -> None:
     )
     assert plan.filters == (expected,)
     (grant,) = plan.grants_of("emea")
-    assert grant.principal == GROUP
+    assert grant.principal == EMEA_ROLE
     assert grant.resource == expected
     assert grant.permissions == ("SELECT",)
 
@@ -174,10 +175,23 @@ def test_bad_grants_name_the_file_the_principal_and_the_item(tmp_path: Path, gra
 
 def test_a_consumer_needs_exactly_one_principal(tmp_path: Path) -> None:
     issues = _issues(
-        tmp_path, {"consumers": {"c": {"role_name": "c", "group_arn": GROUP, "read": [{"database": "shop_raw"}]}}}
+        tmp_path,
+        {"consumers": {"c": {"role_name": "c", "role_arn": ANALYST_ROLE, "read": [{"database": "shop_raw"}]}}},
     )
     assert issues == [
-        "access.yaml: consumers.c: set exactly one of role_name, role_arn or group_arn, found ['role_name', 'group_arn']"
+        "access.yaml: consumers.c: set exactly one of role_name, role_arn or group_arn, found ['role_name', 'role_arn']"
+    ]
+
+
+def test_an_identity_center_group_consumer_is_refused_until_supported(tmp_path: Path) -> None:
+    """Nothing sets up Lake Formation's Identity Center integration or the BI workgroup's trusted identity
+    propagation: a group's grants would deploy and apply to no query, so validate refuses the consumer."""
+    issues = _issues(tmp_path, {"consumers": {"bi": {"group_arn": GROUP, "read": [{"database": "shop_raw"}]}}})
+    assert issues == [
+        "access.yaml: consumers.bi.group_arn: IAM Identity Center group consumers are not supported yet: nothing "
+        "sets up Lake Formation's Identity Center integration and the BI workgroup has no trusted identity "
+        "propagation, so the group's grants would reach no query. Use role_name or role_arn instead (e.g. the IAM "
+        "role of the group's permission set, AWSReservedSSO_<permission set>_<id>)"
     ]
 
 
