@@ -79,6 +79,15 @@ def datasets_state_machine_name(environment: str) -> str:
 
 
 TOMBSTONE_FOLDER = "_odp_tombstones"  # beside the tables of a database; target names starting _odp are reserved
+# Each job kind's canary table (etl/jobs/canary_table.py), beside the tables of a database its role syncs into: its
+# files and catalog entries (``<name>``, ``<name>_ro``, ``<name>_rt``) are the only ones a job role may delete.
+CANARY_TABLE_PREFIX = "_odp_canary_"
+
+
+def canary_table_name(job_kind: str) -> str:
+    """A job kind's canary table: ``_odp_canary_<job kind>`` (``_odp`` names are reserved: no configured table or
+    dataset takes one)."""
+    return f"{CANARY_TABLE_PREFIX}{job_kind}"
 
 
 def table_base_path(raw_root: str, database: str, target_table: str) -> str:
