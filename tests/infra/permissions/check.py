@@ -309,9 +309,11 @@ def without_action(resolver: Resolver, principal: str, action: str) -> dict[str,
     changed = copy.deepcopy(dict(resolver.template))
     removed = 0
     for resource in changed["Resources"].values():
-        if resource["Type"] != "AWS::IAM::Policy":
+        # a role's inline DefaultPolicy, and the OverflowPolicy<n> managed policies CDK moves statements into when it
+        # grows past what an inline policy holds
+        if resource["Type"] not in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
             continue
-        if not any(r.get("Ref") in roles for r in resource["Properties"]["Roles"]):
+        if not any(r.get("Ref") in roles for r in resource["Properties"].get("Roles", [])):
             continue
         statements = []
         for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
