@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from odp.config.datasets import DatasetConfig, of_engine
+from odp.config.items import TABLE_CONFIG_CADENCE_INDEX
 from odp.config.models import EngineName, TableConfig, TableType
 from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB
 from odp.contracts.streaming import StreamingJobArgs
-from odp.naming import canary_table_name
+from odp.naming import TrackerTableNames, canary_table_name
 from odp.tracker.dataset_history import dataset_job_name
 from sandbox.aws_calls import BATCH_MANAGER, DATASET_JOB, FILE_MANAGER, FILE_PROCESSOR_JOB, STREAMING_JOB, AwsCall
 from tests.infra.permissions.template import (
@@ -680,11 +681,35 @@ def _canary_table(
     return found
 
 
-def raw_canary_requirements(resolver: Resolver, tables: Iterable[TableConfig]) -> list[Requirement]:
-    """The File Processor's canary table in the database of any active table (it picks its cadence's first), and the
-    streaming job's in any streamed table's database (it picks the first): MERGE_ON_READ, in the raw bucket."""
-    tables = list(tables)
+def _canary_reads(resolver: Resolver) -> list[Requirement]:
+    """The File Processor's harmless mode reads before its canary table: DescribeTable of every tracker table
+    (etl/jobs/canary.py), then its cadence's active table ids (table_config's ``active_by_cadence`` index) and the
+    first one's item (etl/jobs/canary_table.py ``file_processor_canary``)."""
+    d = resolver.deployment
+    reason = "the File Processor's harmless mode (etl/jobs/canary.py, canary_table.py; derived, not recorded)"
+    via = ("kms:ViaService", f"dynamodb.{d.region}.amazonaws.com")
+    names = TrackerTableNames.for_environment(d.environment)
     found: list[Requirement] = []
+    for name in names.as_dict().values():
+        logical = find_by_name(resolver, "AWS::DynamoDB::GlobalTable", name)
+        arn = resolver.get_att(logical, "Arn")
+        found.append(Requirement(FILE_PROCESSOR_JOB, "dynamodb:DescribeTable", arn, reason=reason))
+        if name == names.table_config:
+            index = f"{arn}/index/{TABLE_CONFIG_CADENCE_INDEX}"
+            found.append(Requirement(FILE_PROCESSOR_JOB, "dynamodb:Query", index, reason=reason))
+            found.append(Requirement(FILE_PROCESSOR_JOB, "dynamodb:GetItem", arn, reason=reason))
+            key = encryption_key_arn(resolver, logical)
+            if key is not None:
+                found.append(Requirement(FILE_PROCESSOR_JOB, "kms:Decrypt", key, (SECURE_TRANSPORT, via), reason))
+    return found
+
+
+def raw_canary_requirements(resolver: Resolver, tables: Iterable[TableConfig]) -> list[Requirement]:
+    """The File Processor's harmless-mode reads (:func:`_canary_reads`) and its canary table in the database of any
+    active table (it picks its cadence's first), and the streaming job's in any streamed table's database (it picks
+    the first): MERGE_ON_READ, in the raw bucket."""
+    tables = list(tables)
+    found: list[Requirement] = _canary_reads(resolver)
     for principal, chosen in (
         (FILE_PROCESSOR_JOB, [t for t in tables if t.is_active and t.stream is None]),
         (STREAMING_JOB, [t for t in tables if t.stream is not None]),
