@@ -26,7 +26,9 @@ from etl.jobs.canary_table import (
     run_raw_canary,
 )
 from etl.raw_table.batch import WriteSettings
-from odp.config.models import TableType
+from odp.config.datasets import Zone
+from odp.config.models import EngineName, TableType
+from odp.contracts.datasets import DatasetJobArgs, LakeRoots
 from tests.support.lake import Lake, table_config
 from tests.support.paths import AWS_REGION
 
@@ -149,3 +151,43 @@ def test_an_engine_error_is_described_by_its_first_line_and_root_cause() -> None
         "(Caused by: java.lang.ClassNotFoundException: odp.hudi.DecodingPartitionValueExtractor)"
     )
     assert canary_table.describe(KeyError("x")) == "KeyError: 'x'"
+
+
+def test_the_dataset_canary_goes_to_the_first_dataset_of_the_runs_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An EMR Serverless run's role syncs only the databases of the datasets on EMR Serverless: its canary goes there."""
+    base = canary_table.dataset_canary_config("dataset_job", Zone.CONFORMED, "unused")
+    datasets = [
+        base.model_copy(update={"name": "a", "database": "a_conformed"}),
+        base.model_copy(
+            update={
+                "name": "b",
+                "database": "b_purpose_built",
+                "zone": Zone.PURPOSE_BUILT,
+                "engine": EngineName.EMR_SERVERLESS,
+            }
+        ),
+    ]
+    written: list[tuple[str, str, str]] = []
+
+    def record(spark_: Any, table: Any, dataset: Any, save: Any, catalog: Any, *, catalog_sync: bool) -> list[str]:
+        written.append((table.catalog_name, table.base_path, dataset.zone.value))
+        return []
+
+    monkeypatch.setattr(canary_table, "run_dataset_canary", record)
+    roots = LakeRoots("file:///r", "file:///c", "file:///p")
+    for engine in ("any", "emr_serverless", "glue"):
+        args = DatasetJobArgs(roots, "odp-dev-table-config", "odp-dev-dataset-config", engine=engine)
+        canary_table.dataset_canary(None, args, datasets, glue=lambda: None)
+    assert written == [
+        ("a_conformed._odp_canary_dataset_job", "file:///c/a_conformed/_odp_canary_dataset_job", "conformed"),
+        (
+            "b_purpose_built._odp_canary_dataset_job",
+            "file:///p/b_purpose_built/_odp_canary_dataset_job",
+            "purpose_built",
+        ),
+        ("a_conformed._odp_canary_dataset_job", "file:///c/a_conformed/_odp_canary_dataset_job", "conformed"),
+    ]
+    only_glue = DatasetJobArgs(roots, "t", "d", engine="emr_serverless")
+    assert canary_table.dataset_canary(None, only_glue, datasets[:1], glue=lambda: None) == [
+        "canary table skipped: no dataset runs on emr_serverless"
+    ]
