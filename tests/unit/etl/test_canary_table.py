@@ -191,3 +191,65 @@ def test_the_dataset_canary_goes_to_the_first_dataset_of_the_runs_engine(monkeyp
     assert canary_table.dataset_canary(None, only_glue, datasets[:1], glue=lambda: None) == [
         "canary table skipped: no dataset runs on emr_serverless"
     ]
+
+
+class _NoSpark:
+    """What the harmless mode asks of a session before its canary table (``range(1).count()``)."""
+
+    def range(self, count: int) -> _NoSpark:
+        return self
+
+    def count(self) -> int:
+        return 1
+
+
+def _in_database(config: Any, database: str) -> Any:
+    return config.model_copy(update={"database": database})
+
+
+def test_the_streaming_jobs_harmless_mode_writes_its_canary_as_a_micro_batch_writes(
+    lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The streaming job's canary table: the first database of its streamed tables, the raw tables' writer with the
+    streaming job's fault area and the Glue profile its micro-batches write with (etl/jobs/streaming_job.py)."""
+    from etl.hudi.options import HudiProfile
+    from etl.jobs import streaming_job
+    from odp.contracts.streaming import StreamingJobArgs
+
+    orders = lake.configure(_in_database(table_config("orders"), "shop_raw"))
+    customers = lake.configure(_in_database(table_config("customers"), "crm_raw"))
+    session = boto3.session.Session(region_name=AWS_REGION)
+    kinesis = session.client("kinesis")
+    kinesis.create_stream(StreamName="s", ShardCount=1)
+    arn = kinesis.describe_stream_summary(StreamName="s")["StreamDescriptionSummary"]["StreamARN"]
+    for database in ("shop_raw", "crm_raw"):
+        session.client("glue").create_database(DatabaseInput={"Name": database})
+    args = StreamingJobArgs.from_arguments(
+        {
+            "odp_environment": "test",
+            "odp_stream": "s",
+            "odp_stream_arn": arn,
+            "odp_table_ids": f'["{orders.table_id}", "{customers.table_id}"]',
+            "odp_raw_root": "s3://raw",
+            "odp_error_root": "s3://a/streaming/errors",
+            "odp_checkpoint_location": "s3://a/streaming/s/checkpoint/",
+            "odp_table_config": lake.names.table_config,
+            "odp_ledger_tracker": lake.names.processing_tracker,
+            "odp_ledger_history": lake.names.processing_tracker_history,
+            "odp_canary": "true",
+        }
+    )
+    written: list[tuple[Any, WriteSettings]] = []
+
+    def record(spark_: Any, table: Any, settings: WriteSettings, catalog: Any) -> list[str]:
+        written.append((table, settings))
+        return []
+
+    monkeypatch.setattr(canary_table, "run_raw_canary", record)
+    assert streaming_job.run_canary(_NoSpark(), args, clients=session) == 0
+    ((table, settings),) = written
+    assert (table.catalog_name, table.base_path) == (
+        "crm_raw._odp_canary_streaming_job",
+        "s3://raw/crm_raw/_odp_canary_streaming_job",
+    )
+    assert (settings.job, settings.profile.profile, settings.catalog_sync) == ("streaming", HudiProfile.GLUE, True)
