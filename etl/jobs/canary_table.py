@@ -1,8 +1,9 @@
 """The canary table: what a job's harmless mode (the post-deploy canary) writes on its engine, through the write path
 its real tables take, before any real table does.
 
-Each job kind writes a tiny table of its own, ``_odp_canary_<job kind>`` (``_odp`` names are reserved for ODP: no
-configured table or dataset can take it), in a database its role already syncs into, under its own zone:
+Each job writes a tiny table of its own, ``_odp_canary_<job kind>_<unit>`` (:func:`odp.naming.canary_table_name`: the
+unit is what runs it, so the runs the canary starts together never share a table; ``_odp`` names are reserved for
+ODP: no configured table or dataset can take it), in a database its role already syncs into, under its own zone:
 
 1. **leftovers**: the data and catalog entries a killed canary left are removed first;
 2. **write**: two commits through the job's own writer under ``commit_once`` (a raw table: :class:`RawTableWriter`,
@@ -21,7 +22,6 @@ the canary (``python -m odp canary``) names the run. Why this shape: docs/decisi
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -45,8 +45,6 @@ from odp.contracts.datasets import DatasetJobArgs
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.contracts.streaming import StreamingJobArgs
 from odp.naming import canary_table_name, table_base_path, tombstone_path
-
-logger = logging.getLogger(__name__)
 
 CANARY_SOURCE = "odp"
 CANARY_SCHEMA = "canary"
@@ -100,10 +98,10 @@ class CanaryTable:
         return f"{self.database}.{self.name}"
 
 
-def raw_canary_table(job: str, raw_root: str, database: str) -> CanaryTable:
+def raw_canary_table(job: str, raw_root: str, database: str, unit: str = "") -> CanaryTable:
     """Pure: a raw-table writer's canary table (the File Processor, the streaming job): ``<raw_root>/<database>/
-    _odp_canary_<job>``, beside the database's tables."""
-    name = canary_table_name(job)
+    _odp_canary_<job>_<unit>``, beside the database's tables."""
+    name = canary_table_name(job, unit)
     return CanaryTable(job, database, name, table_base_path(raw_root, database, name))
 
 
@@ -127,11 +125,11 @@ def raw_canary_config(table: CanaryTable, cadence: str = "canary") -> TableConfi
     )
 
 
-def dataset_canary_config(job: str, zone: Zone, database: str) -> DatasetConfig:
+def dataset_canary_config(job: str, zone: Zone, database: str, unit: str = "") -> DatasetConfig:
     """Pure: the dataset job's canary table as a dataset of ``zone`` in ``database``: keyed by ``id``, partitioned by
     ``region``, COPY_ON_WRITE, no source (its rows are the canary's, not a query's)."""
     return DatasetConfig(
-        name=canary_table_name(job),
+        name=canary_table_name(job, unit),
         zone=zone,
         database=database,
         sources=(),
@@ -383,7 +381,7 @@ SKIPPED = "canary table skipped"
 
 
 def file_processor_canary(
-    spark: SparkSession, args: FileProcessorJobArgs, *, table_config: Any, glue: Callable[[], Any]
+    spark: SparkSession, args: FileProcessorJobArgs, *, engine: str, table_config: Any, glue: Callable[[], Any]
 ) -> list[str]:
     """The File Processor's canary table, in the database of the first active
     table of its cadence (by id, from table_config's ``active_by_cadence`` index: a database its role syncs into), with
@@ -399,7 +397,8 @@ def file_processor_canary(
     ids = sorted(store.active_ids(args.cadence))
     if not ids:
         return [f"{SKIPPED}: cadence {args.cadence} has no active table, so no database to write it in"]
-    table = raw_canary_table("file_processor", args.raw_root, store.get(ids[0]).database)
+    unit = f"{args.cadence}_{engine}"  # a cadence on EMR Serverless also has its Glue job: both are canaried
+    table = raw_canary_table("file_processor", args.raw_root, store.get(ids[0]).database, unit)
     settings = WriteSettings(job_write_profile(spark, args), args.catalog_sync, args.raw_root)
     return run_raw_canary(spark, table, settings, job_catalog(spark, catalog_sync=args.catalog_sync, glue=glue))
 
@@ -420,13 +419,18 @@ def streaming_canary(
     """
     if not tables:
         return [f"{SKIPPED}: the stream has no table"]
-    table = raw_canary_table("streaming_job", args.raw_root, min(t.database for t in tables))
+    table = raw_canary_table("streaming_job", args.raw_root, min(t.database for t in tables), args.stream)
     settings = WriteSettings(profile, args.catalog_sync, args.raw_root, job="streaming")
     return run_raw_canary(spark, table, settings, job_catalog(spark, catalog_sync=args.catalog_sync, glue=glue))
 
 
 def dataset_canary(
-    spark: SparkSession, args: DatasetJobArgs, datasets: Sequence[DatasetConfig], *, glue: Callable[[], Any]
+    spark: SparkSession,
+    args: DatasetJobArgs,
+    datasets: Sequence[DatasetConfig],
+    *,
+    engine: str,
+    glue: Callable[[], Any],
 ) -> list[str]:
     """The dataset job's canary table, in the zone and database of the first dataset
     (by database, then name) of the run's engine (``--odp_engine``: an EMR Serverless run's role syncs only the
@@ -442,7 +446,7 @@ def dataset_canary(
     if not chosen:
         return [f"{SKIPPED}: no dataset runs on {args.engine}"]
     first = min(chosen, key=lambda d: (d.database, d.name))
-    dataset = dataset_canary_config("dataset_job", first.zone, first.database)
+    dataset = dataset_canary_config("dataset_job", first.zone, first.database, engine)  # Glue's and EMR's run together
     table = CanaryTable("dataset_job", dataset.database, dataset.name, args.roots.dataset_path(dataset))
     refresher = DatasetRefresher(
         spark, args.roots, {}, {}, catalog_sync=args.catalog_sync, profile=WriteProfile(HudiProfile(args.hudi_profile))

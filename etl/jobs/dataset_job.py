@@ -53,16 +53,19 @@ def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
     config = read_config(args)
     spark = engine.spark_session("odp-dataset-job")
     if args.canary:
-        return run_canary_checks(spark, args, config)
+        return run_canary_checks(spark, args, config, engine=engine.name)
     leases = dataset_leases(args, run_owner(), engine.job_run(argv_list))
     outcome = run_datasets(spark, config, args, record=recorder(args), leases=leases)
     return 1 if outcome.failed else 0
 
 
-def run_canary_checks(spark: Any, args: DatasetJobArgs, config: Any, *, clients: Any = None) -> int:
+def run_canary_checks(
+    spark: Any, args: DatasetJobArgs, config: Any, *, engine: str = "local", clients: Any = None
+) -> int:
     """Harmless mode: the session runs, every service the job needs answers, then the canary table is written by the
     job's own save, synced, read back and removed (:func:`etl.jobs.canary_table.dataset_canary`); each line logged; 0.
 
+    ``engine``: the engine's name (in the canary table's name: the Glue and the EMR Serverless runs start together);
     ``clients``: a boto3 Session-like object (``client(name)``); default boto3's.
 
     Raises:
@@ -79,7 +82,7 @@ def run_canary_checks(spark: Any, args: DatasetJobArgs, config: Any, *, clients:
     lines = dataset_checks(
         args, databases, dynamodb=session.client("dynamodb"), glue=session.client("glue"), sns=session.client("sns")
     )
-    lines += dataset_canary(spark, args, config.datasets, glue=lambda: session.client("glue"))
+    lines += dataset_canary(spark, args, config.datasets, engine=engine, glue=lambda: session.client("glue"))
     for line in lines:
         logger.info("canary: %s", line)
     return 0

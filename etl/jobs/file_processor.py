@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
     args = parse_arguments(argv, engine)
     spark = engine.spark_session("odp-file-processor")
     if not args.table_ids:
-        return run_canary(spark, args)
+        return run_canary(spark, args, engine=engine.name)
     outcome = run_file_processor(spark, args, job_run=engine.job_run(argv))
     for result in outcome.tables:
         logger.info(
@@ -58,11 +58,12 @@ def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
     return 1 if outcome.failed else 0
 
 
-def run_canary(spark: Any, args: FileProcessorJobArgs, *, clients: Any = None) -> int:
+def run_canary(spark: Any, args: FileProcessorJobArgs, *, engine: str = "local", clients: Any = None) -> int:
     """Harmless mode: the session runs, every tracker table answers, then the canary table is written, compacted,
     synced, read back and removed (:func:`etl.jobs.canary_table.file_processor_canary`); each line logged; 0.
 
-    ``clients``: a boto3 Session-like object (``client(name)``, ``resource(name)``); default boto3's.
+    ``engine``: the engine's name (the canary table's name has the cadence and the engine); ``clients``: a boto3
+    Session-like object (``client(name)``, ``resource(name)``); default boto3's.
 
     Raises:
         etl.jobs.canary_table.CanaryStepError: a step of the canary table failed (named).
@@ -75,7 +76,9 @@ def run_canary(spark: Any, args: FileProcessorJobArgs, *, clients: Any = None) -
     spark.range(1).count()  # the session really runs
     lines = file_processor_checks(args, session.client("dynamodb"))
     table_config = session.resource("dynamodb").Table(args.tracker_tables.table_config)
-    lines += file_processor_canary(spark, args, table_config=table_config, glue=lambda: session.client("glue"))
+    lines += file_processor_canary(
+        spark, args, engine=engine, table_config=table_config, glue=lambda: session.client("glue")
+    )
     for line in lines:
         logger.info("canary: %s", line)
     return 0

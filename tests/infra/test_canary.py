@@ -212,7 +212,7 @@ def test_the_dataset_jobs_harmless_mode_reaches_history_catalog_and_topic(
     databases = sorted({d.database for d in config.datasets})
     first = min(config.datasets, key=lambda d: (d.database, d.name))
     zone_root = tmp_path / ("c" if first.zone.value == "conformed" else "p")
-    canary = f"{first.database}._odp_canary_dataset_job"
+    canary = f"{first.database}._odp_canary_dataset_job_local"  # the local engine's
     caplog.set_level("INFO", logger="etl.jobs.dataset_job")
     with mock_aws():
         session = boto3.session.Session(region_name=REGION)
@@ -227,7 +227,7 @@ def test_the_dataset_jobs_harmless_mode_reaches_history_catalog_and_topic(
         assert f"canary: canary table {canary}: read back 4 rows" in said
         assert f"canary: canary table {canary}: removed" in said
         assert (zone_root / first.database).is_dir()  # the zone's database folder: the table was written there
-        assert not (zone_root / first.database / "_odp_canary_dataset_job").exists()
+        assert not (zone_root / first.database / "_odp_canary_dataset_job_local").exists()
         assert not spark.catalog.tableExists(canary)
         lines = dataset_checks(
             args, databases, dynamodb=session.client("dynamodb"), glue=glue, sns=session.client("sns")

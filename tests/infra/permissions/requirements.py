@@ -710,15 +710,19 @@ def raw_canary_requirements(resolver: Resolver, tables: Iterable[TableConfig]) -
     the first): MERGE_ON_READ, in the raw bucket."""
     tables = list(tables)
     found: list[Requirement] = _canary_reads(resolver)
-    for principal, chosen in (
-        (FILE_PROCESSOR_JOB, [t for t in tables if t.is_active and t.stream is None]),
-        (STREAMING_JOB, [t for t in tables if t.stream is not None]),
-    ):
-        name = canary_table_name("file_processor" if principal == FILE_PROCESSOR_JOB else "streaming_job")
-        for database in sorted({t.database for t in chosen}):
-            found += _canary_table(
-                resolver, principal, "raw", database, name=name, table_type=TableType.MERGE_ON_READ, tombstones=True
-            )
+    places = {  # (principal, database, table name): one per cadence and engine, one per stream
+        *(
+            (FILE_PROCESSOR_JOB, t.database, canary_table_name("file_processor", f"{t.cadence}_{engine.value}"))
+            for t in tables
+            if t.is_active and t.stream is None
+            for engine in EngineName
+        ),
+        *((STREAMING_JOB, t.database, canary_table_name("streaming_job", t.stream)) for t in tables if t.stream),
+    }
+    for principal, database, name in sorted(places):
+        found += _canary_table(
+            resolver, principal, "raw", database, name=name, table_type=TableType.MERGE_ON_READ, tombstones=True
+        )
     return found
 
 
@@ -726,9 +730,9 @@ def dataset_canary_requirements(resolver: Resolver, datasets: Iterable[DatasetCo
     """The dataset job's canary table (COPY_ON_WRITE) in the zone and database of any dataset of its engine: every
     dataset for the Glue job, the datasets on EMR Serverless for :data:`EMR_DATASET_JOB` (its catalog scope)."""
     datasets = list(datasets)
-    name = canary_table_name("dataset_job")
 
     def on(principal: str, chosen: Iterable[DatasetConfig]) -> list[Requirement]:
+        name = canary_table_name("dataset_job", "emr_serverless" if principal == EMR_DATASET_JOB else "glue")
         places = sorted({(d.zone.value, d.database) for d in chosen})
         return [
             r

@@ -36,6 +36,8 @@ from tests.support.paths import AWS_REGION
 class _SharedSession:
     """The local engine on the shared Spark session (a new session would start a JVM)."""
 
+    name = "local"
+
     def __init__(self, spark: Any) -> None:
         self.spark = spark
 
@@ -61,7 +63,7 @@ def test_the_file_processors_harmless_mode_writes_compacts_syncs_reads_back_and_
 ) -> None:
     orders = lake.configure(table_config("orders", partition_by=("region",)))  # cadence hourly, database lake_db
     args = lake.args()  # no tables: the harmless mode
-    base = Path(lake.root / "raw" / orders.database / "_odp_canary_file_processor")
+    base = Path(lake.root / "raw" / orders.database / "_odp_canary_file_processor_hourly_local")  # cadence, engine
     seen: dict[str, Any] = {}
     remove = canary_table.remove_table
 
@@ -70,7 +72,7 @@ def test_the_file_processors_harmless_mode_writes_compacts_syncs_reads_back_and_
             seen["properties"] = (base / ".hoodie" / "hoodie.properties").read_text()
             seen["partitions"] = sorted(p.name for p in base.iterdir() if p.name.startswith("region="))
             seen["timeline"] = _timeline(base)
-            seen["catalog"] = spark.catalog.tableExists("lake_db._odp_canary_file_processor")
+            seen["catalog"] = spark.catalog.tableExists("lake_db._odp_canary_file_processor_hourly_local")
             rows = spark.read.format("hudi").load(str(base)).select("id", "region", "value").collect()
             seen["rows"] = sorted((r["id"], r["region"], r["value"]) for r in rows)
         remove(spark_, table, catalog, **kwargs)
@@ -86,8 +88,8 @@ def test_the_file_processors_harmless_mode_writes_compacts_syncs_reads_back_and_
     assert seen["catalog"] is True
     assert seen["rows"] == [(1, "a", "updated"), (2, "a", "updated"), (3, "b", "updated"), (4, "b", "updated")]
     assert not base.exists()
-    assert not spark.catalog.tableExists("lake_db._odp_canary_file_processor")
-    assert not (lake.root / "raw" / "lake_db" / "_odp_tombstones" / "_odp_canary_file_processor").exists()
+    assert not spark.catalog.tableExists("lake_db._odp_canary_file_processor_hourly_local")
+    assert not (lake.root / "raw" / "lake_db" / "_odp_tombstones" / base.name).exists()
 
 
 class _RefusingCatalog:
@@ -111,8 +113,11 @@ def test_a_failing_step_is_named_with_the_table_and_the_cause() -> None:
 
 
 def test_the_canary_tables_config_is_a_partitioned_merge_on_read_raw_table_in_odps_reserved_names() -> None:
-    table = raw_canary_table("streaming_job", "s3://raw/", "shop_raw")
-    assert (table.name, table.base_path) == ("_odp_canary_streaming_job", "s3://raw/shop_raw/_odp_canary_streaming_job")
+    table = raw_canary_table("streaming_job", "s3://raw/", "shop_raw", "Shop-Changes")
+    assert (table.name, table.base_path) == (
+        "_odp_canary_streaming_job_shop_changes",  # a Glue table name: lower case, letters, digits and _
+        "s3://raw/shop_raw/_odp_canary_streaming_job_shop_changes",
+    )
     config = canary_table.raw_canary_config(table)
     assert (config.database, config.target_table, config.partition_by) == ("shop_raw", table.name, ("region",))
     assert config.table_type is TableType.MERGE_ON_READ
@@ -177,18 +182,24 @@ def test_the_dataset_canary_goes_to_the_first_dataset_of_the_runs_engine(monkeyp
     roots = LakeRoots("file:///r", "file:///c", "file:///p")
     for engine in ("any", "emr_serverless", "glue"):
         args = DatasetJobArgs(roots, "odp-dev-table-config", "odp-dev-dataset-config", engine=engine)
-        canary_table.dataset_canary(None, args, datasets, glue=lambda: None)
+        engine_name = "emr_serverless" if engine == "emr_serverless" else "glue"
+        canary_table.dataset_canary(None, args, datasets, engine=engine_name, glue=lambda: None)
+    glue = (
+        "a_conformed._odp_canary_dataset_job_glue",
+        "file:///c/a_conformed/_odp_canary_dataset_job_glue",
+        "conformed",
+    )
     assert written == [
-        ("a_conformed._odp_canary_dataset_job", "file:///c/a_conformed/_odp_canary_dataset_job", "conformed"),
+        glue,
         (
-            "b_purpose_built._odp_canary_dataset_job",
-            "file:///p/b_purpose_built/_odp_canary_dataset_job",
+            "b_purpose_built._odp_canary_dataset_job_emr_serverless",  # beside the Glue run's: they run together
+            "file:///p/b_purpose_built/_odp_canary_dataset_job_emr_serverless",
             "purpose_built",
         ),
-        ("a_conformed._odp_canary_dataset_job", "file:///c/a_conformed/_odp_canary_dataset_job", "conformed"),
+        glue,
     ]
     only_glue = DatasetJobArgs(roots, "t", "d", engine="emr_serverless")
-    assert canary_table.dataset_canary(None, only_glue, datasets[:1], glue=lambda: None) == [
+    assert canary_table.dataset_canary(None, only_glue, datasets[:1], engine="emr_serverless", glue=lambda: None) == [
         "canary table skipped: no dataset runs on emr_serverless"
     ]
 
@@ -249,7 +260,7 @@ def test_the_streaming_jobs_harmless_mode_writes_its_canary_as_a_micro_batch_wri
     assert streaming_job.run_canary(_NoSpark(), args, clients=session) == 0
     ((table, settings),) = written
     assert (table.catalog_name, table.base_path) == (
-        "crm_raw._odp_canary_streaming_job",
-        "s3://raw/crm_raw/_odp_canary_streaming_job",
+        "crm_raw._odp_canary_streaming_job_s",  # one table per stream
+        "s3://raw/crm_raw/_odp_canary_streaming_job_s",
     )
     assert (settings.job, settings.profile.profile, settings.catalog_sync) == ("streaming", HudiProfile.GLUE, True)
