@@ -79,6 +79,18 @@ def datasets_state_machine_name(environment: str) -> str:
 
 
 TOMBSTONE_FOLDER = "_odp_tombstones"  # beside the tables of a database; target names starting _odp are reserved
+# Each job kind's canary table (etl/jobs/canary_table.py), beside the tables of a database its role syncs into: its
+# files and catalog entries (``<name>``, ``<name>_ro``, ``<name>_rt``) are the only ones a job role may delete.
+CANARY_TABLE_PREFIX = "_odp_canary_"
+
+
+def canary_table_name(job_kind: str, unit: str = "") -> str:
+    """A job's canary table: ``_odp_canary_<job kind>_<unit>``, ``unit`` naming what runs it (a cadence and its
+    engine, a stream, an engine), so the canary runs started together never write the same table; lower case, any
+    other character than a letter, digit or ``_`` as ``_`` (a Glue table name). ``_odp`` names are reserved: no
+    configured table or dataset takes one."""
+    name = CANARY_TABLE_PREFIX + job_kind + (f"_{unit}" if unit else "")
+    return re.sub(r"[^a-z0-9_]", "_", name.lower())
 
 
 def table_base_path(raw_root: str, database: str, target_table: str) -> str:

@@ -308,13 +308,13 @@ class DatasetRefresher:
             self.spark,
             path,
             consumed_tag(run_id, latest),
-            lambda tag: self._save(rows, dataset, path, tag, input_rows=input_rows),
+            lambda tag: self.save(rows, dataset, path, tag, input_rows=input_rows),
             job=JOB,
             label=dataset.name,
         )
         return DatasetRun(**common, status=RunStatus.WRITTEN, commit_instant=commit.instant)
 
-    def _save(self, rows: DataFrame, dataset: DatasetConfig, path: str, tag: CommitTag, *, input_rows: int) -> None:
+    def save(self, rows: DataFrame, dataset: DatasetConfig, path: str, tag: CommitTag, *, input_rows: int) -> None:
         """One dataset commit: upserts and deletes by key, the latest write wins, ``tag`` in its metadata."""
         options = hudi_write_options(
             HudiTarget.from_dataset(dataset),

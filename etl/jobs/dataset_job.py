@@ -8,7 +8,9 @@ when any dataset failed or a ``fail`` quality rule did not hold (so a state mach
 
 Harmless mode (the post-deploy canary, ``--odp_canary true``): the configuration is read as in a
 real run, Spark starts, then :func:`etl.jobs.canary.dataset_checks` reaches the history table, the
-datasets' Glue databases and the alerts topic, and the job exits without refreshing anything.
+datasets' Glue databases and the alerts topic, and a canary table of its own (partitioned, in the first dataset's zone
+and database) is written through the datasets' save, synced, read back and removed (etl/jobs/canary_table.py); no
+configured dataset is refreshed.
 """
 
 from __future__ import annotations
@@ -51,20 +53,28 @@ def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
     config = read_config(args)
     spark = engine.spark_session("odp-dataset-job")
     if args.canary:
-        return run_canary_checks(spark, args, config)
+        return run_canary_checks(spark, args, config, engine=engine.name)
     leases = dataset_leases(args, run_owner(), engine.job_run(argv_list))
     outcome = run_datasets(spark, config, args, record=recorder(args), leases=leases)
     return 1 if outcome.failed else 0
 
 
-def run_canary_checks(spark: Any, args: DatasetJobArgs, config: Any, *, clients: Any = None) -> int:
-    """Harmless mode: the session runs, then every service the job needs answers (each line logged); 0.
+def run_canary_checks(
+    spark: Any, args: DatasetJobArgs, config: Any, *, engine: str = "local", clients: Any = None
+) -> int:
+    """Harmless mode: the session runs, every service the job needs answers, then the canary table is written by the
+    job's own save, synced, read back and removed (:func:`etl.jobs.canary_table.dataset_canary`); each line logged; 0.
 
+    ``engine``: the engine's name (in the canary table's name: the Glue and the EMR Serverless runs start together);
     ``clients``: a boto3 Session-like object (``client(name)``); default boto3's.
+
+    Raises:
+        etl.jobs.canary_table.CanaryStepError: a step of the canary table failed (named).
     """
     import boto3  # noqa: PLC0415 - only on Glue and in the canary's test
 
     from etl.jobs.canary import dataset_checks  # noqa: PLC0415
+    from etl.jobs.canary_table import dataset_canary  # noqa: PLC0415 - keep import time free of Spark
 
     session = clients or boto3
     spark.range(1).count()  # the session really runs
@@ -72,6 +82,7 @@ def run_canary_checks(spark: Any, args: DatasetJobArgs, config: Any, *, clients:
     lines = dataset_checks(
         args, databases, dynamodb=session.client("dynamodb"), glue=session.client("glue"), sns=session.client("sns")
     )
+    lines += dataset_canary(spark, args, config.datasets, engine=engine, glue=lambda: session.client("glue"))
     for line in lines:
         logger.info("canary: %s", line)
     return 0

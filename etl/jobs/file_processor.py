@@ -4,17 +4,18 @@ The engine (etl.engine: Glue, EMR Serverless through etl/jobs/emr_serverless.py,
 FileProcessorJobArgs' names, builds the session and names the job run that holds the leases.
 Lists travel as JSON and are never evaluated. Exit status 1 when any table failed.
 
-Harmless mode (the post-deploy canary, ``--odp_table_ids []``): no table is touched; the run proves the
-packaging (the offline dependencies import, Spark starts with Hudi's configuration) and the access
-(every tracker table answers DescribeTable through the VPC endpoint: etl/jobs/canary.py), and fails if
-either does not.
+Harmless mode (the post-deploy canary, ``--odp_table_ids []``): no configured table is touched; the run proves the
+packaging (the offline dependencies import, Spark starts with Hudi's configuration), the access (every tracker table
+answers DescribeTable through the VPC endpoint: etl/jobs/canary.py) and the write path on this engine: a canary table
+of its own, partitioned and MERGE_ON_READ, written through the raw tables' writer, compacted, synced to the catalog,
+read back and removed (etl/jobs/canary_table.py). It fails, naming the step, if any of it does not.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from etl.jobs.arguments import parse_job_arguments
 from etl.jobs.canary import file_processor_checks
@@ -48,18 +49,39 @@ def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
     args = parse_arguments(argv, engine)
     spark = engine.spark_session("odp-file-processor")
     if not args.table_ids:
-        import boto3  # noqa: PLC0415
-
-        spark.range(1).count()  # the session really runs
-        for line in file_processor_checks(args, boto3.client("dynamodb")):
-            logger.info("canary: %s", line)
-        return 0
+        return run_canary(spark, args, engine=engine.name)
     outcome = run_file_processor(spark, args, job_run=engine.job_run(argv))
     for result in outcome.tables:
         logger.info(
             "%s %s files=%d rows=%d error=%s", result.table_id, result.status, result.files, result.rows, result.error
         )
     return 1 if outcome.failed else 0
+
+
+def run_canary(spark: Any, args: FileProcessorJobArgs, *, engine: str = "local", clients: Any = None) -> int:
+    """Harmless mode: the session runs, every tracker table answers, then the canary table is written, compacted,
+    synced, read back and removed (:func:`etl.jobs.canary_table.file_processor_canary`); each line logged; 0.
+
+    ``engine``: the engine's name (the canary table's name has the cadence and the engine); ``clients``: a boto3
+    Session-like object (``client(name)``, ``resource(name)``); default boto3's.
+
+    Raises:
+        etl.jobs.canary_table.CanaryStepError: a step of the canary table failed (named).
+    """
+    import boto3  # noqa: PLC0415
+
+    from etl.jobs.canary_table import file_processor_canary  # noqa: PLC0415 - keep import time free of Spark
+
+    session = clients or boto3
+    spark.range(1).count()  # the session really runs
+    lines = file_processor_checks(args, session.client("dynamodb"))
+    table_config = session.resource("dynamodb").Table(args.tracker_tables.table_config)
+    lines += file_processor_canary(
+        spark, args, engine=engine, table_config=table_config, glue=lambda: session.client("glue")
+    )
+    for line in lines:
+        logger.info("canary: %s", line)
+    return 0
 
 
 if __name__ == "__main__":

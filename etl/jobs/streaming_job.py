@@ -7,8 +7,10 @@ locally the same micro-batch runs under :mod:`etl.streaming.local`.
 
 Harmless mode (the post-deploy canary, ``--odp_canary true``): Spark starts, then
 :func:`etl.jobs.canary.streaming_checks` reads the streamed tables' table_config items, the Kinesis
-stream's summary and the Glue databases, and the job exits before the Kinesis source is created (no
-record is read, no checkpoint written).
+stream's summary and the Glue databases, a canary table of its own is written as a micro-batch writes, compacted,
+synced, read back and removed (etl/jobs/canary_table.py), and the job exits before the Kinesis source is created (no
+record is read, no checkpoint written). The canary starts it only when no run of it is in progress (one run at a
+time: its checkpoint has one writer); a running stream is watched by its alarms instead.
 """
 
 from __future__ import annotations
@@ -72,6 +74,36 @@ def publish_batch_metrics(cloudwatch: Any, stream: str, outcome: Any) -> None:
     cloudwatch.put_metric_data(Namespace=STREAMING_NAMESPACE, MetricData=batch_metric_data(stream, outcome))
 
 
+def run_canary(spark: Any, args: StreamingJobArgs, *, clients: Any = None) -> int:
+    """Harmless mode: the session runs, table_config, the stream and the catalog answer, then the canary table is
+    written as a micro-batch writes (the raw tables' writer, job ``streaming``, the Glue profile), compacted, synced,
+    read back and removed (:func:`etl.jobs.canary_table.streaming_canary`); each line logged; 0.
+
+    ``clients``: a boto3 Session-like object (``client(name)``, ``resource(name)``); default boto3's.
+
+    Raises:
+        etl.jobs.canary_table.CanaryStepError: a step of the canary table failed (named).
+    """
+    import boto3  # noqa: PLC0415
+
+    from etl.hudi.options import HudiProfile, WriteProfile  # noqa: PLC0415 - keep import time free of Spark
+    from etl.jobs.canary import streaming_checks  # noqa: PLC0415
+    from etl.jobs.canary_table import streaming_canary  # noqa: PLC0415
+
+    session = clients or boto3
+    spark.range(1).count()  # the session really runs
+    table_config = session.resource("dynamodb").Table(args.table_config_table)
+    lines = streaming_checks(
+        args, table_config=table_config, kinesis=session.client("kinesis"), glue=session.client("glue")
+    )
+    tables = [TableConfigStore(table_config).get(table_id) for table_id in args.table_ids]
+    profile = WriteProfile(HudiProfile.GLUE)  # as stream_target writes
+    lines += streaming_canary(spark, args, tables, profile=profile, glue=lambda: session.client("glue"))
+    for line in lines:
+        logger.info("canary: %s", line)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:  # pragma: no cover - runs on Glue only
     """Run the stream until the job is stopped; a micro-batch that cannot write its error location fails it."""
     import boto3  # noqa: PLC0415
@@ -87,16 +119,7 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - runs on Gl
     glue = GlueContext(SparkContext.getOrCreate())
     spark = glue.spark_session
     if args.canary:
-        from etl.jobs.canary import streaming_checks  # noqa: PLC0415
-
-        spark.range(1).count()  # the session really runs
-        table_config = boto3.resource("dynamodb").Table(args.table_config_table)
-        lines = streaming_checks(
-            args, table_config=table_config, kinesis=boto3.client("kinesis"), glue=boto3.client("glue")
-        )
-        for line in lines:
-            logger.info("canary: %s", line)
-        return 0
+        return run_canary(spark, args)
     target = stream_target(args, boto3.resource("dynamodb"))
     cloudwatch = boto3.client("cloudwatch")
     source = glue.create_data_frame.from_options(connection_type="kinesis", connection_options=kinesis_options(args))

@@ -110,7 +110,11 @@ def register_in_session_catalog(spark: SparkSession, config: TableConfig, base_p
     Serialised: concurrent tables of one database would race on ``CREATE DATABASE`` / ``CREATE TABLE``
     in the embedded metastore (check-then-create is not atomic there).
     """
-    database, table = config.database, config.target_table
+    register_path_in_session_catalog(spark, config.database, config.target_table, base_path)
+
+
+def register_path_in_session_catalog(spark: SparkSession, database: str, table: str, base_path: str) -> None:
+    """:func:`register_in_session_catalog` of a Hudi table by its catalog name and base path (the canary's dataset)."""
     with _CATALOG_LOCK:
         spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database}`")
         if not spark.catalog.tableExists(f"{database}.{table}"):

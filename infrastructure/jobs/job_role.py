@@ -1,7 +1,7 @@
 """Role pieces every Spark job role of ODP shares, whatever runs it (a Glue job family, the EMR Serverless
 application): the role itself (``job_role``), the File Processor's lake data (``grant_file_processor_data``), the
-catalog sync per database (``grant_catalog_sync``) and CloudWatch metrics limited to named namespaces
-(``grant_metrics``).
+catalog sync per database (``grant_catalog_sync``, with the removal of the canary tables' entries:
+``grant_canary_table_removal``) and CloudWatch metrics limited to named namespaces (``grant_metrics``).
 
 :mod:`infrastructure.jobs.glue_job` and :mod:`infrastructure.jobs.engines.emr_serverless` both build their roles from
 these, so the two engines' roles cannot drift apart.
@@ -20,6 +20,7 @@ from constructs import Construct
 from infrastructure.grants import grant_key, grant_objects, grant_table
 from infrastructure.ingest.tracking import Tracking
 from infrastructure.nag import acknowledge
+from odp.naming import CANARY_TABLE_PREFIX
 
 # Hudi's catalog sync (and Spark's catalog reads) on the databases of the family, and the VPC connections.
 CATALOG_ACTIONS = (
@@ -91,6 +92,40 @@ def grant_catalog_sync(role: iam.Role, databases: Sequence[str], *, connection_n
             role,
             f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{stack.region}:{stack.account}:table/{database}/*]",
             f"Hudi's catalog sync creates and updates the tables of database {database}, which change with config.",
+        )
+    grant_canary_table_removal(role, databases)
+
+
+def canary_table_arns(catalog: str, databases: Sequence[str]) -> list[str]:
+    """The catalog ARNs of the canary tables' removal: the catalog, each database and its ``_odp_canary_*`` tables
+    (``odp.naming.CANARY_TABLE_PREFIX``: the job kinds' canary tables and their ``_ro`` / ``_rt`` entries)."""
+    names = sorted(set(databases))
+    return [
+        f"{catalog}:catalog",
+        *(f"{catalog}:database/{name}" for name in names),
+        *(f"{catalog}:table/{name}/{CANARY_TABLE_PREFIX}*" for name in names),
+    ]
+
+
+def grant_canary_table_removal(role: iam.Role, databases: Sequence[str]) -> None:
+    """``glue:DeleteTable`` on the canary tables of each database only (the post-deploy canary's table,
+    etl/jobs/canary_table.py, removes its catalog entries; no other table of the catalog can be deleted)."""
+    if not databases:
+        return
+    stack = Stack.of(role)
+    catalog = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}"
+    role.add_to_policy(
+        iam.PolicyStatement(
+            sid="CanaryTableRemoval", actions=["glue:DeleteTable"], resources=canary_table_arns(catalog, databases)
+        )
+    )
+    for database in sorted(set(databases)):
+        table = f"table/{database}/{CANARY_TABLE_PREFIX}*"
+        acknowledge(
+            role,
+            f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{stack.region}:{stack.account}:{table}]",
+            f"The post-deploy canary removes its own canary table's catalog entries in {database} (the table, its _ro "
+            "and _rt views); their names start with ODP's reserved _odp_canary_, which no configured table takes.",
         )
 
 

@@ -13,9 +13,10 @@ Starts, in harmless mode (etl/jobs/canary.py says what each checks):
 - when a dataset runs on EMR Serverless, the dataset job on the application, started as the datasets state
   machine's RefreshDatasetsOnEmr task starts it, with ``--odp_canary true`` appended.
 Each job installs its offline dependencies, starts Spark in the VPC, reaches every service it needs
-(tracker tables, history table, Glue catalog, SNS, Kinesis) read-only, and ends without writing. Waits
+(tracker tables, history table, Glue catalog, SNS, Kinesis) read-only, then writes, syncs, reads back and removes a
+canary table of its own on its engine (etl/jobs/canary_table.py), touching no configured table. Waits
 for every run; exit 0 when all succeeded, 1 naming each run that did not, with the engine's error message. A
-packaging, network or permission error then stops the promotion instead of failing the first run.
+packaging, network, class path or permission error then stops the promotion instead of failing the first run.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The post-deploy canary: it starts every job kind in harmless mode and waits (on each engine the stage uses: a
-cadence on EMR Serverless is also started there); each job's harmless mode (etl/jobs/canary.py) writes nothing and
-fails when a service it needs cannot be reached."""
+cadence on EMR Serverless is also started there); each job's harmless mode (etl/jobs/canary.py) touches no configured
+table, fails when a service it needs cannot be reached, and writes, reads back and removes a canary table of its own
+(etl/jobs/canary_table.py; the File Processor's: tests/unit/etl/test_canary_table.py)."""
 
 from __future__ import annotations
 
@@ -194,18 +195,25 @@ def test_a_streaming_job_already_running_is_reported_not_started() -> None:
 REGION = "eu-west-1"
 
 
-def _dataset_args(history: str, topic: str) -> DatasetJobArgs:
-    arguments = {"odp_raw_root": "s3://r", "odp_conformed_root": "s3://c", "odp_purpose_built_root": "s3://p"}
+def _dataset_args(history: str, topic: str, root: str = "s3:/") -> DatasetJobArgs:
+    arguments = {"odp_raw_root": f"{root}/r", "odp_conformed_root": f"{root}/c", "odp_purpose_built_root": f"{root}/p"}
     arguments |= {"odp_table_config": "odp-dev-table-config", "odp_dataset_config": "odp-dev-dataset-config"}
     arguments |= {"odp_dataset_history_table": history, "odp_topic_arn": topic} | DatasetJobArgs.canary_arguments()
     return DatasetJobArgs.from_arguments(arguments)
 
 
 @pytest.mark.spark
-def test_the_dataset_jobs_harmless_mode_reaches_history_catalog_and_topic(aws_env, spark, config) -> None:
-    """The entry point's canary branch on a real Spark session; each service moto serves, then one removed."""
+def test_the_dataset_jobs_harmless_mode_reaches_history_catalog_and_topic(
+    aws_env, spark, config, tmp_path, caplog
+) -> None:
+    """The entry point's canary branch on a real Spark session; each service moto serves, then one removed. Between
+    the two, the canary dataset is written in the first dataset's zone and database, read back and removed."""
     history = dataset_history_table_name("dev")
     databases = sorted({d.database for d in config.datasets})
+    first = min(config.datasets, key=lambda d: (d.database, d.name))
+    zone_root = tmp_path / ("c" if first.zone.value == "conformed" else "p")
+    canary = f"{first.database}._odp_canary_dataset_job_local"  # the local engine's
+    caplog.set_level("INFO", logger="etl.jobs.dataset_job")
     with mock_aws():
         session = boto3.session.Session(region_name=REGION)
         create_tables(session.client("dynamodb"), {DATASET_RUN_HISTORY: history})
@@ -213,8 +221,14 @@ def test_the_dataset_jobs_harmless_mode_reaches_history_catalog_and_topic(aws_en
         glue = session.client("glue")
         for database in databases:
             glue.create_database(DatabaseInput={"Name": database})
-        args = _dataset_args(history, topic)
+        args = _dataset_args(history, topic, root=f"file://{tmp_path}")
         assert run_canary_checks(spark, args, config, clients=session) == 0
+        said = [record.getMessage() for record in caplog.records]
+        assert f"canary: canary table {canary}: read back 4 rows" in said
+        assert f"canary: canary table {canary}: removed" in said
+        assert (zone_root / first.database).is_dir()  # the zone's database folder: the table was written there
+        assert not (zone_root / first.database / "_odp_canary_dataset_job_local").exists()
+        assert not spark.catalog.tableExists(canary)
         lines = dataset_checks(
             args, databases, dynamodb=session.client("dynamodb"), glue=glue, sns=session.client("sns")
         )

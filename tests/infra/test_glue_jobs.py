@@ -123,3 +123,27 @@ def test_catalog_grant_names_each_configured_database(synthesized, config) -> No
     assert ":table/*" not in template
     for table in config.tables:
         assert f":table/{table.database}/*" in template
+
+
+def test_job_roles_may_delete_only_the_canary_tables_of_their_databases(synthesized, config) -> None:
+    """Issue 48, item 8: the post-deploy canary removes its own table's catalog entries (etl/jobs/canary_table.py);
+    no other table of the catalog can be deleted by a job role."""
+    from infrastructure.jobs.job_role import canary_table_arns
+
+    assert canary_table_arns("c", ["b", "a", "b"]) == [
+        "c:catalog",
+        "c:database/a",
+        "c:database/b",
+        "c:table/a/_odp_canary_*",
+        "c:table/b/_odp_canary_*",
+    ]
+    policies = synthesized.resources(synthesized.data_lakes["dev"], "AWS::IAM::Policy").values()
+    statements = [s for p in policies for s in p["Properties"]["PolicyDocument"]["Statement"]]
+    deleting = [s for s in statements if "glue:DeleteTable" in json.dumps(s["Action"])]
+    assert deleting
+    assert {s.get("Sid") for s in deleting} == {"CanaryTableRemoval"}
+    tables = [r for s in deleting for r in json.dumps(s["Resource"]).split('"') if ":table/" in r]
+    assert tables
+    assert all(r.endswith("/_odp_canary_*") for r in tables), tables
+    for table in config.tables:
+        assert any(r.endswith(f":table/{table.database}/_odp_canary_*") for r in tables), table.database

@@ -40,11 +40,13 @@ def resources_of(template: dict[str, Any], resource_type: str) -> dict[str, dict
 
 
 def role_statements_of(template: dict[str, Any], role_logical: str) -> list[dict[str, Any]]:
-    """Every statement of the policies attached to one role (by its logical id)."""
+    """Every statement of the policies attached to one role (by its logical id): its inline DefaultPolicy and the
+    OverflowPolicy<n> managed policies CDK moves statements into when the inline one grows too large."""
     return [
         statement
-        for policy in resources_of(template, "AWS::IAM::Policy").values()
-        if {"Ref": role_logical} in policy["Properties"]["Roles"]
+        for kind in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy")
+        for policy in resources_of(template, kind).values()
+        if {"Ref": role_logical} in policy["Properties"].get("Roles", [])
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]
     ]
 

@@ -27,10 +27,12 @@ from tests.infra.permissions.requirements import (
     call_requirements,
     catalog_sync_requirements,
     configuration_requirements,
+    dataset_canary_requirements,
     dataset_catalog_requirements,
     emr_serverless_requirements,
     lake_formation_requirements,
     lease_requirements,
+    raw_canary_requirements,
     rule_requirements,
     scheduler_requirements,
     state_machine_platform_requirements,
@@ -112,12 +114,14 @@ def engine_requirements(
     """What an engine does with a job's role because of the template: Glue loading the job's code (and the
     functions' logs, tracing, event sources), Glue's Kinesis connector and metrics for the streaming jobs, EMR
     Serverless loading the entry point and writing the application's logs; and the dataset job's catalog sync of
-    the datasets each engine refreshes (an engine's own: not copied to the other engine's role)."""
+    the datasets each engine refreshes and its canary table among them (an engine's own: not copied to the other
+    engine's role)."""
     return (
         configuration_requirements(resolver)
         + streaming_runtime_requirements(resolver, tables)
         + emr_serverless_requirements(resolver)
         + dataset_catalog_requirements(resolver, datasets)
+        + dataset_canary_requirements(resolver, datasets)
     )
 
 
@@ -125,7 +129,8 @@ def code_requirements(
     resolver: Resolver, *, tables: Iterable[TableConfig] = (), datasets: Iterable[DatasetConfig] = ()
 ) -> list[Requirement]:
     """What the jobs' own code does on any engine and the local flow cannot record: Hudi's catalog sync of the
-    tables, the lease takeover's GetJobRun, and (Lake Formation on) the jobs' data access."""
+    tables, the File Processor's and streaming job's canary tables, the lease takeover's GetJobRun, and (Lake
+    Formation on) the jobs' data access."""
     tables, datasets = list(tables), list(datasets)
     jobs = [
         FILE_PROCESSOR_JOB,
@@ -134,6 +139,7 @@ def code_requirements(
     ]
     return (
         catalog_sync_requirements(resolver, [table for table in tables if table.stream is None])
+        + raw_canary_requirements(resolver, tables)
         + lease_requirements(resolver)
         + lake_formation_requirements(resolver, jobs)
     )
@@ -303,9 +309,11 @@ def without_action(resolver: Resolver, principal: str, action: str) -> dict[str,
     changed = copy.deepcopy(dict(resolver.template))
     removed = 0
     for resource in changed["Resources"].values():
-        if resource["Type"] != "AWS::IAM::Policy":
+        # a role's inline DefaultPolicy, and the OverflowPolicy<n> managed policies CDK moves statements into when it
+        # grows past what an inline policy holds
+        if resource["Type"] not in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
             continue
-        if not any(r.get("Ref") in roles for r in resource["Properties"]["Roles"]):
+        if not any(r.get("Ref") in roles for r in resource["Properties"].get("Roles", [])):
             continue
         statements = []
         for statement in resource["Properties"]["PolicyDocument"]["Statement"]:

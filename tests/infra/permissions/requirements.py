@@ -15,8 +15,9 @@ machine's service integrations, which its own role performs): ``lambda:invoke``,
 documents for each pattern.
 
 Derived (not recorded) requirements: what Glue and EMR Serverless do with a job's role (load its code,
-write its logs), Hudi's catalog sync, the lease takeover's GetJobRun on either engine, and, where Lake
-Formation governs the lake, each job's ``lakeformation:GetDataAccess``.
+write its logs), Hudi's catalog sync, the post-deploy canary's table of each job (its sync, catalog entries, objects and
+removal), the lease takeover's GetJobRun on either engine, and, where Lake Formation governs the lake, each job's
+``lakeformation:GetDataAccess``.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from odp.config.datasets import DatasetConfig, of_engine
-from odp.config.models import EngineName, TableConfig
+from odp.config.items import TABLE_CONFIG_CADENCE_INDEX
+from odp.config.models import EngineName, TableConfig, TableType
 from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB
 from odp.contracts.streaming import StreamingJobArgs
+from odp.naming import TrackerTableNames, canary_table_name
 from odp.tracker.dataset_history import dataset_job_name
 from sandbox.aws_calls import BATCH_MANAGER, DATASET_JOB, FILE_MANAGER, FILE_PROCESSOR_JOB, STREAMING_JOB, AwsCall
 from tests.infra.permissions.template import (
@@ -656,6 +659,115 @@ def dataset_catalog_requirements(resolver: Resolver, datasets: Iterable[DatasetC
     found = _hudi_syncs(resolver, DATASET_JOB, targets(datasets))
     if any(run.principal == EMR_DATASET_JOB for run in emr_serverless_runs(resolver)):
         found += _hudi_syncs(resolver, EMR_DATASET_JOB, targets(of_engine(datasets, EngineName.EMR_SERVERLESS)))
+    return found
+
+
+# The post-deploy canary's table (etl/jobs/canary_table.py): each job's harmless mode writes ``_odp_canary_<kind>``
+# in a database of its own catalog scope, syncs it, checks its catalog entries, reads it back and removes it. Derived
+# for every database the job may pick (its tables' or datasets'), so the requirement does not follow the code's choice.
+_CANARY_ENTRY_ACTIONS = ("glue:GetTable", "glue:DeleteTable")
+_CANARY_OBJECT_ACTIONS = ("s3:PutObject", "s3:GetObject", "s3:DeleteObject")
+
+
+def _canary_table(
+    resolver: Resolver, principal: str, zone: str, database: str, *, name: str, table_type: Any, tombstones: bool
+) -> list[Requirement]:
+    """One canary table of ``principal``: Hudi's catalog sync of it (partitioned by ``region``), GetTable and DeleteTable
+    of its entries (``<t>``, ``<t>_ro``, ``<t>_rt``), and its objects (and tombstones) in the ``zone`` bucket."""
+    d = resolver.deployment
+    catalog = f"arn:{d.partition}:glue:{d.region}:{d.account}"
+    reason = f"the post-deploy canary's table {database}.{name} (etl/jobs/canary_table.py; derived, not recorded)"
+    found = _hudi_syncs(resolver, principal, [(database, name, table_type, ("region",), f"canary table {name}")])
+    for entry in (name, f"{name}_ro", f"{name}_rt"):
+        for resource in (f"{catalog}:catalog", f"{catalog}:database/{database}", f"{catalog}:table/{database}/{entry}"):
+            found += [Requirement(principal, action, resource, reason=reason) for action in _CANARY_ENTRY_ACTIONS]
+    bucket = find_bucket(resolver, zone.replace("_", "-"))
+    bucket_arn = resolver.get_att(bucket, "Arn")
+    key = encryption_key_arn(resolver, bucket)
+    via = ("kms:ViaService", f"s3.{d.region}.amazonaws.com")
+    prefixes = [f"{database}/{name}/", *([f"{database}/_odp_tombstones/{name}/"] if tombstones else [])]
+    for prefix in prefixes:
+        listing = (SECURE_TRANSPORT, S3_TLS, ("s3:prefix", prefix))
+        found.append(Requirement(principal, "s3:ListBucket", bucket_arn, listing, reason))
+        objects = [
+            Requirement(
+                principal, a, f"{bucket_arn}/{prefix}.hoodie/hoodie.properties", (SECURE_TRANSPORT, S3_TLS), reason
+            )
+            for a in _CANARY_OBJECT_ACTIONS
+        ]
+        found += objects
+    if key is not None:
+        found += [
+            Requirement(principal, a, key, (SECURE_TRANSPORT, via), reason)
+            for a in ("kms:Decrypt", "kms:GenerateDataKey")
+        ]
+    return found
+
+
+def _canary_reads(resolver: Resolver) -> list[Requirement]:
+    """The File Processor's harmless mode reads before its canary table: DescribeTable of every tracker table
+    (etl/jobs/canary.py), then its cadence's active table ids (table_config's ``active_by_cadence`` index) and the
+    first one's item (etl/jobs/canary_table.py ``file_processor_canary``)."""
+    d = resolver.deployment
+    reason = "the File Processor's harmless mode (etl/jobs/canary.py, canary_table.py; derived, not recorded)"
+    via = ("kms:ViaService", f"dynamodb.{d.region}.amazonaws.com")
+    names = TrackerTableNames.for_environment(d.environment)
+    found: list[Requirement] = []
+    for name in names.as_dict().values():
+        logical = find_by_name(resolver, "AWS::DynamoDB::GlobalTable", name)
+        arn = resolver.get_att(logical, "Arn")
+        found.append(Requirement(FILE_PROCESSOR_JOB, "dynamodb:DescribeTable", arn, reason=reason))
+        if name == names.table_config:
+            index = f"{arn}/index/{TABLE_CONFIG_CADENCE_INDEX}"
+            found.append(Requirement(FILE_PROCESSOR_JOB, "dynamodb:Query", index, reason=reason))
+            found.append(Requirement(FILE_PROCESSOR_JOB, "dynamodb:GetItem", arn, reason=reason))
+            key = encryption_key_arn(resolver, logical)
+            if key is not None:
+                found.append(Requirement(FILE_PROCESSOR_JOB, "kms:Decrypt", key, (SECURE_TRANSPORT, via), reason))
+    return found
+
+
+def raw_canary_requirements(resolver: Resolver, tables: Iterable[TableConfig]) -> list[Requirement]:
+    """The File Processor's harmless-mode reads (:func:`_canary_reads`) and its canary table in the database of any
+    active table (it picks its cadence's first), and the streaming job's in any streamed table's database (it picks
+    the first): MERGE_ON_READ, in the raw bucket."""
+    tables = list(tables)
+    found: list[Requirement] = _canary_reads(resolver)
+    places = {  # (principal, database, table name): one per cadence and engine, one per stream
+        *(
+            (FILE_PROCESSOR_JOB, t.database, canary_table_name("file_processor", f"{t.cadence}_{engine.value}"))
+            for t in tables
+            if t.is_active and t.stream is None
+            for engine in EngineName
+        ),
+        *((STREAMING_JOB, t.database, canary_table_name("streaming_job", t.stream)) for t in tables if t.stream),
+    }
+    for principal, database, name in sorted(places):
+        found += _canary_table(
+            resolver, principal, "raw", database, name=name, table_type=TableType.MERGE_ON_READ, tombstones=True
+        )
+    return found
+
+
+def dataset_canary_requirements(resolver: Resolver, datasets: Iterable[DatasetConfig]) -> list[Requirement]:
+    """The dataset job's canary table (COPY_ON_WRITE) in the zone and database of any dataset of its engine: every
+    dataset for the Glue job, the datasets on EMR Serverless for :data:`EMR_DATASET_JOB` (its catalog scope)."""
+    datasets = list(datasets)
+
+    def on(principal: str, chosen: Iterable[DatasetConfig]) -> list[Requirement]:
+        name = canary_table_name("dataset_job", "emr_serverless" if principal == EMR_DATASET_JOB else "glue")
+        places = sorted({(d.zone.value, d.database) for d in chosen})
+        return [
+            r
+            for zone, database in places
+            for r in _canary_table(
+                resolver, principal, zone, database, name=name, table_type=TableType.COPY_ON_WRITE, tombstones=False
+            )
+        ]
+
+    found = on(DATASET_JOB, datasets) if datasets else []
+    if any(run.principal == EMR_DATASET_JOB for run in emr_serverless_runs(resolver)):
+        found += on(EMR_DATASET_JOB, of_engine(datasets, EngineName.EMR_SERVERLESS))
     return found
 
 

@@ -381,6 +381,8 @@ REMOVALS = [
     ("file-processor-job", "dynamodb:UpdateItem", ":table/odp-dev-processing-tracker"),
     ("file-processor-job", "cloudwatch:PutMetricData", "*"),
     ("file-processor-job", "glue:CreateTable", ":glue:eu-west-1:111111111111:table/inventory_raw/products_rt"),
+    # the post-deploy canary's table: its catalog entries removed (etl/jobs/canary_table.py)
+    ("file-processor-job", "glue:DeleteTable", ":table/inventory_raw/_odp_canary_file_processor_"),
     ("config-loader", "dynamodb:BatchWriteItem", ":table/odp-dev-table-config"),
     ("config-loader", "dynamodb:DescribeTable", ":table/odp-dev-file-tracker"),
     ("config-loader", "states:DescribeStateMachine", ":stateMachine:odp-dev-file-processor-"),
