@@ -148,7 +148,7 @@ def expected_rows(value: str) -> list[tuple[int, str, str]]:
     return [(key, region, value) for key, region in CANARY_ROWS]
 
 
-class Catalog(Protocol):
+class CanaryCatalog(Protocol):
     """Where the canary table's catalog entries are looked up and removed."""
 
     def entries(self, database: str, names: Sequence[str]) -> list[str]: ...
@@ -191,7 +191,7 @@ class SessionCatalog:
         self.spark.sql(f"DROP TABLE IF EXISTS `{database}`.`{name}`")
 
 
-def job_catalog(spark: SparkSession, *, catalog_sync: bool, glue: Callable[[], Any]) -> Catalog:
+def job_catalog(spark: SparkSession, *, catalog_sync: bool, glue: Callable[[], Any]) -> CanaryCatalog:
     """The catalog the job syncs to: Glue's (``glue()`` makes a boto3 Glue client) with catalog sync on, else the
     session's."""
     return GlueCatalog(glue()) if catalog_sync else SessionCatalog(spark)
@@ -217,7 +217,9 @@ def step(table: CanaryTable, name: Step) -> Iterator[None]:
         raise CanaryStepError(table, name, describe(error)) from error
 
 
-def remove_table(spark: SparkSession, table: CanaryTable, catalog: Catalog, *, extra_paths: Sequence[str] = ()) -> None:
+def remove_table(
+    spark: SparkSession, table: CanaryTable, catalog: CanaryCatalog, *, extra_paths: Sequence[str] = ()
+) -> None:
     """Drop the table's catalog entries and delete its files (and ``extra_paths``), whatever exists of them."""
     for name in catalog.entries(table.database, catalog_entries(table.name)):
         catalog.drop(table.database, name)
@@ -227,7 +229,7 @@ def remove_table(spark: SparkSession, table: CanaryTable, catalog: Catalog, *, e
             filesystem.delete(hadoop_path, True)
 
 
-def check_removed(spark: SparkSession, table: CanaryTable, catalog: Catalog) -> None:
+def check_removed(spark: SparkSession, table: CanaryTable, catalog: CanaryCatalog) -> None:
     """Raises:
     CanaryStepError: an entry or the files are still there."""
     entries = catalog.entries(table.database, catalog_entries(table.name))
@@ -291,7 +293,9 @@ def canary_profile(profile: WriteProfile) -> WriteProfile:
     return replace(profile, compaction_delta_commits=CANARY_COMPACTION_DELTA_COMMITS)
 
 
-def run_raw_canary(spark: SparkSession, table: CanaryTable, settings: WriteSettings, catalog: Catalog) -> list[str]:
+def run_raw_canary(
+    spark: SparkSession, table: CanaryTable, settings: WriteSettings, catalog: CanaryCatalog
+) -> list[str]:
     """The canary table of a raw-table writer (the File Processor, the streaming job): every step of the module
     docstring through :class:`RawTableWriter` with ``settings`` (the job's; compaction after one delta commit).
     Returns what each step found, one line each.
@@ -329,7 +333,7 @@ def run_dataset_canary(
     table: CanaryTable,
     dataset: DatasetConfig,
     save: Callable[[DataFrame, DatasetConfig, str, CommitTag], None],
-    catalog: Catalog,
+    catalog: CanaryCatalog,
     *,
     catalog_sync: bool,
 ) -> list[str]:
@@ -355,7 +359,7 @@ def run_dataset_canary(
 
 
 def _check_and_remove(
-    spark: SparkSession, table: CanaryTable, catalog: Catalog, *, extra_paths: Sequence[str] = ()
+    spark: SparkSession, table: CanaryTable, catalog: CanaryCatalog, *, extra_paths: Sequence[str] = ()
 ) -> list[str]:
     """The catalog entry, the read back, the removal (each its own step)."""
     with step(table, CATALOG):

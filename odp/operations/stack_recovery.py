@@ -41,7 +41,7 @@ class StackRecoveryError(Exception):
     """The stack is in a state this step must not repair by itself; the message says what to do."""
 
 
-class Outcome(StrEnum):
+class RecoveryOutcome(StrEnum):
     ABSENT = "absent"  # nothing to do: the next deployment creates it
     DELETED = "deleted"  # was ROLLBACK_COMPLETE; the next deployment creates it again
     UNCHANGED = "unchanged"  # any status the deployment itself handles (CREATE_COMPLETE, UPDATE_ROLLBACK_COMPLETE, ...)
@@ -96,7 +96,7 @@ def _describe(cloudformation: Any, stack_name: str) -> dict[str, Any] | None:
         raise
 
 
-def recover(cloudformation: Any, stack_name: str, *, poll_seconds: int = DELETE_POLL_SECONDS) -> Outcome:
+def recover(cloudformation: Any, stack_name: str, *, poll_seconds: int = DELETE_POLL_SECONDS) -> RecoveryOutcome:
     """Delete ``stack_name`` if a failed first create left it in ROLLBACK_COMPLETE, and wait until it is gone.
 
     Raises:
@@ -105,7 +105,7 @@ def recover(cloudformation: Any, stack_name: str, *, poll_seconds: int = DELETE_
     """
     stack = _describe(cloudformation, stack_name)
     if stack is None:
-        return Outcome.ABSENT
+        return RecoveryOutcome.ABSENT
     status, stack_id = stack["StackStatus"], stack["StackId"]
     if status == FAILED_ROLLBACK:
         raise StackRecoveryError(
@@ -114,12 +114,12 @@ def recover(cloudformation: Any, stack_name: str, *, poll_seconds: int = DELETE_
             f"delete the stack (aws cloudformation delete-stack --stack-name {stack_name}) and run the pipeline again."
         )
     if status != ROLLED_BACK_CREATE:
-        return Outcome.UNCHANGED
+        return RecoveryOutcome.UNCHANGED
     cloudformation.delete_stack(StackName=stack_id)
     cloudformation.get_waiter("stack_delete_complete").wait(
         StackName=stack_id, WaiterConfig={"Delay": poll_seconds, "MaxAttempts": DELETE_POLLS}
     )
-    return Outcome.DELETED
+    return RecoveryOutcome.DELETED
 
 
 def cloudformation_client(target: StackTarget, sts: Any | None = None) -> Any:

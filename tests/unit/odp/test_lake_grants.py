@@ -25,7 +25,7 @@ from tests.support.config_files import valid_files, with_order_totals, write_con
 ACCOUNT = DEFAULT_ACCOUNT_ID
 REGION = "eu-west-1"
 ANALYST = f"arn:aws:iam::{ACCOUNT}:role/analyst"
-GROUP = "arn:aws:identitystore:::group/1234abcd-5678"
+EMEA = f"arn:aws:iam::{ACCOUNT}:role/emea-analyst"
 ACCESS = {
     "consumers": {
         "analysts": {
@@ -36,7 +36,7 @@ ACCESS = {
             ],
         },
         "emea": {
-            "group_arn": GROUP,
+            "role_arn": EMEA,
             "environments": ["prod"],
             "read": [
                 {
@@ -166,7 +166,7 @@ def _grants_of_prod(stub: Stubber) -> None:
         {},
         {
             "CatalogId": ACCOUNT,
-            "Principal": {"DataLakePrincipalIdentifier": GROUP},
+            "Principal": {"DataLakePrincipalIdentifier": EMEA},
             "Resource": {"DataCellsFilter": FILTER_KEY},
             "Permissions": ["SELECT"],
             "PermissionsWithGrantOption": [],
@@ -211,7 +211,7 @@ def test_a_row_filter_is_created_once_updated_when_changed_then_granted(
     assert report.failures == []
     assert report.done[: 1 if done else 0] == ([f"{done} {where}"] if done else [])
     assert report.done[-1] == (
-        f"grant SELECT on shop_raw.orders through data cells filter odp_emea_orders_0 to {GROUP} "
+        f"grant SELECT on shop_raw.orders through data cells filter odp_emea_orders_0 to {EMEA} "
         "(consumer 'emea' (consumers.emea.read[0]))"
     )
 
@@ -236,7 +236,7 @@ def test_a_refused_filter_is_reported_and_its_grant_not_attempted(tmp_path: Path
         "data cells filter odp_emea_orders_0 on shop_raw.orders: AccessDeniedException: Insufficient Lake "
         "Formation permission(s) on orders",
         f"consumer 'emea' (consumers.emea.read[0]): not granted SELECT on shop_raw.orders through data cells filter "
-        f"odp_emea_orders_0 to {GROUP}: its data cells filter failed (above)",
+        f"odp_emea_orders_0 to {EMEA}: its data cells filter failed (above)",
     ]
 
 

@@ -13,7 +13,7 @@ import pytest
 from botocore.stub import Stubber
 
 from odp.operations.stack_recovery import (
-    Outcome,
+    RecoveryOutcome,
     StackRecoveryError,
     StackTarget,
     cloudformation_client,
@@ -46,7 +46,7 @@ def test_a_rolled_back_first_create_is_deleted_by_its_id_and_waited_for(cloudfor
     stubber.add_response("delete_stack", {}, {"StackName": STACK_ID})
     stubber.add_response("describe_stacks", _stack("DELETE_IN_PROGRESS"), {"StackName": STACK_ID})
     stubber.add_response("describe_stacks", _stack("DELETE_COMPLETE"), {"StackName": STACK_ID})
-    assert recover(client, STACK, poll_seconds=0) is Outcome.DELETED
+    assert recover(client, STACK, poll_seconds=0) is RecoveryOutcome.DELETED
 
 
 @pytest.mark.parametrize(
@@ -55,7 +55,7 @@ def test_a_rolled_back_first_create_is_deleted_by_its_id_and_waited_for(cloudfor
 def test_any_other_status_is_left_alone(cloudformation, status: str) -> None:
     client, stubber = cloudformation
     stubber.add_response("describe_stacks", _stack(status), {"StackName": STACK})
-    assert recover(client, STACK) is Outcome.UNCHANGED  # no delete_stack: the stubber refuses any unlisted call
+    assert recover(client, STACK) is RecoveryOutcome.UNCHANGED  # no delete_stack: the stubber refuses any unlisted call
 
 
 def test_a_stack_that_does_not_exist_is_nothing_to_do(cloudformation) -> None:
@@ -66,7 +66,7 @@ def test_a_stack_that_does_not_exist_is_nothing_to_do(cloudformation) -> None:
         f"Stack with id {STACK} does not exist",
         expected_params={"StackName": STACK},
     )
-    assert recover(client, STACK) is Outcome.ABSENT
+    assert recover(client, STACK) is RecoveryOutcome.ABSENT
 
 
 def test_a_refused_describe_is_not_mistaken_for_an_absent_stack(cloudformation) -> None:
