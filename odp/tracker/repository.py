@@ -285,16 +285,13 @@ class ProcessingTracker:
         job_run: JobRunRef | None = None,
         replacing: str | None = None,
     ) -> bool:
-        """Take the table's lease if it is free, expired, or already ours. Sets status updating_table.
-
-        A lease whose expiry equals the current second counts as expired (as in
-        :meth:`TableState.lease_is_held`), so the Batch Manager and the job agree on who may take it.
-        ``batch_id`` (optional) is recorded as ``last_batch_id``: a run that dies before
-        :meth:`finish` is then still attributed to its batch. ``job_run`` (the Glue job run holding
-        the lease) is recorded as ``lease_job_name`` / ``lease_job_run_id``, so a later run can ask
-        Glue whether the holder has ended. ``replacing`` takes the lease over from that owner even
-        before it expires (its job run has ended); the write is conditional on that owner still
-        holding it, so two runs never take over the same lease.
+        """Take the table's lease if it is free, expired, or already ours. Sets status updating_table. A lease whose
+        expiry equals the current second counts as expired (as in :meth:`TableState.lease_is_held`), so the Batch
+        Manager and the job agree on who may take it. ``batch_id`` (optional) is recorded as ``last_batch_id``: a run
+        that dies before :meth:`finish` is then still attributed to its batch. ``job_run`` (the Glue job run holding
+        the lease) is recorded as ``lease_job_name`` / ``lease_job_run_id``, so a later run can ask Glue whether the
+        holder has ended. ``replacing`` takes the lease over from that owner even before it expires (its job run has
+        ended); the write is conditional on that owner still holding it, so two runs never take over the same lease.
 
         Returns False when another run holds an unexpired lease.
         """
