@@ -34,7 +34,11 @@ export ODP_HUDI_EXTENSIONS_JAR := $(abspath $(EXTENSIONS_JAR))
 CLASS_ARCHIVE := $(CACHE)/jvm/odp-local.jsa
 export ODP_LOCAL_JVM_OPTIONS := -XX:SharedArchiveFile=$(abspath $(CLASS_ARCHIVE)) -Xlog:cds=off -Xlog:cds+dynamic=off
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
-export PYTHONDONTWRITEBYTECODE := 1
+# Compiled bytecode goes to one cache outside the source tree, shared by every Python process of the run (the pytest
+# workers, the sandbox's and the benchmark's children, cfn-lint, checkov): the first import of a module compiles it, the
+# others read it. uv installs no .pyc files, and compiling from source on every import cost each process seconds (the
+# CDK app about 4 s, cfn-lint and checkov about 3 s each). No __pycache__ folder appears in the tree.
+export PYTHONPYCACHEPREFIX := $(abspath $(CACHE)/pycache)
 # pytest-xdist workers of `make test`: one per core of the 2-core machine the suite is sized for (tests/README.md);
 # --dist loadfile keeps a file's tests on one worker, so a module's fixtures (a synth, a sandbox flow) run once.
 PYTEST_WORKERS ?= 2
