@@ -7,6 +7,7 @@ from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
@@ -28,6 +29,19 @@ def encrypted_log_group(
     return logs.LogGroup(
         scope, "Logs", log_group_name=name, encryption_key=key, retention=retention, removal_policy=removal_policy
     )
+
+
+def function_role(scope: Construct, log_group: logs.LogGroup, *, description: str) -> iam.Role:
+    """The ``Role`` of a Lambda function that may write to its own log group and nothing else yet (no
+    AWSLambdaBasicExecutionRole: logs:* on every group); the caller adds what the function calls."""
+    role = iam.Role(scope, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"), description=description)
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+            resources=[log_group.log_group_arn],  # the ARN attribute ends in ":*" (its streams)
+        )
+    )
+    return role
 
 
 _RETENTION_DAYS = {

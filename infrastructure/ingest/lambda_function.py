@@ -8,14 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aws_cdk import Duration, RemovalPolicy
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from infrastructure.foundation.observability import encrypted_log_group
+from infrastructure.foundation.observability import encrypted_log_group, function_role
 from infrastructure.nag import acknowledge
 from odp.contracts.lambda_env import lambda_environment
 from odp.naming import resource_prefix
@@ -91,19 +90,7 @@ class OdpFunction(Construct):
         self.log_group = encrypted_log_group(
             self, f"/aws/lambda/{name}", key=key, retention=log_retention, removal_policy=removal_policy
         )
-        self.role = iam.Role(
-            self,
-            "Role",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description=f"ODP {environment} {service} function",
-        )
-        # Only its own log group: no AWSLambdaBasicExecutionRole (logs:* on every group).
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
-                resources=[self.log_group.log_group_arn],  # the ARN attribute ends in ":*" (its streams)
-            )
-        )
+        self.role = function_role(self, self.log_group, description=f"ODP {environment} {service} function")
         layer_arn = ssm.StringParameter.value_for_string_parameter(self, POWERTOOLS_LAYER_PARAMETER)
         self.function = lambda_.Function(
             self,

@@ -33,7 +33,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from infrastructure.foundation.observability import encrypted_log_group
+from infrastructure.foundation.observability import encrypted_log_group, function_role
 from infrastructure.nag import acknowledge
 from odp.naming import EMR_APPLICATION_STOP, resource_prefix
 
@@ -104,17 +104,8 @@ class EmrApplicationStop(Construct):
             retention=props.log_retention,
             removal_policy=props.removal_policy,
         )
-        self.role = iam.Role(
-            self,
-            "Role",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description=f"ODP {props.environment}: stops the EMR Serverless application before its update",
-        )
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["logs:CreateLogStream", "logs:PutLogEvents"], resources=[log_group.log_group_arn]
-            )
-        )
+        purpose = "stops the EMR Serverless application before its update"
+        self.role = function_role(self, log_group, description=f"ODP {props.environment}: {purpose}")
         self.role.add_to_policy(
             iam.PolicyStatement(actions=["cloudformation:DescribeStackResource"], resources=[Stack.of(self).stack_id])
         )
