@@ -32,7 +32,11 @@ export ODP_HUDI_EXTENSIONS_JAR := $(abspath $(EXTENSIONS_JAR))
 # The class data archive of the local Spark JVM (sandbox/class_archive.py, docs/decisions/023): every local session
 # (tests, the sandbox, the demo; never Glue's) maps its Spark and Hudi classes from it instead of loading them.
 CLASS_ARCHIVE := $(CACHE)/jvm/odp-local.jsa
-export ODP_LOCAL_JVM_OPTIONS := -XX:SharedArchiveFile=$(abspath $(CLASS_ARCHIVE)) -Xlog:cds=off -Xlog:cds+dynamic=off
+# Hudi sizes records with JOL, whose first use in a JVM tries to attach to it twice (dynamic attach, then the HotSpot
+# Serviceability Agent from a second `java` process); here both are refused, after about 1.6 s and 2 CPU-seconds per
+# JVM. The two -Djol flags skip the attempts; JOL then works as it does after they fail (docs/decisions/023).
+JOL_NO_ATTACH := -Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true
+export ODP_LOCAL_JVM_OPTIONS := -XX:SharedArchiveFile=$(abspath $(CLASS_ARCHIVE)) -Xlog:cds=off -Xlog:cds+dynamic=off $(JOL_NO_ATTACH)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 # Compiled bytecode goes to one cache outside the source tree, shared by every Python process of the run (the pytest
 # workers, the sandbox's and the benchmark's children, cfn-lint, checkov): the first import of a module compiles it, the

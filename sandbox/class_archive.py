@@ -46,6 +46,13 @@ def _workload(workdir: Path) -> int:
     return 0 if result.ok else 1
 
 
+def build_options(archive: Path, local_options: str) -> str:
+    """Pure: the JVM options of the workload that writes ``archive``: the local options (``ODP_LOCAL_JVM_OPTIONS``,
+    as the Makefile exports them) without the archive they map, which is the one being built."""
+    kept = [option for option in local_options.split() if not option.startswith("-XX:SharedArchiveFile=")]
+    return " ".join([f"-XX:ArchiveClassesAtExit={archive}", QUIET, *kept])
+
+
 def build(out: Path) -> None:
     """Run the workload in a child process with ``-XX:ArchiveClassesAtExit``; move the archive to ``out``.
 
@@ -56,7 +63,7 @@ def build(out: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="odp-class-archive-") as scratch:
         archive = Path(scratch) / "odp-local.jsa"
         log = out.with_suffix(".log")
-        env = {**os.environ, LOCAL_JVM_OPTIONS_ENV: f"-XX:ArchiveClassesAtExit={archive} {QUIET}"}
+        env = {**os.environ, LOCAL_JVM_OPTIONS_ENV: build_options(archive, os.environ.get(LOCAL_JVM_OPTIONS_ENV, ""))}
         command = [sys.executable, "-m", "sandbox.class_archive", "--workload", str(Path(scratch) / "demo")]
         with log.open("wb") as sink:
             child = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)

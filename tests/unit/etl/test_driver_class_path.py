@@ -17,6 +17,7 @@ import pytest
 
 import etl.hudi.options
 from etl.spark_session import hudi_bundle_jar, hudi_extensions_jar, local_spark_conf
+from sandbox.class_archive import build_options
 from tests.support.jvm_options import SHORT_LIVED_JVM_OPTIONS, shared_session_options
 from tests.support.record_index_waves import KEYS_PER_INDEX_FILE_GROUP, scenario
 
@@ -62,6 +63,16 @@ def test_the_local_driver_jvm_gets_the_options_of_odp_local_jvm_options() -> Non
     options = "-XX:SharedArchiveFile=/a.jsa -Xlog:cds=off"
     conf = local_spark_conf(jar, "/w", jvm_options=options)
     assert conf["spark.driver.extraJavaOptions"] == f"-Dderby.system.home=/w {options}"
+
+
+def test_the_archive_is_written_by_a_jvm_with_the_local_options_but_the_archive_they_map() -> None:
+    """The JVM that writes the class data archive starts with make's other local options (JOL's attach attempts
+    skipped: docs/decisions/023), not with ``-XX:SharedArchiveFile`` naming the archive it is writing."""
+    make = "-XX:SharedArchiveFile=/c/odp-local.jsa -Xlog:cds=off -Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true"
+    options = build_options(Path("/s/odp-local.jsa"), make).split()
+    assert options[0] == "-XX:ArchiveClassesAtExit=/s/odp-local.jsa"
+    assert {"-Djol.skipDynamicAttach=true", "-Djol.skipHotspotSAAttach=true", "-Xlog:cds=off"} <= set(options)
+    assert [option for option in options if option.startswith("-XX:SharedArchiveFile")] == []
 
 
 @pytest.mark.spark
