@@ -43,6 +43,9 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 # others read it. uv installs no .pyc files, and compiling from source on every import cost each process seconds (the
 # CDK app about 4 s, cfn-lint and checkov about 3 s each). No __pycache__ folder appears in the tree.
 export PYTHONPYCACHEPREFIX := $(abspath $(CACHE)/pycache)
+# A PYTHONDONTWRITEBYTECODE from the caller's environment (some CI images and shells set it) would leave that cache
+# empty and make every process compile every module it imports again: collecting the tests alone took 20 s instead of 7.
+unexport PYTHONDONTWRITEBYTECODE
 # pytest-xdist workers of `make test`: one per core of the 2-core machine the suite is sized for (tests/README.md);
 # --dist loadfile keeps a file's tests on one worker, so a module's fixtures (a synth, a sandbox flow) run once.
 PYTEST_WORKERS ?= 2
