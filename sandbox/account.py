@@ -46,6 +46,9 @@ ARTIFACTS_BUCKET = "artifacts"  # the sandbox's artifacts bucket: code locations
 STAGING_BUCKET = "staging"
 RAW_BUCKET = "raw"
 EXECUTION_TIMEOUT_SECONDS = 4 * 3600
+# How often a waiting run asks whether its execution ended (moto runs it in a thread of this process; a question
+# costs about 1.4 ms): every execution ended on average half of this late, and a run makes one per cadence.
+EXECUTION_POLL_SECONDS = 0.1
 LEASE_SECONDS_VARIABLE = "ODP_SANDBOX_LEASE_SECONDS"
 JOB_SCRIPT = "s3://assets/etl/jobs/file_processor.py"  # never read: the sandbox binds the job in-process
 
@@ -251,7 +254,7 @@ class LocalAccount:
         state_store.dump_tables(self.client("dynamodb"), list(self.stored_tables.values()), self.layout.lake)
 
     # -- executions ------------------------------------------------------------------------
-    def run_state_machine(self, cadence: str, *, poll_seconds: float = 0.5) -> ExecutionResult:
+    def run_state_machine(self, cadence: str, *, poll_seconds: float = EXECUTION_POLL_SECONDS) -> ExecutionResult:
         """Start one execution of a cadence's state machine and wait for it (moto runs it in a thread).
 
         Raises:
@@ -261,7 +264,7 @@ class LocalAccount:
         return self.run_execution(self.state_machines[cadence], cadence, "{}", poll_seconds=poll_seconds)
 
     def run_execution(
-        self, state_machine_arn: str, label: str, execution_input: str, *, poll_seconds: float = 0.5
+        self, state_machine_arn: str, label: str, execution_input: str, *, poll_seconds: float = EXECUTION_POLL_SECONDS
     ) -> ExecutionResult:
         """Start one execution of any state machine with ``execution_input`` and wait for it.
 
