@@ -2,6 +2,7 @@
 
 python -m bench.synth [--runs N] [--keep DIR]
 python -m bench.synth --fleet 50x100   # one environment of 50 sources x 100 listed tables: seconds, resources per stack
+python -m bench.synth --fleet 500x10   # 500 sources: 50 in the DataLake stack, 450 in catalog stacks (decisions/034)
 
 Runs the CDK CLI exactly as ``make synth`` does (``npx cdk synth --quiet``), into a temporary
 output folder, and prints the wall-clock seconds of each run and the best. The asset folders under
@@ -54,9 +55,20 @@ def time_synth(outdir: Path) -> float:
 STACK_RESOURCE_TARGET = 400
 
 
-def fleet_config(sources: int, tables_per_source: int) -> dict[str, Any]:
+# A generated fleet keeps its first sources in the DataLake stack, as an environment that grew would (every source
+# before config/catalog_stacks.yaml), and lists the others in catalog stacks (odp.config.catalog_stacks).
+FLEET_DATA_LAKE_SOURCES = 50
+
+
+def fleet_config(
+    sources: int, tables_per_source: int, *, in_data_lake: int = FLEET_DATA_LAKE_SOURCES
+) -> dict[str, Any]:
     """A configuration of one environment (the shipped ``dev``, without its pipeline) and ``sources`` DMS sources
-    of ``tables_per_source`` explicitly listed tables each, all hourly: file name -> YAML content as data."""
+    of ``tables_per_source`` explicitly listed tables each, all hourly: file name -> YAML content as data. The first
+    ``in_data_lake`` sources stay in the DataLake stack, the others go to catalog stacks (``catalog_stacks.yaml``,
+    by :func:`odp.config.catalog_stacks.assign_sources`)."""
+    from odp.config.catalog_stacks import CATALOG_STACKS_FILE, assign_sources
+
     environments = yaml.safe_load((REPO_ROOT / "config" / "environments.yaml").read_text())
     dev = {key: value for key, value in environments["environments"]["dev"].items() if key != "branch"}  # no pipeline
     config: dict[str, Any] = {
@@ -73,6 +85,9 @@ def fleet_config(sources: int, tables_per_source: int) -> dict[str, Any]:
                 {"schema": "public", "table": f"t{n:04d}", "primary_key": ["id"]} for n in range(tables_per_source)
             ],
         }
+    names = [f"src{source:03d}" for source in range(sources)]
+    if names[in_data_lake:]:
+        config[CATALOG_STACKS_FILE] = {"stacks": assign_sources({}, names[in_data_lake:])}
     return config
 
 

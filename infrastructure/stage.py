@@ -1,5 +1,7 @@
-"""The stage of one environment: the data-lake stack composed layer by layer (infrastructure/<layer>/layer.py), plus
-(when a DR region is configured) a small stack in that region holding the key of the table replicas."""
+"""The stage of one environment: the data-lake stack composed layer by layer (infrastructure/<layer>/layer.py), the
+catalog stacks of config/catalog_stacks.yaml (after it: they import its buckets and workgroup), plus (when a DR region
+is configured) a small stack in that region holding the key of the table replicas. Every stack has a resource budget
+(resource_budget.py; docs/decisions/034)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from aws_cdk import Environment, RemovalPolicy, Stack, Stage, Tags
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
+from infrastructure.access.catalog_stack import CatalogStack, CatalogStackProps
 from infrastructure.access.layer import build_access
 from infrastructure.assets import BuiltAssets
 from infrastructure.foundation.context import REMOVAL_POLICIES, DeploymentContext
@@ -16,6 +19,8 @@ from infrastructure.ingest.layer import build_ingest
 from infrastructure.jobs.layer import build_jobs
 from infrastructure.operations.layer import build_operations
 from infrastructure.operations.monitoring import Monitoring, MonitoringProps
+from infrastructure.resource_budget import enforce_resource_budget
+from odp.config.catalog_stacks import CATALOG_STACKS_FILE, DATA_LAKE_STACK
 from odp.config.loader import OdpConfig
 from odp.config.models import Environment as EnvironmentConfig
 from odp.contracts.job_kinds import JOB_KINDS, JobKind
@@ -88,7 +93,7 @@ class DataLakeStack(Stack):
         )
         ingest = build_ingest(self, context, replica_key_arn)
         self.jobs = build_jobs(self, context, ingest)
-        access = build_access(self, context, self.jobs)
+        self.access = access = build_access(self, context, self.jobs)
         self.deploy_access = build_operations(
             self, context, monitoring, ingest, self.jobs, lake_formation=access.lake_formation
         )
@@ -142,3 +147,30 @@ class OdpStage(Stage):
         )
         if replica_stack is not None:
             self.data_lake.add_stack_dependency(replica_stack)
+            enforce_resource_budget(replica_stack, "the DR-region key stack holds one key and its alias")
+        enforce_resource_budget(
+            self.data_lake,
+            f"list new sources under a catalog stack in config/{CATALOG_STACKS_FILE} "
+            "(python -m odp.config assign-stacks <source>...; never a source already deployed)",
+        )
+        self.catalog_stacks: dict[str, CatalogStack] = {}
+        for stack_name, tables in config.catalog_stacks.tables_by_stack(config.tables).items():
+            if stack_name == DATA_LAKE_STACK:
+                continue
+            catalog_stack = CatalogStack(
+                self,
+                stack_name,
+                env=Environment(account=environment.account, region=environment.region),
+                props=CatalogStackProps(
+                    environment=name,
+                    tables=tables,
+                    zone_buckets=self.data_lake.storage.buckets,
+                    work_group=self.data_lake.access.query.workgroup.ref,
+                ),
+            )
+            enforce_resource_budget(
+                catalog_stack,
+                f"list no more sources under {stack_name} in config/{CATALOG_STACKS_FILE}: assign-stacks puts new "
+                "ones in a new catalog stack (--per-stack); never move a source already deployed",
+            )
+            self.catalog_stacks[stack_name] = catalog_stack

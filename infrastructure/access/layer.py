@@ -13,6 +13,7 @@ from infrastructure.access.query import Query, QueryProps
 from infrastructure.foundation.context import DeploymentContext
 from infrastructure.jobs.layer import Jobs
 from odp.config.access import plan_grants
+from odp.config.catalog_stacks import CATALOG_STACKS_FILE, DATA_LAKE_STACK
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,15 @@ def build_access(stack: Stack, context: DeploymentContext, jobs: Jobs) -> Access
     """The catalog, the workgroup and, with consumers, Lake Formation (every job role may sync the databases it
     writes)."""
     config, storage = context.config, context.storage
-    catalog = Catalog(stack, "Catalog", CatalogProps(tables=config.tables, zone_buckets=storage.buckets))
+    by_stack = config.catalog_stacks.tables_by_stack(config.tables)
+    tables = by_stack[DATA_LAKE_STACK]  # the other sources' catalogs are in catalog stacks (stage.py)
+    if config.access.consumers and len(by_stack) > 1:
+        raise ValueError(
+            f"Lake Formation with catalog stacks ({', '.join(sorted(set(by_stack) - {DATA_LAKE_STACK}))} in "
+            f"{CATALOG_STACKS_FILE}) is not built yet: its database grants would have to follow each database into "
+            "its stack (docs/decisions/034); keep every source in the DataLake stack while access.yaml names consumers"
+        )
+    catalog = Catalog(stack, "Catalog", CatalogProps(tables=tables, zone_buckets=storage.buckets))
     query = Query(
         stack,
         "Query",
@@ -35,7 +44,7 @@ def build_access(stack: Stack, context: DeploymentContext, jobs: Jobs) -> Access
             environment=context.name,
             results_bucket=storage.athena_results,
             key=context.state_key,
-            tables=config.tables,
+            tables=tables,
             removal_policy=context.removal_policy,
             datasets=config.datasets,
         ),

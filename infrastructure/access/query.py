@@ -106,13 +106,34 @@ def new_workgroup(
     )
 
 
+def add_row_count_queries(
+    scope: Construct, tables: Sequence[TableConfig], work_group: str
+) -> dict[str, athena.CfnNamedQuery]:
+    """The row-count named queries of ``tables``' raw databases (:func:`row_count_queries`), children of ``scope``
+    (``RowCount-<database>[-<part>]``) in ``work_group`` (the workgroup's Ref, in this stack or another: a catalog
+    stack's queries import it)."""
+    return {
+        name: athena.CfnNamedQuery(
+            scope,
+            f"RowCount-{database}" + (f"-{number}" if number > 1 else ""),
+            name=name,
+            description=f"Rows and distinct keys of each table of {database}, and whether each is valid",
+            database=database,
+            work_group=work_group,
+            query_string=sql,
+        )
+        for name, (database, number, sql) in row_count_queries(tables).items()
+    }
+
+
 @dataclass(frozen=True)
 class QueryProps:
     """The Athena side of an environment.
 
     Attributes:
         results_bucket: where query results go (``results/``), encrypted with ``key`` (SSE-KMS, enforced).
-        tables: one named query per raw database of these tables (in parts of TABLES_PER_QUERY tables).
+        tables: one named query per raw database of these tables (in parts of TABLES_PER_QUERY tables): the tables
+            of the sources this stack holds (a catalog stack adds its own with :func:`add_row_count_queries`).
         datasets: one named query per dataset (rows and distinct keys; default none).
         removal_policy: DESTROY also deletes the workgroup's saved queries with it; RETAIN (default) keeps them.
     """
@@ -142,17 +163,7 @@ class Query(Construct):
             removal_policy=removal_policy,
             configuration=workgroup_configuration(results_bucket, key),
         )
-        self.queries: dict[str, athena.CfnNamedQuery] = {}
-        for name, (database, number, sql) in row_count_queries(tables).items():
-            self.queries[name] = athena.CfnNamedQuery(
-                self,
-                f"RowCount-{database}" + (f"-{number}" if number > 1 else ""),
-                name=name,
-                description=f"Rows and distinct keys of each table of {database}, and whether each is valid",
-                database=database,
-                work_group=self.workgroup.ref,
-                query_string=sql,
-            )
+        self.queries = add_row_count_queries(self, tables, self.workgroup.ref)
         self.dataset_queries = {
             dataset.name: athena.CfnNamedQuery(
                 self,

@@ -3,6 +3,7 @@
 python -m odp.config validate [--config-dir DIR]   (warns when a cadence cannot keep up with its tables)
 python -m odp.config load --env ENV [--config-dir DIR] [--dry-run] [--endpoint-url URL]
 python -m odp.config schema [--out DIR]
+python -m odp.config assign-stacks SOURCE... [--config-dir DIR] [--per-stack N]   (catalog_stacks.yaml, append-only)
 
 ``load`` writes batch_config, table_config and dataset_config (each added, changed or deactivated item).
 """
@@ -15,6 +16,12 @@ from pathlib import Path
 
 import boto3
 
+from odp.config.catalog_stacks import (
+    CATALOG_STACKS_FILE,
+    SOURCES_PER_CATALOG_STACK,
+    assign_sources,
+    render_catalog_stacks,
+)
 from odp.config.loader import ConfigError, OdpConfig, load_config
 from odp.config.manager import load_into_dynamodb
 from odp.config.schema import write_schemas
@@ -38,7 +45,32 @@ def _parser() -> argparse.ArgumentParser:
     load.add_argument("--endpoint-url", default=None, help="DynamoDB endpoint (tests and local emulators)")
     schema = commands.add_parser("schema", help="write the JSON Schemas editors use")
     schema.add_argument("--out", type=Path, default=DEFAULT_CONFIG_DIR / "schema")
+    assign = commands.add_parser(
+        "assign-stacks",
+        help=f"list new sources in catalog stacks ({CATALOG_STACKS_FILE}), moving none (docs/decisions/034)",
+    )
+    assign.add_argument("sources", nargs="+", help="sources not yet deployed (a deployed source never moves)")
+    assign.add_argument("--config-dir", type=Path, default=DEFAULT_CONFIG_DIR)
+    assign.add_argument(
+        "--per-stack", type=int, default=SOURCES_PER_CATALOG_STACK, help="sources a catalog stack takes"
+    )
     return parser
+
+
+def assign_stacks(config: OdpConfig, config_dir: Path, sources: list[str], per_stack: int) -> int:
+    """Append ``sources`` to catalog stacks in ``config_dir``'s catalog_stacks.yaml (each must have tables)."""
+    unknown = sorted(set(sources) - {table.source for table in config.tables})
+    if unknown:
+        print(f"no tables for source(s) {', '.join(unknown)} (config/tables/<source>.yaml)", file=sys.stderr)
+        return 1
+    listed = config.catalog_stacks.stacks
+    assigned = assign_sources(listed, sources, per_stack=per_stack)
+    (config_dir / CATALOG_STACKS_FILE).write_text(render_catalog_stacks(assigned), encoding="utf-8")
+    for stack, members in assigned.items():
+        added = [source for source in members if source not in listed.get(stack, [])]
+        if added:
+            print(f"{stack}: + {', '.join(added)}")
+    return 0
 
 
 def capacity_warnings(config: OdpConfig) -> list[str]:
@@ -59,6 +91,26 @@ def capacity_warnings(config: OdpConfig) -> list[str]:
     return warnings
 
 
+def validate(config: OdpConfig, config_dir: Path) -> int:
+    """``validate`` after the files loaded: the views, then a summary and the capacity warnings."""
+    from odp.config.views import check_views  # noqa: PLC0415 - sqlglot: not needed by the other commands
+
+    views, issues = check_views(config_dir, config)
+    if issues:
+        print(ConfigError(issues), file=sys.stderr)
+        return 1
+    cadences = len(config.cadences.cadences)
+    active = sum(1 for t in config.tables if t.is_active)
+    print(
+        f"{config_dir}: valid ({len(config.environments.environments)} environments, "
+        f"{cadences} cadences, {len(config.tables)} tables, {active} active, {len(config.datasets)} datasets, "
+        f"{len(views)} views, {len(config.access.consumers)} consumers)"
+    )
+    for warning in capacity_warnings(config):
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "schema":
@@ -70,23 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         print(error, file=sys.stderr)
         return 1
+    if args.command == "assign-stacks":
+        return assign_stacks(config, args.config_dir, args.sources, args.per_stack)
     if args.command == "validate":
-        from odp.config.views import check_views  # noqa: PLC0415 - sqlglot: not needed by the other commands
-
-        views, issues = check_views(args.config_dir, config)
-        if issues:
-            print(ConfigError(issues), file=sys.stderr)
-            return 1
-        cadences = len(config.cadences.cadences)
-        active = sum(1 for t in config.tables if t.is_active)
-        print(
-            f"{args.config_dir}: valid ({len(config.environments.environments)} environments, "
-            f"{cadences} cadences, {len(config.tables)} tables, {active} active, {len(config.datasets)} datasets, "
-            f"{len(views)} views, {len(config.access.consumers)} consumers)"
-        )
-        for warning in capacity_warnings(config):
-            print(f"warning: {warning}", file=sys.stderr)
-        return 0
+        return validate(config, args.config_dir)
     environment = config.environments.environments.get(args.env)
     if environment is None:
         known = ", ".join(sorted(config.environments.environments))

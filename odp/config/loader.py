@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from odp.config.access import ACCESS_FILE, AccessFile, access_issues
+from odp.config.catalog_stacks import CATALOG_STACKS_FILE, CatalogStacksFile, catalog_stack_issues
 from odp.config.models import (
     DEFAULT_SHARD_COLUMN,
     INDEX_CONFLICT,
@@ -79,6 +80,7 @@ class OdpConfig:
     datasets: tuple[Any, ...] = ()  # odp.config.datasets.DatasetConfig, in dependency order
     access: AccessFile = field(default_factory=AccessFile)  # access.yaml (optional file)
     rules: tuple[SourceRule, ...] = ()  # one per source with include globs or merged tables (odp.config.patterns)
+    catalog_stacks: CatalogStacksFile = field(default_factory=CatalogStacksFile)  # catalog_stacks.yaml (optional)
 
     def table(self, table_id: str) -> TableConfig:
         """The table with this id.
@@ -509,6 +511,15 @@ def _load_streams(
     return streams
 
 
+def _optional_file(root: Path, name: str, model: type[ModelT], issues: list[ConfigIssue]) -> ModelT | None:
+    """An optional file's model: its empty default when the file is absent, None when it is invalid (reported)."""
+    path = root / name
+    if not path.is_file():
+        return model()
+    data = _read_yaml(path, name, issues)
+    return _validate(model, data, name, issues) if data is not None else None
+
+
 def _load_access(
     root: Path,
     environments: EnvironmentsFile | None,
@@ -517,17 +528,24 @@ def _load_access(
     issues: list[ConfigIssue],
 ) -> AccessFile | None:
     """access.yaml (optional) and its grants checked against the tables and datasets (see odp.config.access)."""
-    path = root / ACCESS_FILE
-    if not path.is_file():
-        return AccessFile()
-    data = _read_yaml(path, ACCESS_FILE, issues)
-    access = _validate(AccessFile, data, ACCESS_FILE, issues) if data is not None else None
+    access = _optional_file(root, ACCESS_FILE, AccessFile, issues)
     if access is None:
         return None
     known_envs = environments.environments if environments is not None else {}
     for where, reason in access_issues(access, tables, datasets, known_envs):
         issues.append(ConfigIssue(ACCESS_FILE, where, reason))
     return access
+
+
+def _load_catalog_stacks(root: Path, tables: list[TableConfig], issues: list[ConfigIssue]) -> CatalogStacksFile | None:
+    """catalog_stacks.yaml (optional): which stack holds each source's catalog (see odp.config.catalog_stacks)."""
+    stacks = _optional_file(root, CATALOG_STACKS_FILE, CatalogStacksFile, issues)
+    if stacks is None:
+        return None
+    issues.extend(
+        ConfigIssue(CATALOG_STACKS_FILE, where, reason) for where, reason in catalog_stack_issues(stacks, tables)
+    )
+    return stacks
 
 
 def load_config(config_dir: str | Path) -> OdpConfig:
@@ -570,6 +588,7 @@ def load_config(config_dir: str | Path) -> OdpConfig:
 
     datasets = load_datasets(root, tables, issues)
     access = _load_access(root, environments, tables, datasets, issues)
+    catalog_stacks = _load_catalog_stacks(root, tables, issues)
 
     if issues or environments is None or cadences is None:
         raise ConfigError(issues)
@@ -582,4 +601,5 @@ def load_config(config_dir: str | Path) -> OdpConfig:
         datasets=tuple(datasets),
         access=access or AccessFile(),
         rules=tuple(rules),
+        catalog_stacks=catalog_stacks or CatalogStacksFile(),
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from odp.config.access import AccessFile
+from odp.config.catalog_stacks import CatalogStacksFile
 from odp.config.datasets import DatasetFile
 from odp.config.models import CadencesFile, EnvironmentsFile, TablesFile
 from odp.config.streams import StreamsFile
@@ -19,6 +20,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "streams.schema.json": StreamsFile,
     "datasets.schema.json": DatasetFile,
     "access.schema.json": AccessFile,
+    "catalog_stacks.schema.json": CatalogStacksFile,
 }
 
 

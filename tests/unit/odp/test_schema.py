@@ -59,4 +59,5 @@ def test_every_file_kind_has_a_schema() -> None:
         "streams.schema.json",
         "datasets.schema.json",
         "access.schema.json",
+        "catalog_stacks.schema.json",
     }
