@@ -86,7 +86,8 @@ def test_the_chart_and_the_text(document: dict, tmp_path: Path) -> None:
     assert chart is not None
     assert chart.stat().st_size > 20_000
     text = fleet_text(document)
-    assert "odp: waves s [30.0, 10.0, 10.0, 11.0, 10.0, 10.0, 12.0], CDC 63.0 s" in text
+    assert "odp: waves s [30.0, 10.0, 10.0, 11.0, 10.0, 10.0, 12.0], onboarding 30.0 s" in text
+    assert "CDC 63.0 s" in text
     assert "fixed s/table 1.0" in text
 
 
