@@ -69,6 +69,13 @@ def fleet_targets(document: dict[str, Any]) -> dict[str, Any]:
             odp and odp["cdc_bytes_written"], naive and naive["cdc_bytes_written"]
         ),
         "cdc_bytes_written_target": 0.1,
+        # onboarding (the first wave, every table's first load) beside the CDC waves: reported, no target
+        "onboarding_wall_odp_over_naive": _ratio(
+            odp and odp.get("onboarding_seconds"), naive and naive.get("onboarding_seconds")
+        ),
+        "onboarding_bytes_written_odp_over_naive": _ratio(
+            odp and odp.get("onboarding_bytes_written"), naive and naive.get("onboarding_bytes_written")
+        ),
     }
     for name, result in document["contenders"].items():
         if result["status"] != "ok" or len(result["waves"]) <= 5:

@@ -155,8 +155,14 @@ def fleet_text(document: dict[str, Any]) -> str:
             continue
         waves = ", ".join(f"{wave['seconds']:.1f}" for wave in result["waves"])
         fit = result["table_costs"]["all"]
+        onboarding = ""
+        if "onboarding_seconds" in result:  # results written before it have the first wave only in ``waves``
+            onboarding = (
+                f"onboarding {result['onboarding_seconds']:.1f} s, onboarding bytes written "
+                f"{result['onboarding_bytes_written']:,}, "
+            )
         lines.append(
-            f"{name}: waves s [{waves}], CDC {result['cdc_seconds']:.1f} s, CDC bytes written "
+            f"{name}: waves s [{waves}], {onboarding}CDC {result['cdc_seconds']:.1f} s, CDC bytes written "
             f"{result['cdc_bytes_written']:,}, write amplification {result['cdc_write_amplification']}, "
             f"fixed s/table {fit['fixed_seconds']}, s/change {fit['per_change_seconds']}"
         )

@@ -65,6 +65,11 @@ class ContenderResult:
     def cdc_seconds(self) -> float:
         return sum(wave.seconds for wave in self.waves if wave.wave > 0)
 
+    @property
+    def onboarding_seconds(self) -> float:
+        """The first wave's seconds: every table's first load (onboarding), beside the CDC waves'."""
+        return sum(wave.seconds for wave in self.waves if wave.wave == 0)
+
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "label": self.label,
@@ -110,6 +115,9 @@ class ContenderResult:
                 "peak_rss_mb": round(max(wave.peak_rss_bytes for wave in self.waves) / MB, 1),
                 "files_written": sum(wave.files_written for wave in self.waves),
                 "processes": sum(wave.processes for wave in self.waves),
+                "onboarding_seconds": round(self.onboarding_seconds, 2),
+                "onboarding_cpu_seconds": round(sum(w.cpu_seconds for w in self.waves if w.wave == 0), 1),
+                "onboarding_bytes_written": sum(w.io.total_bytes_written for w in self.waves if w.wave == 0),
                 "cdc_bytes_written": sum(wave.io.total_bytes_written for wave in self.waves if wave.wave > 0),
                 "cdc_write_amplification": write_amplification(
                     sum(wave.io.total_bytes_written for wave in self.waves if wave.wave > 0),

@@ -154,7 +154,7 @@ class AppliedCommit:
         counts = written.counts if written is not None and written.counts is not None else self.commit
         return {
             "write_strategy": choice.strategy if choice is not None else None,
-            "write_reason": choice.reason if choice is not None else None,
+            "write_reason": choice.reason if choice is not None else written.index_reason if written else None,
             "files": self.files,
             "rows": self.rows,
             "inserts": counts.inserts,

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from etl.errors import TableConfigError
-from etl.hudi.target import HudiTarget
+from etl.hudi.target import RECORD_INDEX, SIMPLE_INDEX, HudiTarget
 from etl.hudi.timeline import CommitSummary, committed_file_ids, stored_index
 from etl.readers import SourceFile
-from odp.config.models import TableConfig, TableMode
+from odp.config.models import IndexKind, TableConfig, TableMode
 from odp.tracker import FileKind, TrackedFile
 
 # A run whose landed files hold at most this many bytes reads them as one Spark partition: every later step
@@ -126,6 +126,9 @@ def check_index_unchanged(config: TableConfig, stored: str | None) -> None:
         TableConfigError: the configured index is not the stored one (nothing is written; files stay landed).
     """
     wanted = HudiTarget.from_table(config).index
+    left_to_size = config.small_table_rows > 0 and config.index is IndexKind.RECORD and config.index_buckets is None
+    if left_to_size and stored in (RECORD_INDEX, SIMPLE_INDEX):
+        return  # the index was left to the table's size: its first write chose (etl.raw_table.write_strategy)
     if stored is not None and stored != wanted:
         raise TableConfigError(
             f"{config.table_id}: table_config asks for the {wanted} index (index: {config.index.value}, "

@@ -132,7 +132,8 @@ HUDI_MIN_INDEX_FILE_GROUPS = 10
 
 
 def record_index_file_groups(input_rows: int) -> int:
-    """Pure, local profile: the record index's file groups, fixed when the index is built (a table's first write).
+    """Pure, local profile: the record index's file groups, fixed when the index is built (a table's first write, or
+    its second when the first was a load: :func:`defers_record_index`; then from the stored rows).
 
     Hudi's minimum (10) suits tables of millions of keys; a laptop table of thousands writes 10 tiny files per
     commit for nothing, so one per 250,000 rows of the write, at most Hudi's 10. Never one for everything:
@@ -142,7 +143,7 @@ def record_index_file_groups(input_rows: int) -> int:
     return max(1, min(HUDI_MIN_INDEX_FILE_GROUPS, math.ceil(max(input_rows, 1) / KEYS_PER_LOCAL_INDEX_FILE_GROUP)))
 
 
-def profile_options(profile: WriteProfile, input_rows: int) -> dict[str, str]:
+def profile_options(profile: WriteProfile, input_rows: int, *, index_rows: int | None = None) -> dict[str, str]:
     """Options every write of the profile carries (table and tombstones): metadata table on in both profiles
     (file listings from the metadata table, and the record level index lives there; the simple index turns it off,
     :func:`index_options`), a clean every
@@ -155,23 +156,41 @@ def profile_options(profile: WriteProfile, input_rows: int) -> dict[str, str]:
         # keys with this many tasks (Hudi's default: 60, for a cluster)
         options["hoodie.global.index.reconcile.parallelism"] = str(parallelism)
     if profile.profile is HudiProfile.LOCAL:
-        options["hoodie.metadata.record.index.min.filegroup.count"] = str(record_index_file_groups(input_rows))
+        keys = input_rows if index_rows is None else index_rows  # the keys an index built by this write holds
+        options["hoodie.metadata.record.index.min.filegroup.count"] = str(record_index_file_groups(keys))
     return options
 
 
-def record_index_options() -> dict[str, str]:
+def record_index_options(*, build: bool = True) -> dict[str, str]:
     """Hudi 1.0's record level index: key -> file group in the metadata table, global across partitions.
 
     Its lookup costs in proportion to the changes (a point read per key), not to the table as
     GLOBAL_SIMPLE's join with every stored key did. ``update.partition.path``: a key whose partition value
     changes (an update of the partition column, a delete whose image carries an older value) is deleted
     from its old partition and written to the new one, never left behind as a stale copy.
+
+    ``build`` False: this write does not write the index (a first load, :func:`defers_record_index`); the index
+    type stays, and the table's next write, with the index on, builds it from the stored files before it tags
+    its changes (Hudi's initialisation of a metadata partition on an existing table).
     """
     return {
         "hoodie.index.type": "RECORD_INDEX",
-        "hoodie.metadata.record.index.enable": "true",
+        "hoodie.metadata.record.index.enable": str(build).lower(),
         "hoodie.record.index.update.partition.path": "true",
     }
+
+
+def defers_record_index(target: HudiTarget, operation: WriteOperation) -> bool:
+    """Pure: whether a record-index table's write leaves its record index to the table's next write.
+
+    A first load (``bulk_insert``, only ever into a new table: :func:`etl.raw_table.plan.plan_write`) tags nothing,
+    yet with the index on Hudi creates the metadata table before the first commit and writes every key's entry
+    into it as a delta commit of its own, row by row (7.9 s of an 11.5 s load of 200,000 rows). Without it the load
+    writes only its data and the file listing, and the next write, with the index on, builds the index from the
+    base files in bulk (read the keys, write them as HFiles): a load and its first upsert 11.5 s against 15.0 s
+    (docs/decisions/002, 033).
+    """
+    return target.index_buckets is None and not target.simple_index and operation is WriteOperation.BULK_INSERT
 
 
 def bucket_index_options(buckets: int) -> dict[str, str]:
@@ -214,16 +233,17 @@ def simple_index_options(*, partitioned: bool) -> dict[str, str]:
 NO_BASE_FILE_BLOOM_FILTER = {"hoodie.parquet.bloom.filter.enabled": "false"}
 
 
-def index_options(target: HudiTarget) -> dict[str, str]:
-    """The table's index: the record level index, the bucket index when ``index_buckets`` is set, or the simple
-    index (which turns the metadata table off, so these options come after :func:`profile_options`); none reads a
-    base file's bloom filter, so none is written (:data:`NO_BASE_FILE_BLOOM_FILTER`)."""
+def index_options(target: HudiTarget, operation: WriteOperation = WriteOperation.UPSERT) -> dict[str, str]:
+    """The table's index: the record level index (built by the table's second write when its first is a load:
+    :func:`defers_record_index`), the bucket index when ``index_buckets`` is set, or the simple index (which turns
+    the metadata table off, so these options come after :func:`profile_options`); none reads a base file's bloom
+    filter, so none is written (:data:`NO_BASE_FILE_BLOOM_FILTER`)."""
     if target.index_buckets is not None:
         index = bucket_index_options(target.index_buckets)
     elif target.simple_index:
         index = simple_index_options(partitioned=bool(target.partitions))
     else:
-        index = record_index_options()
+        index = record_index_options(build=not defers_record_index(target, operation))
     return {**index, **NO_BASE_FILE_BLOOM_FILTER}
 
 
@@ -234,6 +254,7 @@ def hudi_write_options(
     profile: WriteProfile,
     catalog_sync: bool,
     input_rows: int = 0,
+    stored_rows: int = 0,
     metadata: Mapping[str, str] | None = None,
     clean: bool = True,
 ) -> dict[str, str]:
@@ -244,7 +265,9 @@ def hudi_write_options(
     metadata (``_odp_`` keys, etl.hudi.commit.CommitTag: the consumed ids and the run id, read back for
     exactly-once). Every table uses the record level index (see ``record_index_options``) unless it sets
     ``index_buckets`` (``bucket_index_options``) or ``index: simple`` (``simple_index_options``); the index travels
-    in the commit's extra metadata (``_odp_index``), so a run can refuse to write a table with another one.
+    in the commit's extra metadata (``_odp_index``), so a run can refuse to write a table with another one. A first
+    load writes no record index; the next write builds it from the files (:func:`defers_record_index`), sized for
+    ``stored_rows`` (the table's rows before this write) when it has more than ``input_rows``.
     Partition values are URL-encoded in paths as the target says (a new table: encoded; Hudi records it in
     ``hoodie.properties``, :mod:`etl.hudi.partition_paths`). MERGE_ON_READ tables schedule an inline compaction every
     ``profile.compaction_delta_commits`` delta commits, of the file groups whose logs matter
@@ -270,8 +293,8 @@ def hudi_write_options(
         "hoodie.datasource.write.commitmeta.key.prefix": COMMIT_METADATA_PREFIX,
         **dict(metadata or {}),
         INDEX_METADATA: target.index,
-        **profile_options(profile, input_rows),
-        **index_options(target),
+        **profile_options(profile, input_rows, index_rows=max(input_rows, stored_rows)),
+        **index_options(target, operation),
     }
     if not clean:
         options[AUTO_CLEAN_OPTION] = "false"

@@ -54,3 +54,4 @@ class WriteResult:
     stale_dropped: int = 0
     choice: WriteChoice | None = None  # upsert or rewrite, and why (etl.raw_table.write_strategy); None: not chosen
     counts: RewriteCounts | None = None  # a rewrite: what it applied (Hudi counts its every row as an insert)
+    index_reason: str | None = None  # the first write of a table left to its size: which index and why

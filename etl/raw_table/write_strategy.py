@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from etl.hudi.target import RECORD_INDEX, SIMPLE_INDEX
 from etl.hudi.timeline import CommitSummary
-from odp.config.models import TableConfig, TableMode, TableType
+from odp.config.models import IndexKind, TableConfig, TableMode, TableType
 from odp.tracker.statuses import WriteStrategy
 
 
@@ -197,3 +197,34 @@ def simple_index_advice(rows: int, table_bytes: int, *, partitioned: bool) -> st
         f"the table has grown to {rows} rows, {table_bytes} bytes of base files, past the {limit} rows the simple "
         f"index suits on {joined}: load it again with the record level index (index omitted)"
     )
+
+
+def choose_index(
+    config: TableConfig, stored: str | None, rows: int, *, exists: bool = False
+) -> tuple[TableConfig, str | None]:
+    """Pure: the table with the index this write uses, and why when this write chose it (None: it did not choose).
+
+    Only a table whose ``index`` was left to its size chooses (``small_table_rows`` > 0: a batch current table without
+    ``index`` or ``index_buckets``, :func:`odp.config.patterns.small_table_rows`), and only at its first write
+    (``stored`` None): the simple index when the write brings fewer than ``small_table_rows`` rows (a partitioned table:
+    at most :data:`SIMPLE_INDEX_MAX_ROWS_PARTITIONED`), else the record level index (docs/decisions/004). A later write
+    keeps what the first chose (``stored``: the index of the table's last ODP commit), like any table's index.
+    ``rows``: the changes this write brings (a first load's rows). ``exists``: the Hudi table exists; one without an ODP
+    commit (``stored`` None) keeps the record index, as :func:`etl.hudi.timeline.stored_index` reads an older commit.
+    """
+    if config.small_table_rows <= 0 or config.index is not IndexKind.RECORD or config.index_buckets is not None:
+        return config, None
+    if stored is None and exists:
+        return config, None
+    if stored is not None:
+        kept = IndexKind.SIMPLE if stored == SIMPLE_INDEX else IndexKind.RECORD
+        return config.model_copy(update={"index": kept}), None
+    limit = config.small_table_rows
+    if config.partition_by:
+        limit = min(limit, SIMPLE_INDEX_MAX_ROWS_PARTITIONED)
+    partitioned = " (partitioned)" if config.partition_by else ""
+    if rows < limit:
+        reason = f"index simple: the first write brings {rows} rows, under small_table_rows {limit}{partitioned}"
+        return config.model_copy(update={"index": IndexKind.SIMPLE}), reason
+    reason = f"index record: the first write brings {rows} rows, not under small_table_rows {limit}{partitioned}"
+    return config, reason

@@ -8,6 +8,7 @@ Processor's job scope, the streaming job's target) and writes every table of the
 
 from __future__ import annotations
 
+import logging
 import threading
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -21,9 +22,11 @@ from etl.hudi.timeline import HudiTableState, cleaning_due, read_table_state
 from etl.raw_table.batch import ChangeBatch, WriteResult, WriteSettings
 from etl.raw_table.prepare import PreparedWrite, prepare_write
 from etl.raw_table.tombstones import clear_tombstones, consolidate_tombstones, write_tombstones
+from etl.raw_table.write_strategy import choose_index
 from odp.config.models import TableConfig, TableType
 from odp.faults import fault_point
 
+logger = logging.getLogger(__name__)
 _CATALOG_LOCK = threading.Lock()
 
 
@@ -63,10 +66,14 @@ class RawTableWriter:
             what :func:`etl.raw_table.prepare.prepare_write` refuses, with nothing written.
         """
         state = state if state is not None else read_table_state(spark, base_path)
+        # a table left to its size (small_table_rows): its first write chooses the simple or the record index
+        config, index_reason = choose_index(config, state.index, batch.rows, exists=state.exists)
+        if index_reason is not None:
+            logger.info("%s: %s", config.table_id, index_reason)
         with ExitStack() as cached:  # what the reads cached for the write is unpersisted after it
             prepared = prepare_write(spark, batch, config, state, settings=self.settings, cached=cached)
             self._write(spark, prepared, batch, config, tag, state=state)
-        return WriteResult(prepared.operation, prepared.stale_dropped, prepared.choice, prepared.rewrite)
+        return WriteResult(prepared.operation, prepared.stale_dropped, prepared.choice, prepared.rewrite, index_reason)
 
     def _write(
         self,
@@ -93,6 +100,7 @@ class RawTableWriter:
             profile=settings.profile,
             catalog_sync=settings.catalog_sync,
             input_rows=batch.rows,
+            stored_rows=state.rows,  # sizes the record index when this write builds it from the stored files
             metadata=tag.metadata(),
             clean=cleaning_due(state, merge_on_read=prepared.target.table_type is TableType.MERGE_ON_READ),
         )

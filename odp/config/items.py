@@ -47,7 +47,14 @@ def table_config_item(table: TableConfig) -> dict[str, Any]:
     if table.columns is not None:
         # A list, not a map: a DynamoDB map has no order, and headerless CSV is read in this order.
         item["columns"] = [{"name": name, "type": kind} for name, kind in table.columns.items()]
-    for name in (*SOURCE_SETTINGS, "max_file_attempts", "max_table_attempts", "index_buckets", "index"):
+    for name in (
+        *SOURCE_SETTINGS,
+        "max_file_attempts",
+        "max_table_attempts",
+        "index_buckets",
+        "index",
+        "small_table_rows",
+    ):
         value = getattr(table, name)  # stored when set and not the default
         if value is not None and value != TableConfig.model_fields[name].default:
             item[name] = value.value if hasattr(value, "value") else value
@@ -69,7 +76,7 @@ def table_config_from_item(item: dict[str, Any]) -> TableConfig:
         pydantic.ValidationError: the item is not a table_config item.
     """
     fields = {key: value for key, value in item.items() if key not in ("table_id", ACTIVE_CADENCE_ATTRIBUTE)}
-    for number in ("max_file_attempts", "max_table_attempts", "index_buckets"):
+    for number in ("max_file_attempts", "max_table_attempts", "index_buckets", "small_table_rows"):
         if isinstance(fields.get(number), Decimal):  # DynamoDB numbers come back as Decimal
             fields[number] = int(fields[number])
     refuse_columns_map(item)

@@ -206,7 +206,7 @@ def index_issues(pick: Callable[[str], Any], stream: str | None) -> list[tuple[s
         issues.append(("index", INDEX_CONFLICT))
     if stream is not None:
         reason = "applies to batch tables only (a streamed table is written by its stream job)"
-        issues += [(name, reason) for name in ("index_buckets", "index") if pick(name) is not None]
+        issues += [(name, reason) for name in ("index_buckets", "index", "small_table_rows") if pick(name) is not None]
     return issues
 
 

@@ -53,6 +53,12 @@ DEFAULT_MAX_FILE_ATTEMPTS = 3
 # its Hudi table, a read that fails whatever its files) is held: the Batch Manager leaves it out until
 # ``python -m odp retry`` (etl/file_processor/failure.py).
 DEFAULT_MAX_TABLE_ATTEMPTS = 5
+# A table created without ``index`` or ``index_buckets`` takes the simple index when its first write brings fewer rows
+# than this (``small_table_rows``; a partitioned table at most SIMPLE_INDEX_MAX_ROWS_PARTITIONED, 50,000, of
+# etl/raw_table/write_strategy.py): docs/decisions/004 measured the simple index as fast or faster up to 1,000,000
+# rows unpartitioned and even at 50,000 partitioned, and a small commit without the metadata table about a third
+# cheaper; 100,000 keeps the default well inside both.
+DEFAULT_SMALL_TABLE_ROWS = 100_000
 
 
 class _Strict(BaseModel):
@@ -480,7 +486,8 @@ class TableSettings(_Strict):
     index: IndexKind | None = Field(
         default=None,
         description=(
-            "Batch tables only. record (the default): Hudi's record level index, kept in the table's metadata table. "
+            "Batch tables only. Omitted: chosen at the table's first write by its size (small_table_rows). "
+            "record: Hudi's record level index, kept in the table's metadata table. "
             "simple: for small tables (measured: unpartitioned up to 1,000,000 rows, partitioned under 50,000): "
             "Hudi's SIMPLE index (GLOBAL_SIMPLE when the table is partitioned, so a row whose partition value "
             "changes still moves) and no metadata table: each run "
@@ -488,6 +495,16 @@ class TableSettings(_Strict):
             "(about a third of a small commit's work; docs/decisions/004). The run's reason "
             "says when the table has grown past the size it suits. Not with index_buckets. Fixed at the table's "
             "first write, like index_buckets."
+        ),
+    )
+    small_table_rows: Annotated[int, Field(ge=0, le=1_000_000)] | None = Field(
+        default=None,
+        description=(
+            "Batch current tables without index or index_buckets: a table whose first write brings fewer rows than "
+            f"this is created with the simple index (index: simple), a larger one with the record level index; "
+            "a partitioned table at most 50,000 (where the simple index stops paying, docs/decisions/004). Decided "
+            "once, at the table's first write, and the run's reason says which and why. 0: always the record "
+            f"level index. Default {DEFAULT_SMALL_TABLE_ROWS}."
         ),
     )
     columns: dict[ColumnName, str] | None = Field(
@@ -827,6 +844,11 @@ class TableConfig(_Strict):
     max_table_attempts: int = DEFAULT_MAX_TABLE_ATTEMPTS
     index_buckets: int | None = None  # None: ``index``; N: the bucket index, N per partition
     index: IndexKind = IndexKind.RECORD  # with index_buckets None: the record level index or the simple index
+    # > 0: ``index`` was not set, and the first write chooses it by its rows
+    # (etl.raw_table.write_strategy.choose_index);
+    # 0: ``index`` as set (every TableConfig built in code, a table with index or index_buckets, a historical or
+    # streamed table). The Configuration Manager resolves a configured table's to DEFAULT_SMALL_TABLE_ROWS.
+    small_table_rows: int = 0
     # Shards merged (an entry with from): schema_name/table are then globs, primary_key starts with shard_column.
     shard_column: str | None = None
     shard_from: ShardFrom | None = None

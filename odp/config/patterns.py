@@ -23,11 +23,13 @@ from pydantic import BaseModel, ConfigDict
 
 from odp.config.models import (
     DEFAULT_SHARD_COLUMN,
+    DEFAULT_SMALL_TABLE_ROWS,
     SOURCE_SETTINGS,
     ShardFrom,
     SourceFormat,
     TableConfig,
     TableEntry,
+    TableMode,
     TableSettings,
     table_id,
 )
@@ -77,6 +79,7 @@ def resolve_table(source: str, source_format: SourceFormat, entry: TableEntry, p
         shard_from = entry.shard_from or ShardFrom.SCHEMA
         primary_key = (shard_column, *primary_key)
     settings = {name: pick(name) for name in RESOLVED_SETTINGS}
+    settings["small_table_rows"] = small_table_rows(pick)
     return TableConfig(
         source=source,
         schema_name=entry.source_schema,
@@ -88,6 +91,17 @@ def resolve_table(source: str, source_format: SourceFormat, entry: TableEntry, p
         shard_from=shard_from,
         **{name: value for name, value in settings.items() if value is not None},  # else TableConfig's default
     )
+
+
+def small_table_rows(pick: Pick) -> int:
+    """Pure: the rows under which a table's first write chooses the simple index (0: the index is as set). Only a batch
+    current table that sets neither ``index`` nor ``index_buckets`` chooses; its setting, else
+    :data:`DEFAULT_SMALL_TABLE_ROWS`."""
+    chosen = pick("index") is not None or pick("index_buckets") is not None
+    if chosen or pick("stream") is not None or (pick("mode") or TableMode.CURRENT) is not TableMode.CURRENT:
+        return 0
+    rows = pick("small_table_rows")
+    return DEFAULT_SMALL_TABLE_ROWS if rows is None else rows
 
 
 class MergedRoute(BaseModel):

@@ -86,7 +86,8 @@ def test_the_chart_and_the_text(document: dict, tmp_path: Path) -> None:
     assert chart is not None
     assert chart.stat().st_size > 20_000
     text = fleet_text(document)
-    assert "odp: waves s [30.0, 10.0, 10.0, 11.0, 10.0, 10.0, 12.0], CDC 63.0 s" in text
+    assert "odp: waves s [30.0, 10.0, 10.0, 11.0, 10.0, 10.0, 12.0], onboarding 30.0 s" in text
+    assert "CDC 63.0 s" in text
     assert "fixed s/table 1.0" in text
 
 
@@ -94,3 +95,21 @@ def test_the_text_names_odp_s_merge_on_read_classes(document: dict) -> None:
     assert fleet_text(document).splitlines()[0] == "fleet run, 2 tables"
     document["workload"]["odp_merge_on_read_classes"] = ["dimension", "dimension_zipf"]
     assert fleet_text(document).splitlines()[0] == "fleet run, 2 tables; ODP MERGE_ON_READ: dimension, dimension_zipf"
+
+
+def test_onboarding_is_reported_beside_the_cdc_waves_in_the_json_the_targets_and_the_text(document: dict) -> None:
+    """Issue 47 item 4: the first wave (every table's first load) has its own figures, never mixed into CDC's."""
+    odp, naive = document["contenders"]["odp"], document["contenders"]["naive_rewrite"]
+    assert (odp["onboarding_seconds"], naive["onboarding_seconds"]) == (30.0, 20.0)  # wave 0 of each
+    assert odp["onboarding_cpu_seconds"] == 45.0
+    # wave 0: tables a and b with 0 changes each: nothing but their 50 + 25 bytes of log and metadata
+    assert odp["onboarding_bytes_written"] == naive["onboarding_bytes_written"] == 2 * 75
+    targets = fleet_targets(document)
+    assert targets["onboarding_wall_odp_over_naive"] == 1.5
+    assert targets["onboarding_bytes_written_odp_over_naive"] == 1.0
+    text = fleet_text(document)
+    assert (
+        "odp: waves s [30.0, 10.0, 10.0, 11.0, 10.0, 10.0, 12.0], onboarding 30.0 s, onboarding bytes written 150, CDC 63.0 s"
+        in text
+    )
+    assert "naive_rewrite: waves s [20.0, 30.0, 30.0, 31.0, 30.0, 30.0, 32.0], onboarding 20.0 s" in text

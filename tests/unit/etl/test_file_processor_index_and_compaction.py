@@ -95,6 +95,60 @@ def test_merge_on_read_compacts_inline_every_n_delta_commits(spark, lake: Lake) 
 LOAD = pa.schema([("seq", pa.string()), ("id", pa.int32()), ("region", pa.string())])
 
 
+def metadata_partitions(base: Path) -> set[str]:
+    """The metadata table's partitions Hudi has built (``hoodie.table.metadata.partitions`` in hoodie.properties)."""
+    lines = (base / ".hoodie" / "hoodie.properties").read_text().splitlines()
+    value = next((line.split("=", 1)[1] for line in lines if line.startswith("hoodie.table.metadata.partitions=")), "")
+    return set(filter(None, value.split(",")))
+
+
+def record_index_keys(spark, base_path: str, keys: list[str]) -> dict[str, str]:
+    """key -> file group of each of ``keys`` that the table's record index holds, read with Hudi's own metadata
+    reader (``HoodieTableMetadata.readRecordIndex``)."""
+    jvm = spark.sparkContext._jvm
+    conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(spark.sparkContext._jsc.hadoopConfiguration())
+    metadata_config = (
+        jvm.org.apache.hudi.common.config.HoodieMetadataConfig.newBuilder().enable(True).withEnableRecordIndex(True)
+    ).build()
+    metadata = jvm.org.apache.hudi.metadata.HoodieTableMetadata.create(
+        jvm.org.apache.hudi.common.engine.HoodieLocalEngineContext(conf),
+        jvm.org.apache.hudi.storage.HoodieStorageUtils.getStorage(base_path, conf),
+        metadata_config,
+        base_path,
+    )
+    try:
+        found = metadata.readRecordIndex(keys)
+        return {str(key): str(found.get(key).getFileId()) for key in found.keySet()}
+    finally:
+        metadata.close()
+
+
+@pytest.mark.spark
+def test_a_first_load_leaves_the_record_index_to_the_next_write_which_builds_it_from_the_files(
+    spark, lake: Lake
+) -> None:
+    """docs/decisions/033: a first load writes no record index (Hudi would write every key's entry as a delta
+    commit); the table's next write builds it from the base files, and from then on every key is in it."""
+    config = lake.configure(table_config("first_load"))
+    loaded = [{"seq": None, "id": key, "region": "load"} for key in range(1, 301)]
+    lake.land_parquet(config, "LOAD00000001.parquet", loaded, LOAD)
+    load = lake.run(spark, config.table_id).tables[0]
+    assert load.status is RunStatus.COMPLETED, load.error
+    base = Path(load.base_path.removeprefix("file://"))
+    assert metadata_partitions(base) == {"files"}  # the file listing only: no record index written by the load
+    assert {c.index for c in completed_commits(spark, load.base_path)} == {"record"}  # the table's index all the same
+
+    upsert = run_changes(spark, lake, config, "U1 I1001", seq="2")
+    # the update of a loaded key found its row (an update, not a second copy), the new key is an insert
+    assert (upsert.inserts, upsert.updates, upsert.deletes) == (1, 1, 0)
+    assert metadata_partitions(base) == {"files", "record_index"}
+    stored = rows_of(spark, upsert.base_path, ["id", "region"])
+    assert [row[0] for row in stored] == [*range(1, 301), 1001]  # every key once
+    assert stored[0] == (1, "us")
+    keys = [str(key) for key in (*range(1, 301), 1001)]
+    assert sorted(record_index_keys(spark, upsert.base_path, keys), key=int) == keys  # the index holds every key
+
+
 def file_groups(base: Path) -> tuple[dict[str, str], dict[str, int]]:
     """An unpartitioned table's file groups: group -> its latest base file's name, and group -> its log files
     (Hudi's file names parsed as the benchmark parses them, :mod:`bench.metrics`)."""
@@ -290,3 +344,23 @@ def test_a_bucket_index_table_loads_changes_and_reloads_and_refuses_another_inde
         ), refused.error
         assert len(lake.landed(config.table_id)) == 1  # nothing written, the file stays landed
         assert rows_of(spark, reloaded.base_path, ["id", "region", "seq"]) == [(9, "us", None)]
+
+
+@pytest.mark.spark
+def test_a_small_table_left_to_its_size_is_created_with_the_simple_index_and_keeps_it(spark, lake: Lake) -> None:
+    """Issue 47 item 4: a table that sets no index and whose first write brings fewer than small_table_rows rows is
+    created with the simple index (no metadata table: docs/decisions/004); its run history says why."""
+    config = lake.configure(table_config("small", small_table_rows=100_000))
+    loaded = [{"seq": None, "id": key, "region": "load"} for key in range(1, 51)]
+    lake.land_parquet(config, "LOAD00000001.parquet", loaded, LOAD)
+    load = lake.run(spark, config.table_id).tables[0]
+    assert load.status is RunStatus.COMPLETED, load.error
+    assert load.write_reason == "index simple: the first write brings 50 rows, under small_table_rows 100000"
+    base = Path(load.base_path.removeprefix("file://"))
+    assert not (base / ".hoodie" / "metadata").exists()
+    upsert = run_changes(spark, lake, config, "U1 I101", seq="2")
+    assert (upsert.inserts, upsert.updates, upsert.deletes) == (1, 1, 0)  # the stored key found by the simple index
+    assert upsert.write_reason.startswith("upsert: ")  # nothing chosen again
+    assert {c.index for c in completed_commits(spark, upsert.base_path)} == {"simple"}
+    assert not (base / ".hoodie" / "metadata").exists()
+    assert len(rows_of(spark, upsert.base_path, ["id"])) == 51

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from etl.hudi.options import (
     HudiProfile,
     WriteOperation,
     WriteProfile,
+    defers_record_index,
     hudi_write_options,
     key_generator,
     record_index_file_groups,
@@ -361,3 +363,35 @@ def test_every_write_keeps_hudi_table_version_6_and_never_upgrades(target: HudiT
         )
         assert options["hoodie.write.table.version"] == "6", (operation, profile, catalog_sync, clean)
         assert options["hoodie.write.auto.upgrade"] == "false", (operation, profile, catalog_sync, clean)
+
+
+@pytest.mark.parametrize("profile", [GLUE, LOCAL])
+def test_a_first_load_writes_no_record_index_and_the_next_write_builds_it_sized_for_the_stored_rows(
+    profile: WriteProfile,
+) -> None:
+    """docs/decisions/033: the load leaves the index to the table's next write (Hudi builds it from the files)."""
+    target = HudiTarget.from_table(table_config("orders"))
+    load = hudi_write_options(target, operation=WriteOperation.BULK_INSERT, profile=profile, catalog_sync=False)
+    assert defers_record_index(target, WriteOperation.BULK_INSERT)
+    assert load["hoodie.index.type"] == "RECORD_INDEX"  # the table's index, recorded as such
+    assert load["_odp_index"] == "record"
+    assert load["hoodie.metadata.enable"] == "true"  # the file listing is written
+    assert load["hoodie.metadata.record.index.enable"] == "false"  # the index is not
+    upsert = hudi_write_options(
+        target,
+        operation=WriteOperation.UPSERT,
+        profile=profile,
+        catalog_sync=False,
+        input_rows=20,
+        stored_rows=2_000_000,
+    )
+    assert upsert["hoodie.metadata.record.index.enable"] == "true"
+    if profile is LOCAL:
+        # the index the upsert builds holds the stored keys: sized for them, not for its 20 changes
+        assert upsert["hoodie.metadata.record.index.min.filegroup.count"] == "8"
+        assert upsert["hoodie.upsert.shuffle.parallelism"] == "1"  # the shuffles still follow the input
+    for operation in (WriteOperation.UPSERT, WriteOperation.INSERT_OVERWRITE_TABLE):
+        assert not defers_record_index(target, operation)
+    # the bucket and the simple index build no record index at all
+    for other in (replace(target, index_buckets=4), replace(target, simple_index=True)):
+        assert not defers_record_index(other, WriteOperation.BULK_INSERT)

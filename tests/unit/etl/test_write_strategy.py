@@ -7,6 +7,8 @@ from functools import partial
 
 import pytest
 
+from etl.errors import TableConfigError
+from etl.file_processor.table_plan import check_index_unchanged
 from etl.hudi.timeline import CommitSummary, HudiTableState, cleaning_due, commit_summary
 from etl.raw_table import write_strategy
 from etl.raw_table.write_strategy import (
@@ -273,3 +275,37 @@ def test_cleaning_is_due_unless_a_copy_on_write_table_never_superseded_a_file() 
     assert cleaning_due(state(updated, *[appended] * 29), merge_on_read=False) is True  # while it is active
     assert cleaning_due(state(*[appended] * 30), merge_on_read=True) is True  # compactions leave slices to clean
     assert cleaning_due(HudiTableState("file:/lake/new"), merge_on_read=False) is True  # a new table: Hudi's default
+
+
+def test_a_table_left_to_its_size_takes_the_simple_index_under_small_table_rows_at_its_first_write_only() -> None:
+    """Issue 47 item 4: small tables are created with the simple index (docs/decisions/004), decided once."""
+    left = table_config("t", small_table_rows=100_000)
+    chosen, reason = write_strategy.choose_index(left, None, 99_999)
+    assert (chosen.index, reason) == (
+        IndexKind.SIMPLE,
+        "index simple: the first write brings 99999 rows, under small_table_rows 100000",
+    )
+    chosen, reason = write_strategy.choose_index(left, None, 100_000)
+    assert chosen.index is IndexKind.RECORD
+    assert reason == "index record: the first write brings 100000 rows, not under small_table_rows 100000"
+    # partitioned: at most where GLOBAL_SIMPLE stops paying (50,000)
+    partitioned = table_config("p", partition_by=("region",), small_table_rows=100_000)
+    assert write_strategy.choose_index(partitioned, None, 60_000)[0].index is IndexKind.RECORD
+    assert write_strategy.choose_index(partitioned, None, 49_999)[0].index is IndexKind.SIMPLE
+    # later writes keep what the first chose, whatever their size, and say nothing
+    assert write_strategy.choose_index(left, "simple", 5_000_000) == (
+        left.model_copy(update={"index": IndexKind.SIMPLE}),
+        None,
+    )
+    assert write_strategy.choose_index(left, "record", 3) == (left, None)
+    assert write_strategy.choose_index(left, None, 3, exists=True) == (left, None)  # a table without an ODP commit
+    # an index named in the table's settings (small_table_rows 0) is never chosen for it
+    named = table_config("n")
+    assert write_strategy.choose_index(named, None, 3) == (named, None)
+    # the plan accepts either stored index for a table left to its size, and still refuses a bucket index
+    check_index_unchanged(left, "simple")
+    check_index_unchanged(left, "record")
+    with pytest.raises(TableConfigError, match="written with the bucket:4 index"):
+        check_index_unchanged(left, "bucket:4")
+    with pytest.raises(TableConfigError, match="written with the simple index"):
+        check_index_unchanged(named, "simple")

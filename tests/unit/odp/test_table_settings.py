@@ -13,6 +13,7 @@ from odp.config import ConfigError, load_config
 from odp.config.items import table_config_from_item, table_config_item
 from odp.config.manager import load_into_dynamodb
 from odp.config.models import (
+    DEFAULT_SMALL_TABLE_ROWS,
     DebeziumShape,
     IndexKind,
     MissingColumns,
@@ -236,4 +237,36 @@ def test_a_table_built_in_code_takes_the_defaults_an_entry_resolves_to(tmp_path:
     assert (built.partition_by, built.table_type, built.mode) == ((), TableType.COPY_ON_WRITE, TableMode.CURRENT)
     assert (built.target_table, built.is_active, built.index) == ("t", True, IndexKind.RECORD)
     resolved = load_config(_config_dir(tmp_path, {"table": "T"})).table("shop.public.T")
-    assert resolved == built
+    # the one difference: a configured table without index leaves it to its first write's size (small_table_rows);
+    # a table built in code has the index it names
+    assert resolved == built.model_copy(update={"small_table_rows": DEFAULT_SMALL_TABLE_ROWS})
+
+
+def test_small_table_rows_defaults_for_a_table_that_leaves_its_index_survives_dynamodb_and_yields_to_index(
+    tmp_path: Path, tracker_tables: dict
+) -> None:
+    """Issue 47 item 4: a configured current table without index or index_buckets leaves its index to its first
+    write's size, 100,000 rows unless its settings say otherwise; an explicit index, index_buckets or a historical
+    table does not."""
+    left = load_config(_config_dir(tmp_path / "left", {})).table("shop.public.t")
+    assert (left.index, left.small_table_rows) == (IndexKind.RECORD, 100_000)
+    own = load_config(_config_dir(tmp_path / "own", {"small_table_rows": 20_000})).table("shop.public.t")
+    assert own.small_table_rows == 20_000
+    load_into_dynamodb(
+        load_config(tmp_path / "own"), "test", tracker_tables["table_config"], tracker_tables["batch_config"]
+    )
+    item = tracker_tables["table_config"].get_item(Key={"table_id": "shop.public.t"}, ConsistentRead=True)["Item"]
+    assert item["small_table_rows"] == 20_000
+    assert table_config_from_item(item) == own
+    for name, settings in {
+        "record": {"index": "record"},
+        "simple": {"index": "simple"},
+        "bucket": {"index_buckets": 4},
+        "historical": {"mode": "historical"},
+        "off": {"small_table_rows": 0},
+    }.items():
+        table = load_config(_config_dir(tmp_path / name, settings)).table("shop.public.t")
+        assert table.small_table_rows == 0, name
+        assert "small_table_rows" not in table_config_item(table), name
+    with pytest.raises(ConfigError, match=r"tables\[0\]\.small_table_rows: Input should be less than or equal"):
+        load_config(_config_dir(tmp_path / "huge", {"small_table_rows": 5_000_000}))
