@@ -260,14 +260,12 @@ def hudi_write_options(
 ) -> dict[str, str]:
     """Every option of one Hudi write of a target table.
 
-    Raw tables order by ``_odp_seq`` with EVENT_TIME_ORDERING, so a change older than the stored row never
-    replaces it; datasets with COMMIT_TIME_ORDERING (the latest run wins). ``metadata``: the commit's extra
-    metadata (``_odp_`` keys, etl.hudi.commit.CommitTag: the consumed ids and the run id, read back for
-    exactly-once). Every table uses the record level index (see ``record_index_options``) unless it sets
-    ``index_buckets`` (``bucket_index_options``) or ``index: simple`` (``simple_index_options``); the index travels
-    in the commit's extra metadata (``_odp_index``), so a run can refuse to write a table with another one. A first
-    load writes no record index; the next write builds it from the files (:func:`defers_record_index`), sized for
-    ``stored_rows`` (the table's rows before this write) when it has more than ``input_rows``.
+    Raw tables order by ``_odp_seq`` with EVENT_TIME_ORDERING (a change older than the stored row never replaces
+    it); datasets with COMMIT_TIME_ORDERING. ``metadata``: the commit's extra metadata (etl.hudi.commit.CommitTag,
+    read back for exactly-once). The index (:func:`index_options`: record level, bucket or simple) travels in it too
+    (``_odp_index``), so a run can refuse to write a table with another one. A first load writes no record index;
+    the next write builds it from the files (:func:`defers_record_index`), sized for ``stored_rows`` (the rows
+    before this write) when it has more than ``input_rows``.
     Partition values are URL-encoded in paths as the target says (a new table: encoded; Hudi records it in
     ``hoodie.properties``, :mod:`etl.hudi.partition_paths`). MERGE_ON_READ tables schedule an inline compaction every
     ``profile.compaction_delta_commits`` delta commits, of the file groups whose logs matter
@@ -296,8 +294,7 @@ def hudi_write_options(
         **profile_options(profile, input_rows, index_rows=max(input_rows, stored_rows)),
         **index_options(target, operation),
     }
-    if not clean:
-        options[AUTO_CLEAN_OPTION] = "false"
+    options.update({} if clean else {AUTO_CLEAN_OPTION: "false"})
     if target.one_row_per_key:
         # The rows come one per record key already (current: the last change per key; historical: the key
         # plus ``_odp_seq``, unique per change): Hudi's own pre-combine would shuffle them again for nothing.

@@ -429,6 +429,31 @@ def transform_problems(sql: str, required: list[str]) -> list[str]:
 INDEX_CONFLICT = "index: simple and index_buckets exclude each other (index_buckets chooses the bucket index)"
 
 
+def codec_name(encoding: str) -> str:
+    """Pure: a table's ``encoding`` as Python's codec name; ValueError for an unknown one."""
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError as error:
+        raise ValueError(f"unknown encoding {encoding!r} (use a Python codec name: utf-8, latin-1, cp1252)") from error
+
+
+def checked_column_types(columns: dict[str, str]) -> dict[str, str]:
+    """Pure: a table's ``columns`` with their Spark SQL types normalised; ValueError for an unknown type, a column
+    name of ODP's or Hudi's own, or two names that differ only in case."""
+    bad = [f"{name}: {kind!r}" for name, kind in columns.items() if not SPARK_TYPE.match(kind.strip().lower())]
+    if bad:
+        raise ValueError("unknown Spark SQL type for " + ", ".join(bad))
+    reserved = [name for name in columns if is_reserved_column(name)]
+    if reserved:
+        raise ValueError(f"column {reserved[0]}: _odp, _odp_* and _hoodie_* are ODP's and Hudi's own columns")
+    spelled: dict[str, str] = {}
+    for name in columns:
+        first = spelled.setdefault(name.lower(), name)
+        if first != name:
+            raise ValueError(f"columns {first} and {name} differ only in case: Spark takes them for one column")
+    return {name: kind.strip().lower() for name, kind in columns.items()}
+
+
 class TableSettings(_Strict):
     """Settings a table may take from its file's ``defaults`` block or set itself."""
 
@@ -601,12 +626,7 @@ class TableSettings(_Strict):
     @field_validator("encoding")
     @classmethod
     def _encoding_is_known(cls, value: str | None) -> str | None:
-        if value is None:
-            return value
-        try:
-            return codecs.lookup(value).name
-        except LookupError as error:
-            raise ValueError(f"unknown encoding {value!r} (use a Python codec name: utf-8, latin-1, cp1252)") from error
+        return None if value is None else codec_name(value)
 
     @field_validator("event_time_tolerance")
     @classmethod
@@ -625,20 +645,7 @@ class TableSettings(_Strict):
     @field_validator("columns")
     @classmethod
     def _types_are_spark_types(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        if value is None:
-            return value
-        bad = [f"{name}: {kind!r}" for name, kind in value.items() if not SPARK_TYPE.match(kind.strip().lower())]
-        if bad:
-            raise ValueError("unknown Spark SQL type for " + ", ".join(bad))
-        reserved = [name for name in value if is_reserved_column(name)]
-        if reserved:
-            raise ValueError(f"column {reserved[0]}: _odp, _odp_* and _hoodie_* are ODP's and Hudi's own columns")
-        spelled: dict[str, str] = {}
-        for name in value:
-            first = spelled.setdefault(name.lower(), name)
-            if first != name:
-                raise ValueError(f"columns {first} and {name} differ only in case: Spark takes them for one column")
-        return {name: kind.strip().lower() for name, kind in value.items()}
+        return None if value is None else checked_column_types(value)
 
 
 # Reader settings a table resolves from its entry or the file's defaults (None = the reader's default).
