@@ -149,7 +149,7 @@ def merge_on_read_note(document: dict[str, Any]) -> str:
 def fleet_text(document: dict[str, Any]) -> str:
     """A fleet run (or fixed-cost run) per contender: CDC seconds, bytes written, write amplification, fixed cost."""
     tables = len(document["workload"]["tables"])
-    jvm = ", warm JVMs (one a contender across waves)" if document.get("warm_jvm") else ", a new JVM a wave"
+    jvm = ", warm JVMs (one a contender across waves)" if document.get("warm_jvm") else ""
     repeats = f", {len(document['repeats'])} alternating repeats" if document.get("repeats") else ""
     lines = [f"{document.get('kind', 'fleet')} run, {tables} tables{merge_on_read_note(document)}{jvm}{repeats}"]
     for name, result in document["contenders"].items():

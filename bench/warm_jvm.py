@@ -4,8 +4,8 @@ Without it each wave is a new process (``bench.measure.run_step``): a new JVM, S
 what a scheduled Glue run pays. With it, :class:`WarmJob` starts ``python -m <job> --serve`` once; each wave writes
 its spec path on the job's stdin and waits for the job's ``done <exit status>`` line on its stdout. A wave's
 measurement is what the process did meanwhile: wall time, the CPU time its process tree added, the peak memory seen.
-The job's start (JVM, Spark session) is paid before the first wave and counted in none: what a warm writer pays once
-per lifetime. Both contenders get the same treatment (issue 47: a warm JVM on both sides).
+The job's start (JVM, Spark session) falls in the first wave (the full load), its process counted there only: what a
+warm writer pays once per lifetime. Both contenders get the same treatment (issue 47: a warm JVM on both sides).
 
 The serving loop (:func:`serve`) is shared by the jobs: it reads one spec path a line and runs ``run_wave(path)``.
 """

@@ -144,14 +144,19 @@ class Contender(ABC):
         self.specs = self.root / "specs"
         self._warm_job: WarmJob | None = None
 
-    def run_job(self, wave: int, spec_path: Path) -> StepResult:
-        """One wave of ``job_module``: a process of its own, or the warm job's next wave (started at the first)."""
+    def run_job(self, measurement: WaveMeasurement, wave: int, spec_path: Path) -> None:
+        """One wave of ``job_module`` added to ``measurement``: a process of its own, or the warm job's next wave (the
+        job started at the first: its process counted there, its start falling in that wave's time)."""
         if not self.warm_jvm:
             command = [sys.executable, "-m", self.job_module, str(spec_path)]
-            return run_step(command, log_path=self.logs / f"wave_{wave}.log", env=child_env())
+            measurement.add(run_step(command, log_path=self.logs / f"wave_{wave}.log", env=child_env()))
+            return
+        started = self._warm_job is None
         if self._warm_job is None:
             self._warm_job = WarmJob(self.job_module, self.logs / "warm_job.log")
-        return self._warm_job.run_wave(spec_path)
+        measurement.add(self._warm_job.run_wave(spec_path))
+        if not started:
+            measurement.processes -= 1  # the same process as the earlier waves'
 
     def close(self) -> None:
         """End the warm job, if one was started (after the last wave)."""

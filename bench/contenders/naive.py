@@ -28,5 +28,5 @@ class NaiveRewrite(Contender):
             ]
         }
         spec_path = self.write_spec(f"wave_{wave}", spec)
-        measurement.add(self.run_job(wave, spec_path))
+        self.run_job(measurement, wave, spec_path)
         measurement.add_outcome(spec_path.with_suffix(".outcome.json"))

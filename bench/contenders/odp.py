@@ -60,7 +60,7 @@ class OdpFileProcessor(Contender):
     def _run(self, measurement: WaveMeasurement, wave: int, files: list[WaveFiles], staging_root: Path) -> None:
         spec = self.wave_spec(wave, files, staging_root)
         spec_path = self.write_spec(f"wave_{wave}", spec)
-        measurement.add(self.run_job(wave, spec_path))
+        self.run_job(measurement, wave, spec_path)
         outcome = measurement.add_outcome(spec_path.with_suffix(".outcome.json"))
         if outcome is not None:
             measurement.table_seconds = {table["table_id"]: table["seconds"] for table in outcome["tables"]}
