@@ -108,6 +108,15 @@ def parser() -> argparse.ArgumentParser:
         f"every file group (comma-separated from {', '.join(CLASSES)}, e.g. {DIMENSION}; default: none, every "
         "table COPY_ON_WRITE; the naive rewrite always writes plain files)",
     )
+    fleet.add_argument(
+        "--warm-jvm",
+        action="store_true",
+        help="each contender (odp, naive_rewrite) runs every wave in one JVM, as a warm writer (bench.warm_jvm); "
+        "default: a new JVM a wave, as a scheduled Glue run",
+    )
+    fleet.add_argument(
+        "--repeats", type=int, default=1, help="the run again on the same files, contenders' order alternating"
+    )
     fixed = commands.add_parser("fixed-cost", help="a wave where N small tables get one file each vs a wave without")
     fixed.add_argument("--tables", type=int, default=28)
     fixed.add_argument("--rows", type=int, default=10_000)
@@ -176,7 +185,19 @@ def fleet_main(args: argparse.Namespace) -> int:
         def save_progress(document: dict) -> None:
             write_json({**document, "partial": True}, results_dir / f"{name}.json")
 
-        document = run_fleet(spec, args.work_dir, contenders, odp_options=odp_options, on_progress=save_progress)
+        try:
+            document = run_fleet(
+                spec,
+                args.work_dir,
+                contenders,
+                odp_options=odp_options,
+                on_progress=save_progress,
+                warm_jvm=args.warm_jvm,
+                repeats=args.repeats,
+            )
+        except ValueError as error:  # --warm-jvm with a contender of a process per table, --repeats below 1
+            print(f"fleet: {error}", file=sys.stderr)
+            return 2
         chart = write_fleet_chart(document, results_dir / f"{name}.png")
         print(fleet_text(document))
     elif args.command == "fixed-cost":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import statistics
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +33,7 @@ def _run_all(
     odp_options: dict[str, Any],
     started: datetime,
     on_progress: Progress = None,
+    warm_jvm: bool = False,
 ) -> dict[str, Any]:
     spec: FleetSpec = model.spec  # type: ignore[assignment]
     results: dict[str, ContenderResult] = {}
@@ -40,13 +42,19 @@ def _run_all(
     simple_index = spec.tables_up_to(odp_options.get("simple_index_up_to"))
     for name in contenders:
         contender = make_contender(
-            name, work_root, table_types=spec.table_types, simple_index_tables=simple_index, **settings
+            name,
+            work_root,
+            table_types=spec.table_types,
+            simple_index_tables=simple_index,
+            warm_jvm=warm_jvm,
+            **settings,
         )
         results[name] = run_contender(contender, model, waves, model.staging_root)
         document = build_document(started, workload_summary(spec, model), waves, results)
         if on_progress is not None:
             on_progress(document)
     document.update({f"odp_{key}": value for key, value in odp_options.items()})
+    document["warm_jvm"] = warm_jvm
     return document
 
 
@@ -93,6 +101,29 @@ def fresh_model(spec: FleetSpec, staging_root: Path) -> FleetModel:
     return FleetModel(spec, staging_root)
 
 
+def repeat_orders(contenders: list[str], repeats: int) -> list[list[str]]:
+    """The contenders' order in each repeat: as given, then reversed, alternately (a machine that warms or loads up
+    during a run favours neither side).
+
+    Raises:
+        ValueError: fewer than one repeat.
+    """
+    if repeats < 1:
+        raise ValueError(f"--repeats must be at least 1, not {repeats}")
+    return [list(contenders) if number % 2 == 0 else list(reversed(contenders)) for number in range(repeats)]
+
+
+def over_repeats(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The targets of several repeats: each ratio's value per repeat and their median (what the target is read on)."""
+    out: dict[str, Any] = {}
+    for key in ("cdc_wall_odp_over_naive", "cdc_bytes_written_odp_over_naive"):
+        values = [run["targets"][key] for run in runs]
+        known = sorted(value for value in values if value is not None)
+        out[f"{key}_repeats"] = values
+        out[key] = round(statistics.median(known), 3) if known else None
+    return out
+
+
 def run_fleet(
     spec: FleetSpec,
     work_root: Path,
@@ -100,17 +131,45 @@ def run_fleet(
     *,
     odp_options: dict[str, Any] | None = None,
     on_progress: Progress = None,
+    warm_jvm: bool = False,
+    repeats: int = 1,
 ) -> dict[str, Any]:
-    """The fleet run (``spec.waves`` CDC waves; the longevity run is the same with more waves)."""
+    """The fleet run (``spec.waves`` CDC waves; the longevity run is the same with more waves). ``warm_jvm``: each
+    contender's waves in one JVM (bench.warm_jvm); ``repeats``: the whole run again on the same files, the contenders'
+    order alternating; the document's contenders are the first repeat's, ``repeats`` holds each, and the targets are
+    the medians over them.
+
+    Raises:
+        ValueError: fewer than one repeat.
+    """
+    orders = repeat_orders(contenders, repeats)
     started = datetime.now(UTC)
     LOG.info("generating the fleet %s, %d waves", spec.groups, spec.waves)
     model, waves = generate(spec, work_root / "staging", FleetModel)
     assert isinstance(model, FleetModel)
-    document = _run_all(
-        model, waves, work_root, contenders, odp_options=odp_options or {}, started=started, on_progress=on_progress
-    )
+    runs = []
+    for number, order in enumerate(orders, start=1):
+        LOG.info("repeat %d of %d: %s", number, len(orders), ", ".join(order))
+        run = _run_all(
+            model,
+            waves,
+            work_root,
+            order,
+            odp_options=odp_options or {},
+            started=started,
+            on_progress=on_progress,
+            warm_jvm=warm_jvm,
+        )
+        run["targets"] = fleet_targets(run)
+        runs.append(run)
+    document = runs[0]
     document["kind"] = "fleet"
-    document["targets"] = fleet_targets(document)
+    if repeats > 1:
+        document["repeats"] = [
+            {"order": order, "contenders": run["contenders"], "targets": run["targets"]}
+            for order, run in zip(orders, runs, strict=True)
+        ]
+        document["targets"] = {**document["targets"], **over_repeats(runs)}
     return document
 
 

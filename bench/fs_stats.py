@@ -42,3 +42,11 @@ def add(total: dict[str, dict[str, int]], more: dict[str, dict[str, int]]) -> No
         into = total.setdefault(scheme, {})
         for name, value in values.items():
             into[name] = into.get(name, 0) + int(value)
+
+
+def since(now: dict[str, dict[str, int]], before: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """What the statistics counted between ``before`` and ``now`` (one wave of a JVM that serves several waves)."""
+    return {
+        scheme: {name: int(value) - before.get(scheme, {}).get(name, 0) for name, value in values.items()}
+        for scheme, values in now.items()
+    }

@@ -24,7 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lambdas.batch_manager.planner import make_batches, order_tables, table_work
+from lambdas.batch_manager.planner import make_batches
+from odp.cadence_plan import order_tables, table_work
 from odp.config.loader import load_config
 from odp.planning import plan_runs
 from odp.tracker import RunStatus, TableRun, TableState

@@ -121,7 +121,8 @@ def markdown(document: dict[str, Any]) -> str:
         f"{workload['tables']} tables x {workload['rows']:,} rows, {workload['waves']} CDC wave(s), change rows per "
         f"wave {workload['change_rows_per_wave']}; {machine['cpu']}, {machine['cores']} cores, "
         f"{machine['memory_gib']} GiB, Spark {machine['spark']} {machine['spark_master']}, Hudi {machine['hudi']}; "
-        f"run {document['started_at']} to {document['finished_at']}.",
+        f"run {document['started_at']} to {document['finished_at']}"
+        f"{'; warm JVMs (one a contender across waves)' if document.get('warm_jvm') else ''}.",
         "",
         "| " + " | ".join(headers) + " |",
         "|" + "---|" * len(headers),
@@ -148,7 +149,9 @@ def merge_on_read_note(document: dict[str, Any]) -> str:
 def fleet_text(document: dict[str, Any]) -> str:
     """A fleet run (or fixed-cost run) per contender: CDC seconds, bytes written, write amplification, fixed cost."""
     tables = len(document["workload"]["tables"])
-    lines = [f"{document.get('kind', 'fleet')} run, {tables} tables{merge_on_read_note(document)}"]
+    jvm = ", warm JVMs (one a contender across waves)" if document.get("warm_jvm") else ""
+    repeats = f", {len(document['repeats'])} alternating repeats" if document.get("repeats") else ""
+    lines = [f"{document.get('kind', 'fleet')} run, {tables} tables{merge_on_read_note(document)}{jvm}{repeats}"]
     for name, result in document["contenders"].items():
         if result["status"] != "ok":
             lines.append(f"{name}: {result['status']}: {result['reason']}")

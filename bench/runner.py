@@ -196,16 +196,19 @@ def run_contender(
         LOG.warning("%s: unavailable: %s", contender.name, reason)
         return result
     shutil.rmtree(contender.root, ignore_errors=True)
-    for wave, files in enumerate(waves):
-        LOG.info("%s: wave %d (%d tables)", contender.name, wave, len(files))
-        measurement = contender.run_wave(wave, files, staging_root)
-        result.waves.append(measurement)
-        LOG.info("%s: wave %d took %.1f s", contender.name, wave, measurement.seconds)
-        if measurement.failures:
-            result.status = "failed"
-            result.reason = f"wave {wave}: " + "; ".join(measurement.failures[:3])
-            LOG.error("%s: %s", contender.name, result.reason)
-            return result
+    try:
+        for wave, files in enumerate(waves):
+            LOG.info("%s: wave %d (%d tables)", contender.name, wave, len(files))
+            measurement = contender.run_wave(wave, files, staging_root)
+            result.waves.append(measurement)
+            LOG.info("%s: wave %d took %.1f s", contender.name, wave, measurement.seconds)
+            if measurement.failures:
+                result.status = "failed"
+                result.reason = f"wave {wave}: " + "; ".join(measurement.failures[:3])
+                LOG.error("%s: %s", contender.name, result.reason)
+                return result
+    finally:
+        contender.close()  # a warm job ends after its last wave (bench.warm_jvm)
     for table in model.spec.table_names:
         try:
             check = compare(table, model.expected(table), contender.read_table(table))
@@ -362,11 +365,20 @@ def make_contender(
     index_buckets: int | None = None,
     table_types: dict[str, str] | None = None,
     simple_index_tables: frozenset[str] = frozenset(),
+    warm_jvm: bool = False,
 ) -> Contender:
     """The contender ``name`` working under ``work_root``, ODP with its settings (the others have none).
     ``table_types``: ODP's table type per table name, where it differs from ``table_type``;
-    ``simple_index_tables``: the tables ODP writes with the table setting ``index: simple``."""
+    ``simple_index_tables``: the tables ODP writes with the table setting ``index: simple``; ``warm_jvm``: a contender
+    with a job of one wave (ODP, the naive rewrite) serves every wave in one process (bench.warm_jvm).
+
+    Raises:
+        ValueError: ``warm_jvm`` for a contender without such a job (one process per table: no JVM to keep).
+    """
     contender = CONTENDERS[name](work_root)
+    if warm_jvm and not contender.job_module:
+        raise ValueError(f"--warm-jvm: contender {name!r} starts a process per table; only odp and naive_rewrite")
+    contender.warm_jvm = warm_jvm
     if isinstance(contender, OdpFileProcessor):
         contender.table_concurrency = table_concurrency
         contender.table_type = table_type

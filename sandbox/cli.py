@@ -21,6 +21,14 @@ DEFAULT_STREAM_DIR = REPO_ROOT / ".demo" / "stream"
 QUIET_LOGGERS = ("py4j", "moto", "botocore", "boto3", "urllib3", "aws_lambda_powertools")
 
 
+def positive_int(text: str) -> int:
+    """An argument of at least 1 (argparse prints the refusal and exits 2)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m sandbox", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -30,6 +38,18 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--lake", type=Path, required=True, help="the lake folder: raw bucket, tracker state, log")
     run.add_argument("--cadence", help="run only this cadence's state machine (default: every cadence)")
     run.add_argument("--report", type=Path, help="write the report as JSON here (default: <lake>/report.json)")
+    run.add_argument(
+        "--warm-ticks",
+        type=positive_int,
+        default=1,
+        help="ticks of a warm cadence's run in this JVM (default 1)",
+    )
+    run.add_argument(
+        "--warm-tick-seconds",
+        type=float,
+        default=5.0,
+        help="seconds between warm ticks (default 5)",
+    )
     demo = commands.add_parser("demo", help="generate demo CDC data, run every round, validate every table")
     demo.add_argument("--scale", type=int, default=1, help="multiplies the rows per table (default 1)")
     demo.add_argument("--config-dir", type=Path, default=DEFAULT_CONFIG, help="configuration folder (default: config/)")
@@ -106,7 +126,7 @@ def _spark(lake: Path) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from sandbox.runner import SandboxRunError, cadences_to_run, run_sandbox
+    from sandbox.runner import SandboxRunError, WarmTicks, cadences_to_run, run_sandbox
 
     config = load_config(args.config_dir)
     layout = SandboxLayout(lake=args.lake.resolve(), staging=args.staging.resolve())
@@ -117,7 +137,8 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     configure_logging(layout.log_file)
     spark = _spark(layout.lake)
-    report = run_sandbox(config, layout, spark, cadence=args.cadence, refresh_datasets=True)
+    warm = WarmTicks(ticks=args.warm_ticks, tick_seconds=args.warm_tick_seconds)
+    report = run_sandbox(config, layout, spark, cadence=args.cadence, refresh_datasets=True, warm=warm)
     report_path = args.report or layout.lake / "report.json"
     report.write(report_path)
     print(render_report(report))

@@ -15,12 +15,14 @@ import time
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 from urllib.parse import unquote_plus
 
 from boto3.dynamodb.conditions import Attr
 
 from odp.config.loader import OdpConfig
+from odp.config.models import CadenceMode
 from odp.config.store import TableConfigStore
 from odp.contracts.arguments import JobArgumentError
 from odp.contracts.file_processor import FileProcessorJobArgs
@@ -45,6 +47,7 @@ from sandbox.account import (
 from sandbox.moto_patches import GlueRunResult, LambdaContext, ServiceBindings, bound_services
 from sandbox.report import CadenceReport, RunReport, TableReport, left_undone
 from sandbox.staging import BucketMap, list_objects, new_objects, object_created_event, sqs_batches
+from sandbox.warm_run import WarmTicks, run_warm_cadence
 
 LOG = logging.getLogger("sandbox")
 FILE_EVENTS_QUEUE = "odp-sandbox-file-events"
@@ -277,13 +280,15 @@ def run_sandbox(
     cadence: str | None = None,
     hooks: RunHooks | None = None,
     refresh_datasets: bool = False,
+    warm: WarmTicks | None = None,
 ) -> RunReport:
     """Announce, register, process; returns the report (``report.ok`` decides the exit code).
 
     ``refresh_datasets``, when the configuration has datasets: after each
     File Processor execution that succeeded, the datasets state machine runs with that execution's
     event, as the deployed EventBridge rule starts it (sandbox/datasets_flow.py): the datasets
-    downstream of the tables it processed are refreshed.
+    downstream of the tables it processed are refreshed. ``warm``: how a cadence of ``mode: warm`` runs here (its
+    ticks in this JVM, sandbox/warm_run.py; default one tick); a scheduled cadence runs its state machine.
 
     Raises:
         SandboxRunError: the cadence is unknown or the staging folder is missing.
@@ -320,6 +325,20 @@ def run_sandbox(
             for name in cadences:
                 bindings.glue_jobs[file_processor_job_name(ENVIRONMENT, name)] = job
             for name in cadences:
+                if config.cadences.cadences[name].mode is CadenceMode.WARM:  # its ticks in this JVM, no execution
+                    announce = partial(announce_new_files, account, layout, file_manager, hooks)
+                    executions.append(
+                        run_warm_cadence(
+                            spark,
+                            account,
+                            bucket_map,
+                            cadence=name,
+                            outcomes=outcomes,
+                            warm=warm,
+                            between_ticks=announce,
+                        )
+                    )
+                    continue
                 LOG.info("cadence %s: running the File Processor state machine", name)
                 calls_before = len(bindings.glue_calls)
                 result = account.run_state_machine(name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,8 +12,9 @@ from pathlib import Path
 import pyarrow as pa
 
 from bench import fs_stats
-from bench.measure import StepResult, files_written, snapshot
+from bench.measure import StepResult, child_env, files_written, run_step, snapshot
 from bench.metrics import TableIO, table_io
+from bench.warm_jvm import WarmJob
 from bench.workload import WaveFiles
 from etl.spark_session import LOCAL_DRIVER_MEMORY, local_child_jvm_conf
 
@@ -132,12 +134,35 @@ class Contender(ABC):
     name: str = ""
     label: str = ""
     hudi: bool = True  # Hudi tables are read with hudi-rs, the others as plain Parquet
+    job_module: str = ""  # the job of one wave (``python -m <job_module> SPEC``), where the contender has one
+    warm_jvm: bool = False  # ``--warm-jvm``: one job process serves every wave (bench.warm_jvm)
 
     def __init__(self, work_root: Path) -> None:
         self.root = work_root / self.name
         self.tables_root = self.root / "tables"
         self.logs = self.root / "logs"
         self.specs = self.root / "specs"
+        self._warm_job: WarmJob | None = None
+
+    def run_job(self, measurement: WaveMeasurement, wave: int, spec_path: Path) -> None:
+        """One wave of ``job_module`` added to ``measurement``: a process of its own, or the warm job's next wave (the
+        job started at the first: its process counted there, its start falling in that wave's time)."""
+        if not self.warm_jvm:
+            command = [sys.executable, "-m", self.job_module, str(spec_path)]
+            measurement.add(run_step(command, log_path=self.logs / f"wave_{wave}.log", env=child_env()))
+            return
+        started = self._warm_job is None
+        if self._warm_job is None:
+            self._warm_job = WarmJob(self.job_module, self.logs / "warm_job.log")
+        measurement.add(self._warm_job.run_wave(spec_path))
+        if not started:
+            measurement.processes -= 1  # the same process as the earlier waves'
+
+    def close(self) -> None:
+        """End the warm job, if one was started (after the last wave)."""
+        if self._warm_job is not None:
+            self._warm_job.close()
+            self._warm_job = None
 
     def unavailable_reason(self) -> str | None:
         """Why this contender cannot run here, or ``None``."""

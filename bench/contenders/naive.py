@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from bench.contenders.common import Contender, WaveMeasurement
-from bench.measure import child_env, run_step
 from bench.workload import WaveFiles
 
 
@@ -14,6 +12,7 @@ class NaiveRewrite(Contender):
     name = "naive_rewrite"
     label = "Naive rewrite (read all, merge, overwrite)"
     hudi = False
+    job_module = "bench.contenders.naive_job"
 
     def _run(self, measurement: WaveMeasurement, wave: int, files: list[WaveFiles], staging_root: Path) -> None:
         spec = {
@@ -29,6 +28,5 @@ class NaiveRewrite(Contender):
             ]
         }
         spec_path = self.write_spec(f"wave_{wave}", spec)
-        command = [sys.executable, "-m", "bench.contenders.naive_job", str(spec_path)]
-        measurement.add(run_step(command, log_path=self.logs / f"wave_{wave}.log", env=child_env()))
+        self.run_job(measurement, wave, spec_path)
         measurement.add_outcome(spec_path.with_suffix(".outcome.json"))

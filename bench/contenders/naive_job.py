@@ -5,7 +5,7 @@ Parquet table with the wave's DMS files, keep the last change per key by ``cdc_t
 file order, then row), drop deletes, and write the whole table again, partitioned by ``vendorid``.
 
 Run as ``python -m bench.contenders.naive_job SPEC.json``; the spec lists, per table, the wave's
-files (in landing order) and the table folder.
+files (in landing order) and the table folder. ``--serve``: every wave in one process (bench.warm_jvm).
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from bench import fs_stats
 from bench.contenders.common import PARQUET_CODEC, contender_spark_conf, driver_memory
 from bench.fs_stats import hadoop_statistics
+from bench.warm_jvm import SERVE_FLAG, serve
 from bench.workload import KEY, OP, ORDERING, PARTITION, SCHEMA_ARROW
 
 FILE_ORDER, ROW = "_file_order", "_row"
@@ -92,27 +94,35 @@ def rewrite(
     staging.rename(target)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("spec", type=Path)
-    spec_path = parser.parse_args(argv).spec
+def run_spec(spec_path: Path, spark: SparkSession) -> int:
+    """Every table of one wave's spec; the outcome (seconds per table, the wave's Hadoop statistics) beside it."""
     spec = json.loads(spec_path.read_text())
-    spark = session()
+    before = hadoop_statistics(spark)
     seconds: dict[str, float] = {}
-    try:
-        for table in spec["tables"]:
-            started = time.perf_counter()
-            partition = table.get("partition", PARTITION)
-            rewrite(
-                spark, table["files"], Path(table["target"]), partition, tuple(table.get("columns", SCHEMA_ARROW.names))
-            )
-            seconds[table.get("table", Path(table["target"]).name)] = round(time.perf_counter() - started, 3)
-        hadoop = hadoop_statistics(spark)
-    finally:
-        spark.stop()
-    outcome = {"table_seconds": seconds, "hadoop": hadoop}
+    for table in spec["tables"]:
+        started = time.perf_counter()
+        partition = table.get("partition", PARTITION)
+        rewrite(
+            spark, table["files"], Path(table["target"]), partition, tuple(table.get("columns", SCHEMA_ARROW.names))
+        )
+        seconds[table.get("table", Path(table["target"]).name)] = round(time.perf_counter() - started, 3)
+    outcome = {"table_seconds": seconds, "hadoop": fs_stats.since(hadoop_statistics(spark), before)}
     spec_path.with_suffix(".outcome.json").write_text(json.dumps(outcome, indent=1))
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("spec", type=Path, nargs="?")
+    parser.add_argument(SERVE_FLAG, action="store_true", help="serve one spec path a line on stdin (bench.warm_jvm)")
+    options = parser.parse_args(argv)
+    if options.spec is None and not options.serve:
+        parser.error("a spec file, or --serve")
+    spark = session()
+    try:
+        return serve(lambda path: run_spec(path, spark)) if options.serve else run_spec(options.spec, spark)
+    finally:
+        spark.stop()
 
 
 if __name__ == "__main__":

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from bench.contenders.common import Contender, TableMeasurement, WaveMeasurement
 from bench.contenders.odp_job import DATABASE
-from bench.measure import child_env, run_step
 from bench.workload import WaveFiles, table_id
 from odp.config.models import IndexKind
 from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY
@@ -15,6 +13,7 @@ from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY
 
 class OdpFileProcessor(Contender):
     name = "odp"
+    job_module = "bench.contenders.odp_job"
     label = "ODP File Processor (one Spark application per wave)"
     table_concurrency = DEFAULT_TABLE_CONCURRENCY  # tables of a wave written at once (the cadence setting)
     table_type = "COPY_ON_WRITE"  # or MERGE_ON_READ (the other contenders always write COPY_ON_WRITE)
@@ -61,9 +60,7 @@ class OdpFileProcessor(Contender):
     def _run(self, measurement: WaveMeasurement, wave: int, files: list[WaveFiles], staging_root: Path) -> None:
         spec = self.wave_spec(wave, files, staging_root)
         spec_path = self.write_spec(f"wave_{wave}", spec)
-        command = [sys.executable, "-m", "bench.contenders.odp_job", str(spec_path)]
-        step = run_step(command, log_path=self.logs / f"wave_{wave}.log", env=child_env())
-        measurement.add(step)
+        self.run_job(measurement, wave, spec_path)
         outcome = measurement.add_outcome(spec_path.with_suffix(".outcome.json"))
         if outcome is not None:
             measurement.table_seconds = {table["table_id"]: table["seconds"] for table in outcome["tables"]}

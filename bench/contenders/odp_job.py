@@ -5,7 +5,8 @@ they name, not whole tables (``bench.dynamodb_emulator``: moto's copy grew with 
 not): the table configs are loaded, the wave's files are registered as the File Manager would register them, then
 ``etl.file_processor.processor.run_file_processor`` processes every table in one call. Run as
 ``python -m bench.contenders.odp_job SPEC.json``; it writes the job outcome to ``SPEC.outcome.json``
-and exits non-zero if any table failed.
+and exits non-zero if any table failed. ``--serve`` (``python -m bench fleet --warm-jvm``): every wave in one process,
+one spec path a line on stdin (bench.warm_jvm).
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ import json
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import boto3
 from moto import mock_aws
 
+from bench import fs_stats
 from bench.contenders.common import driver_memory
 from bench.dynamodb_emulator import install_item_level_rollback
 from bench.fs_stats import hadoop_statistics
+from bench.warm_jvm import SERVE_FLAG, serve
 from odp.config.items import table_config_item
 from odp.config.models import IndexKind, SourceFormat, TableConfig, TableType
 from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY, FileProcessorJobArgs
@@ -113,15 +117,16 @@ def table_configs(spec: dict) -> list[TableConfig]:
     return configs
 
 
-def run(spec: dict) -> dict:
-    """Register the wave's files and run the File Processor once over every table."""
+def run(spec: dict, spark: Any = None) -> dict:
+    """Register the wave's files and run the File Processor once over every table; ``spark``: the warm session of
+    ``--serve`` (kept, its trackers kept), else a session of this wave (stopped) over fresh trackers."""
     from etl.file_processor.processor import run_file_processor
-    from etl.spark_session import local_spark_session
 
     staging_root = Path(spec["staging_root"])
     names = TrackerTableNames.for_environment(ENVIRONMENT)
     dynamodb = boto3.resource("dynamodb", region_name=REGION)
-    create_tables(dynamodb.meta.client, names)
+    if names.file_tracker not in dynamodb.meta.client.list_tables()["TableNames"]:
+        create_tables(dynamodb.meta.client, names)
     configs = dynamodb.Table(names.table_config)
     files = Trackers.build(dynamodb, names).files
     landed = datetime(2026, 11, 1, tzinfo=UTC) + timedelta(days=spec["wave"])
@@ -143,12 +148,14 @@ def run(spec: dict) -> dict:
         hudi_profile="local",
         table_concurrency=int(spec.get("table_concurrency", DEFAULT_TABLE_CONCURRENCY)),
     )
-    spark = local_spark_session("bench-odp", spec["warehouse"], driver_memory=driver_memory())
+    session = spark or wave_session(spec)
+    before = hadoop_statistics(session) if spark is not None else {}
     try:
-        outcome = run_file_processor(spark, args, dynamodb=dynamodb, resolve_uri=resolver(staging_root))
-        hadoop = hadoop_statistics(spark)
+        outcome = run_file_processor(session, args, dynamodb=dynamodb, resolve_uri=resolver(staging_root))
+        hadoop = fs_stats.since(hadoop_statistics(session), before)
     finally:
-        spark.stop()
+        if spark is None:
+            session.stop()
     return {
         "run_id": outcome.run_id,
         "hadoop": hadoop,
@@ -169,11 +176,42 @@ def run(spec: dict) -> dict:
     }
 
 
+def wave_session(spec: dict) -> Any:
+    from etl.spark_session import local_spark_session
+
+    return local_spark_session("bench-odp", spec["warehouse"], driver_memory=driver_memory())
+
+
+def run_spec(spec_path: Path, spark: Any = None) -> int:
+    """One wave from its spec file; the outcome beside it; 1 if any table failed."""
+    outcome = run(json.loads(spec_path.read_text()), spark)
+    spec_path.with_suffix(".outcome.json").write_text(json.dumps(outcome, indent=1))
+    return 1 if outcome["failed"] else 0
+
+
+def serve_waves() -> int:
+    """``--serve``: every wave in this one JVM (bench.warm_jvm), the trackers kept across waves as a warm writer's."""
+    spark: Any = None
+
+    def run_wave(spec_path: Path) -> int:
+        nonlocal spark
+        spark = spark or wave_session(json.loads(spec_path.read_text()))
+        return run_spec(spec_path, spark)
+
+    try:
+        return serve(run_wave)
+    finally:
+        if spark is not None:
+            spark.stop()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("spec", type=Path)
-    spec_path = parser.parse_args(argv).spec
-    spec = json.loads(spec_path.read_text())
+    parser.add_argument("spec", type=Path, nargs="?")
+    parser.add_argument(SERVE_FLAG, action="store_true", help="serve one spec path a line on stdin (bench.warm_jvm)")
+    options = parser.parse_args(argv)
+    if options.spec is None and not options.serve:
+        parser.error("a spec file, or --serve")
     for name, value in {
         "AWS_DEFAULT_REGION": REGION,
         "AWS_ACCESS_KEY_ID": "testing",
@@ -182,9 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault(name, value)
     install_item_level_rollback()  # the emulator's transactions cost what DynamoDB's do: not the table's size
     with mock_aws():
-        outcome = run(spec)
-    spec_path.with_suffix(".outcome.json").write_text(json.dumps(outcome, indent=1))
-    return 1 if outcome["failed"] else 0
+        return serve_waves() if options.serve else run_spec(options.spec)
 
 
 if __name__ == "__main__":

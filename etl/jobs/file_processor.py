@@ -4,6 +4,9 @@ The engine (etl.engine: Glue, EMR Serverless through etl/jobs/emr_serverless.py,
 FileProcessorJobArgs' names, builds the session and names the job run that holds the leases.
 Lists travel as JSON and are never evaluated. Exit status 1 when any table failed.
 
+Warm mode (``--odp_mode warm``, a cadence's ``mode: warm``): the run keeps its JVM and runs the cadence's ticks
+itself until a deploy, its lifetime or a stop ends it (etl/file_processor/warm.py, docs/decisions/032).
+
 Harmless mode (the post-deploy canary, ``--odp_table_ids []``): no configured table is touched; the run proves the
 packaging (the offline dependencies import, Spark starts with Hudi's configuration), the access (every tracker table
 answers DescribeTable through the VPC endpoint: etl/jobs/canary.py) and the write path on this engine: a canary table
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from etl.jobs.arguments import parse_job_arguments
 from etl.jobs.canary import file_processor_checks
 from odp.contracts.file_processor import FileProcessorJobArgs
+from odp.tracker import JobRunRef
 
 if TYPE_CHECKING:
     from etl.engine import Engine
@@ -48,6 +52,8 @@ def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
     engine = engine or detect_engine()
     args = parse_arguments(argv, engine)
     spark = engine.spark_session("odp-file-processor")
+    if args.mode == "warm":
+        return run_warm_job(spark, args, job_run=engine.job_run(argv))
     if not args.table_ids:
         return run_canary(spark, args, engine=engine.name)
     outcome = run_file_processor(spark, args, job_run=engine.job_run(argv))
@@ -55,6 +61,36 @@ def main(argv: list[str] | None = None, engine: Engine | None = None) -> int:
         logger.info(
             "%s %s files=%d rows=%d error=%s", result.table_id, result.status, result.files, result.rows, result.error
         )
+    return 1 if outcome.failed else 0
+
+
+def run_warm_job(spark: Any, args: FileProcessorJobArgs, *, job_run: JobRunRef | None) -> int:
+    """Warm mode: the cadence's ticks in this JVM until a deploy, the run's lifetime or a stop (SIGTERM, which
+    ``glue:BatchStopJobRun`` sends) ends it after its tick (etl/file_processor/warm.py); 0, or 1 when any table
+    failed in any tick (each failure is recorded on its table as in a scheduled run).
+
+    Raises:
+        etl.file_processor.warm.WarmSettingsError: the cadence is not an active warm cadence in batch_config.
+    """
+    import signal  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    import boto3  # noqa: PLC0415
+
+    from etl.file_processor.warm import run_warm  # noqa: PLC0415 - keep import time free of Spark
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    glue = boto3.client("glue")
+
+    def job_modified() -> str | None:  # glue:GetJob of its own job: every update of the definition changes it
+        return str(glue.get_job(JobName=job_run.job_name)["Job"].get("LastModifiedOn")) if job_run else None
+
+    outcome = run_warm(
+        spark, args, dynamodb=boto3.resource("dynamodb"), job_modified=job_modified, stop=stop, job_run=job_run
+    )
+    for result in outcome.failed:
+        logger.info("%s %s error=%s", result.table_id, result.status, result.error)
     return 1 if outcome.failed else 0
 
 

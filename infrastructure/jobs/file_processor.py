@@ -23,10 +23,10 @@ from infrastructure.grants import grant_objects
 from infrastructure.jobs.engines.base import JobEngine
 from infrastructure.jobs.engines.glue import GLUE
 from infrastructure.nag import acknowledge
-from odp.config.models import Cadence
+from odp.config.models import Cadence, CadenceMode, EngineName
 from odp.contracts.batches import PLANS_PREFIX
 from odp.contracts.job_kinds import FILE_PROCESSOR
-from odp.contracts.state_machines import substitutions_for
+from odp.contracts.state_machines import FileProcessorWarmOnGlue, substitutions_for
 from odp.naming import schedule_name, state_machine_name
 
 
@@ -102,28 +102,72 @@ class FileProcessor(Construct):
         self.log_group = encrypted_log_group(
             self, f"/aws/vendedlogs/states/{name}", key=key, retention=log_retention, removal_policy=removal_policy
         )
+        warm = cadence.mode is CadenceMode.WARM
+        if warm and props.engine.engine is not EngineName.GLUE:
+            raise ValueError(f"cadence {cadence_name}: mode warm runs on Glue only, not {props.engine.engine.value}")
         self.state_machine = sfn.StateMachine(
             self,
             "StateMachine",
             state_machine_name=name,
-            definition_body=sfn.DefinitionBody.from_file(str(FILE_PROCESSOR.definition(props.engine.engine))),
-            definition_substitutions=substitutions_for(FILE_PROCESSOR, props.engine.engine)(
-                alerts_topic_arn=alerts_topic.topic_arn,
-                batch_manager_function_arn=batch_manager.function_arn,
-                cadence=cadence_name,
-                max_concurrency=cadence.max_concurrency,
-                plan_bucket=props.plans.bucket_name,
-                **props.engine.run_values(
-                    FILE_PROCESSOR,
-                    job_name=job_name,
-                    static_arguments=props.static_arguments,
-                    timeout_minutes=cadence.job_timeout_minutes,
-                ),
-            ).values(),
+            definition_body=sfn.DefinitionBody.from_file(
+                str(FileProcessorWarmOnGlue.DEFINITION if warm else FILE_PROCESSOR.definition(props.engine.engine))
+            ),
+            definition_substitutions=(
+                FileProcessorWarmOnGlue(alerts_topic.topic_arn, cadence_name, job_name).values()
+                if warm
+                else substitutions_for(FILE_PROCESSOR, props.engine.engine)(
+                    alerts_topic_arn=alerts_topic.topic_arn,
+                    batch_manager_function_arn=batch_manager.function_arn,
+                    cadence=cadence_name,
+                    max_concurrency=cadence.max_concurrency,
+                    plan_bucket=props.plans.bucket_name,
+                    **props.engine.run_values(
+                        FILE_PROCESSOR,
+                        job_name=job_name,
+                        static_arguments=props.static_arguments,
+                        timeout_minutes=cadence.job_timeout_minutes,
+                    ),
+                ).values()
+            ),
             logs=sfn.LogOptions(destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
             tracing_enabled=True,
         )
         role = self.state_machine.role
+        if warm:
+            # StartWarmRun starts the job and does not wait: glue:StartJobRun alone
+            role.add_to_principal_policy(
+                iam.PolicyStatement(sid="StartWarmRun", actions=["glue:StartJobRun"], resources=[job_arn])
+            )
+        else:
+            self._grant_scheduled(props, name)
+        role.add_to_principal_policy(
+            iam.PolicyStatement(sid="PublishAlerts", actions=["sns:Publish"], resources=[alerts_topic.topic_arn])
+        )
+        key.grant(role, "kms:Decrypt", "kms:GenerateDataKey")  # the alerts topic (and the plans) are KMS-encrypted
+        acknowledge(
+            role.node.find_child("DefaultPolicy"),
+            "AwsSolutions-IAM5[Resource::*]",
+            "Log delivery (logs:*LogDelivery, DescribeLogGroups...) and X-Ray actions support no resource-level "
+            "permissions; CDK adds them for logging ALL and tracing.",
+        )
+
+        self.schedule = scheduler.Schedule(
+            self,
+            "Schedule",
+            schedule_name=schedule_name(environment, cadence_name),
+            description=f"Starts the File Processor of cadence {cadence_name}",
+            schedule=scheduler.ScheduleExpression.expression(cadence.schedule),
+            # The state machine builds its own payload from the cadence it was deployed with.
+            target=scheduler_targets.StepFunctionsStartExecution(
+                self.state_machine, input=scheduler.ScheduleTargetInput.from_object({})
+            ),
+        )
+
+    def _grant_scheduled(self, props: FileProcessorProps, name: str) -> None:
+        """A scheduled cadence's calls: the Batch Manager, the job's runs (.sync), the overlap guard, the
+        Distributed Map's child executions and its plans and results in S3."""
+        role = self.state_machine.role
+        batch_manager, job_arn, cadence_name = props.batch_manager, props.job_arn, props.cadence_name
         role.add_to_principal_policy(
             iam.PolicyStatement(
                 sid="InvokeBatchManager",
@@ -165,17 +209,7 @@ class FileProcessor(Construct):
             reason="The Distributed Map reads each execution's plan (ItemReader) and writes its results (ResultWriter) "
             "under plans/<cadence>/ of the artifacts bucket: per-execution object names.",
         )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(sid="PublishAlerts", actions=["sns:Publish"], resources=[alerts_topic.topic_arn])
-        )
-        key.grant(role, "kms:Decrypt", "kms:GenerateDataKey")  # the alerts topic and the plans are KMS-encrypted
         policy = role.node.find_child("DefaultPolicy")
-        acknowledge(
-            policy,
-            "AwsSolutions-IAM5[Resource::*]",
-            "Log delivery (logs:*LogDelivery, DescribeLogGroups...) and X-Ray actions support no resource-level "
-            "permissions; CDK adds them for logging ALL and tracing.",
-        )
         region = "<AWS::Region>" if Token.is_unresolved(stack.region) else stack.region
         account = "<AWS::AccountId>" if Token.is_unresolved(stack.account) else stack.account
         acknowledge(
@@ -183,16 +217,4 @@ class FileProcessor(Construct):
             f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:{region}:{account}:execution:{name}/*]",
             "The Distributed Map's child executions are named by Step Functions at run time (<machine>/<map run>:"
             "<child>); the grant is limited to this state machine's executions.",
-        )
-
-        self.schedule = scheduler.Schedule(
-            self,
-            "Schedule",
-            schedule_name=schedule_name(environment, cadence_name),
-            description=f"Starts the File Processor of cadence {cadence_name}",
-            schedule=scheduler.ScheduleExpression.expression(cadence.schedule),
-            # The state machine builds its own payload from the cadence it was deployed with.
-            target=scheduler_targets.StepFunctionsStartExecution(
-                self.state_machine, input=scheduler.ScheduleTargetInput.from_object({})
-            ),
         )

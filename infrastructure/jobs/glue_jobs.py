@@ -13,12 +13,14 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct
 
+from infrastructure.grants import TABLE_SCAN
 from infrastructure.ingest.tracking import Tracking
 from infrastructure.jobs.glue_job import LIBRARY_PREFIX, GlueJobFamily, GlueJobFamilyProps, GlueJobSpec, GlueStage
 from infrastructure.jobs.job_role import grant_file_processor_data
-from odp.config.models import Cadence
+from odp.config.models import Cadence, CadenceMode
 from odp.contracts.job_kinds import FILE_PROCESSOR, JobDeployment, JobUnit
 from odp.contracts.metrics import NAMESPACE
+from odp.tracker.items import PENDING_INDEX
 
 CODE_PREFIX = LIBRARY_PREFIX
 # Runs beyond the state machine's Map concurrency: the post-deploy canary or an operator's manual run
@@ -27,7 +29,10 @@ EXTRA_CONCURRENT_RUNS = 1
 
 
 def max_concurrent_runs(cadence: Cadence) -> int:
-    """The job's MaxConcurrentRuns: the cadence's Map concurrency plus EXTRA_CONCURRENT_RUNS."""
+    """The job's MaxConcurrentRuns: the cadence's Map concurrency plus EXTRA_CONCURRENT_RUNS; a warm cadence's job 1
+    (one warm run: a start while it runs is refused, which its state machine takes as "running": docs/decisions/032)."""
+    if cadence.mode is CadenceMode.WARM:
+        return 1
     return cadence.max_concurrency + EXTRA_CONCURRENT_RUNS
 
 
@@ -100,6 +105,22 @@ class GlueJobs(GlueJobFamily):
                 )
             )
             self.job_names[name] = job_name
+        warm = sorted(name for name, cadence in props.cadences.items() if cadence.mode is CadenceMode.WARM)
+        if warm:
+            self._grant_warm_runs(warm, props.tracking)
+
+    def _grant_warm_runs(self, cadences: list[str], tracking: Tracking) -> None:
+        """What a warm run reads besides a scheduled run's (etl/file_processor/warm.py): its own job's definition
+        (glue:GetJob, the deploy signal) and the planning reads of the Batch Manager (odp/cadence_plan.py): the
+        pending index Scan (that index only); its BatchGetItem of processing_tracker and Query of table_config's
+        active index are in the File Processor's table grants already."""
+        self.role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="WarmRunJobVersion", actions=["glue:GetJob"], resources=[self.job_arn(name) for name in cadences]
+            )
+        )
+        pending_index = f"{tracking.table('file_tracker').table_arn}/index/{PENDING_INDEX}"
+        iam.Grant.add_to_principal(grantee=self.role, actions=list(TABLE_SCAN), resource_arns=[pending_index])
 
     def grant_read_job_runs(self, grantee: iam.IGrantable) -> None:
         """glue:GetJobRun on every File Processor job: a lease names the job run holding it, and a run

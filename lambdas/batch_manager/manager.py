@@ -7,10 +7,11 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit
 
-from lambdas.batch_manager.planner import make_batches, order_tables, pending_totals, table_work
+from lambdas.batch_manager.planner import make_batches
 from lambdas.batch_manager.plans import PlanStore
 from lambdas.batch_manager.summary import bounded_summary, summarise
 from lambdas.runtime import dynamodb_tables, new_metrics, plan_bucket, s3_client
+from odp.cadence_plan import plan_cadence
 from odp.config.items import BatchConfigRecord
 from odp.config.store import BatchConfigStore, TableConfigStore
 from odp.contracts.batches import BatchResult, MapResults, PlanAnswer, PlanLocation, planned_results
@@ -26,7 +27,7 @@ from odp.contracts.metrics import (
     QUARANTINED_METRIC,
     TABLES_WITH_PENDING_FILES_METRIC,
 )
-from odp.planning import RunShape, plan_runs
+from odp.planning import RunShape
 from odp.tracker import FileTracker, JobRunsByEngine, ProcessingTracker, RunStatus, Trackers, utc_now
 from odp.tracker.repository import Clock
 
@@ -107,21 +108,14 @@ class BatchManager:
         Raises:
             UnknownCadenceError: the cadence is not in batch_config.
         """
-        now = self._clock()
         settings = self.settings(cadence)
         if settings is None:
             logger.info("cadence switched off in batch_config; nothing to plan", extra={"cadence": cadence})
-            summaries = []
-        else:
-            summaries = self._files.pending_summaries(self.active_tables(cadence))
-        pending = [summary for summary in summaries if summary.files > 0]
-        # one read of each pending table's item: its lease, its hold and its last run's duration
-        states = self._processing.states(summary.table_id for summary in pending) if pending else {}
-        leased, held = self._processing.unavailable_among(states)
-        totals = pending_totals(pending, now)  # held and leased tables' files too: a stuck table shows as stale
-        ready = order_tables(pending, leased | held)
-        by_table = {summary.table_id: summary for summary in pending}
-        runs = plan_runs(table_work((by_table[t] for t in ready), states), settings.plan_targets) if settings else []
+        tables = self.active_tables(cadence) if settings is not None else []
+        planned = plan_cadence(
+            self._files, self._processing, tables, settings.plan_targets if settings else None, self._clock()
+        )
+        runs, totals, leased, held = planned.runs, planned.totals, planned.leased, planned.held
         batches = make_batches(runs, execution_name, settings.worker_type if settings else "")
         location = self.plans.location(cadence, execution_name)
         if batches:
@@ -129,7 +123,7 @@ class BatchManager:
         self._publish(cadence, totals.to_payload(), leased=len(leased), batches=len(batches))
         log = {
             "cadence": cadence,
-            "active_tables": len(summaries),
+            "active_tables": planned.active_tables,
             "leased_tables": sorted(leased),
             "held_tables": sorted(held),
             "batches": len(batches),
@@ -144,7 +138,9 @@ class BatchManager:
                 extra={"cadence": cadence, "held_tables": sorted(held)},
             )
         logger.info("planned", extra=log)
-        answer = PlanAnswer(location=location, batches=len(batches), tables=len(ready), pending=totals.to_payload())
+        answer = PlanAnswer(
+            location=location, batches=len(batches), tables=planned.ready_tables, pending=totals.to_payload()
+        )
         return answer.model_dump(mode="json")
 
     def summarise(self, cadence: str, location: PlanLocation, results: MapResults | None) -> dict[str, Any]:

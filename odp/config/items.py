@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Self
 
 from odp.compat import refuse_columns_map
 from odp.config.datasets import DatasetConfig, DatasetSource, QualityRule, Refresh, Zone
-from odp.config.models import SOURCE_SETTINGS, Cadence, EngineName, TableConfig, TableType
+from odp.config.models import SOURCE_SETTINGS, Cadence, CadenceMode, EngineName, TableConfig, TableType
 from odp.dynamodb import MAX_ITEM_BYTES, StoredRecord, item_size
 from odp.naming import file_processor_job_name
 from odp.planning import PlanTargets
@@ -101,6 +101,7 @@ class BatchConfigRecord(StoredRecord):
     # the planning targets (items written before them plan as before: batch_size tables, the job's workers)
     max_workers: int | None = None
     target_run_minutes: float = 5
+    mode: CadenceMode = CadenceMode.SCHEDULED  # items written before it: scheduled
 
     @property
     def plan_targets(self) -> PlanTargets:
@@ -121,6 +122,7 @@ def batch_config_item(environment: str, name: str, cadence: Cadence, *, is_activ
         job_timeout_minutes=cadence.job_timeout_minutes,
         job_name=file_processor_job_name(environment, name),
         is_active=is_active,
+        mode=cadence.mode,
     ).to_item()
 
 

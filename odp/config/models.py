@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from odp.config.event_time import DEFAULT_EVENT_TIME_TOLERANCE, parse_floor, parse_tolerance
 from odp.planning import PlanTargets
+from odp.warm import warm_lifetime_seconds
 
 ACCOUNT_ID = r"^\d{12}$"
 REGION = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$"
@@ -243,6 +244,13 @@ def schedule_interval_minutes(expression: str) -> int | None:
     )
 
 
+class CadenceMode(StrEnum):
+    """How a cadence's ticks run (docs/decisions/032)."""
+
+    SCHEDULED = "scheduled"  # each tick an execution of the cadence's state machine, one Glue run per planned run
+    WARM = "warm"  # one long-lived Glue run keeps its JVM and runs every tick itself (etl/file_processor/warm.py)
+
+
 class Cadence(_Strict):
     """A refresh cadence: one schedule, one state machine, one Glue job configuration."""
 
@@ -297,6 +305,16 @@ class Cadence(_Strict):
         ),
     )
 
+    mode: CadenceMode = Field(
+        default=CadenceMode.SCHEDULED,
+        description=(
+            "scheduled: each tick starts Glue runs (start-up and JVM warm-up paid per run). warm: one long-lived "
+            "Glue run polls the trackers every tick and writes in its warm JVM (always-on cost), restarted by the "
+            "schedule after a deploy, a failure or its lifetime (job_timeout_minutes); Glue engine and a rate(...) "
+            "schedule only (docs/decisions/032)."
+        ),
+    )
+
     @field_validator("schedule")
     @classmethod
     def _schedule_is_valid(cls, value: str) -> str:
@@ -309,6 +327,17 @@ class Cadence(_Strict):
             raise ValueError(
                 f"max_workers ({self.max_workers}) must be at least number_of_workers ({self.number_of_workers})"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _warm_fits(self) -> Cadence:
+        if self.mode is not CadenceMode.WARM:
+            return self
+        if self.engine is not EngineName.GLUE:
+            raise ValueError(f"mode warm runs on the Glue engine only, not {self.engine.value}: use mode scheduled")
+        if self.interval_minutes is None:
+            raise ValueError(f"mode warm ticks at a fixed interval: use a rate(...) schedule, not {self.schedule!r}")
+        warm_lifetime_seconds(self.job_timeout_minutes, self.interval_minutes * 60)  # raises when too short
         return self
 
     @property

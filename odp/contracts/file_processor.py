@@ -15,6 +15,8 @@ from odp.contracts.base import CatalogSync, Environment, JobContract, LeaseSecon
 from odp.naming import TrackerTableNames, table_base_path
 
 DEFAULT_TABLE_CONCURRENCY = 4  # tables of one batch written at once (the cadence's table_concurrency)
+MODE_ARGUMENT = "odp_mode"
+WARM_BATCH_ID = "warm"  # a warm run's own id; each tick's runs are "warm-<tick>-<n>"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,11 @@ class FileProcessorJobArgs(JobContract):
     table_metrics: Annotated[
         bool, Glue("odp_table_metrics", "each table's cost metrics with a table dimension (the cadence's setting)")
     ] = False
+    mode: Annotated[
+        Literal["scheduled", "warm"],
+        Glue(MODE_ARGUMENT, "scheduled: write table_ids once; warm: run the cadence's ticks (etl.file_processor.warm)"),
+        PerRun,
+    ] = "scheduled"
 
     @classmethod
     def tracker_argument_names(cls) -> dict[str, str]:
@@ -56,8 +63,16 @@ class FileProcessorJobArgs(JobContract):
 
     @classmethod
     def run_arguments(cls, table_ids: list[str] | tuple[str, ...], batch_id: str) -> dict[str, str]:
-        """The per-run Arguments of glue:startJobRun (keys with the leading ``--``)."""
-        return cls.render({"table_ids": tuple(table_ids), "batch_id": batch_id}, per_run=True)
+        """The per-run Arguments of glue:startJobRun of a scheduled run (keys with the leading ``--``); its mode is
+        the default, not passed."""
+        rendered = cls.render({"table_ids": tuple(table_ids), "batch_id": batch_id}, per_run=True)
+        del rendered[f"--{MODE_ARGUMENT}"]
+        return rendered
+
+    @classmethod
+    def warm_arguments(cls) -> dict[str, str]:
+        """The per-run Arguments that start a warm cadence's long-lived run: no tables (it plans its own ticks)."""
+        return cls.render({"table_ids": (), "batch_id": WARM_BATCH_ID, "mode": "warm"}, per_run=True)
 
     def table_base_path(self, database: str, table: str) -> str:
         """Where a table's Hudi files live."""

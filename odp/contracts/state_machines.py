@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from odp.config.models import EngineName
-from odp.contracts.job_kinds import DATASET_JOB, FILE_PROCESSOR, JobKind
+from odp.contracts.job_kinds import DATASET_JOB, FILE_PROCESSOR, STEPFUNCTIONS_DIR, JobKind
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
@@ -191,6 +191,18 @@ class FileProcessorOnGlue(Substitutions):
     max_concurrency: int
     job_name: str
     plan_bucket: str  # the artifacts bucket: the plans (ItemReader) and the Map's results (ResultWriter)
+
+
+@dataclass(frozen=True)
+class FileProcessorWarmOnGlue(Substitutions):
+    """``stepfunctions/file_processor_warm.glue.asl.json``: a warm cadence's state machine (``mode: warm``): each tick
+    starts the warm run unless one is running (docs/decisions/032)."""
+
+    DEFINITION: ClassVar[Path] = STEPFUNCTIONS_DIR / "file_processor_warm.glue.asl.json"
+
+    alerts_topic_arn: str
+    cadence: str
+    job_name: str
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,7 +3,8 @@
 python -m odp canary --env ENV [--config-dir DIR] [--timeout-minutes N]
 
 Starts, in harmless mode (etl/jobs/canary.py says what each checks):
-- every cadence's File Processor job with ``--odp_table_ids []`` and ``--odp_batch_id canary``;
+- every cadence's File Processor job with ``--odp_table_ids []`` and ``--odp_batch_id canary`` (a warm cadence's
+  only when its warm run is not running: its job allows one run);
 - the dataset job (when datasets are configured) with ``--odp_canary true``;
 - each configured stream's streaming job with ``--odp_canary true``, unless a run of it is already in
   progress (the job allows one run: its checkpoint has one writer), which is reported, not started;
@@ -32,8 +33,8 @@ import boto3
 
 from odp.config.datasets import of_engine
 from odp.config.loader import OdpConfig
-from odp.config.models import EngineName
-from odp.contracts.job_kinds import CANARY_BATCH_ID, DATASET_JOB, FILE_PROCESSOR, JOB_KINDS, JobKind
+from odp.config.models import Cadence, CadenceMode, EngineName
+from odp.contracts.job_kinds import CANARY_BATCH_ID, DATASET_JOB, FILE_PROCESSOR, JOB_KINDS, JobKind, JobUnit
 from odp.contracts.state_machines import EMR_SERVERLESS_RUN_JOB, emr_serverless_start_request
 from odp.naming import datasets_state_machine_name, state_machine_name
 from odp.operations.smoke import config_and_environment, environment_parser, report
@@ -60,12 +61,17 @@ class CanaryJob:
 
 def canary_jobs(config: OdpConfig, environment: str, kinds: tuple[JobKind, ...] = JOB_KINDS) -> list[CanaryJob]:
     """Every job the environment deploys, kind by kind (odp.contracts.job_kinds): its harmless run's arguments, and
-    whether a run in progress stands in for it (a streaming job's)."""
+    whether a run in progress stands in for it (a streaming job's; a warm cadence's File Processor, whose job allows
+    one run: docs/decisions/032)."""
     return [
-        CanaryJob(kind.job_name(environment, unit), kind.canary_arguments, single_run=kind.streaming)
+        CanaryJob(kind.job_name(environment, unit), kind.canary_arguments, single_run=kind.streaming or _warm(unit))
         for kind in kinds
         for unit in kind.units_of(config)
     ]
+
+
+def _warm(unit: JobUnit) -> bool:
+    return isinstance(unit.settings, Cadence) and unit.settings.mode is CadenceMode.WARM
 
 
 def emr_canary_machines(config: OdpConfig, environment: str, account: str, region: str) -> list[str]:

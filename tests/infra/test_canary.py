@@ -43,7 +43,7 @@ from odp.tracker.dataset_history import dataset_history_table_name
 from odp.tracker.schema import create_tables
 from tests.infra.permissions.check import state_machine_definition
 from tests.infra.permissions.template import Deployment, Resolver, find_by_name
-from tests.support.emr_stage import EMR_CADENCE, EMR_DATASET
+from tests.support.emr_stage import EMR_CADENCE, EMR_DATASET, WARM_CADENCE
 from tests.support.emr_stubs import RUN_ID, stub_job_run
 
 A = CanaryJob("odp-dev-file-processor-a", CANARY_ARGUMENTS)
@@ -406,3 +406,14 @@ def test_an_entry_point_expression_the_canary_cannot_read_is_refused() -> None:
         evaluate_entry_point_arguments("States.Array('a', States.Format('{}', $.x))", {"x": 1})
     with pytest.raises(LookupError, match="starts no EMR Serverless job run"):
         emr_canary_request(json.dumps({"States": {"A": {"Type": "Pass"}}}))
+
+
+def test_a_warm_cadence_running_stands_in_for_its_canary_run(emr_stage) -> None:
+    """Issue 47: a warm cadence's job allows one run (docs/decisions/032): its warm run in progress is reported, not
+    started beside it; a scheduled cadence's job is canaried as before."""
+    jobs = canary_jobs(load_config(emr_stage.config_dir), "dev")
+    assert [(job.name, job.single_run) for job in jobs if job.name.startswith("odp-dev-file-processor-")] == [
+        (f"odp-dev-file-processor-{EMR_CADENCE}", False),
+        ("odp-dev-file-processor-daily", False),
+        (f"odp-dev-file-processor-{WARM_CADENCE}", True),
+    ]

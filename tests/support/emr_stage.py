@@ -1,4 +1,4 @@
-"""A stage with one cadence on EMR Serverless and one on Glue, shared by the EMR Serverless tests
+"""A stage with one cadence on EMR Serverless, one on Glue and one warm on Glue, shared by the EMR Serverless tests
 (tests/infra/test_emr_serverless.py), checkov and the permission test (tests/infra/permissions): the streaming
 stage's environment and DMS source, no streams, Lake Formation on with a consumer role and two views (issue 28's
 "done when": this synth passes cdk-nag, cfn-lint, checkov and the permission test), and one dataset on EMR Serverless
@@ -14,6 +14,7 @@ from tests.support.streaming_stage import StreamingStage, build_stage
 
 EMR_CADENCE = "hourly"
 GLUE_CADENCE = "daily"
+WARM_CADENCE = "warm"  # a warm writer on Glue (docs/decisions/032): its job, state machine and role in one synth
 EMR_DATASET = "invoice_customers"
 CONFIG: dict[str, Any] = {
     "environments.yaml": STREAMING_CONFIG["environments.yaml"],
@@ -21,6 +22,12 @@ CONFIG: dict[str, Any] = {
         "cadences": {
             EMR_CADENCE: {"schedule": "rate(1 hour)", "batch_size": 5, "engine": "emr_serverless"},
             GLUE_CADENCE: {"schedule": "rate(1 day)", "batch_size": 5},
+            WARM_CADENCE: {
+                "schedule": "rate(10 minutes)",
+                "batch_size": 50,
+                "mode": "warm",
+                "job_timeout_minutes": 720,
+            },
         }
     },
     "tables/shop.yaml": {

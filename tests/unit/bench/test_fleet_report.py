@@ -95,6 +95,8 @@ def test_the_text_names_odp_s_merge_on_read_classes(document: dict) -> None:
     assert fleet_text(document).splitlines()[0] == "fleet run, 2 tables"
     document["workload"]["odp_merge_on_read_classes"] = ["dimension", "dimension_zipf"]
     assert fleet_text(document).splitlines()[0] == "fleet run, 2 tables; ODP MERGE_ON_READ: dimension, dimension_zipf"
+    document["warm_jvm"] = True  # --warm-jvm (issue 47)
+    assert fleet_text(document).splitlines()[0].endswith(", warm JVMs (one a contender across waves)")
 
 
 def test_onboarding_is_reported_beside_the_cdc_waves_in_the_json_the_targets_and_the_text(document: dict) -> None:

@@ -112,6 +112,28 @@ CASES: list[tuple[str, Callable[[dict], None], str]] = [
         "environments.yaml: environments.prod.branch: branch 'main' already deploys environment 'dev'",
     ),
     (
+        "a cadence mode that does not exist",
+        lambda f: f["cadences.yaml"]["cadences"]["fast"].update(mode="hot"),
+        "cadences.yaml: cadences.fast.mode: Input should be 'scheduled' or 'warm'",
+    ),
+    (
+        "a warm cadence whose timeout holds fewer than two ticks",
+        lambda f: f["cadences.yaml"]["cadences"]["fast"].update(mode="warm", job_timeout_minutes=20),
+        "cadences.yaml: cadences.fast: job_timeout_minutes 20 leaves a warm run fewer than 2 ticks of 10 minutes (it "
+        "stops 5 minutes before the timeout): set job_timeout_minutes to at least 25",
+    ),
+    (
+        "a warm cadence on a cron schedule",
+        lambda f: f["cadences.yaml"]["cadences"]["fast"].update(mode="warm", schedule="cron(0 * * * ? *)"),
+        "cadences.yaml: cadences.fast: mode warm ticks at a fixed interval: use a rate(...) schedule, not "
+        "'cron(0 * * * ? *)'",
+    ),
+    (
+        "a warm cadence on EMR Serverless",
+        lambda f: f["cadences.yaml"]["cadences"]["fast"].update(mode="warm", engine="emr_serverless"),
+        "cadences.yaml: cadences.fast: mode warm runs on the Glue engine only, not emr_serverless",
+    ),
+    (
         "misspelt key",
         lambda f: f["cadences.yaml"]["cadences"]["fast"].update(batch_sise=3),
         "cadences.yaml: cadences.fast.batch_sise: unknown key",

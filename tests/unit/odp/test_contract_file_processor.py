@@ -35,6 +35,12 @@ def test_glue_argument_names_are_the_documented_ones() -> None:
     assert set(FileProcessorJobArgs.argument_names()) == {name.removeprefix("--") for name in static()} | {
         "odp_table_ids",
         "odp_batch_id",
+        "odp_mode",  # per run, only a warm cadence's start passes it (docs/decisions/032)
+    }
+    assert FileProcessorJobArgs.warm_arguments() == {
+        "--odp_table_ids": "[]",
+        "--odp_batch_id": "warm",
+        "--odp_mode": "warm",
     }
 
 

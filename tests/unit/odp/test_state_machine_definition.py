@@ -18,6 +18,7 @@ from odp.contracts.state_machines import (
     EmrServerlessRun,
     FileProcessorOnEmrServerless,
     FileProcessorOnGlue,
+    FileProcessorWarmOnGlue,
     fill,
     placeholder_name,
     placeholders_in,
@@ -49,7 +50,10 @@ def test_each_job_kind_on_each_engine_has_its_file_and_its_substitutions(repo_ro
     expected = {
         kind.definition(engine) for kind in JOB_KINDS if kind.state_machine is not None for engine in kind.engines
     }
-    assert set((repo_root / "stepfunctions").glob("*.asl.json")) == expected
+    # and a warm cadence's (docs/decisions/032): it starts the File Processor's warm run
+    assert set((repo_root / "stepfunctions").glob("*.asl.json")) == expected | {FileProcessorWarmOnGlue.DEFINITION}
+    warm = FileProcessorWarmOnGlue.DEFINITION.read_text()
+    assert placeholders_in(warm) == set(FileProcessorWarmOnGlue.placeholders())
     for (name, engine), substitutions in DEFINITIONS.items():
         kind = next(kind for kind in JOB_KINDS if kind.name == name)
         assert kind.definition(engine) == substitutions.DEFINITION

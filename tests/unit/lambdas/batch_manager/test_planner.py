@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from lambdas.batch_manager.planner import make_batches, order_tables, pending_totals, table_work
+from lambdas.batch_manager.planner import make_batches
+from odp.cadence_plan import order_tables, pending_totals, table_work
 from odp.contracts.batches import Batch, InvalidBatchResultError, parse_batch_results
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.planning import PlannedRun, RunShape

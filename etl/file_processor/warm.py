@@ -1,0 +1,172 @@
+"""The warm writer: one long-lived run of a cadence's File Processor that runs every tick in its warm JVM.
+
+Each tick reads the trackers as the Batch Manager does and plans with the same function (odp.cadence_plan
+.plan_cadence: pending files of the cadence's active tables, leased and held tables left out, runs packed by work),
+then writes each planned run through the same processor path (:func:`etl.file_processor.processor
+.run_file_processor`: leases, exactly-once reconciliation, quarantine, history), one run after another in this one
+Spark application. The tick loop and its stop rules are odp.warm's (pure). docs/decisions/032 says why and what it
+costs.
+
+What differs from a scheduled run: a planned run's worker count is not applied (the warm run has the job's workers; a
+table larger than the target still gets a run of its own), and no Step Functions execution summarises a tick: each
+table's outcome is in processing_tracker and its history as always, and the run logs each tick's totals.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from etl.file_processor.processor import JobOutcome, run_file_processor
+from odp.cadence_plan import plan_cadence
+from odp.config.items import BatchConfigRecord
+from odp.config.models import CadenceMode, schedule_interval_minutes
+from odp.config.store import BatchConfigStore, TableConfigStore
+from odp.contracts.file_processor import WARM_BATCH_ID, FileProcessorJobArgs
+from odp.tracker import TableRun, Trackers, utc_now
+from odp.warm import StopReason, WarmEnd, Watch, run_ticks, warm_lifetime_seconds
+
+logger = logging.getLogger(__name__)
+
+
+class WarmSettingsError(Exception):
+    """The cadence cannot run warm as stored in batch_config (absent, switched off, not warm, no fixed interval)."""
+
+
+@dataclass
+class WarmOutcome:
+    """Every tick's job outcomes and how the run ended."""
+
+    ticks: list[list[JobOutcome]] = field(default_factory=list)
+    end: WarmEnd | None = None
+
+    @property
+    def tables(self) -> list[TableRun]:
+        return [table for tick in self.ticks for outcome in tick for table in outcome.tables]
+
+    @property
+    def failed(self) -> list[TableRun]:
+        return [table for table in self.tables if table.status.failed]
+
+
+def settings_version(settings: BatchConfigRecord | None, job_modified: str | None) -> str:
+    """The deployment a warm run watches: the cadence's batch_config item (rewritten at each deploy by the
+    Configuration Manager) and the Glue job's ``LastModifiedOn`` (changed by every update of the job definition:
+    script, arguments, workers). A digest, so the log line stays short."""
+    stored = settings.to_item() if settings is not None else None
+    text = json.dumps({"cadence": stored, "job": job_modified}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def warm_settings(settings: BatchConfigRecord | None, cadence: str) -> tuple[float, float]:
+    """(tick seconds, lifetime seconds) of a warm cadence's stored settings.
+
+    Raises:
+        WarmSettingsError: the cadence is absent, switched off, not warm, or its schedule has no fixed interval.
+    """
+    if settings is None or not settings.is_active or settings.mode is not CadenceMode.WARM:
+        state = "absent" if settings is None else ("switched off" if not settings.is_active else settings.mode.value)
+        raise WarmSettingsError(
+            f"cadence {cadence!r} is {state} in batch_config, not an active warm cadence: a warm run starts only for "
+            "mode warm (config/cadences.yaml, then python -m odp.config load)"
+        )
+    interval = schedule_interval_minutes(settings.schedule)
+    if interval is None:
+        raise WarmSettingsError(
+            f"cadence {cadence!r}: a warm cadence needs a rate(...) schedule, not {settings.schedule}"
+        )
+    tick = interval * 60.0
+    try:
+        return tick, warm_lifetime_seconds(settings.job_timeout_minutes, tick)
+    except ValueError as error:
+        raise WarmSettingsError(f"cadence {cadence!r}: {error}") from error
+
+
+class _WarmCadence:
+    """One warm run's reads and ticks: the cadence's stored settings (re-read before each tick), its plan, its runs."""
+
+    def __init__(self, spark: SparkSession, args: FileProcessorJobArgs, dynamodb: Any, services: dict[str, Any]):
+        self.spark, self.args, self.dynamodb, self.services = spark, args, dynamodb, services
+        names = args.tracker_tables
+        self.cadences = BatchConfigStore(dynamodb.Table(names.batch_config))
+        self.tables = TableConfigStore(dynamodb.Table(names.table_config))
+        self.trackers = Trackers.build(dynamodb, names, job_runs=services.get("job_runs"))
+        self.settings = self.cadences.find(args.cadence)
+        self.outcome = WarmOutcome()
+
+    def watch(self, job_modified: Callable[[], str | None], stop: threading.Event) -> Watch:
+        self.settings = self.cadences.find(self.args.cadence)
+        return Watch(settings_version(self.settings, job_modified()), stop_requested=stop.is_set())
+
+    def tick(self, number: int) -> None:
+        """Plan as the Batch Manager plans (odp.cadence_plan), then each planned run through the File Processor."""
+        settings, cadence = self.settings, self.args.cadence
+        targets = settings.plan_targets if settings is not None and settings.is_active else None
+        active = self.tables.active_ids(cadence) if targets is not None else []
+        planned = plan_cadence(self.trackers.files, self.trackers.processing, active, targets, utc_now())
+        results = []
+        for index, run in enumerate(planned.runs, start=1):
+            batch = replace(self.args, table_ids=run.table_ids, batch_id=f"{WARM_BATCH_ID}-{number}-{index}")
+            results.append(run_file_processor(self.spark, batch, dynamodb=self.dynamodb, **self.services))
+        self.outcome.ticks.append(results)
+        logger.info(
+            "warm tick %d: %d runs, %d tables, %d failed; pending %s; leased %d, held %d",
+            number,
+            len(planned.runs),
+            sum(len(result.tables) for result in results),
+            sum(len(result.failed) for result in results),
+            planned.totals.to_payload(),
+            len(planned.leased),
+            len(planned.held),
+        )
+
+
+def run_warm(
+    spark: SparkSession,
+    args: FileProcessorJobArgs,
+    *,
+    dynamodb: Any,
+    job_modified: Callable[[], str | None] = lambda: None,
+    stop: threading.Event | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] | None = None,
+    max_ticks: int | None = None,
+    tick_seconds: float | None = None,
+    **services: Any,
+) -> WarmOutcome:
+    """Run the cadence ``args.cadence``'s ticks until odp.warm says stop; never raises for a table.
+
+    ``job_modified`` answers the Glue job's ``LastModifiedOn`` (the deploy signal; locally nothing); ``stop`` is set
+    by SIGTERM (or a test) and ends the wait for the next tick (``sleep``: how the run waits, default ``stop.wait``);
+    ``max_ticks`` / ``tick_seconds`` bound a local run (the sandbox's, a test's); ``services`` go to
+    :func:`run_file_processor` (``resolve_uri``, ``job_run``, ``job_runs``, ``cloudwatch``, ``row_budget``).
+
+    Raises:
+        WarmSettingsError: the cadence is not an active warm cadence in batch_config.
+    """
+    stop = stop or threading.Event()
+    warm = _WarmCadence(spark, args, dynamodb, services)
+    tick, lifetime = warm_settings(warm.settings, args.cadence)
+    outcome = warm.outcome
+    outcome.end = run_ticks(
+        warm.tick,
+        lambda: warm.watch(job_modified, stop),
+        tick_seconds=tick_seconds if tick_seconds is not None else tick,
+        lifetime_seconds=lifetime,
+        clock=clock,
+        sleep=sleep or stop.wait,
+        max_ticks=max_ticks,
+    )
+    logger.info("warm run ended after %d ticks: %s", outcome.end.ticks, outcome.end.reason.value)
+    return outcome
+
+
+__all__ = ["StopReason", "WarmOutcome", "WarmSettingsError", "run_warm", "settings_version", "warm_settings"]
