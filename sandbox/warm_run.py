@@ -71,6 +71,7 @@ def run_warm_cadence(
                 sleep=wait,
                 max_ticks=warm.ticks,
                 tick_seconds=warm.tick_seconds,
+                keep_ticks=None,  # a bounded run: the report lists every table of every tick
             )
     except WarmSettingsError as error:
         return CadenceReport(
@@ -80,7 +81,7 @@ def run_warm_cadence(
         outcomes[table.table_id] = table
     failed = outcome.failed
     LOG.info(
-        "cadence %s: warm run ended after %d tick(s), %d failed table run(s)", cadence, len(outcome.ticks), len(failed)
+        "cadence %s: warm run ended after %d tick(s), %d failed table run(s)", cadence, outcome.end.ticks, len(failed)
     )
     return CadenceReport(
         cadence=cadence,

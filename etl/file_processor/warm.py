@@ -19,6 +19,7 @@ import json
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -41,20 +42,31 @@ class WarmSettingsError(Exception):
     """The cadence cannot run warm as stored in batch_config (absent, switched off, not warm, no fixed interval)."""
 
 
+# The ticks a run keeps whole: a warm run lives for hours (up to its job timeout), and every tick's outcomes of a
+# fleet's tables would pile up on the driver. Failures are kept apart, all of them.
+RECENT_TICKS = 10
+
+
 @dataclass
 class WarmOutcome:
-    """Every tick's job outcomes and how the run ended."""
+    """The recent ticks' job outcomes (at most ``keep_ticks``), every failed table run, and how the run ended."""
 
-    ticks: list[list[JobOutcome]] = field(default_factory=list)
+    keep_ticks: int | None = RECENT_TICKS
+    ticks: deque[list[JobOutcome]] = field(init=False)
+    failed: list[TableRun] = field(default_factory=list)
     end: WarmEnd | None = None
+
+    def __post_init__(self) -> None:
+        self.ticks = deque(maxlen=self.keep_ticks)
+
+    def add(self, results: list[JobOutcome]) -> None:
+        self.ticks.append(results)
+        self.failed.extend(table for result in results for table in result.tables if table.status.failed)
 
     @property
     def tables(self) -> list[TableRun]:
+        """The table runs of the ticks kept."""
         return [table for tick in self.ticks for outcome in tick for table in outcome.tables]
-
-    @property
-    def failed(self) -> list[TableRun]:
-        return [table for table in self.tables if table.status.failed]
 
 
 def settings_version(settings: BatchConfigRecord | None, job_modified: str | None) -> str:
@@ -93,14 +105,21 @@ def warm_settings(settings: BatchConfigRecord | None, cadence: str) -> tuple[flo
 class _WarmCadence:
     """One warm run's reads and ticks: the cadence's stored settings (re-read before each tick), its plan, its runs."""
 
-    def __init__(self, spark: SparkSession, args: FileProcessorJobArgs, dynamodb: Any, services: dict[str, Any]):
+    def __init__(
+        self,
+        spark: SparkSession,
+        args: FileProcessorJobArgs,
+        dynamodb: Any,
+        services: dict[str, Any],
+        keep_ticks: int | None,
+    ):
         self.spark, self.args, self.dynamodb, self.services = spark, args, dynamodb, services
         names = args.tracker_tables
         self.cadences = BatchConfigStore(dynamodb.Table(names.batch_config))
         self.tables = TableConfigStore(dynamodb.Table(names.table_config))
         self.trackers = Trackers.build(dynamodb, names, job_runs=services.get("job_runs"))
         self.settings = self.cadences.find(args.cadence)
-        self.outcome = WarmOutcome()
+        self.outcome = WarmOutcome(keep_ticks=keep_ticks)
 
     def watch(self, job_modified: Callable[[], str | None], stop: threading.Event) -> Watch:
         self.settings = self.cadences.find(self.args.cadence)
@@ -116,7 +135,7 @@ class _WarmCadence:
         for index, run in enumerate(planned.runs, start=1):
             batch = replace(self.args, table_ids=run.table_ids, batch_id=f"{WARM_BATCH_ID}-{number}-{index}")
             results.append(run_file_processor(self.spark, batch, dynamodb=self.dynamodb, **self.services))
-        self.outcome.ticks.append(results)
+        self.outcome.add(results)
         logger.info(
             "warm tick %d: %d runs, %d tables, %d failed; pending %s; leased %d, held %d",
             number,
@@ -140,20 +159,22 @@ def run_warm(
     sleep: Callable[[float], None] | None = None,
     max_ticks: int | None = None,
     tick_seconds: float | None = None,
+    keep_ticks: int | None = RECENT_TICKS,
     **services: Any,
 ) -> WarmOutcome:
     """Run the cadence ``args.cadence``'s ticks until odp.warm says stop; never raises for a table.
 
     ``job_modified`` answers the Glue job's ``LastModifiedOn`` (the deploy signal; locally nothing); ``stop`` is set
     by SIGTERM (or a test) and ends the wait for the next tick (``sleep``: how the run waits, default ``stop.wait``);
-    ``max_ticks`` / ``tick_seconds`` bound a local run (the sandbox's, a test's); ``services`` go to
+    ``max_ticks`` / ``tick_seconds`` bound a local run (the sandbox's, a test's); ``keep_ticks``: how many recent
+    ticks the outcome keeps whole (None: all, for a bounded local run; failures are all kept); ``services`` go to
     :func:`run_file_processor` (``resolve_uri``, ``job_run``, ``job_runs``, ``cloudwatch``, ``row_budget``).
 
     Raises:
         WarmSettingsError: the cadence is not an active warm cadence in batch_config.
     """
     stop = stop or threading.Event()
-    warm = _WarmCadence(spark, args, dynamodb, services)
+    warm = _WarmCadence(spark, args, dynamodb, services, keep_ticks)
     tick, lifetime = warm_settings(warm.settings, args.cadence)
     outcome = warm.outcome
     outcome.end = run_ticks(
@@ -169,4 +190,12 @@ def run_warm(
     return outcome
 
 
-__all__ = ["StopReason", "WarmOutcome", "WarmSettingsError", "run_warm", "settings_version", "warm_settings"]
+__all__ = [
+    "RECENT_TICKS",
+    "StopReason",
+    "WarmOutcome",
+    "WarmSettingsError",
+    "run_warm",
+    "settings_version",
+    "warm_settings",
+]

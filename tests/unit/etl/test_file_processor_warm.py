@@ -9,11 +9,12 @@ from dataclasses import replace
 import pyarrow as pa
 import pytest
 
-from etl.file_processor.warm import WarmSettingsError, run_warm
+from etl.file_processor.processor import JobOutcome
+from etl.file_processor.warm import RECENT_TICKS, WarmOutcome, WarmSettingsError, run_warm
 from odp.config.items import batch_config_item
 from odp.config.models import Cadence
 from odp.faults import on_fault
-from odp.tracker import JobRunRef, RunStatus
+from odp.tracker import JobRunRef, RunStatus, TableRun
 from odp.warm import StopReason
 from tests.support.lake import CrashAfterCommit, Lake, rows_of, table_config
 
@@ -99,3 +100,24 @@ def test_a_warm_run_refuses_a_cadence_that_is_not_warm(lake: Lake) -> None:
     warm_cadence(lake, mode="scheduled")
     with pytest.raises(WarmSettingsError, match="'hourly' is scheduled in batch_config"):
         run_warm(None, replace(lake.args(), mode="warm"), dynamodb=lake.dynamodb)  # type: ignore[arg-type]
+
+
+def test_a_long_warm_run_keeps_its_recent_ticks_and_every_failure() -> None:
+    """A warm run lives for hours: its outcome keeps the last RECENT_TICKS ticks whole, never every tick's tables,
+    and every failed table run, which the Glue entry point logs when the run ends."""
+
+    def run(table: str, tick: int, status: RunStatus) -> TableRun:
+        return TableRun(table_id=table, run_id=f"tick-{tick}", started_at="2026-11-29T00:00:00Z", status=status)
+
+    outcome = WarmOutcome()
+    for tick in range(25):
+        failing = run("src.app.bad", tick, RunStatus.REFRESH_ERROR if tick % 5 == 0 else RunStatus.COMPLETED)
+        outcome.add([JobOutcome(f"tick-{tick}", [run("src.app.good", tick, RunStatus.COMPLETED), failing])])
+    assert RECENT_TICKS == 10
+    assert [tick[0].run_id for tick in outcome.ticks] == [f"tick-{n}" for n in range(15, 25)]
+    assert len(outcome.tables) == 2 * 10
+    assert [table.run_id for table in outcome.failed] == ["tick-0", "tick-5", "tick-10", "tick-15", "tick-20"]
+    everything = WarmOutcome(keep_ticks=None)  # a bounded local run (the sandbox's) keeps every tick
+    for tick in range(25):
+        everything.add([JobOutcome(f"tick-{tick}", [run("src.app.good", tick, RunStatus.COMPLETED)])])
+    assert len(everything.ticks) == 25
