@@ -228,9 +228,9 @@ class DatasetRefresher:
         ids = dict(zip((s.name for s in dataset.sources), dataset.source_ids(), strict=True))
         # Taken before any read: a commit landing during this run is read again next time, never skipped.
         latest = {ids[name]: self._latest_instant(name, ids[name], source_path) for name, source_path in paths.items()}
-        missing = [source_id for source_id, instant in latest.items() if instant is None]
-        if missing:
-            raise FileNotFoundError(f"source(s) without a commit yet: {', '.join(missing)}")
+        missing = tuple(source_id for source_id, instant in latest.items() if instant is None)
+        if missing:  # not an error: a source onboarded, not yet written (the refresh after its commit runs it)
+            return DatasetRun(**base, status=RunStatus.WAITING, refresh=dataset.refresh.value, waiting_for=missing)
         consumed = consumed_instants(self.spark, path)
         if consumed == latest and not force_full:
             return DatasetRun(**base, status=RunStatus.UP_TO_DATE, refresh=dataset.refresh.value, consumed=latest)

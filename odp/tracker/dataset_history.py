@@ -68,5 +68,6 @@ def notification(run: DatasetRun) -> tuple[str, str]:
 
 
 def should_notify(run: DatasetRun) -> bool:
-    """Every run that wrote or failed; an up-to-date run (nothing changed) is not news."""
-    return run.status is not RunStatus.UP_TO_DATE
+    """Every run that wrote or failed; an up-to-date run (nothing changed) or one waiting for a source's first
+    commit is not news."""
+    return run.status not in (RunStatus.UP_TO_DATE, RunStatus.WAITING)

@@ -36,7 +36,8 @@ class DatasetRun(StoredRecord):
 
     dataset: str
     zone: str
-    status: RunStatus  # written, up_to_date, quality_failed or failed (RunStatus.failed: nothing written)
+    # written, up_to_date, waiting_for_sources, quality_failed or failed (RunStatus.failed: nothing written)
+    status: RunStatus
     refresh: str  # incremental | full: what this run did (a first run is always full)
     run_id: str = ""
     started_at: str = ""
@@ -48,6 +49,7 @@ class DatasetRun(StoredRecord):
     row_count: int | None = None  # rows of the dataset after the run (as checked by the rules)
     rules: tuple[RuleOutcome, ...] = ()
     error: str | None = None
+    waiting_for: tuple[str, ...] = ()  # waiting_for_sources: the source ids without a commit yet
 
     @property
     def failed_rules(self) -> list[RuleOutcome]:
@@ -63,6 +65,8 @@ class DatasetRun(StoredRecord):
         for rule in self.rules:
             if not rule.passed:
                 text += f"; {rule.severity} rule {rule.rule}: {rule.failing_rows} row(s) {rule.detail}".rstrip()
+        if self.waiting_for:
+            text += f"; waiting for a first commit of {', '.join(self.waiting_for)}"
         if self.error:
             text += f"; error: {self.error}"
         return text

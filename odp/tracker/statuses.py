@@ -35,7 +35,7 @@ class RunStatus(StrEnum):
     - Streaming micro-batch (a table in one batch): ``completed``, ``replayed`` (this batch was
       already committed to the table) or ``failed`` (its records set aside).
     - Dataset job (a dataset refresh; the dataset run history): ``written``, ``up_to_date``,
-      ``quality_failed`` or ``failed``.
+      ``waiting_for_sources``, ``quality_failed`` or ``failed``.
     - Sandbox report: a table's run status, or ``not_run`` / ``batch_failed`` / ``skipped`` when
       the run did not reach it.
 
@@ -52,6 +52,7 @@ class RunStatus(StrEnum):
     REPLAYED = "replayed"  # streaming: this micro-batch was already committed to the table
     WRITTEN = "written"  # a dataset commit was made (it may hold warn-rule failures)
     UP_TO_DATE = "up_to_date"  # no source of the dataset changed since its last consumed commits
+    WAITING = "waiting_for_sources"  # a source of the dataset has no commit yet: nothing read or written
     QUALITY_FAILED = "quality_failed"  # a dataset's fail rule did not hold: nothing written
     FAILED = "failed"  # an error (SQL, schema, IO, a stream table's write): nothing written
 

@@ -22,12 +22,13 @@ from etl.hudi.target import HudiTarget
 from etl.hudi.timeline import completed_commits, latest_instant
 from etl.jobs.dataset_job import read_config
 from odp.config import load_config
-from odp.config.datasets import ExpressionRule, RowCountRule
+from odp.config.datasets import ALL_TABLES, ExpressionRule, RowCountRule
 from odp.config.loader import OdpConfig
 from odp.config.manager import load_into_dynamodb
 from odp.contracts.datasets import DatasetJobArgs, LakeRoots, config_tables
 from odp.faults import on_fault
 from odp.naming import DATASET_CONFIG, tracker_table_names
+from odp.tracker.dataset_history import should_notify
 from odp.tracker.schema import create_tables
 from odp.tracker.statuses import RunStatus
 from tests.support.config_files import valid_files, write_config
@@ -243,6 +244,24 @@ def test_crash_after_commit_reruns_as_up_to_date(spark, lake) -> None:
     }
     expected_groups = {(g, n, t) for g, (n, t) in model_by_region(after).items()}
     assert table_rows(spark, roots.dataset_path(config.datasets[1]), ["region", "orders", "revenue"]) == expected_groups
+
+
+def test_a_source_without_a_commit_waits_not_fails(spark, tmp_path: Path) -> None:
+    """Every dataset refreshed (a summary past its bound of table ids hands the job ALL_TABLES) before its raw
+    table's first commit: each dataset waits, naming its missing source, writes nothing and alerts no one."""
+    config, roots = new_lake(tmp_path)
+    outcome = run_datasets(spark, config, DatasetJobArgs(roots, **TABLES, changed_tables=(ALL_TABLES,)))
+    assert [(r.dataset, r.status, r.waiting_for) for r in outcome.runs] == [
+        ("clean", RunStatus.WAITING, (ORDERS,)),
+        ("by_region", RunStatus.WAITING, ("dataset:clean",)),
+    ]
+    assert outcome.failed == []
+    assert not any(should_notify(run) for run in outcome.runs)
+    assert (
+        outcome.runs[0].summary()
+        == f"clean: waiting_for_sources (incremental) +0 -0; waiting for a first commit of {ORDERS}"
+    )
+    assert not Path(roots.dataset_path(config.datasets[0]).removeprefix("file://")).exists()
 
 
 def test_an_input_that_does_not_read_fails_its_dataset_naming_the_input(spark, tmp_path: Path) -> None:
