@@ -106,9 +106,14 @@ def publish_costs(
     """Log each table run's cost and send the run's cost metrics to CloudWatch (per table too with ``per_table``).
     A failure is logged, never raised: the tables are done."""
     log_costs(cadence, costs)
-    data = cost_metric_data(cadence, costs, ignored, per_table=per_table)
+    send_metric_data(cloudwatch, cost_metric_data(cadence, costs, ignored, per_table=per_table), what="table cost")
+
+
+def send_metric_data(cloudwatch: Any, data: Sequence[dict[str, Any]], *, what: str) -> None:
+    """PutMetricData of ``data`` in ODP's namespace, in calls of at most _BATCH entries. A failure is logged (naming
+    ``what``), never raised: the work the metrics describe is done."""
     try:
         for start in range(0, len(data), _BATCH):
-            cloudwatch.put_metric_data(Namespace=NAMESPACE, MetricData=data[start : start + _BATCH])
+            cloudwatch.put_metric_data(Namespace=NAMESPACE, MetricData=list(data[start : start + _BATCH]))
     except (ClientError, BotoCoreError) as error:
-        logger.warning("table cost metrics not published (%d data points): %s", len(data), error)
+        logger.warning("%s metrics not published (%d data points): %s", what, len(data), error)

@@ -9,7 +9,11 @@ costs.
 
 What differs from a scheduled run: a planned run's worker count is not applied (the warm run has the job's workers; a
 table larger than the target still gets a run of its own), and no Step Functions execution summarises a tick: each
-table's outcome is in processing_tracker and its history as always, and the run logs each tick's totals.
+table's outcome is in processing_tracker and its history as always, the run logs each tick's totals, and it publishes
+the cadence's metrics the Batch Manager publishes for a scheduled execution (odp.cadence_metrics: pending files and
+the oldest one's age, which the freshness alarm reads, failed tables, quarantined files). A tick that planned runs
+puts the event that starts the datasets downstream of its tables, as a scheduled execution's end does
+(odp.contracts.datasets_trigger).
 """
 
 from __future__ import annotations
@@ -24,13 +28,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError
 from pyspark.sql import SparkSession
 
+from etl.file_processor.cost import send_metric_data
 from etl.file_processor.processor import JobOutcome, run_file_processor
+from odp.cadence_metrics import metric_data, outcome_metrics, plan_metrics
 from odp.cadence_plan import plan_cadence
 from odp.config.items import BatchConfigRecord
 from odp.config.models import CadenceMode, schedule_interval_minutes
 from odp.config.store import BatchConfigStore, TableConfigStore
+from odp.contracts.datasets_trigger import warm_tick_event
 from odp.contracts.file_processor import WARM_BATCH_ID, FileProcessorJobArgs
 from odp.tracker import TableRun, Trackers, utc_now
 from odp.warm import StopReason, WarmEnd, Watch, run_ticks, warm_lifetime_seconds
@@ -40,6 +49,11 @@ logger = logging.getLogger(__name__)
 
 class WarmSettingsError(Exception):
     """The cadence cannot run warm as stored in batch_config (absent, switched off, not warm, no fixed interval)."""
+
+
+class DatasetsNotTriggeredError(Exception):
+    """A tick's event to the datasets state machine was refused: the run stops (its job run fails, the failure alarm
+    fires) so that a person starts the datasets of the tables it names."""
 
 
 # The ticks a run keeps whole: a warm run lives for hours (up to its job timeout), and every tick's outcomes of a
@@ -112,14 +126,48 @@ class _WarmCadence:
         dynamodb: Any,
         services: dict[str, Any],
         keep_ticks: int | None,
+        *,
+        events: Any = None,
     ):
         self.spark, self.args, self.dynamodb, self.services = spark, args, dynamodb, services
+        self.events = events
         names = args.tracker_tables
         self.cadences = BatchConfigStore(dynamodb.Table(names.batch_config))
         self.tables = TableConfigStore(dynamodb.Table(names.table_config))
         self.trackers = Trackers.build(dynamodb, names, job_runs=services.get("job_runs"))
         self.settings = self.cadences.find(args.cadence)
         self.outcome = WarmOutcome(keep_ticks=keep_ticks)
+
+    def _client(self, service: str) -> Any:
+        """A boto3 client in the trackers' region (the job's own)."""
+        return boto3.client(service, region_name=self.dynamodb.meta.client.meta.region_name)
+
+    def trigger_datasets(self, number: int, table_ids: list[str]) -> None:
+        """The event that starts the datasets downstream of ``table_ids`` (odp.contracts.datasets_trigger).
+
+        Raises:
+            DatasetsNotTriggeredError: EventBridge refused it (names the tables and what to run instead).
+        """
+        job_run = self.services.get("job_run")
+        tick = f"warm:{job_run.run_id if job_run else 'local'}:tick-{number}"
+        self.events = self.events or self._client("events")
+        try:
+            answer = self.events.put_events(Entries=[warm_tick_event(self.args.environment, tick, table_ids)])
+            refused = answer.get("FailedEntryCount", 0) and answer["Entries"][0].get("ErrorMessage", "refused")
+        except (ClientError, BotoCoreError) as error:
+            refused = str(error)
+        if refused:
+            raise DatasetsNotTriggeredError(
+                f"{tick}: the event that starts the datasets downstream of {len(table_ids)} table(s) was not put "
+                f"({refused}); run the dataset job with --odp_changed_tables '{json.dumps(table_ids)}'"
+            )
+
+    def cloudwatch(self) -> Any:
+        """The CloudWatch client the tick's metrics go to: the caller's (``services``), else one in the trackers'
+        region (the job's own), as the File Processor's cost metrics do."""
+        if self.services.get("cloudwatch") is None:
+            self.services["cloudwatch"] = self._client("cloudwatch")
+        return self.services["cloudwatch"]
 
     def watch(self, job_modified: Callable[[], str | None], stop: threading.Event) -> Watch:
         self.settings = self.cadences.find(self.args.cadence)
@@ -136,6 +184,15 @@ class _WarmCadence:
             batch = replace(self.args, table_ids=run.table_ids, batch_id=f"{WARM_BATCH_ID}-{number}-{index}")
             results.append(run_file_processor(self.spark, batch, dynamodb=self.dynamodb, **self.services))
         self.outcome.add(results)
+        tables = [table for result in results for table in result.tables]
+        metrics = plan_metrics(planned.totals, leased=len(planned.leased), runs=len(planned.runs)) + outcome_metrics(
+            failed_tables=sum(1 for table in tables if table.status.failed),
+            failed_runs=0,
+            quarantined_files=sum(len(table.quarantined_files) for table in tables),
+        )
+        send_metric_data(self.cloudwatch(), metric_data(cadence, metrics), what=f"warm tick {number}")
+        if planned.runs:
+            self.trigger_datasets(number, [table_id for run in planned.runs for table_id in run.table_ids])
         logger.info(
             "warm tick %d: %d runs, %d tables, %d failed; pending %s; leased %d, held %d",
             number,
@@ -160,6 +217,7 @@ def run_warm(
     max_ticks: int | None = None,
     tick_seconds: float | None = None,
     keep_ticks: int | None = RECENT_TICKS,
+    events: Any = None,
     **services: Any,
 ) -> WarmOutcome:
     """Run the cadence ``args.cadence``'s ticks until odp.warm says stop; never raises for a table.
@@ -167,14 +225,16 @@ def run_warm(
     ``job_modified`` answers the Glue job's ``LastModifiedOn`` (the deploy signal; locally nothing); ``stop`` is set
     by SIGTERM (or a test) and ends the wait for the next tick (``sleep``: how the run waits, default ``stop.wait``);
     ``max_ticks`` / ``tick_seconds`` bound a local run (the sandbox's, a test's); ``keep_ticks``: how many recent
-    ticks the outcome keeps whole (None: all, for a bounded local run; failures are all kept); ``services`` go to
+    ticks the outcome keeps whole (None: all, for a bounded local run; failures are all kept); ``events``: the
+    EventBridge client the ticks' datasets events go to (default boto3's); ``services`` go to
     :func:`run_file_processor` (``resolve_uri``, ``job_run``, ``job_runs``, ``cloudwatch``, ``row_budget``).
 
     Raises:
         WarmSettingsError: the cadence is not an active warm cadence in batch_config.
+        DatasetsNotTriggeredError: a tick's datasets event was refused (the run stops after that tick).
     """
     stop = stop or threading.Event()
-    warm = _WarmCadence(spark, args, dynamodb, services, keep_ticks)
+    warm = _WarmCadence(spark, args, dynamodb, services, keep_ticks, events=events)
     tick, lifetime = warm_settings(warm.settings, args.cadence)
     outcome = warm.outcome
     outcome.end = run_ticks(
@@ -192,6 +252,7 @@ def run_warm(
 
 __all__ = [
     "RECENT_TICKS",
+    "DatasetsNotTriggeredError",
     "StopReason",
     "WarmOutcome",
     "WarmSettingsError",

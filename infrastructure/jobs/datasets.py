@@ -38,6 +38,7 @@ from infrastructure.jobs.glue_job import BucketKeys, GlueJobFamily, GlueJobFamil
 from infrastructure.nag import acknowledge, acknowledge_many
 from odp.config.datasets import DatasetConfig, of_engine
 from odp.config.models import EngineName
+from odp.contracts.datasets_trigger import WARM_TICK_DETAIL_TYPE, WARM_TICK_SOURCE
 from odp.contracts.job_kinds import DATASET_JOB, DATASETS_CODE_PREFIX, JobDeployment, JobUnit
 from odp.contracts.state_machines import substitutions_for
 from odp.naming import PROCESSING_TRACKER, PROCESSING_TRACKER_HISTORY, datasets_state_machine_name, resource_prefix
@@ -205,6 +206,8 @@ class DatasetsProps:
         log_retention: of the state machine's log group (one year by default).
         emr_serverless: the stage's EMR Serverless application, if any; when a dataset says ``engine:
             emr_serverless`` the state machine runs those datasets there after the Glue run.
+        warm_ticks: a cadence runs warm (no execution per tick): its ticks' events (odp.contracts.datasets_trigger)
+            start the state machine too, matched by source, detail type and environment.
     """
 
     environment: str
@@ -217,6 +220,7 @@ class DatasetsProps:
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR
     emr_serverless: EmrServerless | None = None
+    warm_ticks: bool = False
 
 
 class Datasets(Construct):
@@ -224,7 +228,7 @@ class Datasets(Construct):
     the access layer's: infrastructure/access/query.py).
 
     Attributes:
-        state_machine, trigger, alarm; runs_on_emr: the state machine
+        state_machine, trigger, warm_trigger (None without a warm cadence), alarm; runs_on_emr: the state machine
         starts an EMR Serverless run (a dataset says ``engine: emr_serverless``).
     """
 
@@ -291,6 +295,20 @@ class Datasets(Construct):
             event_pattern=succeeded,
             targets=[targets.SfnStateMachine(self.state_machine)],
         )
+        self.warm_trigger = None
+        if props.warm_ticks:  # a warm tick's event: the same detail fields as an execution's (the ASL reads both)
+            self.warm_trigger = events.Rule(
+                self,
+                "AfterWarmTick",
+                rule_name=f"{prefix}-datasets-after-warm-tick",
+                description="A warm File Processor tick planned tables: refresh the datasets downstream of them",
+                event_pattern=events.EventPattern(
+                    source=[WARM_TICK_SOURCE],
+                    detail_type=[WARM_TICK_DETAIL_TYPE],
+                    detail={"environment": [props.environment]},
+                ),
+                targets=[targets.SfnStateMachine(self.state_machine)],
+            )
         failed = self.state_machine.metric_failed(period=PERIOD)
         self.alarm = failed.create_alarm(
             self,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from aws_cdk import Annotations
+from aws_cdk import Annotations, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct
@@ -18,6 +18,7 @@ from infrastructure.ingest.tracking import Tracking
 from infrastructure.jobs.glue_job import LIBRARY_PREFIX, GlueJobFamily, GlueJobFamilyProps, GlueJobSpec, GlueStage
 from infrastructure.jobs.job_role import grant_file_processor_data
 from odp.config.models import Cadence, CadenceMode
+from odp.contracts.datasets_trigger import WARM_TICK_SOURCE
 from odp.contracts.job_kinds import FILE_PROCESSOR, JobDeployment, JobUnit
 from odp.contracts.metrics import NAMESPACE
 from odp.tracker.items import PENDING_INDEX
@@ -110,13 +111,23 @@ class GlueJobs(GlueJobFamily):
             self._grant_warm_runs(warm, props.tracking)
 
     def _grant_warm_runs(self, cadences: list[str], tracking: Tracking) -> None:
-        """What a warm run reads besides a scheduled run's (etl/file_processor/warm.py): its own job's definition
+        """What a warm run does besides a scheduled run (etl/file_processor/warm.py): reads its own job's definition
         (glue:GetJob, the deploy signal) and the planning reads of the Batch Manager (odp/cadence_plan.py): the
         pending index Scan (that index only); its BatchGetItem of processing_tracker and Query of table_config's
-        active index are in the File Processor's table grants already."""
+        active index are in the File Processor's table grants already. And each tick's event to the datasets state
+        machine (odp.contracts.datasets_trigger): events:PutEvents on the default bus, of that source only."""
         self.role.add_to_principal_policy(
             iam.PolicyStatement(
                 sid="WarmRunJobVersion", actions=["glue:GetJob"], resources=[self.job_arn(name) for name in cadences]
+            )
+        )
+        stack = Stack.of(self)
+        self.role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="WarmTickEvents",
+                actions=["events:PutEvents"],
+                resources=[f"arn:{stack.partition}:events:{stack.region}:{stack.account}:event-bus/default"],
+                conditions={"StringEquals": {"events:source": WARM_TICK_SOURCE}},
             )
         )
         pending_index = f"{tracking.table('file_tracker').table_arn}/index/{PENDING_INDEX}"

@@ -23,7 +23,7 @@ from infrastructure.jobs.glue_jobs import GlueJobs, GlueJobsProps
 from infrastructure.jobs.kind_jobs import KindJobs, KindJobsProps
 from infrastructure.jobs.streaming import Streaming, StreamingProps
 from odp.config.datasets import of_engine
-from odp.config.models import EngineName
+from odp.config.models import CadenceMode, EngineName
 from odp.contracts.base import LedgerTables
 from odp.contracts.datasets import LakeRoots
 from odp.contracts.job_kinds import DATASET_JOB, FILE_PROCESSOR, STREAMING_JOB, JobDeployment, engines_in_use
@@ -248,5 +248,6 @@ def _datasets(
             removal_policy=context.removal_policy,
             log_retention=context.log_retention,
             emr_serverless=emr,
+            warm_ticks=any(cadence.mode is CadenceMode.WARM for cadence in config.cadences.cadences.values()),
         ),
     )

@@ -11,22 +11,12 @@ from lambdas.batch_manager.planner import make_batches
 from lambdas.batch_manager.plans import PlanStore
 from lambdas.batch_manager.summary import bounded_summary, summarise
 from lambdas.runtime import dynamodb_tables, new_metrics, plan_bucket, s3_client
+from odp.cadence_metrics import CadenceMetric, outcome_metrics, plan_metrics
 from odp.cadence_plan import plan_cadence
 from odp.config.items import BatchConfigRecord
 from odp.config.store import BatchConfigStore, TableConfigStore
 from odp.contracts.batches import BatchResult, MapResults, PlanAnswer, PlanLocation, planned_results
-from odp.contracts.metrics import (
-    BATCHES_METRIC,
-    CADENCE_DIMENSION,
-    FAILED_BATCHES_METRIC,
-    FAILED_TABLES_METRIC,
-    FRESHNESS_METRIC,
-    LEASED_TABLES_SKIPPED_METRIC,
-    PENDING_BYTES_METRIC,
-    PENDING_FILES_METRIC,
-    QUARANTINED_METRIC,
-    TABLES_WITH_PENDING_FILES_METRIC,
-)
+from odp.contracts.metrics import CADENCE_DIMENSION
 from odp.planning import RunShape
 from odp.tracker import FileTracker, JobRunsByEngine, ProcessingTracker, RunStatus, Trackers, utc_now
 from odp.tracker.repository import Clock
@@ -120,7 +110,7 @@ class BatchManager:
         location = self.plans.location(cadence, execution_name)
         if batches:
             self.plans.write_plan(location, batches)
-        self._publish(cadence, totals.to_payload(), leased=len(leased), batches=len(batches))
+        self._publish(cadence, plan_metrics(totals, leased=len(leased), runs=len(batches)))
         log = {
             "cadence": cadence,
             "active_tables": planned.active_tables,
@@ -172,20 +162,20 @@ class BatchManager:
                 "failed": [row["table_id"] for row in result["tables"] if RunStatus(row["status"]).failed],
             },
         )
-        if self.metrics is not None:
-            self.metrics.add_dimension(name=CADENCE_DIMENSION, value=cadence)
-            self.metrics.add_metric(name=FAILED_TABLES_METRIC, unit=MetricUnit.Count, value=result["failed_tables"])
-            self.metrics.add_metric(name=FAILED_BATCHES_METRIC, unit=MetricUnit.Count, value=result["failed_batches"])
-            self.metrics.add_metric(name=QUARANTINED_METRIC, unit=MetricUnit.Count, value=result["quarantined_files"])
+        self._publish(
+            cadence,
+            outcome_metrics(
+                failed_tables=result["failed_tables"],
+                failed_runs=result["failed_batches"],
+                quarantined_files=result["quarantined_files"],
+            ),
+        )
         return result
 
-    def _publish(self, cadence: str, pending: dict[str, int], *, leased: int, batches: int) -> None:
+    def _publish(self, cadence: str, metrics: list[CadenceMetric]) -> None:
+        """The cadence's metrics (odp.cadence_metrics, which a warm run publishes too) as EMF."""
         if self.metrics is None:
             return
         self.metrics.add_dimension(name=CADENCE_DIMENSION, value=cadence)
-        self.metrics.add_metric(name=PENDING_FILES_METRIC, unit=MetricUnit.Count, value=pending["files"])
-        self.metrics.add_metric(name=PENDING_BYTES_METRIC, unit=MetricUnit.Bytes, value=pending["bytes"])
-        self.metrics.add_metric(name=FRESHNESS_METRIC, unit=MetricUnit.Seconds, value=pending["oldest_age_seconds"])
-        self.metrics.add_metric(name=TABLES_WITH_PENDING_FILES_METRIC, unit=MetricUnit.Count, value=pending["tables"])
-        self.metrics.add_metric(name=LEASED_TABLES_SKIPPED_METRIC, unit=MetricUnit.Count, value=leased)
-        self.metrics.add_metric(name=BATCHES_METRIC, unit=MetricUnit.Count, value=batches)
+        for metric in metrics:
+            self.metrics.add_metric(name=metric.name, unit=MetricUnit(metric.unit), value=metric.value)

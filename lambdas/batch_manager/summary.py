@@ -8,15 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from odp.compat import named_after_batch
-from odp.config.datasets import ALL_TABLES
 from odp.contracts.batches import (
     FAILED,
-    MAX_CHANGED_TABLES,
     MAX_ERROR_CHARS,
     MAX_SUMMARY_BYTES,
     BatchResult,
     PlanLocation,
 )
+from odp.contracts.datasets_trigger import changed_tables
 from odp.tracker import RunStatus, TableRun, TableState
 from odp.tracker.items import run_fields
 
@@ -112,7 +111,7 @@ def bounded_summary(whole: dict[str, Any], location: PlanLocation) -> dict[str, 
     """The Summarise state's output, far below Step Functions' 256 KiB whatever the number of tables: the rows of
     ``whole`` (failed first) up to MAX_SUMMARY_BYTES of JSON, ``omitted_tables`` for the rest, where the whole
     summary is, and the changed tables for the datasets state machine (every planned table; ``["*"]``, every
-    dataset, past MAX_CHANGED_TABLES)."""
+    dataset, past odp.contracts.datasets_trigger's MAX_CHANGED_TABLES)."""
     rows: list[dict[str, Any]] = []
     size = 0
     for row in whole["tables"]:
@@ -126,5 +125,5 @@ def bounded_summary(whole: dict[str, Any], location: PlanLocation) -> dict[str, 
         "tables": rows,
         "omitted_tables": len(whole["tables"]) - len(rows),
         "summary": {"bucket": location.bucket, "key": location.summary_key},
-        "changed_tables": table_ids if len(table_ids) <= MAX_CHANGED_TABLES else [ALL_TABLES],
+        "changed_tables": changed_tables(table_ids),
     }

@@ -119,10 +119,6 @@ PLAN_RETENTION_DAYS = 14  # a plan, its Map's results and its summary: kept for 
 # What may stay in a state: Step Functions caps a state's input and output at 256 KiB (262,144 bytes). The
 # Summarise answer lists failed tables first and is cut at this size; the whole summary is in S3 beside the plan.
 MAX_SUMMARY_BYTES = 50_000
-# The changed tables handed to the datasets state machine (--odp_changed_tables, in the EventBridge event of the
-# execution); more than this many and the answer is [ALL_TABLES] (odp.config.datasets): every dataset is refreshed
-# (each finds its sources' new commits itself, or nothing to do).
-MAX_CHANGED_TABLES = 500
 
 
 class PlanLocation(BaseModel):

@@ -1,7 +1,8 @@
 """A warm cadence (``mode: warm``, docs/decisions/032) in the EMR Serverless stage's one synth (tests/support/
 emr_stage.py): its job allows one run with the cadence's timeout, its state machine only starts the warm run (the
-warm definition, ``glue:StartJobRun`` alone), the schedule starts it every tick, and the job role may read its own
-job's definition and the pending index, nothing more than a scheduled cadence's besides."""
+warm definition, ``glue:StartJobRun`` alone), the schedule starts it every tick, the job role may read its own
+job's definition and the pending index and put its ticks' datasets events, nothing more than a scheduled cadence's
+besides, and those events start the datasets state machine."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from typing import Any
 
 import pytest
 
+from odp.contracts.datasets_trigger import WARM_TICK_DETAIL_TYPE, WARM_TICK_SOURCE
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.contracts.state_machines import FileProcessorWarmOnGlue
-from odp.naming import file_processor_job_name, state_machine_name
+from odp.naming import datasets_state_machine_name, file_processor_job_name, state_machine_name
 from tests.support.emr_stage import GLUE_CADENCE, WARM_CADENCE
 from tests.support.streaming_stage import StreamingStage
 from tests.support.synth import resources_of, role_statements_of
@@ -93,3 +95,22 @@ def test_the_job_role_may_read_the_warm_jobs_definition_and_the_pending_index(te
     resource = json.dumps(scans[0]["Resource"])  # the index alone, not the table
     assert resource.count("Fn::Join") == 1
     assert resource.endswith('/index/pending_by_table"]]}')
+
+
+def test_a_warm_ticks_event_starts_the_datasets_as_an_executions_end_does(template) -> None:
+    """No execution ends a warm tick: the run puts an event of its own (odp.contracts.datasets_trigger) on the default
+    bus, which its role may do for that source only, and a rule of this environment forwards it to the datasets state
+    machine (tests/e2e/test_warm_datasets_trigger.py runs that machine with it)."""
+    role = _job(template, WARM_CADENCE)["Role"]["Fn::GetAtt"][0]
+    put = {s.get("Sid"): s for s in role_statements_of(template, role)}["WarmTickEvents"]
+    assert put["Action"] == "events:PutEvents"
+    assert put["Condition"] == {"StringEquals": {"events:source": WARM_TICK_SOURCE}}
+    assert put["Resource"]["Fn::Join"][1][-1].endswith(":event-bus/default")
+    rules = [r["Properties"] for r in resources_of(template, "AWS::Events::Rule").values()]
+    warm = [r for r in rules if r.get("EventPattern", {}).get("source") == [WARM_TICK_SOURCE]]
+    assert len(warm) == 1
+    assert warm[0]["EventPattern"]["detail-type"] == [WARM_TICK_DETAIL_TYPE]
+    assert warm[0]["EventPattern"]["detail"] == {"environment": ["dev"]}
+    machines = resources_of(template, "AWS::StepFunctions::StateMachine")
+    (target,) = warm[0]["Targets"]
+    assert machines[target["Arn"]["Ref"]]["Properties"]["StateMachineName"] == datasets_state_machine_name("dev")

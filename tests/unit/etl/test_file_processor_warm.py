@@ -4,6 +4,7 @@ next, and a lease left by a killed run is taken over as a scheduled run takes it
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pyarrow as pa
@@ -45,6 +46,30 @@ class CrashAfterCommitOf(CrashAfterCommit):
             super().__call__(table_id=table_id, instant=instant)
 
 
+class RecordingCloudWatch:
+    """PutMetricData as CloudWatch receives it: each call's namespace and entries."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[dict]]] = []
+
+    def put_metric_data(self, *, Namespace: str, MetricData: list[dict]) -> None:
+        self.calls.append((Namespace, MetricData))
+
+    def values(self, name: str) -> list[tuple[float, list[dict]]]:
+        return [(e["Value"], e["Dimensions"]) for _, data in self.calls for e in data if e["MetricName"] == name]
+
+
+class RecordingEvents:
+    """PutEvents as EventBridge receives it: each entry, all accepted."""
+
+    def __init__(self) -> None:
+        self.entries: list[dict] = []
+
+    def put_events(self, *, Entries: list[dict]) -> dict:
+        self.entries.extend(Entries)
+        return {"FailedEntryCount": 0, "Entries": [{"EventId": str(len(self.entries))} for _ in Entries]}
+
+
 def warm_cadence(lake: Lake, **changes: object) -> None:
     settings = {"schedule": "rate(10 minutes)", "batch_size": 10, "mode": "warm", "job_timeout_minutes": 60}
     lake.tables["batch_config"].put_item(Item=batch_config_item("test", "hourly", Cadence(**{**settings, **changes})))
@@ -70,6 +95,7 @@ def test_a_warm_run_applies_what_lands_between_ticks_once_and_recovers_what_a_cr
         lake.land_parquet(users, "20260101-000002.parquet", [_c("D", "00002", 7, "eve")], CDC)
 
     args = replace(lake.args(), mode="warm")
+    cloudwatch, events = RecordingCloudWatch(), RecordingEvents()
     with on_fault(CrashAfterCommit.POINT, CrashAfterCommitOf(orders.table_id)):
         outcome = run_warm(
             spark,
@@ -77,6 +103,8 @@ def test_a_warm_run_applies_what_lands_between_ticks_once_and_recovers_what_a_cr
             dynamodb=lake.dynamodb,
             resolve_uri=lake.resolve,
             job_runs=EndedRuns(),
+            cloudwatch=cloudwatch,
+            events=events,
             sleep=land_between_ticks,
             max_ticks=2,
         )
@@ -94,6 +122,24 @@ def test_a_warm_run_applies_what_lands_between_ticks_once_and_recovers_what_a_cr
     assert rows_of(spark, second[users.table_id].base_path, ["id", "name"]) == []
     assert lake.landed(orders.table_id) == lake.landed(users.table_id) == []
     assert len(lake.processed(orders.table_id)) == len(lake.processed(users.table_id)) == 2
+    # Each tick publishes the cadence's metrics a scheduled execution's Batch Manager publishes (the freshness alarm
+    # reads OldestPendingFileAgeSeconds): tick 1 found the two first files, tick 2 the crashed table's file (still
+    # landed) and the two that landed between the ticks.
+    cadence = [{"Name": "cadence", "Value": args.cadence}]
+    assert cloudwatch.values("PendingFiles") == [(2.0, cadence), (3.0, cadence)]
+    assert cloudwatch.values("TablesWithPendingFiles") == [(2.0, cadence), (2.0, cadence)]
+    assert cloudwatch.values("FailedTables") == [(1.0, cadence), (0.0, cadence)]
+    assert [value > 0 for value, _ in cloudwatch.values("OldestPendingFileAgeSeconds")] == [True, True]
+    assert {namespace for namespace, _ in cloudwatch.calls} == {"ODP"}
+    # Each tick names its tables to the datasets state machine, as a scheduled execution's end does.
+    details = [json.loads(entry["Detail"]) for entry in events.entries]
+    assert [(entry["Source"], entry["DetailType"]) for entry in events.entries] == [
+        ("odp.file-processor", "ODP warm tick finished")
+    ] * 2
+    assert [detail["executionArn"] for detail in details] == ["warm:local:tick-0", "warm:local:tick-1"]
+    assert {detail["environment"] for detail in details} == {args.environment}
+    tables = [set(json.loads(detail["output"])["summary"]["changed_tables"]) for detail in details]
+    assert tables == [{orders.table_id, users.table_id}] * 2
 
 
 def test_a_warm_run_refuses_a_cadence_that_is_not_warm(lake: Lake) -> None:
