@@ -2,7 +2,8 @@
 
 python -m bench.synth [--runs N] [--keep DIR]
 python -m bench.synth --fleet 50x100   # one environment of 50 sources x 100 listed tables: seconds, resources per stack
-python -m bench.synth --fleet 500x10   # 500 sources: 50 in the DataLake stack, 450 in catalog stacks (decisions/034)
+python -m bench.synth --fleet 500x10 --sources-per-database 10   # 500 sources: 50 in the DataLake stack, 450 in
+                                                                  # catalog stacks (decisions/034); 50 raw databases
 
 Runs the CDK CLI exactly as ``make synth`` does (``npx cdk synth --quiet``), into a temporary
 output folder, and prints the wall-clock seconds of each run and the best. The asset folders under
@@ -61,12 +62,19 @@ FLEET_DATA_LAKE_SOURCES = 50
 
 
 def fleet_config(
-    sources: int, tables_per_source: int, *, in_data_lake: int = FLEET_DATA_LAKE_SOURCES
+    sources: int,
+    tables_per_source: int,
+    *,
+    in_data_lake: int = FLEET_DATA_LAKE_SOURCES,
+    sources_per_database: int = 1,
 ) -> dict[str, Any]:
     """A configuration of one environment (the shipped ``dev``, without its pipeline) and ``sources`` DMS sources
     of ``tables_per_source`` explicitly listed tables each, all hourly: file name -> YAML content as data. The first
     ``in_data_lake`` sources stay in the DataLake stack, the others go to catalog stacks (``catalog_stacks.yaml``,
-    by :func:`odp.config.catalog_stacks.assign_sources`)."""
+    by :func:`odp.config.catalog_stacks.assign_sources`). Each raw database holds the tables of
+    ``sources_per_database`` consecutive sources (``src<n>_raw`` alone, ``db<n>_raw`` shared; a shared one's tables
+    are named after their source): a job role's catalog grants name each database, and IAM's policy sizes bound how
+    many (infrastructure/policy_limits.py)."""
     from odp.config.catalog_stacks import CATALOG_STACKS_FILE, assign_sources
 
     environments = yaml.safe_load((REPO_ROOT / "config" / "environments.yaml").read_text())
@@ -75,14 +83,18 @@ def fleet_config(
         "environments.yaml": {**environments, "environments": {"dev": dev}},
         "cadences.yaml": {"cadences": {"hourly": {"schedule": "rate(1 hour)", "batch_size": 100}}},
     }
+    shared = sources_per_database > 1
     for source in range(sources):
         name = f"src{source:03d}"
+        database = f"db{source // sources_per_database:03d}_raw" if shared else f"{name}_raw"
+        prefix = f"{name}_" if shared else ""
         config[f"tables/{name}.yaml"] = {
             "source": name,
             "format": "dms",
-            "defaults": {"cadence": "hourly", "database": f"{name}_raw", "ordering_column": "seq"},
+            "defaults": {"cadence": "hourly", "database": database, "ordering_column": "seq"},
             "tables": [
-                {"schema": "public", "table": f"t{n:04d}", "primary_key": ["id"]} for n in range(tables_per_source)
+                {"schema": "public", "table": f"{prefix}t{n:04d}", "primary_key": ["id"]}
+                for n in range(tables_per_source)
             ],
         }
     names = [f"src{source:03d}" for source in range(sources)]
@@ -110,10 +122,11 @@ def synth_fleet(config: dict[str, Any], workdir: Path) -> tuple[float, dict[str,
     return seconds, resources
 
 
-def fleet_main(fleet: str) -> int:
+def fleet_main(fleet: str, sources_per_database: int = 1) -> int:
     sources, _, per_source = fleet.partition("x")
+    config = fleet_config(int(sources), int(per_source), sources_per_database=sources_per_database)
     with tempfile.TemporaryDirectory(prefix="odp-bench-synth-fleet-") as scratch:
-        seconds, resources = synth_fleet(fleet_config(int(sources), int(per_source)), Path(scratch))
+        seconds, resources = synth_fleet(config, Path(scratch))
     print(f"synth of {int(sources) * int(per_source):,} listed tables ({fleet}): {seconds:.1f} s")
     for stack, count in resources.items():
         print(f"  {stack}: {count} resources (target under {STACK_RESOURCE_TARGET})")
@@ -125,9 +138,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1, help="number of synths (default 1)")
     parser.add_argument("--keep", type=Path, default=None, help="write the assembly here instead of a temp folder")
     parser.add_argument("--fleet", help="SOURCESxTABLES: one environment of generated listed tables, in-process")
+    parser.add_argument(
+        "--sources-per-database", type=int, default=1, help="--fleet: sources sharing one raw database (default 1)"
+    )
     args = parser.parse_args(argv)
     if args.fleet:
-        return fleet_main(args.fleet)
+        return fleet_main(args.fleet, args.sources_per_database)
     timings = []
     for run in range(1, args.runs + 1):
         with tempfile.TemporaryDirectory(prefix="odp-bench-synth-") as scratch:

@@ -62,12 +62,11 @@ def grant_objects(
     """List the bucket and read (optionally write, delete) the objects under ``prefix``.
 
     The statement's object ARN ends in ``*``; the matching cdk-nag finding is acknowledged on the
-    role's default policy with ``reason``.
+    role with ``reason`` (whichever of its policies holds the statement: CDK moves statements out of a large role's
+    default policy into ``OverflowPolicy<n>`` managed policies).
     """
     actions = OBJECT_READ + (OBJECT_WRITE if write else ()) + (OBJECT_DELETE if delete else ())
     role.add_to_policy(iam.PolicyStatement(actions=list(BUCKET_READ), resources=[bucket.bucket_arn]))
     role.add_to_policy(iam.PolicyStatement(actions=list(actions), resources=[bucket.arn_for_objects(f"{prefix}*")]))
     logical = Stack.of(bucket).get_logical_id(bucket.node.default_child)
-    acknowledge(
-        role.node.find_child("DefaultPolicy"), f"AwsSolutions-IAM5[Resource::<{logical}.Arn>/{prefix}*]", reason
-    )
+    acknowledge(role, f"AwsSolutions-IAM5[Resource::<{logical}.Arn>/{prefix}*]", reason)

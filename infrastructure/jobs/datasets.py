@@ -121,7 +121,7 @@ def grant_dataset_job_data(role: iam.Role, props: DatasetJobProps) -> None:
     grant_table(role, PROCESSING_TRACKER, props.ledger_tracker, write=True)
     grant_table(role, PROCESSING_TRACKER_HISTORY, props.ledger_history, write=True)
     grant_key(role, stage.state_key, encrypt=True)  # the tracker tables' key
-    acknowledge_many(role.node.find_child("DefaultPolicy"), _CDK_GRANT_FINDINGS)
+    acknowledge_many(role, _CDK_GRANT_FINDINGS)  # on the role: its statements may move to overflow policies
 
 
 def grant_dataset_job_config(role: iam.Role, props: DatasetJobProps) -> None:

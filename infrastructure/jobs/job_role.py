@@ -11,15 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Stack
+from aws_cdk import Stack, Token
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
+from aws_cdk.region_info import RegionInfo
 from constructs import Construct
 
 from infrastructure.grants import grant_key, grant_objects, grant_table
 from infrastructure.ingest.tracking import Tracking
 from infrastructure.nag import acknowledge
+from infrastructure.policy_limits import enforce_managed_policy_limit, resource_chunks
 from odp.naming import CANARY_TABLE_PREFIX
 
 # Hudi's catalog sync (and Spark's catalog reads) on the databases of the family, and the VPC connections.
@@ -55,56 +57,96 @@ FILE_PROCESSOR_TABLES_READ = ("table_config", "batch_config")
 
 def job_role(scope: Construct, construct_id: str, principal: iam.IPrincipal, *, description: str) -> iam.Role:
     """The role a Spark engine (``principal``: Glue, EMR Serverless) assumes to run ODP's jobs; the callers add
-    the grants of their job kind from the functions below."""
-    return iam.Role(scope, construct_id, assumed_by=principal, description=description)
+    the grants of their job kind from the functions below. Its catalog grants grow with the configured databases: the
+    synth refuses it past IAM's managed policies a role (infrastructure/policy_limits.py)."""
+    role = iam.Role(scope, construct_id, assumed_by=principal, description=description)
+    enforce_managed_policy_limit(role, TOO_MANY_DATABASES)
+    return role
+
+
+TOO_MANY_DATABASES = (
+    "its catalog grants name each configured database (infrastructure/jobs/job_role.py): put the tables of several "
+    "sources in one database (a source's defaults: database)"
+)
+
+
+def glue_catalog_prefix(stack: Stack) -> tuple[str, str]:
+    """``arn:<partition>:glue:<region>:<account>`` for the catalog grants, and the same as cdk-nag writes it in a
+    finding. The partition is spelled out when the region is known: CDK then sizes the role's policies by their
+    real length, where it counts every ARN holding a token as 150 characters (``@aws-cdk/aws-iam.arnSizeEstimate``)
+    and would need twice the managed policies for the same databases (infrastructure/policy_limits.py)."""
+    known = not Token.is_unresolved(stack.region)
+    partition = RegionInfo.get(stack.region).partition if known else None
+    if partition:
+        prefix = f"arn:{partition}:glue:{stack.region}:{stack.account}"
+        return prefix, prefix
+    scope = f"glue:{stack.region}:{stack.account}"
+    return f"arn:{stack.partition}:{scope}", f"arn:<AWS::Partition>:{scope}"
+
+
+def catalog_database_suffixes(databases: Sequence[str]) -> list[str]:
+    """The catalog resources the jobs may sync into, as ARN suffixes: each configured database (and `default`) and
+    its tables."""
+    names = sorted(set(databases))
+    return [
+        *(f"database/{name}" for name in sorted({DEFAULT_DATABASE, *names})),
+        *(f"table/{name}/*" for name in names),
+    ]
 
 
 def catalog_database_arns(catalog: str, databases: Sequence[str]) -> list[str]:
     """The catalog ARNs the jobs may sync into: each configured database (and `default`) and its tables."""
-    names = sorted(set(databases))
-    return [
-        *(f"{catalog}:database/{name}" for name in sorted({DEFAULT_DATABASE, *names})),
-        *(f"{catalog}:table/{name}/*" for name in names),
-    ]
+    return [f"{catalog}:{suffix}" for suffix in catalog_database_suffixes(databases)]
+
+
+def _chunked_statements(
+    role: iam.Role, sid: str, actions: Sequence[str], catalog: str, suffixes: Sequence[str]
+) -> None:
+    """``actions`` on the catalog and ``suffixes``' resources, in statements cut to fit a managed policy each
+    (infrastructure/policy_limits.py): ``sid``, then ``<sid>2``, ... Each names the catalog, which every call on a
+    database or table needs too."""
+    arns = [f"{catalog}:{suffix}" for suffix in suffixes]
+    for number, chunk in enumerate(resource_chunks(arns), start=1):
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid=sid if number == 1 else f"{sid}{number}",
+                actions=list(actions),
+                resources=[f"{catalog}:catalog", *chunk],
+            )
+        )
 
 
 def grant_catalog_sync(role: iam.Role, databases: Sequence[str], *, connection_names: Sequence[str] = ()) -> None:
     """Hudi's catalog sync on each database (``database/<db>``, ``table/<db>/*``, plus ``default``) and the named
-    Glue connections; the ``table/<db>/*`` finding of each database is acknowledged on the role (whichever of its
-    policies holds the statement)."""
-    stack = Stack.of(role)
-    catalog = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}"
-    role.add_to_policy(
-        iam.PolicyStatement(
-            sid="GlueCatalogSync",
-            actions=list(CATALOG_ACTIONS),
-            resources=[
-                f"{catalog}:catalog",
-                *catalog_database_arns(catalog, databases),
-                *(f"{catalog}:connection/{name}" for name in connection_names),
-            ],
-        )
-    )
+    Glue connections, in as many statements as a managed policy's size needs; the ``table/<db>/*`` finding of each
+    database is acknowledged on the role (whichever of its policies holds the statement)."""
+    catalog, named = glue_catalog_prefix(Stack.of(role))
+    suffixes = [*catalog_database_suffixes(databases), *(f"connection/{name}" for name in connection_names)]
+    _chunked_statements(role, "GlueCatalogSync", CATALOG_ACTIONS, catalog, suffixes)
     # on the role, not its DefaultPolicy: with many databases CDK moves statements into OverflowPolicy<n> managed
     # policies (a role's inline policies hold 10,240 characters), and the finding moves with them
     for database in sorted(set(databases)):
         acknowledge(
             role,
-            f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{stack.region}:{stack.account}:table/{database}/*]",
+            f"AwsSolutions-IAM5[Resource::{named}:table/{database}/*]",
             f"Hudi's catalog sync creates and updates the tables of database {database}, which change with config.",
         )
     grant_canary_table_removal(role, databases)
 
 
+def canary_table_suffixes(databases: Sequence[str]) -> list[str]:
+    """The canary tables' removal as ARN suffixes: each database and its ``_odp_canary_*`` tables."""
+    names = sorted(set(databases))
+    return [
+        *(f"database/{name}" for name in names),
+        *(f"table/{name}/{CANARY_TABLE_PREFIX}*" for name in names),
+    ]
+
+
 def canary_table_arns(catalog: str, databases: Sequence[str]) -> list[str]:
     """The catalog ARNs of the canary tables' removal: the catalog, each database and its ``_odp_canary_*`` tables
     (``odp.naming.CANARY_TABLE_PREFIX``: the job kinds' canary tables and their ``_ro`` / ``_rt`` entries)."""
-    names = sorted(set(databases))
-    return [
-        f"{catalog}:catalog",
-        *(f"{catalog}:database/{name}" for name in names),
-        *(f"{catalog}:table/{name}/{CANARY_TABLE_PREFIX}*" for name in names),
-    ]
+    return [f"{catalog}:catalog", *(f"{catalog}:{suffix}" for suffix in canary_table_suffixes(databases))]
 
 
 def grant_canary_table_removal(role: iam.Role, databases: Sequence[str]) -> None:
@@ -112,18 +154,13 @@ def grant_canary_table_removal(role: iam.Role, databases: Sequence[str]) -> None
     etl/jobs/canary_table.py, removes its catalog entries; no other table of the catalog can be deleted)."""
     if not databases:
         return
-    stack = Stack.of(role)
-    catalog = f"arn:{stack.partition}:glue:{stack.region}:{stack.account}"
-    role.add_to_policy(
-        iam.PolicyStatement(
-            sid="CanaryTableRemoval", actions=["glue:DeleteTable"], resources=canary_table_arns(catalog, databases)
-        )
-    )
+    catalog, named = glue_catalog_prefix(Stack.of(role))
+    _chunked_statements(role, "CanaryTableRemoval", ["glue:DeleteTable"], catalog, canary_table_suffixes(databases))
     for database in sorted(set(databases)):
         table = f"table/{database}/{CANARY_TABLE_PREFIX}*"
         acknowledge(
             role,
-            f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:{stack.region}:{stack.account}:{table}]",
+            f"AwsSolutions-IAM5[Resource::{named}:{table}]",
             f"The post-deploy canary removes its own canary table's catalog entries in {database} (the table, its _ro "
             "and _rt views); their names start with ODP's reserved _odp_canary_, which no configured table takes.",
         )
