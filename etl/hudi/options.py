@@ -180,7 +180,14 @@ def record_index_options(*, build: bool = True) -> dict[str, str]:
     }
 
 
-def defers_record_index(target: HudiTarget, operation: WriteOperation) -> bool:
+# The largest first load whose record index is left to the table's next write. That write tags its changes with
+# GLOBAL_SIMPLE (a join with every stored key) before Hudi builds the index from the files, so it pays the table's
+# keys twice: cheap where the simple index is (docs/decisions/004: up to 1,000,000 rows), not beyond (the fleet
+# benchmark's 2,000,000- and 10,000,000-row tables: docs/decisions/033's addendum).
+RECORD_INDEX_DEFERRED_UP_TO_ROWS = 1_000_000
+
+
+def defers_record_index(target: HudiTarget, operation: WriteOperation, input_rows: int = 0) -> bool:
     """Pure: whether a record-index table's write leaves its record index to the table's next write.
 
     A first load (``bulk_insert``, only ever into a new table: :func:`etl.raw_table.plan.plan_write`) tags nothing,
@@ -188,9 +195,15 @@ def defers_record_index(target: HudiTarget, operation: WriteOperation) -> bool:
     into it as a delta commit of its own, row by row (7.9 s of an 11.5 s load of 200,000 rows). Without it the load
     writes only its data and the file listing, and the next write, with the index on, builds the index from the
     base files in bulk (read the keys, write them as HFiles): a load and its first upsert 11.5 s against 15.0 s
-    (docs/decisions/002, 033).
+    (docs/decisions/002, 033). Only a load of at most :data:`RECORD_INDEX_DEFERRED_UP_TO_ROWS` rows (``input_rows``):
+    the next write tags its changes against every stored key before the index exists.
     """
-    return target.index_buckets is None and not target.simple_index and operation is WriteOperation.BULK_INSERT
+    return (
+        target.index_buckets is None
+        and not target.simple_index
+        and operation is WriteOperation.BULK_INSERT
+        and input_rows <= RECORD_INDEX_DEFERRED_UP_TO_ROWS
+    )
 
 
 def bucket_index_options(buckets: int) -> dict[str, str]:
@@ -233,7 +246,9 @@ def simple_index_options(*, partitioned: bool) -> dict[str, str]:
 NO_BASE_FILE_BLOOM_FILTER = {"hoodie.parquet.bloom.filter.enabled": "false"}
 
 
-def index_options(target: HudiTarget, operation: WriteOperation = WriteOperation.UPSERT) -> dict[str, str]:
+def index_options(
+    target: HudiTarget, operation: WriteOperation = WriteOperation.UPSERT, input_rows: int = 0
+) -> dict[str, str]:
     """The table's index: the record level index (built by the table's second write when its first is a load:
     :func:`defers_record_index`), the bucket index when ``index_buckets`` is set, or the simple index (which turns
     the metadata table off, so these options come after :func:`profile_options`); none reads a base file's bloom
@@ -243,7 +258,7 @@ def index_options(target: HudiTarget, operation: WriteOperation = WriteOperation
     elif target.simple_index:
         index = simple_index_options(partitioned=bool(target.partitions))
     else:
-        index = record_index_options(build=not defers_record_index(target, operation))
+        index = record_index_options(build=not defers_record_index(target, operation, input_rows))
     return {**index, **NO_BASE_FILE_BLOOM_FILTER}
 
 
@@ -263,8 +278,8 @@ def hudi_write_options(
     Raw tables order by ``_odp_seq`` with EVENT_TIME_ORDERING (a change older than the stored row never replaces
     it); datasets with COMMIT_TIME_ORDERING. ``metadata``: the commit's extra metadata (etl.hudi.commit.CommitTag,
     read back for exactly-once). The index (:func:`index_options`: record level, bucket or simple) travels in it too
-    (``_odp_index``), so a run can refuse to write a table with another one. A first load writes no record index;
-    the next write builds it from the files (:func:`defers_record_index`), sized for ``stored_rows`` (the rows
+    (``_odp_index``), so a run can refuse to write a table with another one. A first load (up to a million rows)
+    writes no record index; the next write builds it (:func:`defers_record_index`), sized for ``stored_rows`` (the rows
     before this write) when it has more than ``input_rows``.
     Partition values are URL-encoded in paths as the target says (a new table: encoded; Hudi records it in
     ``hoodie.properties``, :mod:`etl.hudi.partition_paths`). MERGE_ON_READ tables schedule an inline compaction every
@@ -292,7 +307,7 @@ def hudi_write_options(
         **dict(metadata or {}),
         INDEX_METADATA: target.index,
         **profile_options(profile, input_rows, index_rows=max(input_rows, stored_rows)),
-        **index_options(target, operation),
+        **index_options(target, operation, input_rows),
     }
     options.update({} if clean else {AUTO_CLEAN_OPTION: "false"})
     if target.one_row_per_key:

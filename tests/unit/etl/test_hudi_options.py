@@ -16,6 +16,7 @@ from etl.hudi.commit import CommitTag
 from etl.hudi.options import (
     INDEX_METADATA,
     PARALLELISM_OPTIONS,
+    RECORD_INDEX_DEFERRED_UP_TO_ROWS,
     HudiProfile,
     WriteOperation,
     WriteProfile,
@@ -395,3 +396,16 @@ def test_a_first_load_writes_no_record_index_and_the_next_write_builds_it_sized_
     # the bucket and the simple index build no record index at all
     for other in (replace(target, index_buckets=4), replace(target, simple_index=True)):
         assert not defers_record_index(other, WriteOperation.BULK_INSERT)
+
+
+def test_a_load_of_more_than_a_million_rows_writes_its_record_index() -> None:
+    """docs/decisions/033's addendum: the write after a deferred load tags against every stored key before the index
+    exists, which a table of millions pays on its first CDC write; a load above the bound writes the index itself."""
+    target = HudiTarget.from_table(table_config("orders"))
+    assert RECORD_INDEX_DEFERRED_UP_TO_ROWS == 1_000_000
+    for rows, deferred in ((1_000_000, True), (1_000_001, False), (10_000_000, False)):
+        assert defers_record_index(target, WriteOperation.BULK_INSERT, rows) is deferred
+        load = hudi_write_options(
+            target, operation=WriteOperation.BULK_INSERT, profile=GLUE, catalog_sync=False, input_rows=rows
+        )
+        assert load["hoodie.metadata.record.index.enable"] == str(not deferred).lower()
