@@ -5,8 +5,9 @@ fires the schedule every interval (an execution still running makes the tick a s
 guard does), plans each execution with :func:`odp.planning.plan_runs` from what the trackers would hold (pending
 files and bytes, each table's last run), runs the plan's runs ``max_concurrency`` at a time, and bills each run per
 second with a one-minute minimum. It reports per setting: execution minutes, staleness (a file's landing to the end
-of the run that commits it) p50 / p95, runs, DPU-hours and dollars a day. Every assumption is a named constant
-below with its source; docs/decisions/026 discusses them.
+of the run that commits it) p50 / p95, runs, DPU-hours and dollars a day. A warm setting (``mode: warm``,
+:func:`simulate_warm`) is one long-lived run per share of the tables that ticks every interval and is billed all
+day. Every assumption is a named constant below with its source; docs/decisions/026 discusses them.
 
 The model is not a measurement: it is as good as its calibration, which comes from the local benchmarks on 2 cores
 (``low``: the fleet benchmark's per-table costs, ``typical`` and ``high``: 1.25x and 1.55x them with a slower
@@ -22,13 +23,15 @@ import math
 import random
 import statistics
 import sys
+import zlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from odp.config.loader import load_config
-from odp.config.models import Cadence, GlueWorkerType
+from odp.config.models import Cadence, CadenceMode, GlueWorkerType
 from odp.planning import CHANGE_BYTES_PER_SECOND, RUN_START_SECONDS, PlannedRun, PlanTargets, TableWork, plan_runs
+from odp.warm import STOP_MARGIN_SECONDS
 
 RESULTS = Path(__file__).parent / "results" / "fleet-model.json"
 CONFIG = Path(__file__).parent.parent / "config"
@@ -107,19 +110,32 @@ CALIBRATIONS = (
 
 @dataclass(frozen=True)
 class Setting:
-    """A cadence setting: the schedule interval, the plan targets, runs at once and the worker type."""
+    """A cadence setting: the schedule interval, the plan targets, runs at once and the worker type; a warm cadence's
+    runs (``warm_runs``: 1 as built; more is a proposal the model sizes, each run a fixed share of the tables) and
+    their lifetime (``job_timeout_minutes``)."""
 
     name: str
     interval_minutes: int
     targets: PlanTargets
     max_concurrency: int
     worker_type: str = GlueWorkerType.G_1X.value
+    mode: CadenceMode = CadenceMode.SCHEDULED
+    warm_runs: int = 1
+    job_timeout_minutes: int = 720
 
     @classmethod
     def of(cls, name: str, cadence: Cadence) -> Setting:
         if cadence.interval_minutes is None:
             raise ValueError(f"{name}: a cron cadence has no fixed interval to model")
-        return cls(name, cadence.interval_minutes, cadence.plan_targets, cadence.max_concurrency, cadence.worker_type)
+        return cls(
+            name,
+            cadence.interval_minutes,
+            cadence.plan_targets,
+            cadence.max_concurrency,
+            cadence.worker_type,
+            mode=cadence.mode,
+            job_timeout_minutes=cadence.job_timeout_minutes,
+        )
 
 
 def before_issue_47() -> Setting:
@@ -176,16 +192,19 @@ def run_duration(run: PlannedRun, works: Sequence[float], setting: Setting, cali
 
 @dataclass
 class DayResult:
-    executions: list[float] = field(default_factory=list)  # minutes
+    executions: list[float] = field(default_factory=list)  # minutes (warm: a tick's longest run)
     staleness: list[float] = field(default_factory=list)  # minutes, files landed in the measured day
     runs: int = 0
     dpu_seconds: float = 0.0
     skipped_ticks: int = 0
     ticks: int = 0
+    warm_runs_max: int = 0  # warm: the runs at once
 
 
 def simulate(tables: int, setting: Setting, calibration: Calibration, seed: int = SEED) -> DayResult:
-    """One measured day of ``tables`` tables under ``setting``."""
+    """One measured day of ``tables`` tables under ``setting`` (a warm cadence: :func:`simulate_warm`)."""
+    if setting.mode is CadenceMode.WARM:
+        return simulate_warm(tables, setting, calibration, seed)
     rng = random.Random(seed)  # noqa: S311 - a reproducible model, not a secret
     fleet_tables = fleet(tables, rng)
     by_id = {table.table_id: table for table in fleet_tables}
@@ -237,6 +256,109 @@ def simulate(tables: int, setting: Setting, calibration: Calibration, seed: int 
     return result
 
 
+# A warm tick's own work besides its tables: the planner's reads of the trackers (one Scan of the pending index, the
+# leases of the ready tables: bench/results/planning-20000.json plans 20,000 tables in 2.4 s).
+WARM_TICK_SECONDS = 2.0
+# A small table's fixed cost in a warm JVM over its cost in the fleet benchmark's JVM per wave: the medians of the
+# 28 10,000-row tables' ``table_costs.fixed_seconds``, 7.23 s in bench/results/i47-fleet-warm-1-of-3.json (one JVM
+# across the waves) against 7.57 s in i27-fleet-10m.json (a JVM a wave). The warm JVM saves little per table: a
+# small table's time is Hudi's commit, not the JIT (docs/decisions/012, 013).
+WARM_WORK_SHARE = 0.96
+
+
+@dataclass
+class _WarmRun:
+    """One warm run in the model: its share of the tables, billed from ``started``, ticking from ``ready_at``."""
+
+    share: int
+    started: float
+    ready_at: float
+    busy_until: float = 0.0
+    ended: float | None = None
+
+
+def warm_work(table: Table, files: int, calibration: Calibration) -> float:
+    """A table's write in a warm JVM: its class's work at the warm share, and its extra files' bytes."""
+    extra_bytes = (files - 1) * table.size.file_bytes
+    return table.size.work_seconds * calibration.work_factor * WARM_WORK_SHARE + extra_bytes / CHANGE_BYTES_PER_SECOND
+
+
+def share_of(table: Table, runs: int) -> int:
+    """Which of ``runs`` warm runs writes the table: a stable hash of its id (one run: all)."""
+    return zlib.crc32(table.table_id.encode()) % runs
+
+
+def _warm_tick(run: _WarmRun, tick: float, tables: list[Table], calibration: Calibration) -> list[tuple[float, float]]:
+    """One run's tick: its tables written one after another (each table's work is its time in a run writing several
+    at once); sets when the run is free again. Returns (landed, committed) of each file it applied."""
+    clock = tick + WARM_TICK_SECONDS
+    commits: list[tuple[float, float]] = []
+    for table in tables:
+        work = warm_work(table, len(table.pending), calibration)
+        clock += work
+        commits.extend((landed, clock) for landed in table.pending)
+        table.pending.clear()
+        table.last_run_seconds = work
+    run.busy_until = clock
+    return commits
+
+
+def simulate_warm(tables: int, setting: Setting, calibration: Calibration, seed: int = SEED) -> DayResult:
+    """A warm cadence's day: ``setting.warm_runs`` runs, each writing its fixed share of the tables; each ticks every
+    interval once it has started and warmed up (a tick that overran skips the slots it covered), stops at the end
+    of its lifetime after its tick, and the schedule starts its successor at that tick; each is billed for its
+    whole life (Glue bills a run from its start to its end)."""
+    rng = random.Random(seed)  # noqa: S311 - a reproducible model, not a secret
+    fleet_tables = fleet(tables, rng)
+    result = DayResult(warm_runs_max=setting.warm_runs)
+    end = WARM_UP_SECONDS + DAY_SECONDS + TAIL_SECONDS
+    interval = setting.interval_minutes * 60
+    lifetime = setting.job_timeout_minutes * 60 - STOP_MARGIN_SECONDS
+    runs: list[_WarmRun] = []
+    current: dict[int, _WarmRun] = {}
+    day_start, day_end = WARM_UP_SECONDS, WARM_UP_SECONDS + DAY_SECONDS
+    for tick in range(0, int(end), interval):
+        land_until(fleet_tables, tick, rng)
+        measured = day_start <= tick < day_end
+        result.ticks += measured
+        longest, overran = 0.0, False
+        for share in range(setting.warm_runs):
+            run = current.get(share)
+            if run is not None and run.ended is None and tick + interval > run.started + lifetime:
+                run.ended = max(float(tick), run.busy_until)  # it stops after its tick
+            if run is not None and run.ended is not None:
+                if run.ended > tick:  # the job allows one run: the schedule's start waits for its end
+                    overran = True
+                    continue
+                run = None
+            if run is None:  # the schedule starts it: Glue's start-up, then the JVM's warm-up
+                ready_at = tick + calibration.start_seconds + calibration.warm_up_seconds
+                run = current[share] = _WarmRun(share, float(tick), ready_at)
+                runs.append(run)
+                result.runs += measured
+            if run.ready_at > tick or run.busy_until > tick:
+                overran |= run.busy_until > tick
+                continue
+            mine = sorted(
+                (t for t in fleet_tables if t.pending and share_of(t, setting.warm_runs) == share),
+                key=lambda t: (t.pending[0], t.table_id),
+            )
+            commits = _warm_tick(run, float(tick), mine, calibration)
+            longest = max(longest, run.busy_until - tick)
+            result.staleness.extend((done - landed) / 60 for landed, done in commits if day_start <= landed < day_end)
+        if measured:
+            result.skipped_ticks += overran
+            if longest > 0:  # a tick no run started (each still busy) is a skipped tick, not an execution
+                result.executions.append(longest / 60)
+    dpu = DPU_PER_WORKER.get(setting.worker_type, 1.0) * setting.targets.base_workers
+    for run in runs:
+        stopped = run.ended if run.ended is not None else end
+        billed = min(stopped, day_end) - max(run.started, day_start)
+        if billed > 0:
+            result.dpu_seconds += max(billed, MINIMUM_BILLED_SECONDS) * dpu
+    return result
+
+
 def percentile(values: Sequence[float], share: float) -> float:
     if not values:
         return 0.0
@@ -250,7 +372,7 @@ def row(tables: int, setting: Setting, calibration: Calibration) -> dict[str, ob
     return {
         "tables": tables,
         "setting": setting.name,
-        "engine_mode": "scheduled",
+        "engine_mode": setting.mode.value,
         "calibration": calibration.name,
         "execution_minutes_p50": round(statistics.median(day.executions), 1) if day.executions else 0.0,
         "execution_minutes_max": round(max(day.executions, default=0.0), 1),
@@ -260,19 +382,35 @@ def row(tables: int, setting: Setting, calibration: Calibration) -> dict[str, ob
         "runs_per_day": day.runs,
         "dpu_hours_per_day": round(dpu_hours, 1),
         "dollars_per_day": round(dpu_hours * DOLLARS_PER_DPU_HOUR, 2),
+        **({"warm_runs_max": day.warm_runs_max} if setting.mode is CadenceMode.WARM else {}),
     }
 
 
-def settings(config_dir: Path = CONFIG) -> list[Setting]:
-    shipped = load_config(config_dir).cadences.cadences[SHIPPED_CADENCE]
-    return [Setting.of("shipped", shipped), before_issue_47(), issue_alternative()]
+# A warm run's Glue timeout in the model: long enough that its restarts (twice a day) cost little (docs/decisions/032).
+WARM_JOB_TIMEOUT_MINUTES = 720
 
 
-def model(fleets: Sequence[int] = FLEETS, config_dir: Path = CONFIG) -> dict[str, object]:
+def warm(shipped: Setting, runs: int) -> Setting:
+    """The shipped cadence in ``mode: warm``: one run as built; more runs, each a fixed share of the tables, is a
+    proposal the model sizes (docs/decisions/032's addendum)."""
+    name = "warm_1_run" if runs == 1 else f"warm_{runs}_runs_proposed"
+    return replace(
+        shipped, name=name, mode=CadenceMode.WARM, warm_runs=runs, job_timeout_minutes=WARM_JOB_TIMEOUT_MINUTES
+    )
+
+
+def settings(config_dir: Path = CONFIG, warm_runs: Sequence[int] = (1,)) -> list[Setting]:
+    shipped = Setting.of("shipped", load_config(config_dir).cadences.cadences[SHIPPED_CADENCE])
+    return [shipped, before_issue_47(), issue_alternative(), *(warm(shipped, runs) for runs in warm_runs)]
+
+
+def model(
+    fleets: Sequence[int] = FLEETS, config_dir: Path = CONFIG, warm_runs: Sequence[int] = (1,)
+) -> dict[str, object]:
     rows = [
         row(tables, setting, calibration)
         for tables in fleets
-        for setting in settings(config_dir)
+        for setting in settings(config_dir, warm_runs)
         for calibration in CALIBRATIONS
     ]
     return {
@@ -311,20 +449,29 @@ def markdown(document: dict) -> str:
     return "\n".join(lines)
 
 
+def counts(text: str) -> list[int]:
+    """Pure: a comma-separated list of positive counts, or [] when it is not one."""
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        return []
+    return values if values and min(values) >= 1 else []
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench fleet-model", description=__doc__.splitlines()[0])
     parser.add_argument("--tables", default=",".join(str(n) for n in FLEETS), help="fleet sizes, comma-separated")
     parser.add_argument("--out", type=Path, default=RESULTS, help="the JSON written (default %(default)s)")
     parser.add_argument("--config-dir", type=Path, default=CONFIG)
+    parser.add_argument(
+        "--warm-runs", default="1", help="warm settings' runs, comma-separated (1 as built; more: a proposal)"
+    )
     args = parser.parse_args(argv)
-    try:
-        fleets = [int(part) for part in args.tables.split(",") if part.strip()]
-    except ValueError:
-        fleets = []
-    if not fleets or min(fleets) < 1:
-        print(f"--tables: not a list of table counts: {args.tables!r}", file=sys.stderr)
+    fleets, warm_runs = counts(args.tables), counts(args.warm_runs)
+    if not fleets or not warm_runs:
+        print(f"--tables, --warm-runs: not lists of counts: {args.tables!r}, {args.warm_runs!r}", file=sys.stderr)
         return 2
-    document = model(fleets, args.config_dir)
+    document = model(fleets, args.config_dir, warm_runs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(document["rows"], indent=1) + "\n")
     print(markdown(document))

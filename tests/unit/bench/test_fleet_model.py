@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 from bench import fleet_model
-from bench.fleet_model import CALIBRATIONS, Calibration, Setting, before_issue_47, row, run_duration, simulate
+from bench.fleet_model import (
+    CALIBRATIONS,
+    Calibration,
+    Setting,
+    before_issue_47,
+    percentile,
+    row,
+    run_duration,
+    simulate,
+)
 from odp.planning import PlannedRun, PlanTargets, RunShape
 
 ROW_FIELDS = {
@@ -55,6 +64,22 @@ def test_the_settings_before_issue_47_cost_more_and_wait_longer_than_the_shipped
     assert after["staleness_minutes_p95"] < before["staleness_minutes_p95"]
     assert after["dollars_per_day"] < before["dollars_per_day"]
     assert after["execution_minutes_p50"] < 10  # the shipped cadence keeps its 10 minutes
+
+
+def test_a_warm_run_is_billed_for_its_whole_life_and_keeps_every_tick_of_a_small_fleet() -> None:
+    """One warm run on the shipped cadence's 2 G.1X workers is billed 2 DPUs around the clock, 48 DPU-hours a day
+    whatever it writes (its restarts at the end of each 12-hour lifetime follow on without overlap); 100 tables take
+    a fraction of each tick, so no tick is skipped and a file waits about one interval."""
+    shipped = next(setting for setting in fleet_model.settings() if setting.name == "shipped")
+    warm = fleet_model.warm(shipped, 1)
+    day = simulate(100, warm, TYPICAL)
+
+    assert (warm.mode.value, warm.warm_runs, warm.job_timeout_minutes) == ("warm", 1, 720)
+    assert day.dpu_seconds / 3600 == pytest.approx(24 * 2, abs=0.01)
+    assert day.runs == 2  # started within the measured day: a restart every 11 h 55 min
+    assert day.skipped_ticks == 0
+    assert max(day.executions) < warm.interval_minutes
+    assert percentile(day.staleness, 0.95) < warm.interval_minutes + 2
 
 
 def test_the_committed_results_are_what_the_model_gives_for_100_and_1000_tables(repo_root: Path) -> None:
