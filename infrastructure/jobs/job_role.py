@@ -94,11 +94,6 @@ def catalog_database_suffixes(databases: Sequence[str]) -> list[str]:
     ]
 
 
-def catalog_database_arns(catalog: str, databases: Sequence[str]) -> list[str]:
-    """The catalog ARNs the jobs may sync into: each configured database (and `default`) and its tables."""
-    return [f"{catalog}:{suffix}" for suffix in catalog_database_suffixes(databases)]
-
-
 def _chunked_statements(
     role: iam.Role, sid: str, actions: Sequence[str], catalog: str, suffixes: Sequence[str]
 ) -> None:
@@ -135,18 +130,14 @@ def grant_catalog_sync(role: iam.Role, databases: Sequence[str], *, connection_n
 
 
 def canary_table_suffixes(databases: Sequence[str]) -> list[str]:
-    """The canary tables' removal as ARN suffixes: each database and its ``_odp_canary_*`` tables."""
+    """The canary tables' removal as ARN suffixes: each database and its ``_odp_canary_*`` tables
+    (``odp.naming.CANARY_TABLE_PREFIX``: the job kinds' canary tables and their ``_ro`` / ``_rt`` entries); every
+    statement names the catalog too (``_chunked_statements``)."""
     names = sorted(set(databases))
     return [
         *(f"database/{name}" for name in names),
         *(f"table/{name}/{CANARY_TABLE_PREFIX}*" for name in names),
     ]
-
-
-def canary_table_arns(catalog: str, databases: Sequence[str]) -> list[str]:
-    """The catalog ARNs of the canary tables' removal: the catalog, each database and its ``_odp_canary_*`` tables
-    (``odp.naming.CANARY_TABLE_PREFIX``: the job kinds' canary tables and their ``_ro`` / ``_rt`` entries)."""
-    return [f"{catalog}:catalog", *(f"{catalog}:{suffix}" for suffix in canary_table_suffixes(databases))]
 
 
 def grant_canary_table_removal(role: iam.Role, databases: Sequence[str]) -> None:

@@ -109,14 +109,14 @@ def test_network_connection_and_databases(synthesized, config) -> None:
 
 
 def test_catalog_grant_names_each_configured_database(synthesized, config) -> None:
-    from infrastructure.jobs.job_role import catalog_database_arns
+    from infrastructure.jobs.job_role import catalog_database_suffixes
 
-    assert catalog_database_arns("c", ["b", "a", "b"]) == [
-        "c:database/a",
-        "c:database/b",
-        "c:database/default",
-        "c:table/a/*",
-        "c:table/b/*",
+    assert catalog_database_suffixes(["b", "a", "b"]) == [
+        "database/a",
+        "database/b",
+        "database/default",
+        "table/a/*",
+        "table/b/*",
     ]
     template = json.dumps(synthesized.data_lakes["dev"])
     assert ":database/*" not in template
@@ -128,20 +128,20 @@ def test_catalog_grant_names_each_configured_database(synthesized, config) -> No
 def test_job_roles_may_delete_only_the_canary_tables_of_their_databases(synthesized, config) -> None:
     """Issue 48, item 8: the post-deploy canary removes its own table's catalog entries (etl/jobs/canary_table.py);
     no other table of the catalog can be deleted by a job role."""
-    from infrastructure.jobs.job_role import canary_table_arns
+    from infrastructure.jobs.job_role import canary_table_suffixes
 
-    assert canary_table_arns("c", ["b", "a", "b"]) == [
-        "c:catalog",
-        "c:database/a",
-        "c:database/b",
-        "c:table/a/_odp_canary_*",
-        "c:table/b/_odp_canary_*",
+    assert canary_table_suffixes(["b", "a", "b"]) == [
+        "database/a",
+        "database/b",
+        "table/a/_odp_canary_*",
+        "table/b/_odp_canary_*",
     ]
     policies = synthesized.resources(synthesized.data_lakes["dev"], "AWS::IAM::Policy").values()
     statements = [s for p in policies for s in p["Properties"]["PolicyDocument"]["Statement"]]
     deleting = [s for s in statements if "glue:DeleteTable" in json.dumps(s["Action"])]
     assert deleting
     assert {s.get("Sid") for s in deleting} == {"CanaryTableRemoval"}
+    assert all(":catalog" in json.dumps(s["Resource"]) for s in deleting)  # a table's removal needs its catalog too
     tables = [r for s in deleting for r in json.dumps(s["Resource"]).split('"') if ":table/" in r]
     assert tables
     assert all(r.endswith("/_odp_canary_*") for r in tables), tables
