@@ -14,9 +14,7 @@ import pytest
 from odp.config.loader import OdpConfig, load_config
 from odp.tracker import RunStatus
 from sandbox.account import SandboxLayout
-from sandbox.consumer_reader import QueryType
-from sandbox.demo import run_demo, written_tables
-from sandbox.demo_data import DemoGenerator, DemoScenarios
+from sandbox.demo_data import DemoGenerator
 from sandbox.report import render_report
 from sandbox.runner import RunHooks, run_sandbox
 from sandbox.validation import check_table
@@ -39,49 +37,6 @@ def layout(tmp_path: Path) -> SandboxLayout:
     layout = SandboxLayout(lake=tmp_path / "lake", staging=tmp_path / "staging")
     layout.staging.mkdir()
     return layout
-
-
-@pytest.mark.spark
-@pytest.mark.slow
-def test_small_demo_validates_every_table(config: OdpConfig, layout: SandboxLayout, spark: object) -> None:
-    """Four tables, one per kind (DMS current with a late file, DMS historical, Debezium with a
-    re-landed file and the envelope form, DynamoDB with a redelivered event): full load + 2 rounds. The read back
-    with Athena's Hudi reader is tests/unit/etl/test_consumer_readers.py's (every kind of table) and `make demo`'s."""
-    scenarios = DemoScenarios(
-        late_file=(TABLE_5,), relanded_file=(PRODUCTS,), redelivered_event=(ORDERS,), late_round=1, relanded_round=2
-    )
-    tables = (TABLE_5, TABLE_16, PRODUCTS, ORDERS)
-    result = run_demo(
-        config, layout, spark, table_ids=tables, rounds=2, scenarios=scenarios, rotate_cdc=False, consumer_read=False
-    )
-    assert [c.table_id for c in result.checks] == [PRODUCTS, ORDERS, TABLE_5, TABLE_16]
-    for check in result.checks:
-        assert check.ok, check
-    assert all(check.ok for check in result.round_checks), [c for c in result.round_checks if not c.ok]
-    assert all(report.ok for report in result.rounds)
-    # The late file of round 1 landed in round 2: table_5 got one file in round 1 and three in round 2.
-    assert result.rounds[1].table(TABLE_5).files == 1
-    assert result.rounds[2].table(TABLE_5).files == 3
-    # The redelivered event of round 1 registered and processed its file once.
-    assert result.rounds[1].table(ORDERS).files == 2
-    # what `make demo` reads back with Hudi 0.15.0: each table where its runs wrote it, and the read-optimized view of
-    # the MERGE_ON_READ one (Debezium products), as Athena's _rt and _ro tables
-    tables_written = DemoGenerator(config, layout.staging, table_ids=tables).tables
-    reads = [
-        (read.label, read.base_path, read.query)
-        for read in written_tables(config, layout, result.rounds, tables_written)
-    ]
-    raw = layout.raw_root
-    assert sorted(reads) == sorted(
-        [
-            (PRODUCTS, f"{raw}/inventory_raw/products", QueryType.SNAPSHOT),
-            (PRODUCTS, f"{raw}/inventory_raw/products", QueryType.READ_OPTIMIZED),
-            (ORDERS, f"{raw}/orders_raw/orders", QueryType.SNAPSHOT),
-            (TABLE_5, f"{raw}/taxi_trips_raw/table_5", QueryType.SNAPSHOT),
-            (TABLE_16, f"{raw}/taxi_trips_raw/table_16", QueryType.SNAPSHOT),
-        ]
-    )
-    assert result.ok
 
 
 @pytest.mark.spark

@@ -16,7 +16,7 @@ import etl.file_processor.run_context
 from etl.file_processor.processor import JobOutcome, run_file_processor
 from etl.file_processor.write_budget import RowBudget
 from odp.config.items import table_config_item
-from odp.config.models import SourceFormat, TableConfig, TableMode, TableType
+from odp.config.models import IndexKind, SourceFormat, TableConfig, TableMode, TableType
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.naming import TrackerTableNames
 from odp.table_reader import read_hudi_snapshot
@@ -53,6 +53,18 @@ def table_config(
         columns=columns,
         **settings,
     )
+
+
+def small_table_config(table: str, *, mode: TableMode = TableMode.CURRENT, **settings: Any) -> TableConfig:
+    """:func:`table_config` as production creates a small configured table: a current table without an index setting
+    whose first write brings fewer than ``small_table_rows`` rows takes the simple index and no metadata table
+    (odp.config.models.DEFAULT_SMALL_TABLE_ROWS). For the tests whose guarantee does not depend on the index (reading,
+    validation, quarantine, kept values): a commit without the metadata table is about a third cheaper
+    (docs/decisions/004). ``table_config``'s default, the record level index, is what every other test writes with:
+    the index of a large table, the tombstones, recovery and crash tests."""
+    if mode is TableMode.CURRENT and not {"index", "index_buckets"} & settings.keys():
+        settings["index"] = IndexKind.SIMPLE
+    return table_config(table, mode=mode, **settings)
 
 
 @dataclass

@@ -26,7 +26,7 @@ import pytest
 from etl.readers.records import MAX_RECORD_CHARS
 from odp.config.models import SourceFormat
 from odp.tracker import FileStatus, FileTracker, ProcessingTracker, RunStatus, classify_staging_object
-from tests.support.lake import Lake, rows_of, table_config
+from tests.support.lake import Lake, rows_of, small_table_config
 
 CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("name", pa.string())])
 DEBEZIUM = {"source_format": SourceFormat.DEBEZIUM, "ordering_column": None}
@@ -217,13 +217,13 @@ CATALOGUE = [
 
 @pytest.mark.spark
 def test_every_bad_input_is_quarantined_alone_with_its_exact_message(spark, lake: Lake) -> None:
-    good = lake.configure(table_config("good", **DEBEZIUM))
+    good = lake.configure(small_table_config("good", **DEBEZIUM))
     # a key S3 URL-encodes in its events ('+', ' ') is read as it is
     lake.land_text(good, "dbserver1.app.good+0+0000000000 copy.json", json.dumps(debezium(after={"id": 7})))
-    inactive = lake.configure(table_config("inactive").model_copy(update={"is_active": False}))
+    inactive = lake.configure(small_table_config("inactive").model_copy(update={"is_active": False}))
     lake.land_parquet(inactive, "20260101-1.parquet", [GOOD_PARQUET_ROW], CDC)
     for case in CATALOGUE:
-        config = lake.configure(table_config(case.table, **case.settings))
+        config = lake.configure(small_table_config(case.table, **case.settings))
         for name, body in case.files:
             lake.land_bytes(config, name, body)
 

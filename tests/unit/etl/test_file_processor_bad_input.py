@@ -14,7 +14,7 @@ import pytest
 
 from odp.config.models import SourceFormat
 from odp.tracker import RunStatus
-from tests.support.lake import Lake, rows_of, table_config
+from tests.support.lake import Lake, rows_of, small_table_config
 
 CSV_COLUMNS = {"id": "bigint", "name": "string", "amount": "decimal(10,2)", "seq": "string"}
 DEBEZIUM = {"source_format": SourceFormat.DEBEZIUM, "ordering_column": None}
@@ -35,7 +35,7 @@ def test_every_bad_file_names_itself_is_quarantined_and_the_good_table_is_writte
     errors: dict[str, str] = {}
 
     def table(name: str, **settings):
-        return lake.configure(table_config(name, **settings))
+        return lake.configure(small_table_config(name, **settings))
 
     typed = table("typed", columns=CSV_COLUMNS)
     lake.land_text(typed, "20260101-1.csv", "I,1,a,1.00,5\nI,2,b,12.345,6\n")

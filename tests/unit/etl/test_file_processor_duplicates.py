@@ -11,7 +11,7 @@ import pytest
 from etl.file_processor.table_plan import split_duplicate_content
 from odp.config.models import TableMode
 from odp.tracker import FileKind, RunStatus, TrackedFile
-from tests.support.lake import Lake, rows_of, table_config
+from tests.support.lake import Lake, rows_of, small_table_config
 
 CDC = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32()), ("NAME", pa.string())])
 
@@ -50,7 +50,7 @@ def test_split_keeps_the_first_copy_in_key_order_and_replays() -> None:
 def test_a_historical_table_refuses_the_same_bytes_under_a_new_key(
     spark, lake: Lake, caplog: pytest.LogCaptureFixture
 ) -> None:
-    config = lake.configure(table_config("history_dupes", mode=TableMode.HISTORICAL))
+    config = lake.configure(small_table_config("history_dupes", mode=TableMode.HISTORICAL))
     table_id = config.table_id
     first_bytes = parquet([("I", "00001", 1, "ann"), ("U", "00002", 1, "ann-2")])
     first = lake.land_bytes(config, "20260101-000001.parquet", first_bytes)
@@ -89,7 +89,7 @@ def test_a_historical_table_refuses_the_same_bytes_under_a_new_key(
 
 @pytest.mark.spark
 def test_a_current_table_applies_a_copy_idempotently(spark, lake: Lake) -> None:
-    config = lake.configure(table_config("current_copy"))
+    config = lake.configure(small_table_config("current_copy"))
     body = parquet([("I", "00001", 1, "ann")])
     lake.land_bytes(config, "20260101-000001.parquet", body)
     lake.run(spark, config.table_id)

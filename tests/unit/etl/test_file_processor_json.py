@@ -10,7 +10,7 @@ import pytest
 
 from odp.config.models import SourceFormat, TableConfig, TableType
 from odp.tracker import RunStatus
-from tests.support.lake import Lake, hudi_rs_rows, rows_of, table_config
+from tests.support.lake import Lake, hudi_rs_rows, rows_of, small_table_config
 from tests.support.stream_records import kinesis_sample, with_precision
 
 PRODUCTS = [
@@ -30,7 +30,7 @@ PRODUCTS = [
 @pytest.mark.spark
 def test_debezium_merge_on_read_with_late_file(spark, lake: Lake, samples_dir: Path) -> None:
     config = lake.configure(
-        table_config(
+        small_table_config(
             "products",
             source_format=SourceFormat.DEBEZIUM,
             ordering_column=None,
@@ -55,7 +55,7 @@ def test_debezium_merge_on_read_with_late_file(spark, lake: Lake, samples_dir: P
 def dynamodb_table(lake: Lake, name: str, columns: dict[str, str]) -> TableConfig:
     """A configured DynamoDB table keyed by ``id``."""
     return lake.configure(
-        table_config(
+        small_table_config(
             name, source_format=SourceFormat.DYNAMODB, ordering_column=None, primary_key=("id",), columns=columns
         )
     )

@@ -16,7 +16,7 @@ from etl.hudi.timeline import completed_commits
 from odp.faults import on_fault
 from odp.operations.status import render_table, table_view
 from odp.tracker import FileStatus, FileTracker, ProcessingTracker, RunStatus
-from tests.support.lake import CrashAfterCommit, Lake, hudi_rs_rows, rows_of, table_config
+from tests.support.lake import CrashAfterCommit, Lake, hudi_rs_rows, rows_of, small_table_config
 
 CDC = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("name", pa.string())])
 
@@ -36,7 +36,7 @@ def trackers(lake: Lake) -> tuple[FileTracker, ProcessingTracker]:
 def test_a_failure_that_names_no_file_counts_against_no_file_and_holds_the_table_at_its_bound(
     spark, lake: Lake
 ) -> None:
-    config = lake.configure(table_config("counts", max_table_attempts=2))
+    config = lake.configure(small_table_config("counts", max_table_attempts=2))
     numbers = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.int64())])
     words = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.string())])
     lake.land_parquet(config, "20260101-1.parquet", [{"Op": "I", "seq": "1", "id": 1, "n": 10}], numbers)
@@ -75,8 +75,8 @@ def test_a_failure_that_names_no_file_counts_against_no_file_and_holds_the_table
 
 @pytest.mark.spark
 def test_a_quarantined_file_released_after_a_fix_is_applied_in_its_event_time_order(spark, lake: Lake) -> None:
-    config = lake.configure(table_config("people"))
-    other = lake.configure(table_config("others"))
+    config = lake.configure(small_table_config("people"))
+    other = lake.configure(small_table_config("others"))
     lake.land_parquet(config, "20260101-1.parquet", rows(("I", "1", 1, "ann"), ("I", "1", 2, "bob")), CDC)
     poison = lake.land_text(config, "20260101-2.parquet", "PAR1 truncated upload")
     lake.land_parquet(other, "20260101-1.parquet", rows(("I", "1", 7, "eve")), CDC)
@@ -126,7 +126,7 @@ def test_a_quarantined_file_released_after_a_fix_is_applied_in_its_event_time_or
 def test_a_crash_after_the_commit_of_a_run_that_set_a_file_aside_reconciles_only_the_files_applied(
     spark, lake: Lake
 ) -> None:
-    config = lake.configure(table_config("people"))
+    config = lake.configure(small_table_config("people"))
     one = lake.land_parquet(config, "20260101-1.parquet", rows(("I", "1", 1, "ann")), CDC)
     bad = lake.land_parquet(config, "20260101-2.parquet", rows(("I", "2", None, "nobody")), CDC)
     three = lake.land_parquet(config, "20260101-3.parquet", rows(("I", "3", 3, "cy")), CDC)

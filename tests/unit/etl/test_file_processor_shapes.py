@@ -17,7 +17,7 @@ from odp.config.manager import load_into_dynamodb
 from odp.config.models import SourceFormat
 from odp.tracker import RunStatus
 from tests.support.config_files import ZONES
-from tests.support.lake import Lake, rows_of, table_config
+from tests.support.lake import Lake, rows_of, small_table_config
 
 # Not in alphabetical order: a store that sorts the columns would shift every value.
 CSV_COLUMNS = {"id": "bigint", "name": "string", "amount": "decimal(10,2)", "seq": "string"}
@@ -106,7 +106,7 @@ def _flat(key: int, name: str, ts: int, lsn: int, *, op: str | None = "u", delet
 @pytest.mark.spark
 def test_debezium_flattened_gzip_extensionless_with_transform(spark, lake: Lake) -> None:
     config = lake.configure(
-        table_config(
+        small_table_config(
             "outbox",
             source_format=SourceFormat.DEBEZIUM,
             ordering_column=None,

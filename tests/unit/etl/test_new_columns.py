@@ -15,7 +15,7 @@ import pytest
 
 from odp.config.models import NewColumns, SourceFormat, TableConfig
 from odp.tracker import RunStatus
-from tests.support.lake import Lake, hudi_rs_rows, rows_of, table_config
+from tests.support.lake import Lake, hudi_rs_rows, rows_of, small_table_config
 
 MS = 1764000000000  # 2025-11-24, inside any run's horizon
 DYNAMODB_COLUMNS = {"id": "string", "name": "string"}
@@ -45,7 +45,7 @@ FILE = "2026/01/01/items-1.jsonl"
 def _dynamodb(lake: Lake, rule: NewColumns | None) -> TableConfig:
     settings = {} if rule is None else {"new_columns": rule}
     return lake.configure(
-        table_config(
+        small_table_config(
             "items", source_format=SourceFormat.DYNAMODB, ordering_column=None, columns=DYNAMODB_COLUMNS, **settings
         )
     )
@@ -116,7 +116,7 @@ PARQUET_ROWS = [
 
 def _dms(lake: Lake, rule: NewColumns) -> TableConfig:
     columns = {"seq": "bigint", "id": "bigint", "name": "string"}
-    return lake.configure(table_config("parts", columns=columns, new_columns=rule))
+    return lake.configure(small_table_config("parts", columns=columns, new_columns=rule))
 
 
 @pytest.mark.spark
@@ -146,7 +146,7 @@ def test_parquet_column_outside_columns_ignored_is_counted(spark, lake: Lake) ->
 @pytest.mark.spark
 def test_plain_json_field_outside_columns_refuses_the_file(spark, lake: Lake) -> None:
     refused = lake.configure(
-        table_config(
+        small_table_config(
             "drops",
             source_format=SourceFormat.FILES,
             ordering_column=None,
@@ -166,7 +166,7 @@ def test_plain_json_field_outside_columns_refuses_the_file(spark, lake: Lake) ->
 @pytest.mark.spark
 def test_debezium_field_outside_columns_is_added_by_default(spark, lake: Lake) -> None:
     config = lake.configure(
-        table_config(
+        small_table_config(
             "people",
             source_format=SourceFormat.DEBEZIUM,
             ordering_column=None,

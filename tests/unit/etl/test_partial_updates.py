@@ -24,7 +24,7 @@ from etl.readers.csv_records import parse_csv
 from etl.readers.records import unavailable_columns
 from odp.config.models import DEBEZIUM_UNAVAILABLE_VALUE, MissingColumns, SourceFormat, TableMode, TableType
 from odp.tracker import RunStatus
-from tests.support.lake import Lake, hudi_rs_rows, rows_of, table_config
+from tests.support.lake import Lake, hudi_rs_rows, rows_of, small_table_config
 
 PRODUCTS_COLUMNS = {"id": "int", "name": "string", "description": "string", "weight": "double"}
 SAMPLE = Path("debezium") / "debezium-postgres-data-schema-exclude.txt"
@@ -47,7 +47,7 @@ def update_of(events: list[dict[str, Any]], key: int, *, ts_ms: int, lsn: int, *
 def sample_loaded(spark: Any, lake: Lake, samples_dir: Path, name: str, table_type: TableType) -> tuple[Any, Any]:
     """A Debezium table ``name`` holding the Postgres sample as it is (one run): its config and the run."""
     config = lake.configure(
-        table_config(
+        small_table_config(
             name,
             source_format=SourceFormat.DEBEZIUM,
             ordering_column=None,
@@ -77,7 +77,7 @@ def test_the_placeholder_is_found_as_text_base64_and_array() -> None:
 
 
 def test_a_transform_must_keep_the_kept_columns_under_their_names() -> None:
-    config = table_config("t", transform="SELECT _odp, id, description AS body FROM <SRC>")
+    config = small_table_config("t", transform="SELECT _odp, id, description AS body FROM <SRC>")
     before, after = ["_odp_op", "id", "description"], ["_odp_op", "id", "body"]
     check_kept_columns(config, ["description"], before, ["_odp_op", "id", "description"])
     check_kept_columns(config, ["doc"], before, after)  # not in the batch at all: the stored type is used
@@ -186,25 +186,25 @@ DMS_COLUMNS = {"id": "int", "seq": "string", "name": "string", "email": "string"
 @pytest.mark.spark
 def test_a_parquet_file_missing_a_column_is_refused_kept_or_nulled(spark, lake: Lake) -> None:
     tables = {
-        MissingColumns.REFUSE: lake.configure(table_config("refused", columns=DMS_COLUMNS)),
+        MissingColumns.REFUSE: lake.configure(small_table_config("refused", columns=DMS_COLUMNS)),
         MissingColumns.KEEP: lake.configure(
-            table_config(
+            small_table_config(
                 "kept",
                 columns=DMS_COLUMNS,
                 missing_columns=MissingColumns.KEEP,
                 table_type=TableType.MERGE_ON_READ,
             )
         ),
-        MissingColumns.NULL: lake.configure(table_config("nulled", columns=DMS_COLUMNS, missing_columns="null")),
+        MissingColumns.NULL: lake.configure(small_table_config("nulled", columns=DMS_COLUMNS, missing_columns="null")),
         # without `columns`: the stored table's columns are what a file must carry
-        "unconfigured": lake.configure(table_config("unconfigured")),
+        "unconfigured": lake.configure(small_table_config("unconfigured")),
         # a plain CSV drop (files): its header declares its columns too
-        "files": lake.configure(table_config("drops", source_format=SourceFormat.FILES, columns=DMS_COLUMNS)),
+        "files": lake.configure(small_table_config("drops", source_format=SourceFormat.FILES, columns=DMS_COLUMNS)),
         # DMS CSV with a header (AddColumnName=true) and missing_columns: keep
-        "csv": lake.configure(table_config("csv", columns=DMS_COLUMNS, missing_columns="keep", csv_header=True)),
+        "csv": lake.configure(small_table_config("csv", columns=DMS_COLUMNS, missing_columns="keep", csv_header=True)),
         # a historical table keeps every change: the kept cell takes the key's previous change's value
         "history": lake.configure(
-            table_config("history", columns=DMS_COLUMNS, missing_columns="keep", mode=TableMode.HISTORICAL)
+            small_table_config("history", columns=DMS_COLUMNS, missing_columns="keep", mode=TableMode.HISTORICAL)
         ),
     }
     first = [

@@ -25,7 +25,7 @@ from etl.hudi.timeline import completed_commits
 from odp.config.models import SourceFormat
 from odp.operations.status import render_table, table_view
 from odp.tracker import RunStatus, TrackedFile
-from tests.support.lake import Lake, rows_of, table_config
+from tests.support.lake import Lake, rows_of, small_table_config
 from tests.support.stream_records import change
 
 GOOD = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int64()), ("status", pa.string())])
@@ -117,9 +117,9 @@ def _land_dynamodb(lake: Lake, config) -> dict[str, str]:
 def test_every_scan_level_failure_is_quarantined_by_name_and_the_good_files_committed_in_one_run(
     spark, lake: Lake, caplog: pytest.LogCaptureFixture
 ) -> None:
-    orders = lake.configure(table_config("orders", source="erp"))
+    orders = lake.configure(small_table_config("orders", source="erp"))
     events = lake.configure(
-        table_config("events", source_format=SourceFormat.DYNAMODB, ordering_column=None, source="ddb")
+        small_table_config("events", source_format=SourceFormat.DYNAMODB, ordering_column=None, source="ddb")
     )
     dms_bad, dms_good = _land_dms(lake, orders)
     bad = {orders.table_id: dms_bad, events.table_id: _land_dynamodb(lake, events)}
