@@ -15,7 +15,7 @@ from etl.file_processor.write_budget import RowBudget
 from odp.contracts.metrics import NAMESPACE, TABLE_DPU_SECONDS_METRIC
 from odp.faults import on_fault
 from odp.tracker import ProcessingTracker, RunStatus, TableRun
-from tests.support.lake import Lake, rows_of, table_config
+from tests.support.lake import Lake, rows_of, small_table_config
 
 SCHEMA = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.int32())])
 
@@ -38,9 +38,9 @@ class MeetBeforeCommit:
 def test_one_of_several_concurrent_tables_fails_and_the_others_commit(
     spark, lake: Lake, caplog: pytest.LogCaptureFixture
 ) -> None:
-    first = lake.configure(table_config("first"))
-    second = lake.configure(table_config("second", partition_by=("n",)))
-    broken = lake.configure(table_config("broken"))
+    first = lake.configure(small_table_config("first"))
+    second = lake.configure(small_table_config("second", partition_by=("n",)))
+    broken = lake.configure(small_table_config("broken"))
     lake.land_parquet(first, "20260101-1.parquet", [{"Op": "I", "seq": "1", "id": 1, "n": 10}], SCHEMA)
     rows = [{"Op": "I", "seq": "1", "id": 1, "n": 1}, {"Op": "D", "seq": "2", "id": 2, "n": 2}]
     lake.land_parquet(second, "20260101-1.parquet", rows, SCHEMA)
@@ -115,7 +115,7 @@ class WritesAtOnce:
 
 @pytest.mark.spark
 def test_concurrent_tables_write_one_at_a_time_when_their_rows_exceed_the_write_budget(spark, lake: Lake) -> None:
-    configs = [lake.configure(table_config(name)) for name in ("warm", "left", "right")]
+    configs = [lake.configure(small_table_config(name)) for name in ("warm", "left", "right")]
     for number, config in enumerate(configs):
         rows = [{"Op": "I", "seq": "1", "id": number, "n": 1}, {"Op": "I", "seq": "1", "id": 10 + number, "n": 2}]
         lake.land_parquet(config, "20260101-1.parquet", rows, SCHEMA)

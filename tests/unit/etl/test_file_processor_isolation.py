@@ -8,7 +8,7 @@ import pytest
 from etl.jobs.file_processor import main
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.tracker import ProcessingTracker, RunStatus
-from tests.support.lake import Lake, hudi_rs_rows, rows_of, table_config
+from tests.support.lake import Lake, hudi_rs_rows, rows_of, small_table_config
 
 V1 = pa.schema([("Op", pa.string()), ("seq", pa.string()), ("id", pa.int32()), ("n", pa.int32())])
 V2 = pa.schema(
@@ -22,9 +22,9 @@ V3 = pa.schema(
 
 @pytest.mark.spark
 def test_bad_table_fails_alone_lease_skips_and_schema_evolves(spark, lake: Lake) -> None:
-    good = lake.configure(table_config("evolving"))
-    bad = lake.configure(table_config("broken"))
-    leased = lake.configure(table_config("leased"))
+    good = lake.configure(small_table_config("evolving"))
+    bad = lake.configure(small_table_config("broken"))
+    leased = lake.configure(small_table_config("leased"))
     lake.land_parquet(good, "20260101-1.parquet", [{"Op": "I", "seq": "1", "id": 1, "n": 10}], V1)
     lake.land_parquet(bad, "20260101-1.parquet", [{"Op": "I", "seq": "1", "id": 1, "n": 10}], V1)
     # a table-level failure: a CSV file on a table with no columns (a bad file alone is quarantined instead)
@@ -85,7 +85,7 @@ def test_job_entry_point_exits_non_zero_when_a_table_fails(spark, lake: Lake) ->
 
 
 def test_an_inactive_table_is_skipped_and_keeps_its_files(spark, lake: Lake) -> None:
-    config = lake.configure(table_config("retired").model_copy(update={"is_active": False}))
+    config = lake.configure(small_table_config("retired").model_copy(update={"is_active": False}))
     lake.land_text(config, "20260101-000001.csv", "Op,seq,id\nI,1,1\n")
     # No Spark job: the job decides before reading anything (the session only names the table's pool).
     result = lake.run(spark, config.table_id).tables[0]

@@ -8,13 +8,15 @@ import pytest
 
 from odp.config.models import SourceFormat, TableMode
 from odp.tracker import RunStatus
-from tests.support.lake import Lake, rows_of, table_config
+from tests.support.lake import Lake, rows_of, small_table_config
 
 COLUMNS = {"id": "bigint", "city": "string", "amount": "decimal(10,2)"}
 
 
 def plain(name: str, **overrides) -> object:
-    return table_config(name, source_format=SourceFormat.FILES, ordering_column=None, columns=COLUMNS, **overrides)
+    return small_table_config(
+        name, source_format=SourceFormat.FILES, ordering_column=None, columns=COLUMNS, **overrides
+    )
 
 
 @pytest.mark.spark

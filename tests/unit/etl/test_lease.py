@@ -14,7 +14,7 @@ from moto.glue.models import glue_backends
 from etl.file_processor.lease import LeaseKeeper
 from etl.file_processor.processor import run_file_processor
 from odp.tracker import GlueJobRuns, JobRunRef, LeaseLostError, ProcessingTracker, RunStatus, iso
-from tests.support.lake import Lake, table_config
+from tests.support.lake import Lake, small_table_config
 from tests.support.paths import AWS_REGION
 
 CDC = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int32())])
@@ -84,7 +84,7 @@ def _hold_lease(lake: Lake, table_id: str, job_run: JobRunRef) -> ProcessingTrac
 @pytest.mark.spark
 @pytest.mark.parametrize("state", ["FAILED", None])  # None: the run is unknown to Glue (gone)
 def test_a_lease_held_by_an_ended_job_run_is_taken_over_at_once(spark, lake: Lake, state: str | None) -> None:
-    config = lake.configure(table_config("lease_takeover"))
+    config = lake.configure(small_table_config("lease_takeover"))
     lake.land_parquet(config, "20260101-000001.parquet", [{"Op": "I", "SEQ": "1", "ID": 1}], CDC)
     holder = _glue_run(state) if state else JobRunRef(JOB, "jr_gone")
     tracker = _hold_lease(lake, config.table_id, holder)
@@ -102,7 +102,7 @@ def test_a_lease_held_by_an_ended_job_run_is_taken_over_at_once(spark, lake: Lak
 
 @pytest.mark.spark
 def test_a_lease_held_by_a_running_job_run_is_respected_and_named(spark, lake: Lake) -> None:
-    config = lake.configure(table_config("lease_respected"))
+    config = lake.configure(small_table_config("lease_respected"))
     lake.land_parquet(config, "20260101-000001.parquet", [{"Op": "I", "SEQ": "1", "ID": 1}], CDC)
     holder = _glue_run("RUNNING")
     tracker = _hold_lease(lake, config.table_id, holder)

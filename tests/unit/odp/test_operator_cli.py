@@ -31,11 +31,11 @@ from odp.tracker import (
 )
 from sandbox import state_store
 from sandbox.operator import sandbox_backend
-from tests.support.lake import table_config
+from tests.support.lake import small_table_config
 from tests.support.streams import ORDERS
 
-PEOPLE = table_config("people")
-PETS = table_config("pets")
+PEOPLE = small_table_config("people")
+PETS = small_table_config("pets")
 
 
 def land(staging: Path, key: str, body: bytes) -> TrackedFile:
