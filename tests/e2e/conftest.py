@@ -1,12 +1,15 @@
-"""Fixtures of the end-to-end tests: moto with Step Functions execution on, and sandbox folders."""
+"""Fixtures of the end-to-end tests: moto with Step Functions execution on, sandbox folders, and the repository's
+configuration."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from moto import mock_aws
 
+from odp.config.loader import OdpConfig, load_config
 from tests.support.paths import AWS_REGION
 
 
@@ -20,3 +23,9 @@ def sfn_aws(aws_env: None) -> Iterator[None]:
 @pytest.fixture
 def region() -> str:
     return AWS_REGION
+
+
+@pytest.fixture(scope="module")
+def config(repo_root: Path) -> OdpConfig:
+    """The repository's configuration (config/), loaded once per module."""
+    return load_config(repo_root / "config")

@@ -48,11 +48,6 @@ class Demo(NamedTuple):
 
 
 @pytest.fixture(scope="module")
-def config(repo_root: Path) -> OdpConfig:
-    return load_config(repo_root / "config")
-
-
-@pytest.fixture(scope="module")
 def demo(config: OdpConfig, repo_root: Path, tmp_path_factory: pytest.TempPathFactory, spark: object) -> Demo:
     """One demo run for three guarantees (each a test below): five tables, one of each kind (DMS current with a late
     file, DMS historical, Debezium with a re-landed file and the envelope form, DynamoDB with a redelivered event) and

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from odp.config.loader import OdpConfig, load_config
+from odp.config.loader import OdpConfig
 from odp.tracker import RunStatus
 from sandbox.account import SandboxLayout
 from sandbox.demo_data import DemoGenerator
@@ -19,17 +19,9 @@ from sandbox.report import render_report
 from sandbox.runner import RunHooks, run_sandbox
 from sandbox.validation import check_table
 
-TABLE_5 = "taxi_trips_dms.taxi_trips.table_5"
-TABLE_16 = "taxi_trips_dms.taxi_trips.table_16"
 TABLE_1 = "taxi_trips_dms.taxi_trips.table_1"
 TABLE_2 = "taxi_trips_dms.taxi_trips.table_2"
 PRODUCTS = "inventory_debezium.inventory.products"
-ORDERS = "orders_dynamodb.app.orders"
-
-
-@pytest.fixture(scope="module")
-def config(repo_root: Path) -> OdpConfig:
-    return load_config(repo_root / "config")
 
 
 @pytest.fixture

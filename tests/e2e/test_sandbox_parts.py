@@ -11,7 +11,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from odp.config.loader import OdpConfig, load_config
+from odp.config.loader import OdpConfig
 from odp.naming import TrackerTableNames
 from odp.operations.backend import StagedObject
 from odp.tracker.schema import create_tables
@@ -22,11 +22,6 @@ from sandbox.staging import BucketMap, list_objects, new_objects, object_created
 from sandbox.validation import canonical, checksum
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture(scope="module")
-def config(repo_root: Path) -> OdpConfig:
-    return load_config(repo_root / "config")
 
 
 def test_staging_objects_carry_the_md5_etag_and_only_new_versions_are_new(tmp_path: Path) -> None:
