@@ -36,7 +36,11 @@ CLASS_ARCHIVE := $(CACHE)/jvm/odp-local.jsa
 # Serviceability Agent from a second `java` process); here both are refused, after about 1.6 s and 2 CPU-seconds per
 # JVM. The two -Djol flags skip the attempts; JOL then works as it does after they fail (docs/decisions/023).
 JOL_NO_ATTACH := -Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true
-export ODP_LOCAL_JVM_OPTIONS := -XX:SharedArchiveFile=$(abspath $(CLASS_ARCHIVE)) -Xlog:cds=off -Xlog:cds+dynamic=off $(JOL_NO_ATTACH)
+# Without Hadoop's native library (the pyspark wheel has none) Hadoop starts a `chmod` process for every local file and
+# folder it creates, about 6 ms each; ODP's local file system (jvm/local-filesystem) sets the same bits through Java.
+# Spark reads `spark.*` system properties as settings (docs/decisions/035).
+LOCAL_FILE_SYSTEM := -Dspark.hadoop.fs.file.impl=odp.local.NioLocalFileSystem
+export ODP_LOCAL_JVM_OPTIONS := -XX:SharedArchiveFile=$(abspath $(CLASS_ARCHIVE)) -Xlog:cds=off -Xlog:cds+dynamic=off $(JOL_NO_ATTACH) $(LOCAL_FILE_SYSTEM)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 # Compiled bytecode goes to one cache outside the source tree, shared by every Python process of the run (the pytest
 # workers, the sandbox's and the benchmark's children, cfn-lint, checkov): the first import of a module compiles it, the

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from etl.jvm import import_frequent_classes
 from odp.contracts.spark import HUDI_SESSION_CONF, LOCAL_JVM_OPTIONS_ENV
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -21,6 +22,9 @@ DEFAULT_HUDI_BUNDLE = REPO_ROOT / ".cache" / "jars" / "hudi-spark3.5-bundle_2.12
 # compaction strategy), built by make setup.
 HUDI_EXTENSIONS_ENV = "ODP_HUDI_EXTENSIONS_JAR"
 DEFAULT_HUDI_EXTENSIONS = REPO_ROOT / ".cache" / "jars" / "odp-hudi-extensions.jar"
+# The local file system ODP's jar provides (jvm/local-filesystem), as the Makefile's ODP_LOCAL_JVM_OPTIONS sets it: a
+# Spark setting given as a system property (docs/decisions/035). A JVM without ODP's jar must drop it.
+LOCAL_FILE_SYSTEM_OPTION = "-Dspark.hadoop.fs.file.impl="
 LOCAL_DRIVER_MEMORY = "2g"  # the local profile's heap: local[2] runs every task in the driver's JVM
 
 
@@ -106,6 +110,12 @@ def local_jvm_options() -> str:
     return os.environ.get(LOCAL_JVM_OPTIONS_ENV, "").strip()
 
 
+def local_jvm_options_without_odp_classes() -> str:
+    """The local JVM's options for a JVM without ODP's jar on its class path (the consumers' Hudi 0.15 reader): all
+    but the local file system, whose class is in that jar."""
+    return " ".join(option for option in local_jvm_options().split() if not option.startswith(LOCAL_FILE_SYSTEM_OPTION))
+
+
 def local_child_jvm_conf() -> dict[str, str]:
     """The settings that start another local JVM (a spark-submit child, a plain session of another program) as the
     local session's JVM starts: ``ODP_LOCAL_JVM_OPTIONS`` as its driver options, and the local session's driver
@@ -151,4 +161,4 @@ def local_spark_session(
     for key, value in conf.items():
         if key not in without:
             builder = builder.config(key, value)
-    return builder.getOrCreate()
+    return import_frequent_classes(builder.getOrCreate())

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from etl.hudi.table_version import TABLE_VERSION
-from etl.spark_session import local_jvm_options, required_jar
+from etl.jvm import java_class
+from etl.spark_session import local_jvm_options_without_odp_classes, required_jar
 from odp.contracts.spark import HUDI_SESSION_CONF
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -173,6 +174,7 @@ def consumer_session(jar: Path, warehouse: str) -> Any:
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName("odp-consumer-reader").master("local[2]")
+    options = local_jvm_options_without_odp_classes()
     settings = {
         "spark.jars": str(jar),
         "spark.driver.extraClassPath": str(jar),
@@ -182,9 +184,10 @@ def consumer_session(jar: Path, warehouse: str) -> Any:
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
-        # ODP_LOCAL_JVM_OPTIONS as well (the tests' C1-only for a short-lived JVM); the class data archive in them
-        # was made with ODP's class path, not this one, so the JVM starts without it (docs/decisions/023).
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse} {local_jvm_options()}".strip(),
+        # ODP_LOCAL_JVM_OPTIONS as well (the tests' C1-only for a short-lived JVM) but ODP's local file system, whose
+        # class is in ODP's jar; the class data archive in them was made with ODP's class path, not this one, so the
+        # JVM starts without it (docs/decisions/023).
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse} {options}".strip(),
     }
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -194,7 +197,7 @@ def consumer_session(jar: Path, warehouse: str) -> Any:
 def _child(request: Path, answer: Path, warehouse: str) -> int:
     spark = consumer_session(consumer_bundle_jar(), warehouse)
     spark.sparkContext.setLogLevel("ERROR")
-    version = spark.sparkContext._jvm.org.apache.hudi.common.table.HoodieTableVersion.current().versionCode()
+    version = java_class(spark, "org.apache.hudi.common.table.HoodieTableVersion").current().versionCode()
     if version != TABLE_VERSION:  # Hudi 0.15's own table version: another bundle would prove nothing
         print(f"the consumer's bundle is at table version {version}, not {TABLE_VERSION}", file=sys.stderr)
         return 2

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pyspark.sql import DataFrame, SparkSession
 
 from etl.errors import EtlError
+from etl.jvm import java_class
 
 TABLE_VERSION = 6
 TABLE_VERSION_OPTION = "hoodie.write.table.version"
@@ -71,12 +72,11 @@ def stored_table_version(spark: SparkSession, base_path: str) -> int | None:
     Raises:
         UnsupportedTableVersionError: ``hoodie.properties`` has no readable version (not a table ODP can write).
     """
-    jvm = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(f"{base_path.rstrip('/')}/.hoodie/hoodie.properties")
+    path = java_class(spark, "org.apache.hadoop.fs.Path")(f"{base_path.rstrip('/')}/.hoodie/hoodie.properties")
     filesystem = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
     if not filesystem.exists(path):
         return None
-    properties = jvm.java.util.Properties()
+    properties = java_class(spark, "java.util.Properties")()
     stream = filesystem.open(path)
     try:
         properties.load(stream)

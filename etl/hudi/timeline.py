@@ -24,7 +24,9 @@ from pyspark.sql import types as T
 from etl.hudi.options import FILE_IDS_METADATA, INDEX_METADATA, MERGE_ON_READ_SMALL_FILE_BYTES, RUN_ID_METADATA
 from etl.hudi.schema import data_schema
 from etl.hudi.target import RECORD_INDEX
+from etl.jvm import java_class
 
+TIMELINE_UTILS = "org.apache.hudi.common.table.timeline.TimelineUtils"
 logger = logging.getLogger(__name__)
 
 
@@ -59,8 +61,7 @@ def table_exists(spark: SparkSession, base_path: str) -> bool:
 
 def filesystem_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
     """(Hadoop FileSystem, Hadoop Path) of ``path``: the same calls on S3 (Glue) and locally."""
-    jvm = spark.sparkContext._jvm
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    hadoop_path = java_class(spark, "org.apache.hadoop.fs.Path")(path)
     return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
 
 
@@ -104,9 +105,10 @@ def discard_uncommitted_table(spark: SparkSession, base_path: str) -> tuple[str,
 
 
 def _meta_client(spark: SparkSession, base_path: str) -> Any:
-    jvm = spark.sparkContext._jvm
-    conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(spark.sparkContext._jsc.hadoopConfiguration())
-    return jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(conf).setBasePath(base_path).build()
+    storage_conf = java_class(spark, "org.apache.hudi.storage.hadoop.HadoopStorageConfiguration")
+    conf = storage_conf(spark.sparkContext._jsc.hadoopConfiguration())
+    meta_client = java_class(spark, "org.apache.hudi.common.table.HoodieTableMetaClient")
+    return meta_client.builder().setConf(conf).setBasePath(base_path).build()
 
 
 def _completed_timeline(spark: SparkSession, base_path: str) -> Any:
@@ -129,8 +131,7 @@ def latest_commit_metadata(spark: SparkSession, base_path: str) -> dict[str, str
     last = timeline.lastInstant()
     if not last.isPresent():
         return None
-    jvm = spark.sparkContext._jvm
-    metadata = jvm.org.apache.hudi.common.table.timeline.TimelineUtils.getCommitMetadata(last.get(), timeline)
+    metadata = java_class(spark, TIMELINE_UTILS).getCommitMetadata(last.get(), timeline)
     return {str(key): str(value) for key, value in dict(metadata.getExtraMetadata()).items()}
 
 
@@ -156,8 +157,7 @@ def _summaries(spark: SparkSession, timeline: Any) -> list[tuple[CommitSummary, 
     from the JSON in Python (:func:`commit_summary`). Reading each write statistic through the gateway cost about
     17 ms a commit locally, and the active timeline holds 20 to 30 commits (Hudi's archival bounds).
     """
-    jvm = spark.sparkContext._jvm
-    utils = jvm.org.apache.hudi.common.table.timeline.TimelineUtils
+    utils = java_class(spark, TIMELINE_UTILS)
     summaries = []
     for instant in timeline.getInstants():
         metadata = json.loads(str(utils.getCommitMetadata(instant, timeline).toJsonString()))
@@ -315,9 +315,8 @@ def _size(summaries: list[tuple[CommitSummary, dict[str, Any]]]) -> tuple[int, i
 def _schema(spark: SparkSession, meta_client: Any) -> T.StructType:
     """The table's schema as Spark's Hudi reader resolves it (from the latest commit's schema), without building a
     relation: Hudi's TableSchemaResolver and its Avro -> Spark conversion on the meta client already built."""
-    jvm = spark.sparkContext._jvm
-    avro = jvm.org.apache.hudi.common.table.TableSchemaResolver(meta_client).getTableAvroSchema(True)
-    struct = jvm.org.apache.hudi.AvroConversionUtils.convertAvroSchemaToStructType(avro)
+    avro = java_class(spark, "org.apache.hudi.common.table.TableSchemaResolver")(meta_client).getTableAvroSchema(True)
+    struct = java_class(spark, "org.apache.hudi.AvroConversionUtils").convertAvroSchemaToStructType(avro)
     return T.StructType.fromJson(json.loads(struct.json()))
 
 

@@ -10,7 +10,8 @@ from typing import Any
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
-from etl.hudi.timeline import _meta_client, table_exists
+from etl.hudi.timeline import TIMELINE_UTILS, _meta_client, table_exists
+from etl.jvm import java_class
 from etl.raw_table.write_strategy import StoredTable
 
 logger = logging.getLogger(__name__)
@@ -35,15 +36,14 @@ def stored_table(spark: SparkSession, base_path: str) -> StoredTable | None:
 
 
 def _stored_table(spark: SparkSession, base_path: str) -> StoredTable | None:
-    jvm = spark.sparkContext._jvm
     meta_client = _meta_client(spark, base_path)
     timeline = meta_client.getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
     last = timeline.lastInstant()
     if not last.isPresent():
         return None
-    files = _latest_base_files(jvm, meta_client)
+    files = _latest_base_files(spark, meta_client)
     table_bytes = sum(size for _, _, size in files)
-    metadata = jvm.org.apache.hudi.common.table.timeline.TimelineUtils.getCommitMetadata(last.get(), timeline)
+    metadata = java_class(spark, TIMELINE_UTILS).getCommitMetadata(last.get(), timeline)
     written_rows = written_bytes = 0
     for stat in metadata.getWriteStats():
         if str(stat.getPath()).endswith(".parquet"):
@@ -58,18 +58,19 @@ def _stored_table(spark: SparkSession, base_path: str) -> StoredTable | None:
     )
 
 
-def _latest_base_files(jvm: Any, meta_client: Any) -> list[tuple[str, str, int]]:
+def _latest_base_files(spark: SparkSession, meta_client: Any) -> list[tuple[str, str, int]]:
     """(partition folder, file id, bytes) of the latest base file of every file group (metadata table listing)."""
-    hudi = jvm.org.apache.hudi
-    context = hudi.common.engine.HoodieLocalEngineContext(meta_client.getStorageConf())
+    context = java_class(spark, "org.apache.hudi.common.engine.HoodieLocalEngineContext")(meta_client.getStorageConf())
     # the metadata table's listing when the table has one (every table ODP writes but the simple index's), else the
     # file system's
     with_metadata = bool(meta_client.getTableConfig().isMetadataTableAvailable())
-    listing = hudi.common.config.HoodieMetadataConfig.newBuilder().enable(with_metadata).build()
-    view = hudi.common.table.view.FileSystemViewManager.createInMemoryFileSystemView(context, meta_client, listing)
+    metadata_config = java_class(spark, "org.apache.hudi.common.config.HoodieMetadataConfig")
+    listing = metadata_config.newBuilder().enable(with_metadata).build()
+    views = java_class(spark, "org.apache.hudi.common.table.view.FileSystemViewManager")
+    view = views.createInMemoryFileSystemView(context, meta_client, listing)
     try:
         view.loadAllPartitions()
-        latest = view.getLatestBaseFiles().collect(jvm.java.util.stream.Collectors.toList())
+        latest = view.getLatestBaseFiles().collect(java_class(spark, "java.util.stream.Collectors").toList())
         return [
             (str(base.getStoragePath().getParent()), str(base.getFileId()), int(base.getFileSize())) for base in latest
         ]

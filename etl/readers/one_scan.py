@@ -33,6 +33,7 @@ from pyspark.sql import types as T
 
 from etl.change_frame import FILE, FILE_ORDER, ROW
 from etl.errors import ChangeFileError
+from etl.jvm import java_class
 from etl.readers.column_names import schema_clash
 from etl.readers.common import SourceFile, java_cause
 
@@ -112,15 +113,15 @@ class _FooterReader:
     looked up once (each lookup is a Py4J round trip), then a footer costs the calls of its own file."""
 
     def __init__(self, spark: SparkSession) -> None:
-        jvm = spark._jvm
         self._conf = spark._jsc.hadoopConfiguration()
-        self._path = jvm.org.apache.hadoop.fs.Path
-        self._input_file = jvm.org.apache.parquet.hadoop.util.HadoopInputFile
-        self._open = jvm.org.apache.parquet.hadoop.ParquetFileReader.open
-        self._footer = jvm.org.apache.parquet.hadoop.Footer
-        parquet = jvm.org.apache.spark.sql.execution.datasources.parquet
-        self._converter = parquet.ParquetToSparkSchemaConverter(spark._jsparkSession.sessionState().conf())
-        self._read_schema = parquet.ParquetFileFormat.readSchemaFromFooter
+        self._path = java_class(spark, "org.apache.hadoop.fs.Path")
+        self._input_file = java_class(spark, "org.apache.parquet.hadoop.util.HadoopInputFile")
+        self._open = java_class(spark, "org.apache.parquet.hadoop.ParquetFileReader").open
+        self._footer = java_class(spark, "org.apache.parquet.hadoop.Footer")
+        parquet = "org.apache.spark.sql.execution.datasources.parquet"
+        converter = java_class(spark, f"{parquet}.ParquetToSparkSchemaConverter")
+        self._converter = converter(spark._jsparkSession.sessionState().conf())
+        self._read_schema = java_class(spark, f"{parquet}.ParquetFileFormat").readSchemaFromFooter
 
     def schema(self, source: SourceFile) -> T.StructType:
         hadoop = self._path(source.uri)

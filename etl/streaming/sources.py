@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 
+from etl.jvm import java_class
 from etl.streaming.records import DATA, SEQUENCE_NUMBER, SHARD
 
 CORRUPT = "_corrupt_record"
@@ -92,14 +93,14 @@ def checkpoint_id(spark: SparkSession, checkpoint_location: str) -> str:
     Raises:
         FileNotFoundError: no checkpoint metadata yet (call it from inside a micro-batch).
     """
-    jvm = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(f"{checkpoint_location.rstrip('/')}/metadata")
+    path = java_class(spark, "org.apache.hadoop.fs.Path")(f"{checkpoint_location.rstrip('/')}/metadata")
     filesystem = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
     if not filesystem.exists(path):
         raise FileNotFoundError(f"no streaming checkpoint metadata at {path}")
     stream = filesystem.open(path)
     try:
-        reader = jvm.java.io.BufferedReader(jvm.java.io.InputStreamReader(stream, "UTF-8"))
+        text = java_class(spark, "java.io.InputStreamReader")(stream, "UTF-8")
+        reader = java_class(spark, "java.io.BufferedReader")(text)
         return str(json.loads(reader.readLine())["id"])
     finally:
         stream.close()

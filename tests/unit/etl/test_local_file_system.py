@@ -1,0 +1,54 @@
+"""The local session's JVM calls (docs/decisions/035): ODP's local file system (jvm/local-filesystem) sets the permission
+Hadoop asks for on every file and folder it creates, through Java instead of a ``chmod`` process; etl/jvm.py names JVM
+classes without Py4J's walk through packages."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from etl.jvm import FREQUENT_CLASSES, java_class
+from etl.spark_session import LOCAL_FILE_SYSTEM_OPTION, local_jvm_options, local_jvm_options_without_odp_classes
+
+
+@pytest.mark.spark
+def test_files_and_folders_the_local_session_creates_get_the_permissions_hadoop_asks_for(spark, tmp_path: Path) -> None:
+    jvm = spark.sparkContext._jvm
+    permission = jvm.org.apache.hadoop.fs.permission.FsPermission
+    folder = jvm.org.apache.hadoop.fs.Path(f"file://{tmp_path}/table/.hoodie")
+    file = jvm.org.apache.hadoop.fs.Path(f"file://{tmp_path}/table/.hoodie/hoodie.properties")
+    filesystem = folder.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    assert filesystem.getClass().getName() == "odp.local.NioLocalFileSystem"
+    assert filesystem.getRawFileSystem().getClass().getName() == "odp.local.NioRawLocalFileSystem"
+
+    assert filesystem.mkdirs(folder, permission.valueOf("drwxr-x---"))
+    stream = filesystem.create(file, permission.valueOf("-rw-------"), False, 4096, 1, 1 << 20, None)
+    stream.write(bytearray(b"hoodie.table.name=t\n"))
+    stream.close()
+    filesystem.setPermission(file, permission.valueOf("-r--r-----"))
+
+    assert stat.S_IMODE(os.stat(tmp_path / "table" / ".hoodie").st_mode) == 0o750
+    assert stat.S_IMODE(os.stat(tmp_path / "table" / ".hoodie" / "hoodie.properties").st_mode) == 0o440
+    assert (tmp_path / "table" / ".hoodie" / "hoodie.properties").read_text() == "hoodie.table.name=t\n"
+    # the checksummed file system over it still writes Hadoop's checksum beside the file
+    assert (tmp_path / "table" / ".hoodie" / ".hoodie.properties.crc").is_file()
+
+
+def test_a_jvm_without_odps_jar_gets_every_local_option_but_the_file_system(monkeypatch: pytest.MonkeyPatch) -> None:
+    options = f"-XX:SharedArchiveFile=/a.jsa {LOCAL_FILE_SYSTEM_OPTION}odp.local.NioLocalFileSystem -Djol.x=true"
+    monkeypatch.setenv("ODP_LOCAL_JVM_OPTIONS", options)
+    assert local_jvm_options() == options
+    assert local_jvm_options_without_odp_classes() == "-XX:SharedArchiveFile=/a.jsa -Djol.x=true"
+
+
+@pytest.mark.spark
+def test_the_classes_named_in_full_and_imported_for_pyspark_are_the_jvms(spark) -> None:
+    """etl/jvm.py: a class named in full is the JVM's class; every class imported for PySpark's lookups exists (a
+    misspelt name would leave PySpark's lookups as slow as before, silently)."""
+    assert java_class(spark, "org.apache.hadoop.fs.Path")("/lake/table/part=1").getName() == "part=1"
+    for name in FREQUENT_CLASSES:
+        assert spark.sparkContext._jvm.java.lang.Class.forName(name).getName() == name
+    assert spark.sparkContext._jvm.functions.col("id").toString() == "id"
