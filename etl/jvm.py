@@ -29,6 +29,12 @@ def java_class(spark: Any, name: str) -> JavaClass:
     return JavaClass(name, spark.sparkContext._gateway._gateway_client)
 
 
+def filesystem_path(spark: Any, path: str) -> tuple[Any, Any]:
+    """(Hadoop FileSystem, Hadoop Path) of ``path``: the same calls on S3 (Glue) and locally."""
+    hadoop_path = java_class(spark, "org.apache.hadoop.fs.Path")(path)
+    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
+
+
 def import_frequent_classes(spark: Any) -> Any:
     """Import :data:`FREQUENT_CLASSES` into the session's gateway view (Py4J's ``java_import``); returns ``spark``."""
     for name in FREQUENT_CLASSES:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pyspark.sql import DataFrame, SparkSession
 
 from etl.errors import EtlError
-from etl.jvm import java_class
+from etl.jvm import filesystem_path, java_class
 
 TABLE_VERSION = 6
 TABLE_VERSION_OPTION = "hoodie.write.table.version"
@@ -72,8 +72,7 @@ def stored_table_version(spark: SparkSession, base_path: str) -> int | None:
     Raises:
         UnsupportedTableVersionError: ``hoodie.properties`` has no readable version (not a table ODP can write).
     """
-    path = java_class(spark, "org.apache.hadoop.fs.Path")(f"{base_path.rstrip('/')}/.hoodie/hoodie.properties")
-    filesystem = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    filesystem, path = filesystem_path(spark, f"{base_path.rstrip('/')}/.hoodie/hoodie.properties")
     if not filesystem.exists(path):
         return None
     properties = java_class(spark, "java.util.Properties")()

@@ -24,7 +24,7 @@ from pyspark.sql import types as T
 from etl.hudi.options import FILE_IDS_METADATA, INDEX_METADATA, MERGE_ON_READ_SMALL_FILE_BYTES, RUN_ID_METADATA
 from etl.hudi.schema import data_schema
 from etl.hudi.target import RECORD_INDEX
-from etl.jvm import java_class
+from etl.jvm import filesystem_path, java_class
 
 TIMELINE_UTILS = "org.apache.hudi.common.table.timeline.TimelineUtils"
 logger = logging.getLogger(__name__)
@@ -57,12 +57,6 @@ def table_exists(spark: SparkSession, base_path: str) -> bool:
     """Whether a Hudi table has been created at base_path (its hoodie.properties exists)."""
     filesystem, path = filesystem_path(spark, f"{base_path.rstrip('/')}/.hoodie/hoodie.properties")
     return bool(filesystem.exists(path))
-
-
-def filesystem_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
-    """(Hadoop FileSystem, Hadoop Path) of ``path``: the same calls on S3 (Glue) and locally."""
-    hadoop_path = java_class(spark, "org.apache.hadoop.fs.Path")(path)
-    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
 
 
 def _has_entries(spark: SparkSession, path: str) -> bool:

@@ -36,7 +36,8 @@ from etl.change_frame import FILE, FILE_ORDER, INSERT, IS_DELETED, OP, ORDERING,
 from etl.errors import EtlError
 from etl.hudi.commit import CommitTag, commit_once
 from etl.hudi.options import WriteProfile
-from etl.hudi.timeline import commit_of_run, completed_commits, filesystem_path
+from etl.hudi.timeline import commit_of_run, completed_commits
+from etl.jvm import filesystem_path
 from etl.raw_table.batch import ChangeBatch, WriteSettings
 from etl.raw_table.writer import RawTableWriter, register_path_in_session_catalog
 from odp.config.datasets import DatasetConfig, Refresh, Zone

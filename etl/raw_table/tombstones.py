@@ -29,7 +29,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from etl.change_frame import DELETE, OP, SEQ
-from etl.hudi.timeline import filesystem_path, table_exists
+from etl.hudi.timeline import table_exists
+from etl.jvm import filesystem_path
 from odp.naming import TOMBSTONE_FOLDER
 
 STALE = "_odp_stale"  # transient column: an upsert at or below its key's tombstone

@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 
-from etl.jvm import java_class
+from etl.jvm import filesystem_path, java_class
 from etl.streaming.records import DATA, SEQUENCE_NUMBER, SHARD
 
 CORRUPT = "_corrupt_record"
@@ -93,8 +93,7 @@ def checkpoint_id(spark: SparkSession, checkpoint_location: str) -> str:
     Raises:
         FileNotFoundError: no checkpoint metadata yet (call it from inside a micro-batch).
     """
-    path = java_class(spark, "org.apache.hadoop.fs.Path")(f"{checkpoint_location.rstrip('/')}/metadata")
-    filesystem = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    filesystem, path = filesystem_path(spark, f"{checkpoint_location.rstrip('/')}/metadata")
     if not filesystem.exists(path):
         raise FileNotFoundError(f"no streaming checkpoint metadata at {path}")
     stream = filesystem.open(path)
