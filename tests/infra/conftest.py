@@ -1,4 +1,5 @@
-"""The whole app, synthesized once per test session; every infra test reads this one assembly."""
+"""The whole app, synthesized once per test run (shared by the pytest-xdist workers); every infra test reads this one
+assembly."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.run_once import once_per_run
 from tests.support.synth import SynthesizedApp
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
@@ -21,21 +23,28 @@ def _stacks(assembly: Any) -> Iterator[Any]:
         yield from _stacks(nested.nested_assembly)
 
 
-@pytest.fixture(scope="session")
-def synthesized(tmp_path_factory: pytest.TempPathFactory) -> SynthesizedApp:
-    """Build and synthesize the app (all environments, all pipelines) with cdk-nag; fails on any finding."""
+SYNTH_MANIFEST = "synth.json"  # what the synth reports beside the assembly: each stack's template and region, nag runs
+
+
+def _synthesize(folder: Path) -> None:
+    """Build and synthesize the app (all environments, all pipelines) with cdk-nag into ``folder``: the cloud assembly
+    and :data:`SYNTH_MANIFEST`. Fails on any finding."""
     from infrastructure.application import build_app
 
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    app = build_app(outdir=str(outdir))
+    app = build_app(outdir=str(folder / "cdk.out"))
     assembly = app.synth()
-    templates: dict[str, dict[str, Any]] = {}
-    regions: dict[str, str] = {}
-    files: dict[str, Path] = {}
-    for stack in _stacks(assembly):
-        templates[stack.hierarchical_id] = json.loads(Path(stack.template_full_path).read_text(encoding="utf-8"))
-        regions[stack.hierarchical_id] = stack.environment.region
-        files[stack.hierarchical_id] = Path(stack.template_full_path)
+    stacks = {
+        stack.hierarchical_id: {"region": stack.environment.region, "template": stack.template_full_path}
+        for stack in _stacks(assembly)
+    }
+    manifest = {"nag_runs": app.odp_nag.runs, "stacks": stacks}
+    (folder / SYNTH_MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def _synthesized_app(folder: Path) -> SynthesizedApp:
+    manifest = json.loads((folder / SYNTH_MANIFEST).read_text(encoding="utf-8"))
+    files = {path: Path(stack["template"]) for path, stack in manifest["stacks"].items()}
+    templates = {path: json.loads(file.read_text(encoding="utf-8")) for path, file in files.items()}
     data_lakes = {}
     pipelines = {}
     for path, template in templates.items():
@@ -45,14 +54,21 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> SynthesizedApp:
         if parts[-1] == "DataLake":
             data_lakes[parts[-2].lower()] = template
     return SynthesizedApp(
-        outdir=outdir,
+        outdir=folder / "cdk.out",
         templates=templates,
         data_lakes=data_lakes,
         pipelines=pipelines,
-        regions=regions,
+        regions={path: stack["region"] for path, stack in manifest["stacks"].items()},
         files=files,
-        nag_runs=app.odp_nag.runs,
+        nag_runs=manifest["nag_runs"],
     )
+
+
+@pytest.fixture(scope="session")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> SynthesizedApp:
+    """The app (all environments, all pipelines) synthesized with cdk-nag once per test run, the pytest-xdist workers
+    sharing it (tests/support/run_once.py); fails on any finding."""
+    return once_per_run(tmp_path_factory, "app-synth", _synthesize, _synthesized_app)
 
 
 @pytest.fixture(scope="session")
