@@ -7,12 +7,14 @@ import logging
 import os
 import shutil
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from odp.config.loader import ConfigError, load_config
 from sandbox.account import SandboxLayout
 from sandbox.report import render_report
+from sandbox.spark_on_demand import SparkOnDemand
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO_ROOT / "config"
@@ -136,7 +138,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     configure_logging(layout.log_file)
-    spark = _spark(layout.lake)
+    spark = SparkOnDemand(partial(_spark, layout.lake))  # the JVM starts with the first job, if any
     warm = WarmTicks(ticks=args.warm_ticks, tick_seconds=args.warm_tick_seconds)
     report = run_sandbox(config, layout, spark, cadence=args.cadence, refresh_datasets=True, warm=warm)
     report_path = args.report or layout.lake / "report.json"

@@ -34,6 +34,7 @@ from sandbox import aws_calls
 from sandbox.account import ARTIFACTS_BUCKET, ENVIRONMENT, RAW_BUCKET, REGION, ExecutionResult, LocalAccount
 from sandbox.datasets import lake_roots
 from sandbox.moto_patches import GlueRunResult, ServiceBindings, bound_services
+from sandbox.spark_on_demand import session_of
 
 CONFORMED_BUCKET = "conformed"
 PURPOSE_BUILT_BUCKET = "purpose_built"
@@ -121,7 +122,7 @@ class DatasetsStateMachine:
                 aws_calls.observing_folder(CONFORMED_BUCKET, self.zones[CONFORMED_BUCKET]),
                 aws_calls.observing_folder(PURPOSE_BUILT_BUCKET, self.zones[PURPOSE_BUILT_BUCKET]),
             ):
-                outcome = run_datasets(self.spark, config, args, record=record, leases=leases)
+                outcome = run_datasets(session_of(self.spark), config, args, record=record, leases=leases)
         self.runs.extend(outcome.runs)
         if outcome.failed:
             return GlueRunResult("FAILED", "; ".join(run.summary() for run in outcome.failed))

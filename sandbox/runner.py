@@ -46,6 +46,7 @@ from sandbox.account import (
 )
 from sandbox.moto_patches import GlueRunResult, LambdaContext, ServiceBindings, bound_services
 from sandbox.report import CadenceReport, RunReport, TableReport, left_undone
+from sandbox.spark_on_demand import session_of
 from sandbox.staging import BucketMap, list_objects, new_objects, object_created_event, sqs_batches
 from sandbox.warm_run import WarmTicks, run_warm_cadence
 
@@ -114,7 +115,7 @@ def _job_binding(
         raw_folder = aws_calls.observing_folder(RAW_BUCKET, account.layout.raw_dir)
         with aws_calls.acting_as(aws_calls.FILE_PROCESSOR_JOB), raw_folder:
             outcome = run_file_processor(
-                spark,
+                session_of(spark),
                 args,
                 dynamodb=account.dynamodb(),
                 resolve_uri=aws_calls.reporting_reads(bucket_map.resolve),
@@ -284,8 +285,9 @@ def run_sandbox(
 ) -> RunReport:
     """Announce, register, process; returns the report (``report.ok`` decides the exit code).
 
-    ``refresh_datasets``, when the configuration has datasets: after each
-    File Processor execution that succeeded, the datasets state machine runs with that execution's
+    ``spark``: the session the jobs run on, or a :class:`sandbox.spark_on_demand.SparkOnDemand` that starts it when
+    the first job runs (a run without work starts no JVM). ``refresh_datasets``, when the configuration has
+    datasets: after each File Processor execution that succeeded, the datasets state machine runs with that execution's
     event, as the deployed EventBridge rule starts it (sandbox/datasets_flow.py): the datasets
     downstream of the tables it processed are refreshed. ``warm``: how a cadence of ``mode: warm`` runs here (its
     ticks in this JVM, sandbox/warm_run.py; default one tick); a scheduled cadence runs its state machine.
@@ -329,7 +331,7 @@ def run_sandbox(
                     announce = partial(announce_new_files, account, layout, file_manager, hooks)
                     executions.append(
                         run_warm_cadence(
-                            spark,
+                            session_of(spark),
                             account,
                             bucket_map,
                             cadence=name,

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -18,8 +22,10 @@ from odp.tracker.schema import create_tables
 from sandbox import state_store
 from sandbox.cli import main
 from sandbox.demo_data import DELETE, INSERT, UPDATE, Change, ChangeFile, DemoGenerator, SourceTable
+from sandbox.spark_on_demand import SparkOnDemand, session_of
 from sandbox.staging import BucketMap, list_objects, new_objects, object_created_event, sqs_batches
 from sandbox.validation import canonical, checksum
+from tests.support.kill_harness import sandbox_run_argv
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -160,3 +166,41 @@ def test_run_refuses_a_missing_staging_folder_and_an_unknown_cadence(
     args = ["run", "--staging", str(tmp_path / "staging"), "--lake", str(tmp_path / "lake"), "--cadence", "weekly"]
     assert main(args) == 2
     assert "unknown cadence 'weekly'" in capsys.readouterr().err
+
+
+def test_spark_on_demand_starts_its_session_once_whatever_the_threads() -> None:
+    started: list[str] = []
+    gate = threading.Barrier(4)
+
+    def start() -> object:
+        started.append(threading.current_thread().name)
+        return object()
+
+    on_demand = SparkOnDemand(start)
+    assert not on_demand.started
+
+    def ask(_: int) -> object:
+        gate.wait()  # the four threads ask at once
+        return session_of(on_demand)
+
+    with ThreadPoolExecutor(4) as pool:
+        sessions = list(pool.map(ask, range(4)))
+    assert len(started) == 1
+    assert len({id(session) for session in sessions}) == 1
+    assert on_demand.started
+    plain = object()  # a session given as it is, not on demand
+    assert session_of(plain) is plain
+
+
+def test_a_run_with_nothing_to_process_starts_no_jvm(tmp_path: Path, repo_root: Path) -> None:
+    """``python -m sandbox run`` over an empty staging folder, in a child whose Hudi bundle is missing: starting Spark
+    would fail the run (HudiBundleMissingError), so a run that passes started none."""
+    (tmp_path / "staging").mkdir()
+    argv = sandbox_run_argv(repo_root / "config", tmp_path / "staging", tmp_path / "lake")
+    env = {**os.environ, "ODP_HUDI_BUNDLE_JAR": str(tmp_path / "no-bundle.jar")}
+    done = subprocess.run(argv, cwd=repo_root, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((tmp_path / "lake" / "report.json").read_text(encoding="utf-8"))
+    assert report["ok"]
+    assert report["executions"]  # every cadence's state machine ran, and started no Glue job
+    assert all(execution["glue_runs"] == 0 for execution in report["executions"]), report["executions"]
