@@ -12,6 +12,7 @@ The serving loop (:func:`serve`) is shared by the jobs: it reads one spec path a
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -93,6 +94,22 @@ def _answer(stdout: IO[str]) -> list[str]:
         if words[:1] == [DONE]:
             return words
     return []  # the job ended
+
+
+def job_arguments(description: str, argv: list[str] | None) -> argparse.Namespace:
+    """A contender job's command line: one wave's spec file (``spec``), or :data:`SERVE_FLAG` to serve a spec path a
+    line on stdin (:func:`serve`).
+
+    Raises:
+        SystemExit: neither was given (argparse's usage error).
+    """
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("spec", type=Path, nargs="?")
+    parser.add_argument(SERVE_FLAG, action="store_true", help="serve one spec path a line on stdin (bench.warm_jvm)")
+    options = parser.parse_args(argv)
+    if options.spec is None and not options.serve:
+        parser.error("a spec file, or --serve")
+    return options
 
 
 def serve(run_wave: Callable[[Path], int], lines: IO[str] = sys.stdin, out: IO[str] = sys.stdout) -> int:

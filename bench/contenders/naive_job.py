@@ -10,7 +10,6 @@ files (in landing order) and the table folder. ``--serve``: every wave in one pr
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import time
@@ -22,7 +21,7 @@ from pyspark.sql import functions as F
 from bench import fs_stats
 from bench.contenders.common import PARQUET_CODEC, contender_spark_conf, driver_memory
 from bench.fs_stats import hadoop_statistics
-from bench.warm_jvm import SERVE_FLAG, serve
+from bench.warm_jvm import job_arguments, serve
 from bench.workload import KEY, OP, ORDERING, PARTITION, SCHEMA_ARROW
 
 FILE_ORDER, ROW = "_file_order", "_row"
@@ -112,12 +111,7 @@ def run_spec(spec_path: Path, spark: SparkSession) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("spec", type=Path, nargs="?")
-    parser.add_argument(SERVE_FLAG, action="store_true", help="serve one spec path a line on stdin (bench.warm_jvm)")
-    options = parser.parse_args(argv)
-    if options.spec is None and not options.serve:
-        parser.error("a spec file, or --serve")
+    options = job_arguments(__doc__.splitlines()[0], argv)
     spark = session()
     try:
         return serve(lambda path: run_spec(path, spark)) if options.serve else run_spec(options.spec, spark)

@@ -11,7 +11,6 @@ one spec path a line on stdin (bench.warm_jvm).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from datetime import UTC, datetime, timedelta
@@ -25,7 +24,7 @@ from bench import fs_stats
 from bench.contenders.common import driver_memory
 from bench.dynamodb_emulator import install_item_level_rollback
 from bench.fs_stats import hadoop_statistics
-from bench.warm_jvm import SERVE_FLAG, serve
+from bench.warm_jvm import job_arguments, serve
 from odp.config.items import table_config_item
 from odp.config.models import IndexKind, SourceFormat, TableConfig, TableType
 from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY, FileProcessorJobArgs
@@ -206,12 +205,7 @@ def serve_waves() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("spec", type=Path, nargs="?")
-    parser.add_argument(SERVE_FLAG, action="store_true", help="serve one spec path a line on stdin (bench.warm_jvm)")
-    options = parser.parse_args(argv)
-    if options.spec is None and not options.serve:
-        parser.error("a spec file, or --serve")
+    options = job_arguments(__doc__.splitlines()[0], argv)
     for name, value in {
         "AWS_DEFAULT_REGION": REGION,
         "AWS_ACCESS_KEY_ID": "testing",

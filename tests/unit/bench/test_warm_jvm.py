@@ -9,7 +9,7 @@ import pytest
 
 from bench.fleet_runner import over_repeats, repeat_orders
 from bench.runner import make_contender
-from bench.warm_jvm import WarmJob, serve
+from bench.warm_jvm import WarmJob, job_arguments, serve
 
 
 def test_serve_answers_each_spec_line_and_a_failing_wave_does_not_end_it(tmp_path: Path) -> None:
@@ -60,3 +60,11 @@ def test_warm_jvm_is_refused_for_a_contender_with_a_process_per_table(tmp_path: 
     assert make_contender("odp", tmp_path, warm_jvm=True).warm_jvm
     with pytest.raises(ValueError, match="starts a process per table"):
         make_contender("hudi_per_table", tmp_path, warm_jvm=True)
+
+
+def test_a_job_takes_one_spec_file_or_serves_and_refuses_neither(capsys: pytest.CaptureFixture[str]) -> None:
+    assert job_arguments("job", ["wave-1.json"]).spec == Path("wave-1.json")
+    assert job_arguments("job", ["--serve"]).serve
+    with pytest.raises(SystemExit):
+        job_arguments("job", [])
+    assert "a spec file, or --serve" in capsys.readouterr().err
