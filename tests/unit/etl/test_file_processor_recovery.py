@@ -15,7 +15,6 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from odp.config.models import TableConfig
 from odp.faults import on_fault
 from odp.tracker import RunStatus
 from tests.support.lake import CrashAfterCommit, Lake, rows_of, table_config
@@ -92,28 +91,31 @@ def legacy_tombstone_table(spark, tombstones: Path) -> None:
     frame.write.format("hudi").options(**options).mode("append").save(str(tombstones))
 
 
-def _deleted_key_1(spark, lake: Lake, name: str) -> tuple[TableConfig, Path]:
-    """A table with keys 1 and 2 where key 1 was deleted at SEQ 00005; its tombstones as an earlier release kept them."""
-    config = lake.configure(table_config(name))
-    lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann"), _c("I", "00001", 2, "bob")], CDC)
-    assert lake.run(spark, config.table_id).tables[0].status is RunStatus.COMPLETED
-    lake.land_parquet(config, "20260101-000002.parquet", [_c("D", "00005", 1, "ann"), _c("U", "00006", 2, "bo")], CDC)
-    assert lake.run(spark, config.table_id).tables[0].status is RunStatus.COMPLETED
-    tombstones = lake.root / "raw" / "lake_db" / "_odp_tombstones" / name
-    legacy_tombstone_table(spark, tombstones)
-    return config, tombstones
-
-
 @pytest.mark.spark
-def test_tombstones_an_earlier_release_kept_in_hudi_still_hold_and_move_to_the_log(spark, lake: Lake) -> None:
-    config, tombstones = _deleted_key_1(spark, lake, "legacy_tombstones")
+def test_tombstones_an_earlier_release_kept_in_hudi_hold_move_to_the_log_or_are_discarded_if_never_committed(
+    spark, lake: Lake
+) -> None:
+    """Tombstones an earlier release kept in a Hudi table still hold, and the next run folds them into the log; such a
+    tombstone table whose first commit never completed is discarded. A table with a completed commit (the table
+    itself, the tombstone table of an earlier release) is never discarded."""
+    config = lake.configure(table_config("legacy_tombstones"))
     table_id = config.table_id
+    lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann"), _c("I", "00001", 2, "bob")], CDC)
+    first = lake.run(spark, table_id).tables[0]
+    assert (first.status, first.discarded) == (RunStatus.COMPLETED, ()), first.error
+    lake.land_parquet(config, "20260101-000002.parquet", [_c("D", "00005", 1, "ann"), _c("U", "00006", 2, "bo")], CDC)
+    second = lake.run(spark, table_id).tables[0]
+    assert (second.status, second.discarded) == (RunStatus.COMPLETED, ()), second.error
+    # key 1 deleted at SEQ 00005; its tombstones as an earlier release kept them
+    tombstones = lake.root / "raw" / "lake_db" / "_odp_tombstones" / "legacy_tombstones"
+    legacy_tombstone_table(spark, tombstones)
     assert (tombstones / ".hoodie").is_dir()
     assert not (tombstones / "log").exists()
 
     lake.land_parquet(config, "20260101-000000.parquet", [_c("U", "00003", 1, "ann-stale")], CDC)
     late = lake.run(spark, table_id).tables[0]
     assert (late.status, late.stale_dropped) == (RunStatus.COMPLETED, 1), late.error
+    assert late.discarded == ()
     assert rows_of(spark, late.base_path, ["id", "name"]) == [(2, "bo")]
     # that run folded the Hudi table into the log: one folder, nothing else left at the path
     assert [p.name for p in tombstones.iterdir()] == ["log"]
@@ -122,28 +124,15 @@ def test_tombstones_an_earlier_release_kept_in_hudi_still_hold_and_move_to_the_l
     lake.land_parquet(config, "20260101-000003.parquet", [_c("U", "00004", 1, "ann-late")], CDC)
     again = lake.run(spark, table_id).tables[0]
     assert (again.status, again.stale_dropped) == (RunStatus.COMPLETED, 1), again.error
+    assert again.discarded == ()
     assert rows_of(spark, again.base_path, ["id", "name"]) == [(2, "bo")]
 
-
-@pytest.mark.spark
-def test_an_earlier_release_tombstone_table_whose_first_commit_never_completed_is_discarded(spark, lake: Lake) -> None:
-    config, tombstones = _deleted_key_1(spark, lake, "legacy_killed")
-    table_id = config.table_id
+    # the same tombstones as an earlier release's Hudi table again, whose first commit never completed: discarded
+    legacy_tombstone_table(spark, tombstones)
     uncomplete_first_commit(tombstones)
-    lake.land_parquet(config, "20260101-000003.parquet", [_c("U", "00007", 2, "bo-2")], CDC)
+    lake.land_parquet(config, "20260101-000004.parquet", [_c("U", "00007", 2, "bo-2")], CDC)
     rerun = lake.run(spark, table_id).tables[0]
     assert rerun.status is RunStatus.COMPLETED, rerun.error
     assert len(rerun.discarded) == 1
-    assert rerun.discarded[0].endswith("/_odp_tombstones/legacy_killed")
+    assert rerun.discarded[0].endswith("/_odp_tombstones/legacy_tombstones")
     assert rows_of(spark, rerun.base_path, ["id", "name"]) == [(2, "bo-2")]
-
-
-@pytest.mark.spark
-def test_a_table_with_a_completed_commit_is_never_discarded(spark, lake: Lake) -> None:
-    config = lake.configure(table_config("kept_table"))
-    lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann")], CDC)
-    first = lake.run(spark, config.table_id).tables[0]
-    lake.land_parquet(config, "20260101-000002.parquet", [_c("U", "00002", 1, "ann-2")], CDC)
-    second = lake.run(spark, config.table_id).tables[0]
-    assert (first.discarded, second.discarded) == ((), ())
-    assert rows_of(spark, second.base_path, ["id", "name"]) == [(1, "ann-2")]

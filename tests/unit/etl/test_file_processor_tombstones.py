@@ -28,28 +28,48 @@ def _c(op: str, seq: str, key: int, name: str) -> dict:
 
 
 @pytest.mark.spark
-def test_a_late_change_older_than_a_committed_delete_does_not_resurrect_the_row(spark, lake: Lake) -> None:
+def test_a_crash_before_the_commit_reruns_and_a_late_change_older_than_its_delete_does_not_resurrect_the_row(
+    spark, lake: Lake
+) -> None:
+    """A crash between the tombstones and the commit reruns to the right table; the delete it commits is newer data: a
+    late, older change does not bring the row back, a re-insert newer than the delete does, a full load clears the
+    tombstones."""
     config = lake.configure(table_config("deleted_stays"))
     table_id = config.table_id
     lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann"), _c("I", "00001", 2, "bob")], CDC)
     assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
-    lake.land_parquet(config, "20260101-000002.parquet", [_c("D", "00005", 1, "ann")], CDC)
-    deleted = lake.run(spark, table_id).tables[0]
-    assert deleted.status is RunStatus.COMPLETED
-    assert rows_of(spark, deleted.base_path, ["id", "name"]) == [(2, "bob")]
+    lake.land_parquet(
+        config, "20260101-000002.parquet", [_c("D", "00005", 1, "ann"), _c("U", "00006", 2, "bob-2")], CDC
+    )
+    with on_fault(CrashBeforeCommit.POINT, CrashBeforeCommit()) as crash:
+        crashed = lake.run(spark, table_id).tables[0]
+    assert crash.fired == 1
+    assert crashed.status is RunStatus.REFRESH_ERROR
+    assert "simulated crash before the commit" in crashed.error
+    assert len(lake.landed(table_id)) == 1  # tombstones written, the table not committed
+    assert rows_of(spark, crashed.base_path, ["id", "name"]) == [(1, "ann"), (2, "bob")]
+
+    # the rerun applies the same file again: its own tombstone (already written) drops none of its changes
+    rerun = lake.run(spark, table_id).tables[0]
+    assert rerun.status is RunStatus.COMPLETED, rerun.error
+    assert (rerun.files, rerun.reconciled, rerun.stale_dropped) == (1, 0, 0)
+    assert rows_of(spark, rerun.base_path, ["id", "name"]) == [(2, "bob-2")]
+    assert (rerun.deletes, rerun.updates) == (1, 1)
+    assert lake.landed(table_id) == []
     # the tombstones live beside the table, not inside its base path
     tombstones = lake.root / "raw" / "lake_db" / "_odp_tombstones" / "deleted_stays"
     assert [p.name for p in tombstones.iterdir()] == ["log"]  # Parquet folders, no second Hudi table
-    assert len(list((tombstones / "log").glob("run-*/*.parquet"))) == 1
+    # one Parquet file a run: the crashed run's folder and the rerun's
+    assert [len(list(run.glob("*.parquet"))) for run in (tombstones / "log").glob("run-*")] == [1, 1]
     assert not (lake.root / "raw" / "lake_db" / "deleted_stays" / "_odp_tombstones").exists()
 
-    # a late file: an update of key 1 older than its committed delete, and a newer update of key 2
+    # a late file: an update of key 1 older than its committed delete (the tombstone holds), and a newer update of key 2
     lake.land_parquet(
-        config, "20260101-000000.parquet", [_c("U", "00003", 1, "ann-stale"), _c("U", "00004", 2, "bob-2")], CDC
+        config, "20260101-000000.parquet", [_c("U", "00003", 1, "ann-stale"), _c("U", "00007", 2, "bob-3")], CDC
     )
     late = lake.run(spark, table_id).tables[0]
     assert late.status is RunStatus.COMPLETED, late.error
-    assert rows_of(spark, late.base_path, ["id", "name"]) == [(2, "bob-2")]
+    assert rows_of(spark, late.base_path, ["id", "name"]) == [(2, "bob-3")]
     assert late.stale_dropped == 1
     assert (late.inserts, late.updates) == (0, 1)
 
@@ -58,10 +78,10 @@ def test_a_late_change_older_than_a_committed_delete_does_not_resurrect_the_row(
     again = lake.run(spark, table_id).tables[0]
     assert again.status is RunStatus.COMPLETED
     assert again.stale_dropped == 0
-    assert rows_of(spark, again.base_path, ["id", "name"]) == [(1, "ann-again"), (2, "bob-2")]
+    assert rows_of(spark, again.base_path, ["id", "name"]) == [(1, "ann-again"), (2, "bob-3")]
     assert sorted(tuple(r) for r in spark.sql("SELECT id, name FROM lake_db.deleted_stays").collect()) == [
         (1, "ann-again"),
-        (2, "bob-2"),
+        (2, "bob-3"),
     ]
     assert not spark.catalog.tableExists("lake_db._odp_tombstones")
 
@@ -132,68 +152,6 @@ def test_a_late_delete_loses_against_the_stored_row_of_a_merge_on_read_file_grou
         frame.unpersist()
 
 
-@pytest.mark.spark
-def test_a_crash_between_the_tombstones_and_the_commit_reruns_to_the_right_table(spark, lake: Lake) -> None:
-    config = lake.configure(table_config("crash_tomb"))
-    table_id = config.table_id
-    lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", 1, "ann"), _c("I", "00001", 2, "bob")], CDC)
-    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
-    lake.land_parquet(
-        config, "20260101-000002.parquet", [_c("D", "00005", 1, "ann"), _c("U", "00006", 2, "bob-2")], CDC
-    )
-    with on_fault(CrashBeforeCommit.POINT, CrashBeforeCommit()) as crash:
-        crashed = lake.run(spark, table_id).tables[0]
-    assert crash.fired == 1
-    assert crashed.status is RunStatus.REFRESH_ERROR
-    assert "simulated crash before the commit" in crashed.error
-    assert len(lake.landed(table_id)) == 1  # tombstones written, the table not committed
-    assert rows_of(spark, crashed.base_path, ["id", "name"]) == [(1, "ann"), (2, "bob")]
-
-    # the rerun applies the same file again: its own tombstone (already written) drops none of its changes
-    rerun = lake.run(spark, table_id).tables[0]
-    assert rerun.status is RunStatus.COMPLETED, rerun.error
-    assert (rerun.files, rerun.reconciled, rerun.stale_dropped) == (1, 0, 0)
-    assert rows_of(spark, rerun.base_path, ["id", "name"]) == [(2, "bob-2")]
-    assert (rerun.deletes, rerun.updates) == (1, 1)
-    assert lake.landed(table_id) == []
-
-    # and the tombstone holds: a late, older update of key 1 stays out
-    lake.land_parquet(config, "20260101-000000.parquet", [_c("U", "00003", 1, "ann-stale")], CDC)
-    late = lake.run(spark, table_id).tables[0]
-    assert late.status is RunStatus.COMPLETED, late.error
-    assert late.stale_dropped == 1
-    assert rows_of(spark, late.base_path, ["id", "name"]) == [(2, "bob-2")]
-
-
-@pytest.mark.spark
-def test_a_long_tombstone_log_is_folded_into_one_folder_and_still_holds(
-    spark, lake: Lake, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr("etl.raw_table.tombstones.MAX_LOG_FOLDERS", 2)
-    config = lake.configure(table_config("folded"))
-    table_id = config.table_id
-    log = lake.root / "raw" / "lake_db" / "_odp_tombstones" / "folded" / "log"
-    lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", k, f"n{k}") for k in (1, 2, 3, 4)], CDC)
-    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
-    for n, key in enumerate((1, 2), start=2):  # two runs, one delete each: two folders
-        lake.land_parquet(config, f"20260101-00000{n}.parquet", [_c("D", f"0001{n}", key, f"n{key}")], CDC)
-        assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
-    assert [p.name.endswith("-consolidated") for p in log.iterdir()] == [False, False]
-    # the third makes three: after its commit, they are folded into one
-    fold = _count_the_fold(spark, monkeypatch)
-    lake.land_parquet(config, "20260101-000004.parquet", [_c("D", "00014", 3, "n3"), _c("U", "00015", 4, "n4-2")], CDC)
-    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
-    assert [p.name.endswith("-consolidated") for p in log.iterdir()] == [True]
-    # a small log is folded by one task: the log's schema and the write (3 before: its newest per key was an exchange)
-    assert fold.jobs == 2, "\n".join(fold.job_names)
-    # every delete is still remembered: late, older updates of keys 1 to 3 stay out
-    late = [_c("U", "00011", 1, "x"), _c("U", "00012", 2, "x"), _c("U", "00013", 3, "x")]
-    lake.land_parquet(config, "20260101-000000.parquet", late, CDC)
-    result = lake.run(spark, table_id).tables[0]
-    assert (result.status, result.stale_dropped) == (RunStatus.COMPLETED, 3), result.error
-    assert rows_of(spark, result.base_path, ["id", "name"]) == [(4, "n4-2")]
-
-
 def _count_the_fold(spark: Any, monkeypatch: pytest.MonkeyPatch) -> SparkWork:
     """The Spark work of the writer's next fold of a tombstone log, counted."""
     fold = etl.raw_table.writer.consolidate_tombstones
@@ -213,34 +171,50 @@ def _count_the_fold(spark: Any, monkeypatch: pytest.MonkeyPatch) -> SparkWork:
 def test_tombstones_of_a_key_widened_from_int_to_bigint_still_hold(
     spark, lake: Lake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A source widens its key (an int id running out, ALTER to bigint): the log then holds int and bigint folders,
-    which Spark's merged schema refuses (CANNOT_MERGE_SCHEMAS, every later run of the table failed); each run still
-    reads every delete, and the fold writes them as bigint."""
+    """A long tombstone log is folded into one folder, by one task, and still holds. Then the source widens its key
+    (an int id running out, ALTER to bigint): the log then holds int and bigint folders, which Spark's merged schema
+    refuses (CANNOT_MERGE_SCHEMAS, every later run of the table failed); each run still reads every delete, and the
+    fold writes them as bigint."""
+    monkeypatch.setattr("etl.raw_table.tombstones.MAX_LOG_FOLDERS", 2)
     wide = pa.schema([("Op", pa.string()), ("SEQ", pa.string()), ("ID", pa.int64()), ("NAME", pa.string())])
     config = lake.configure(table_config("widened_key"))
     table_id = config.table_id
-    lake.land_parquet(config, "20260101-000001.parquet", [_c("I", "00001", k, f"n{k}") for k in (1, 2, 3)], CDC)
-    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
-    lake.land_parquet(config, "20260101-000002.parquet", [_c("D", "00005", 1, "n1")], CDC)  # an int tombstone
-    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
-    lake.land_parquet(config, "20260101-000003.parquet", [_c("D", "00006", 2, "n2"), _c("U", "00006", 3, "c6")], wide)
-    widened = lake.run(spark, table_id).tables[0]  # a bigint tombstone beside the int one
-    assert widened.status is RunStatus.COMPLETED, widened.error
-    # late updates older than each delete, and a newer update of key 3
-    late = [_c("U", "00003", 1, "x"), _c("U", "00004", 2, "x"), _c("U", "00007", 3, "c7")]
-    lake.land_parquet(config, "20260101-000004.parquet", late, wide)
-    result = lake.run(spark, table_id).tables[0]
-    assert (result.status, result.stale_dropped) == (RunStatus.COMPLETED, 2), result.error
-    assert rows_of(spark, result.base_path, ["id", "name"]) == [(3, "c7")]
-
-    # the fold reads the mixed log too, and leaves one bigint folder that still holds every delete
-    monkeypatch.setattr("etl.raw_table.tombstones.MAX_LOG_FOLDERS", 2)
-    lake.land_parquet(config, "20260101-000005.parquet", [_c("D", "00008", 3, "c7")], wide)
-    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
     log = lake.root / "raw" / "lake_db" / "_odp_tombstones" / "widened_key" / "log"
+    inserts = [_c("I", "00001", k, f"n{k}") for k in range(1, 7)]
+    lake.land_parquet(config, "20260101-000001.parquet", inserts, CDC)
+    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
+    for n, key in enumerate((1, 2), start=2):  # two runs, one int delete each: two folders
+        lake.land_parquet(config, f"20260101-00000{n}.parquet", [_c("D", f"0001{n}", key, f"n{key}")], CDC)
+        assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
+    assert [p.name.endswith("-consolidated") for p in log.iterdir()] == [False, False]
+    # the third makes three: after its commit, they are folded into one
+    fold = _count_the_fold(spark, monkeypatch)
+    lake.land_parquet(config, "20260101-000004.parquet", [_c("D", "00014", 3, "n3"), _c("U", "00015", 4, "n4-2")], CDC)
+    assert lake.run(spark, table_id).tables[0].status is RunStatus.COMPLETED
+    assert [p.name.endswith("-consolidated") for p in log.iterdir()] == [True]
+    # a small log is folded by one task: the log's schema and the write (3 before: its newest per key was an exchange)
+    assert fold.jobs == 2, "\n".join(fold.job_names)
+
+    # every folded delete is still remembered: late, older updates of keys 1 to 3 stay out; the file comes with the
+    # key as bigint, and its delete of key 5 is a bigint tombstone beside the folded int one
+    late = [_c("U", "00011", 1, "x"), _c("U", "00012", 2, "x"), _c("U", "00013", 3, "x"), _c("D", "00016", 5, "n5")]
+    lake.land_parquet(config, "20260101-000005.parquet", late, wide)
+    widened = lake.run(spark, table_id).tables[0]
+    assert (widened.status, widened.stale_dropped) == (RunStatus.COMPLETED, 3), widened.error
+    assert rows_of(spark, widened.base_path, ["id", "name"]) == [(4, "n4-2"), (6, "n6")]
+
+    # the next run reads the mixed log: late updates older than an int (key 1) and a bigint (key 5) tombstone stay
+    # out, a newer update of key 4 applies; its delete of key 6 makes a third folder, and the fold reads the mixed
+    # log too, and leaves one bigint folder
+    late = [_c("U", "00002", 1, "x"), _c("U", "00010", 5, "x"), _c("U", "00017", 4, "c7"), _c("D", "00017", 6, "n6")]
+    lake.land_parquet(config, "20260101-000006.parquet", late, wide)
+    mixed = lake.run(spark, table_id).tables[0]
+    assert (mixed.status, mixed.stale_dropped) == (RunStatus.COMPLETED, 2), mixed.error
     assert [p.name.endswith("-consolidated") for p in log.iterdir()] == [True]
     assert spark.read.parquet(str(next(log.iterdir()))).schema["id"].dataType.simpleString() == "bigint"
-    lake.land_parquet(config, "20260101-000006.parquet", [_c("U", "00002", 1, "x"), _c("I", "00009", 4, "d")], wide)
-    last = lake.run(spark, table_id).tables[0]
-    assert (last.status, last.stale_dropped) == (RunStatus.COMPLETED, 1), last.error
-    assert rows_of(spark, last.base_path, ["id", "name"]) == [(4, "d")]
+    # that folder still holds every delete, the int ones and the bigint ones
+    last = [_c("U", "00003", 1, "x"), _c("U", "00004", 3, "x"), _c("U", "00005", 6, "x"), _c("I", "00019", 7, "d")]
+    lake.land_parquet(config, "20260101-000007.parquet", last, wide)
+    result = lake.run(spark, table_id).tables[0]
+    assert (result.status, result.stale_dropped) == (RunStatus.COMPLETED, 3), result.error
+    assert rows_of(spark, result.base_path, ["id", "name"]) == [(4, "c7"), (7, "d")]
