@@ -71,6 +71,8 @@ class BadInput:
         return f"src/app/{self.table}/{self.files[-1][0]}"
 
 
+# A good file before the bad one, committed by the same run: in one case of each way a DMS file fails (a row the
+# count job refuses, a column its footer lacks, a footer that does not read); the quarantine after it is the same.
 GOOD_FIRST = ("20260101-0.parquet", parquet([GOOD_PARQUET_ROW]))
 ENORMOUS = debezium(after={"id": 2, "name": "x" * MAX_RECORD_CHARS})  # one line of more than 8 MiB
 CATALOGUE = [
@@ -81,7 +83,7 @@ CATALOGUE = [
     ),
     BadInput(
         "dms_null_key",
-        (GOOD_FIRST, ("20260101-1.parquet", parquet([{**GOOD_PARQUET_ROW, "id": None}]))),
+        (("20260101-1.parquet", parquet([{**GOOD_PARQUET_ROW, "id": None}])),),
         "src/app/dms_null_key/20260101-1.parquet: row 1: null key column id",
     ),
     BadInput(
@@ -91,12 +93,12 @@ CATALOGUE = [
     ),
     BadInput(
         "dms_missing_ordering",
-        (GOOD_FIRST, ("20260101-1.parquet", parquet([{"Op": "I", "id": 1}], CDC.remove(1)))),
+        (("20260101-1.parquet", parquet([{"Op": "I", "id": 1}], CDC.remove(1))),),
         "src/app/dms_missing_ordering/20260101-1.parquet: missing ordering column seq",
     ),
     BadInput(
         "dms_missing_op",
-        (GOOD_FIRST, ("20260101-1.parquet", parquet([{"seq": "1", "id": 1}], CDC.remove(0).remove(2)))),
+        (("20260101-1.parquet", parquet([{"seq": "1", "id": 1}], CDC.remove(0).remove(2))),),
         "src/app/dms_missing_op/20260101-1.parquet: missing Op column in a CDC file",
     ),
     BadInput(

@@ -95,35 +95,31 @@ def test_new_tables_encode_and_the_options_carry_the_layout() -> None:
 
 
 @pytest.mark.spark
-def test_a_slash_in_a_partition_value_is_one_encoded_folder_read_back_as_written(spark, lake: Lake) -> None:
-    config = _table(lake)
-    _land(lake, config, "20260101-000001.parquet", [(1, 1, "eu/west"), (2, 2, "us")])
-    run = lake.run(spark, config.table_id).tables[0]
-    assert run.status is RunStatus.COMPLETED, run.error
-    assert _partition_folders(run.base_path) == ["region=eu%2Fwest", "region=us"]  # one level each
-    assert f"{URL_ENCODE_OPTION}=true" in _properties(run.base_path)  # fixed with the table
-    expected = [(1, "eu/west"), (2, "us")]
-    assert rows_of(spark, run.base_path, ["id", "region"]) == expected
-    assert hudi_rs_rows(run.base_path, ["id", "region"]) == expected
-    assert spark.read.format("hudi").load(run.base_path).where("region = 'eu/west'").count() == 1
-    # What the catalog sync registers: the configured extractor over each partition path, as its hms executor calls it.
-    extractor = _extractor(spark)
-    registered = {
-        folder: list(extractor.extractPartitionValuesInPath(folder)) for folder in _partition_folders(run.base_path)
-    }
-    assert registered == {"region=eu%2Fwest": ["eu/west"], "region=us": ["us"]}
-
-
-@pytest.mark.spark
-def test_with_catalog_sync_encoded_values_are_stored_and_registered_decoded(spark, lake: Lake, local_metastore) -> None:
-    """The hms sync (what the Glue jobs run, against the Glue catalog) registers the values as written, not encoded."""
+def test_a_slash_in_a_partition_value_is_one_encoded_folder_read_back_and_registered_as_written(
+    spark, lake: Lake, local_metastore
+) -> None:
+    """With the hms sync (what the Glue jobs run, against the Glue catalog): one encoded folder a value, the values
+    stored and read back as written, and registered decoded, not encoded."""
     config = _table(lake)
     _land(lake, config, "20260101-000001.parquet", [(1, 1, "us"), (2, 2, "eu/west"), (3, 3, "o'brien")])
     args = replace(lake.args(config.table_id), catalog_sync=True)
     run = run_file_processor(spark, args, dynamodb=lake.dynamodb, resolve_uri=lake.resolve).tables[0]
     assert run.status is RunStatus.COMPLETED, run.error
-    assert _partition_folders(run.base_path) == ["region=eu%2Fwest", "region=o%27brien", "region=us"]
-    assert rows_of(spark, run.base_path, ["id", "region"]) == [(1, "us"), (2, "eu/west"), (3, "o'brien")]
+    folders = ["region=eu%2Fwest", "region=o%27brien", "region=us"]
+    assert _partition_folders(run.base_path) == folders  # one level each
+    assert f"{URL_ENCODE_OPTION}=true" in _properties(run.base_path)  # fixed with the table
+    expected = [(1, "us"), (2, "eu/west"), (3, "o'brien")]
+    assert rows_of(spark, run.base_path, ["id", "region"]) == expected
+    assert hudi_rs_rows(run.base_path, ["id", "region"]) == expected
+    assert spark.read.format("hudi").load(run.base_path).where("region = 'eu/west'").count() == 1
+    # The configured extractor over each partition path, as the sync's hms executor calls it.
+    extractor = _extractor(spark)
+    assert {folder: list(extractor.extractPartitionValuesInPath(folder)) for folder in folders} == {
+        "region=eu%2Fwest": ["eu/west"],
+        "region=o%27brien": ["o'brien"],
+        "region=us": ["us"],
+    }
+    # What the sync registered: the values as written, each at its encoded folder.
     partitions = local_metastore.listPartitions("lake_db", config.target_table, -1)
     registered = {
         tuple(partition.getValues()): partition.getSd().getLocation().rsplit("/", 1)[-1] for partition in partitions
@@ -147,10 +143,12 @@ def test_an_existing_unencoded_table_keeps_its_layout_and_refuses_a_slash(
         first = lake.run(spark, config.table_id).tables[0]
     assert first.status is RunStatus.COMPLETED, first.error
     assert f"{URL_ENCODE_OPTION}=false" in _properties(first.base_path)
+    # A file with a slash in a value, and one without beside it in the same run.
     _land(lake, config, "20260101-000002.parquet", [(2, 2, "o'brien"), (3, 3, "eu/west")])
-    refused = lake.run(spark, config.table_id).tables[0]
+    _land(lake, config, "20260101-000003.parquet", [(4, 4, "o'brien")])
+    second = lake.run(spark, config.table_id).tables[0]
     # refused before anything was written: the file is quarantined at its first failure, the run goes on
-    assert refused.status is RunStatus.COMPLETED, refused.error
+    assert second.status is RunStatus.COMPLETED, second.error
     [quarantined] = lake.quarantined(config.table_id)
     assert (
         f"{config.staging_prefix}20260101-000002.parquet: row 2, partition column region: value 'eu/west' would "
@@ -158,14 +156,11 @@ def test_an_existing_unencoded_table_keeps_its_layout_and_refuses_a_slash(
         "values and keeps that layout. To move it to the encoded layout, rebuild it: python -m odp replay "
         f"{config.table_id} (deletes the table"
     ) in quarantined.last_error
-    assert refused.quarantined_files == (quarantined.key,)
-    assert _partition_folders(first.base_path) == ["region=us"]
-    # Without the slash the same table is written in its own layout: o'brien stays as it is in the path.
+    assert second.quarantined_files == (quarantined.key,)
     assert quarantined.key == f"{config.staging_prefix}20260101-000002.parquet"
     assert lake.landed(config.table_id) == []
-    _land(lake, config, "20260101-000003.parquet", [(2, 2, "o'brien")])
-    second = lake.run(spark, config.table_id).tables[0]
-    assert second.status is RunStatus.COMPLETED, second.error
+    # Without the slash the same table is written in its own layout: o'brien stays as it is in the path, and nothing
+    # of the refused file is in the table (neither its key 2 nor an eu folder).
     assert _partition_folders(first.base_path) == ["region=o'brien", "region=us"]
     assert f"{URL_ENCODE_OPTION}=false" in _properties(first.base_path)
-    assert rows_of(spark, first.base_path, ["id", "region"]) == [(1, "us"), (2, "o'brien")]
+    assert rows_of(spark, first.base_path, ["id", "region"]) == [(1, "us"), (4, "o'brien")]
