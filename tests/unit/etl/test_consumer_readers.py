@@ -3,12 +3,14 @@ documents) row for row as Hudi 1.0.2 reads it, registered in the catalog as Athe
 refused until an operator converts it with the command the refusal names.
 
 The tables are written by the project's own jobs (the File Processor, the dataset refresher) on the shared session;
-the 0.15.0 reads run in one child JVM (``sandbox.consumer_reader``) for every table of the test.
+the 0.15.0 reads run in one child JVM (``sandbox.consumer_reader``) for every table of the test, and the catalog is
+read from the tables' first writes, which run Hudi's sync.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import shutil
 from dataclasses import replace
 from decimal import Decimal
@@ -19,6 +21,7 @@ import pytest
 
 import etl.hudi.options
 import etl.hudi.table_version
+import sandbox.consumer_reader
 from etl.datasets.refresh import DatasetRefresher
 from etl.file_processor.processor import run_file_processor
 from etl.file_processor.run_context import job_write_profile
@@ -26,7 +29,7 @@ from odp.config.datasets import DatasetConfig, DatasetSource, Refresh, Zone
 from odp.config.models import TableConfig, TableMode, TableType
 from odp.contracts.datasets import LakeRoots
 from odp.tracker import RunStatus
-from sandbox.consumer_reader import ConsumerRead, QueryType, consumer_mismatches
+from sandbox.consumer_reader import ConsumerRead, QueryType, TableRows, consumer_mismatches, table_rows
 from tests.support.lake import Lake, patch_write_profile, rows_of, table_config
 
 COLUMNS = {
@@ -67,15 +70,21 @@ def change(op: str, seq: int, key: int, region: str | None = None) -> dict:
     }
 
 
-# Three rounds of changes per table: a load, then CDC. The MERGE_ON_READ table's second round logs out-of-order
-# changes: an update older than the stored row (it must lose), two updates of one key in reverse order in one file,
-# a delete, and a delete older than the stored row (it must lose too: ODP drops it, docs/decisions/022); its third
-# round logs another late update and a delete, then the compaction scheduled at that delta commit merges every log.
+# Rounds of changes per table: a load, then CDC. The MERGE_ON_READ table's second round logs out-of-order changes:
+# an update older than the stored row (it must lose), two updates of one key in reverse order in one file, a delete,
+# and a delete older than the stored row (it must lose too: ODP drops it, docs/decisions/022); its third round logs
+# another late update and a delete, then the compaction scheduled at that delta commit merges every log. The other
+# tables take two: the load and one round of CDC over it.
 ROUNDS: dict[str, list[list[dict]]] = {
     "cow": [
         [change("I", 10, key) for key in range(1, 10)],
-        [change("U", 20, 1), change("U", 20, 2, "eu/west"), change("D", 20, 3)],
-        [change("U", 30, 4), change("I", 30, 10)],
+        [
+            change("U", 20, 1),
+            change("U", 20, 2, "eu/west"),
+            change("D", 20, 3),
+            change("U", 30, 4),
+            change("I", 30, 10),
+        ],
     ],
     "mor": [
         [change("I", 10, key) for key in range(1, 13)],
@@ -92,8 +101,7 @@ ROUNDS: dict[str, list[list[dict]]] = {
     ],
     "history": [
         [change("I", 10, key) for key in range(1, 5)],
-        [change("U", 20, 1), change("D", 20, 2)],
-        [change("U", 30, 1)],
+        [change("U", 20, 1), change("D", 20, 2), change("U", 30, 1)],
     ],
 }
 
@@ -130,9 +138,9 @@ def _properties(base_path: str, *, metadata: bool = False) -> str:
     return ((folder / "metadata" / ".hoodie" if metadata else folder) / "hoodie.properties").read_text()
 
 
-def _ids_and_seqs(spark, base_path: str, query: QueryType) -> list[tuple[int, int]]:
-    frame = spark.read.format("hudi").option("hoodie.datasource.query.type", query.value).load(base_path)
-    return sorted((row.id, row.seq) for row in frame.select("id", "seq").collect())
+def _columns(table: TableRows, *names: str) -> list[tuple]:
+    """The given columns of a read's rows (Spark's JSON of each row), sorted."""
+    return sorted(tuple(json.loads(row)[name] for name in names) for row in table.rows)
 
 
 def _log_files(base_path: str) -> list[Path]:
@@ -142,9 +150,13 @@ def _log_files(base_path: str) -> list[Path]:
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_every_kind_of_table_reads_the_same_with_the_consumers_hudi_0_15(
-    spark, lake: Lake, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+def test_every_kind_of_table_reads_the_same_with_the_consumers_hudi_0_15_and_is_registered_as_athena_reads_it(
+    spark, lake: Lake, local_metastore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """The partitioned tables' first writes run Hudi's hms sync (what the Glue jobs run against the Glue catalog)
+    into an embedded metastore: the COPY_ON_WRITE table, and the MERGE_ON_READ table as ``<table>`` and
+    ``<table>_rt`` (snapshot) and ``<table>_ro`` (read-optimized), with Athena's formats, the declared types and the
+    partition values decoded. Every table then reads the same with Hudi 0.15.0 as with Hudi 1.0.2."""
     # MERGE_ON_READ: updates and deletes of every base file go to logs (as a real table's above 4 MiB), and the third
     # delta commit schedules a compaction of every file group with a log
     patch_write_profile(
@@ -162,25 +174,37 @@ def test_every_kind_of_table_reads_the_same_with_the_consumers_hudi_0_15(
     )
     paths = {name: roots.table_path(config) for name, config in tables.items()}
     before_compaction = f"file://{tmp_path / 'mor_before_compaction'}"
+    synced = (tables["cow"].table_id, tables["mor"].table_id)
     for number in range(3):
-        for name, config in tables.items():
+        landed = {name: config for name, config in tables.items() if number < len(ROUNDS[name])}
+        for name, config in landed.items():
             lake.land_parquet(config, f"20260101-{number:03d}.parquet", ROUNDS[name][number], SCHEMA)
-        outcome = lake.run(spark, *(config.table_id for config in tables.values()))
-        assert all(run.status is RunStatus.COMPLETED for run in outcome.tables), outcome.tables
-        refreshed = refresher.refresh(dataset)
-        assert refreshed.status is RunStatus.WRITTEN, refreshed.error
+        if number == 0:  # the partitioned tables' first write with the catalog sync on
+            args = replace(lake.args(*synced), catalog_sync=True)
+            runs = run_file_processor(spark, args, dynamodb=lake.dynamodb, resolve_uri=lake.resolve).tables
+            runs += lake.run(spark, tables["history"].table_id).tables
+        else:
+            runs = lake.run(spark, *(config.table_id for config in landed.values())).tables
+        assert all(run.status is RunStatus.COMPLETED for run in runs), runs
+        if "cow" in landed:  # the dataset over the COPY_ON_WRITE table, refreshed after each of its rounds
+            refreshed = refresher.refresh(dataset)
+            assert refreshed.status is RunStatus.WRITTEN, refreshed.error
         if number == 1:  # the logs hold round 2's out-of-order changes: keep the table as it is now
             assert _log_files(paths["mor"])
             shutil.copytree(paths["mor"].removeprefix("file://"), before_compaction.removeprefix("file://"))
-    # the compaction merged every log into base files: the read-optimized view (base files only) is the snapshot
-    assert _ids_and_seqs(spark, paths["mor"], QueryType.READ_OPTIMIZED) == _ids_and_seqs(
-        spark, paths["mor"], QueryType.SNAPSHOT
-    )
-    # late changes lost (the update of 1, the delete of 8), the last of two updates won, the delete of 3 applied
-    stored = rows_of(spark, before_compaction, ["id", "seq", "region"], order_by=["id"])
-    assert stored[:5] == [(1, 10, "o'brien"), (2, 22, "us"), (4, 10, "o'brien"), (5, 20, "us"), (6, 10, "eu/west")]
-    assert (8, 10, "us") in stored
-    assert (8, 10, "us") in rows_of(spark, paths["mor"], ["id", "seq", "region"])  # and the compaction kept it
+
+    registered = {
+        name: _registered(local_metastore, "lake_db", name) for name in local_metastore.getAllTables("lake_db")
+    }
+    # MERGE_ON_READ: Hudi 1.0.2's sync (table strategy ALL) registers the snapshot twice, as <table> and <table>_rt
+    expected = {
+        "cow_orders": "snapshot",
+        "mor_orders": "real_time",
+        "mor_orders_ro": "read_optimized",
+        "mor_orders_rt": "real_time",
+    }
+    assert registered == {name: _athena_definition(kind) for name, kind in expected.items()}
+
     dataset_path = roots.dataset_path(dataset)
     written = [*paths.values(), before_compaction, dataset_path]
     for path in written:
@@ -188,17 +212,37 @@ def test_every_kind_of_table_reads_the_same_with_the_consumers_hudi_0_15(
     assert "hoodie.table.version=6" in _properties(paths["mor"], metadata=True)
 
     snapshot, optimized = QueryType.SNAPSHOT, QueryType.READ_OPTIMIZED
+    logged = ConsumerRead("MERGE_ON_READ, out-of-order changes in its logs", before_compaction, snapshot)
+    compacted = ConsumerRead("MERGE_ON_READ, compacted", paths["mor"], snapshot)
+    compacted_base = ConsumerRead("MERGE_ON_READ, compacted", paths["mor"], optimized)
     reads = [
         ConsumerRead("COPY_ON_WRITE", paths["cow"]),
-        ConsumerRead("MERGE_ON_READ, out-of-order changes in its logs", before_compaction, snapshot),
+        logged,
         ConsumerRead("MERGE_ON_READ, out-of-order changes in its logs", before_compaction, optimized),
-        ConsumerRead("MERGE_ON_READ, compacted", paths["mor"], snapshot),
-        ConsumerRead("MERGE_ON_READ, compacted", paths["mor"], optimized),
+        compacted,
+        compacted_base,
         ConsumerRead("historical", paths["history"]),
         ConsumerRead("dataset", dataset_path),
     ]
+    # consumer_mismatches reads each table in this session too (Hudi 1.0.2): its rows serve the checks below
+    writer: dict[ConsumerRead, TableRows] = {}
+
+    def kept(session, read: ConsumerRead) -> TableRows:
+        writer[read] = table_rows(session, read)
+        return writer[read]
+
+    monkeypatch.setattr(sandbox.consumer_reader, "table_rows", kept)
     mismatches = [str(mismatch) for mismatch in consumer_mismatches(spark, reads)]
     assert not mismatches, "\n".join(mismatches)
+    assert set(writer) == set(reads)
+
+    # the compaction merged every log into base files: the read-optimized view (base files only) is the snapshot
+    assert _columns(writer[compacted_base], "id", "seq") == _columns(writer[compacted], "id", "seq")
+    # late changes lost (the update of 1, the delete of 8), the last of two updates won, the delete of 3 applied
+    stored = _columns(writer[logged], "id", "seq", "region")
+    assert stored[:5] == [(1, 10, "o'brien"), (2, 22, "us"), (4, 10, "o'brien"), (5, 20, "us"), (6, 10, "eu/west")]
+    assert (8, 10, "us") in stored
+    assert (8, 10, "us") in _columns(writer[compacted], "id", "seq", "region")  # and the compaction kept it
 
 
 def _athena_formats(kind: str) -> tuple[str, str, str]:
@@ -215,32 +259,6 @@ def _athena_formats(kind: str) -> tuple[str, str, str]:
         "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
         "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
     )
-
-
-@pytest.mark.spark
-def test_the_catalog_sync_registers_each_table_as_athena_reads_it(spark, lake: Lake, local_metastore) -> None:
-    """Hudi's hms sync (what the Glue jobs run against the Glue catalog) into an embedded metastore: a COPY_ON_WRITE
-    table, and a MERGE_ON_READ table as ``<table>`` and ``<table>_rt`` (snapshot) and ``<table>_ro``
-    (read-optimized), with Athena's formats, the declared types and the partition values decoded."""
-    tables = _tables(lake)
-    synced = {name: tables[name] for name in ("cow", "mor")}
-    for config in synced.values():
-        lake.land_parquet(config, "20260101-000.parquet", ROUNDS["cow"][0], SCHEMA)
-    args = replace(lake.args(*(config.table_id for config in synced.values())), catalog_sync=True)
-    outcome = run_file_processor(spark, args, dynamodb=lake.dynamodb, resolve_uri=lake.resolve)
-    assert all(run.status is RunStatus.COMPLETED for run in outcome.tables), outcome.tables
-
-    registered = {
-        name: _registered(local_metastore, "lake_db", name) for name in local_metastore.getAllTables("lake_db")
-    }
-    # MERGE_ON_READ: Hudi 1.0.2's sync (table strategy ALL) registers the snapshot twice, as <table> and <table>_rt
-    expected = {
-        "cow_orders": "snapshot",
-        "mor_orders": "real_time",
-        "mor_orders_ro": "read_optimized",
-        "mor_orders_rt": "real_time",
-    }
-    assert registered == {name: _athena_definition(kind) for name, kind in expected.items()}
 
 
 def _registered(metastore, database: str, name: str) -> dict:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
-from etl.hudi.options import HudiProfile, WriteProfile
 from etl.streaming.batch import StreamTarget, process_micro_batch
 from etl.streaming.local import run_local_stream
 from odp.config.models import TableMode, TableType
@@ -23,7 +23,7 @@ def rows(spark, target: StreamTarget, config) -> list[tuple]:
 def bad_records(tmp_path: Path) -> list[dict]:
     return [
         json.loads(line)
-        for path in sorted((tmp_path / "errors").rglob("*.json"))
+        for path in sorted((tmp_path / "errors" / STREAM / "bad_records").rglob("*.json"))
         for line in path.read_text().splitlines()
     ]
 
@@ -54,13 +54,21 @@ FIRST_BATCH_BAD_RECORDS = [
         "the record cannot be parsed: RecursionError: maximum recursion depth exceeded while decoding a JSON "
         "array from a unicode string",
     ),
-    (None, "unknown table 'invoices': not streamed here (known: customers, order_events, orders)"),
+    (None, "unknown table 'invoices': not streamed here (known: customers, metrics, order_events, orders)"),
 ]
 
 
-def test_routing_event_types_late_duplicate_and_poison_records(
-    spark, target: StreamTarget, folder: StreamFolder, tmp_path: Path
+def test_routing_event_types_late_duplicate_poison_records_and_a_failed_table(
+    spark, target: StreamTarget, folder: StreamFolder, tmp_path: Path, tracker_tables: dict
 ) -> None:
+    """One stream run of three micro-batches over four tables: routing, event types, late, duplicate and poison
+    records on the three typed tables; and one table's failure (``metrics``, no columns configured: its second batch
+    turns a bigint into a string), which sets its records aside and blocks neither the tables after it in that batch
+    nor the next batch. Each table's commit of a micro-batch is its run in the run ledger, a failed one with its
+    error."""
+    untyped = streamed_table("metrics", table_type=TableType.COPY_ON_WRITE, mode=TableMode.CURRENT, columns=None)
+    ledger = RunLedger(tracker_tables["processing_tracker"], tracker_tables["processing_tracker_history"])
+    target = replace(target, tables=(CUSTOMERS, untyped, ORDERS, EVENTS), ledger=ledger)
     duplicate = change("INSERT", "orders", {"id": "o2", "amount": 7, "status": "new"}, ms=20)
     folder.write_documents(
         [
@@ -76,6 +84,7 @@ def test_routing_event_types_late_duplicate_and_poison_records(
             # attributes Spark takes for one column, and one of ODP's own names: refused, never renamed
             change("INSERT", "orders", {"id": "o8", "amount": 1, "status": "new", "STATUS": "NEW"}, ms=17),
             change("INSERT", "customers", {"id": "c8", "name": "Cy", "_odp_op": "D"}, ms=18),
+            change("INSERT", "metrics", {"id": "m1", "value": 5}, ms=19),  # value inferred as bigint
         ],
         # not a Kinesis record; and data nested deeper than Python's JSON parser recurses (it raised on the executor)
         raw_lines=("this is not a Kinesis record", "[" * 100_000 + "]" * 100_000),
@@ -84,8 +93,9 @@ def test_routing_event_types_late_duplicate_and_poison_records(
         [
             change("MODIFY", "customers", {"id": "c1", "name": "Ann Lee"}, ms=30),
             change("REMOVE", "customers", {"id": "c2", "name": "Bob"}, ms=31),
-            change("MODIFY", "orders", {"id": "o1", "amount": 13, "status": "paid"}, ms=32),
-            change("MODIFY", "order_events", {"id": "e1", "kind": "paid"}, ms=33),
+            change("MODIFY", "metrics", {"id": "m1", "value": "five"}, ms=32),  # bigint -> string: not a widening
+            change("MODIFY", "orders", {"id": "o1", "amount": 13, "status": "paid"}, ms=33),
+            change("MODIFY", "order_events", {"id": "e1", "kind": "paid"}, ms=34),
         ]
     )
     folder.write_documents(
@@ -99,57 +109,26 @@ def test_routing_event_types_late_duplicate_and_poison_records(
 
     outcomes = run_local_stream(spark, str(folder.root), str(tmp_path / "checkpoint"), target)
 
-    assert [(o.records, o.bad_records, o.duplicates) for o in outcomes] == [(13, 7, 1), (4, 0, 0), (4, 0, 0)]
-    assert {t.table_id: t.status for o in outcomes for t in o.tables} == {
-        CUSTOMERS.table_id: RunStatus.COMPLETED,
-        ORDERS.table_id: RunStatus.COMPLETED,
-        EVENTS.table_id: RunStatus.COMPLETED,
-    }
+    assert [(o.records, o.bad_records, o.duplicates) for o in outcomes] == [(14, 7, 1), (5, 0, 0), (4, 0, 0)]
+    done = RunStatus.COMPLETED
+    assert [{t.table_id: t.status for t in o.tables} for o in outcomes] == [
+        {CUSTOMERS.table_id: done, untyped.table_id: done, ORDERS.table_id: done, EVENTS.table_id: done},
+        # metrics failed; orders and order_events, after it in the batch, still committed
+        {CUSTOMERS.table_id: done, untyped.table_id: RunStatus.FAILED, ORDERS.table_id: done, EVENTS.table_id: done},
+        {CUSTOMERS.table_id: done, ORDERS.table_id: done},
+    ]
     assert rows(spark, target, CUSTOMERS) == [("c1", "Ann Lee")]
     assert rows(spark, target, ORDERS) == [("o1", "13.00", "paid")]
     assert rows(spark, target, EVENTS) == [("e1", "created"), ("e1", "paid")]
+    assert sorted(path.name for path in (tmp_path / "errors" / STREAM).iterdir()) == ["bad_records", "failed_tables"]
     assert (
         sorted(
             ((r.get("_odp_table_id"), r["reason"]) for r in bad_records(tmp_path)), key=lambda r: (r[0] or "~", r[1])
         )
         == FIRST_BATCH_BAD_RECORDS
     )
-
-
-def test_one_tables_failure_sets_its_records_aside_and_never_blocks_the_others(
-    spark, folder: StreamFolder, tmp_path: Path, tracker_tables: dict
-) -> None:
-    """Each table's commit of a micro-batch is its run in the run ledger, a failed one with its error."""
-    untyped = streamed_table("metrics", table_type=TableType.COPY_ON_WRITE, mode=TableMode.CURRENT, columns=None)
-    ledger = RunLedger(tracker_tables["processing_tracker"], tracker_tables["processing_tracker_history"])
-    target = StreamTarget(
-        stream=STREAM,
-        tables=(CUSTOMERS, untyped),
-        raw_root=f"file://{tmp_path / 'raw'}",
-        error_root=f"file://{tmp_path / 'errors'}",
-        profile=WriteProfile(HudiProfile.LOCAL),
-        ledger=ledger,
-    )
-    folder.write_documents(
-        [
-            change("INSERT", "metrics", {"id": "m1", "value": 5}, ms=1),  # value inferred as bigint
-            change("INSERT", "customers", {"id": "c1", "name": "Ann"}, ms=2),
-        ]
-    )
-    folder.write_documents(
-        [
-            change("MODIFY", "metrics", {"id": "m1", "value": "five"}, ms=3),  # bigint -> string: not a widening
-            change("MODIFY", "customers", {"id": "c1", "name": "Ann Lee"}, ms=4),
-        ]
-    )
-
-    outcomes = run_local_stream(spark, str(folder.root), str(tmp_path / "checkpoint"), target)
-
     second = {t.table_id: t for t in outcomes[1].tables}
-    assert second[CUSTOMERS.table_id].status == RunStatus.COMPLETED
-    assert second[untyped.table_id].status == RunStatus.FAILED
     assert second[untyped.table_id].error.startswith("SchemaEvolutionError: ")
-    assert rows(spark, target, CUSTOMERS) == [("c1", "Ann Lee")]
     set_aside = [
         json.loads(line)
         for path in (tmp_path / "errors" / STREAM / "failed_tables").rglob("*.json")
@@ -159,14 +138,13 @@ def test_one_tables_failure_sets_its_records_aside_and_never_blocks_the_others(
         (untyped.table_id, {"S": "five"})
     ]
     assert set_aside[0]["reason"] == second[untyped.table_id].error
-    # the ledger: both micro-batches' commits of customers, the failed one of metrics, as status reads them
+    # the ledger: every micro-batch's commit of customers (two valid records each), the failed one of metrics, as
+    # status reads them
     history = ledger.history(CUSTOMERS.table_id)
-    assert [(run.run_id, run.status, run.rows) for run in history] == [
-        (outcomes[0].batch_tag, RunStatus.COMPLETED, 1),
-        (outcomes[1].batch_tag, RunStatus.COMPLETED, 1),
-    ]
+    assert [(run.run_id, run.status, run.rows) for run in history] == [(o.batch_tag, done, 2) for o in outcomes]
     states = {state.table_id: state for state in ledger.subjects()}
-    assert states[CUSTOMERS.table_id].finished_run().commit_instant == second[CUSTOMERS.table_id].commit_instant
+    last = {t.table_id: t for t in outcomes[2].tables}
+    assert states[CUSTOMERS.table_id].finished_run().commit_instant == last[CUSTOMERS.table_id].commit_instant
     assert states[untyped.table_id].status is RunStatus.FAILED
     assert states[untyped.table_id].finished_run().error == second[untyped.table_id].error
 
