@@ -19,27 +19,10 @@ from odp.naming import TrackerTableNames
 from odp.tracker.schema import create_tables
 from tests.support.jvm_options import give_children_short_lived_options, shared_session_options
 from tests.support.paths import AWS_REGION, REPO_ROOT, SAMPLES_DIR
-from tests.support.scheduling import FileSecondsRecorder, LongestFileFirst
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--file-seconds-out",
-        type=Path,
-        help="write each test file's summed seconds here (tests/support/scheduling.py: refresh tests/file_seconds.json)",
-    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     give_children_short_lived_options()
-    out = config.getoption("file_seconds_out")
-    if out is not None and not hasattr(config, "workerinput"):  # the controller sees every worker's reports
-        config.pluginmanager.register(FileSecondsRecorder(out), "file-seconds-recorder")
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> LongestFileFirst | None:
-    """``--dist loadfile`` (make test): the longest files first (tests/support/scheduling.py)."""
-    return LongestFileFirst(config, log) if config.getoption("dist") == "loadfile" else None
 
 
 @pytest.fixture(scope="session")
