@@ -114,6 +114,43 @@ def differences(writer: TableRows, consumer: TableRows) -> str | None:
     )
 
 
+@dataclass(frozen=True)
+class ReadBack:
+    """One read of a table by both: this session's rows (Hudi 1.0.2; None when the consumer could not read it) and the
+    consumer's rows or the error its read raised."""
+
+    read: ConsumerRead
+    writer: TableRows | None
+    consumer: TableRows | str
+
+
+def read_back(spark: Any, reads: Sequence[ConsumerRead]) -> list[ReadBack]:
+    """Each read by Hudi 0.15.0's reader in a child JVM, and by this session where the consumer read it.
+
+    Raises:
+        HudiBundleMissingError: the 0.15.0 bundle is missing.
+        ConsumerReaderError: the child process failed as a whole (its output in the message).
+    """
+    consumer = read_as_consumer(reads)
+    return [
+        ReadBack(read, None if isinstance(result, str) else table_rows(spark, read), result)
+        for read, result in zip(reads, consumer, strict=True)
+    ]
+
+
+def mismatches_of(read_backs: Sequence[ReadBack]) -> list[ConsumerMismatch]:
+    """Pure: each read whose two readers differ, or that the consumer could not read."""
+    mismatches = []
+    for back in read_backs:
+        if isinstance(back.consumer, str):
+            reason = f"Hudi {CONSUMER_HUDI_VERSION} could not read it: {back.consumer}"
+        else:
+            reason = differences(back.writer, back.consumer)
+        if reason is not None:
+            mismatches.append(ConsumerMismatch(back.read, reason))
+    return mismatches
+
+
 def consumer_mismatches(spark: Any, reads: Sequence[ConsumerRead]) -> list[ConsumerMismatch]:
     """Each read that differs between this session (Hudi 1.0.2) and Hudi 0.15.0's reader in a child JVM.
 
@@ -121,16 +158,7 @@ def consumer_mismatches(spark: Any, reads: Sequence[ConsumerRead]) -> list[Consu
         HudiBundleMissingError: the 0.15.0 bundle is missing.
         ConsumerReaderError: the child process failed as a whole (its output in the message).
     """
-    consumer = read_as_consumer(reads)
-    mismatches = []
-    for read, result in zip(reads, consumer, strict=True):
-        if isinstance(result, str):
-            mismatches.append(ConsumerMismatch(read, f"Hudi {CONSUMER_HUDI_VERSION} could not read it: {result}"))
-            continue
-        reason = differences(table_rows(spark, read), result)
-        if reason is not None:
-            mismatches.append(ConsumerMismatch(read, reason))
-    return mismatches
+    return mismatches_of(read_back(spark, reads))
 
 
 class ConsumerReaderError(RuntimeError):

@@ -21,7 +21,6 @@ import pytest
 
 import etl.hudi.options
 import etl.hudi.table_version
-import sandbox.consumer_reader
 from etl.datasets.refresh import DatasetRefresher
 from etl.file_processor.processor import run_file_processor
 from etl.file_processor.run_context import job_write_profile
@@ -29,7 +28,7 @@ from odp.config.datasets import DatasetConfig, DatasetSource, Refresh, Zone
 from odp.config.models import TableConfig, TableMode, TableType
 from odp.contracts.datasets import LakeRoots
 from odp.tracker import RunStatus
-from sandbox.consumer_reader import ConsumerRead, QueryType, TableRows, consumer_mismatches, table_rows
+from sandbox.consumer_reader import ConsumerRead, QueryType, ReadBack, TableRows, mismatches_of, read_back
 from tests.support.lake import Lake, patch_write_profile, rows_of, table_config
 
 COLUMNS = {
@@ -224,17 +223,11 @@ def test_every_kind_of_table_reads_the_same_with_the_consumers_hudi_0_15_and_is_
         ConsumerRead("historical", paths["history"]),
         ConsumerRead("dataset", dataset_path),
     ]
-    # consumer_mismatches reads each table in this session too (Hudi 1.0.2): its rows serve the checks below
-    writer: dict[ConsumerRead, TableRows] = {}
-
-    def kept(session, read: ConsumerRead) -> TableRows:
-        writer[read] = table_rows(session, read)
-        return writer[read]
-
-    monkeypatch.setattr(sandbox.consumer_reader, "table_rows", kept)
-    mismatches = [str(mismatch) for mismatch in consumer_mismatches(spark, reads)]
+    backs = read_back(spark, reads)
+    mismatches = [str(mismatch) for mismatch in mismatches_of(backs)]
     assert not mismatches, "\n".join(mismatches)
-    assert set(writer) == set(reads)
+    # each table read in this session too (Hudi 1.0.2): those rows serve the checks below
+    writer = {back.read: back.writer for back in backs}
 
     # the compaction merged every log into base files: the read-optimized view (base files only) is the snapshot
     assert _columns(writer[compacted_base], "id", "seq") == _columns(writer[compacted], "id", "seq")
@@ -337,3 +330,19 @@ def test_a_table_at_version_8_is_refused_until_converted_with_the_named_command(
     assert converted.status is RunStatus.COMPLETED, converted.error
     assert rows_of(spark, base_path, ["id", "region"]) == [(1, "o'brien"), (2, "us")]
     assert "hoodie.table.version=6" in _properties(base_path)
+
+
+def test_a_read_that_differs_or_fails_with_the_consumer_is_a_mismatch_naming_it() -> None:
+    table = ConsumerRead("orders", "file:///lake/orders")
+    rows = TableRows(("id bigint",), ('{"id":1}', '{"id":2}'))
+    same = ReadBack(table, rows, rows)
+    fewer = ReadBack(ConsumerRead("fewer", "file:///lake/fewer"), rows, TableRows(("id bigint",), ('{"id":1}',)))
+    failed = ReadBack(ConsumerRead("failed", "file:///lake/failed", QueryType.READ_OPTIMIZED), None, "boom")
+
+    found = [str(mismatch) for mismatch in mismatches_of([same, fewer, failed])]
+
+    assert found == [
+        "fewer (snapshot): 1 rows, the writer reads 2: 1 missing (e.g. ['{\"id\":2}']), 0 not in the writer's read "
+        "(e.g. [])",
+        "failed (read_optimized): Hudi 0.15.0 could not read it: boom",
+    ]
