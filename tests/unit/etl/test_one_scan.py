@@ -61,7 +61,7 @@ def test_parquet_files_of_a_table_are_one_scan_whatever_their_count(spark, tmp_p
     config = table_config("t", source_format=source_format, columns={"id": "bigint", "name": "string", "seq": "bigint"})
     files = _dms_files(tmp_path, 12)
     frame = read_changes(spark, files, config)
-    assert _scans(frame) == 1  # one a file before: 12
+    assert _scans(frame) == 1  # one scan, where a read per file would be 12
     first_error(frame, config.primary_key, files)
     rows = frame.orderBy("_odp_file_order").select("_odp_file", "_odp_file_order", "_odp_row", "id").collect()
     assert [tuple(row) for row in rows] == [(f.key, f.order, 0, f.order) for f in files]
