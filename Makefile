@@ -44,7 +44,11 @@ LOCAL_FILE_SYSTEM := -Dspark.hadoop.fs.file.impl=odp.local.NioLocalFileSystem
 # CPU, compiling each hot method with everything it inlines. Shallower inlining made C2's work a third smaller and
 # tests/unit/etl's CPU about 15% smaller, with code as fast (docs/decisions/036). C1 ignores these flags.
 JIT_INLINING := -XX:MaxInlineLevel=9 -XX:FreqInlineSize=150 -XX:InlineSmallCode=1500
-export ODP_LOCAL_JVM_OPTIONS := -XX:SharedArchiveFile=$(abspath $(CLASS_ARCHIVE)) -Xlog:cds=off -Xlog:cds+dynamic=off $(JOL_NO_ATTACH) $(LOCAL_FILE_SYSTEM) $(JIT_INLINING)
+# Hadoop's configuration remembers which file set each of its about 960 properties and gzips that list per property in
+# every copy Spark and Hudi serialise into a task: about 10 ms of the 11 a copy costs. ODP's Spark plugin
+# (jvm/local-profile) drops those sources from the session's configuration (docs/decisions/039).
+UNTRACED_HADOOP_CONFIGURATION := -Dspark.plugins=odp.local.UntracedHadoopConfigurationPlugin
+export ODP_LOCAL_JVM_OPTIONS := -XX:SharedArchiveFile=$(abspath $(CLASS_ARCHIVE)) -Xlog:cds=off -Xlog:cds+dynamic=off $(JOL_NO_ATTACH) $(LOCAL_FILE_SYSTEM) $(UNTRACED_HADOOP_CONFIGURATION) $(JIT_INLINING)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 # Compiled bytecode goes to one cache outside the source tree, shared by every Python process of the run (the pytest
 # workers, the sandbox's and the benchmark's children, cfn-lint, checkov): the first import of a module compiles it, the

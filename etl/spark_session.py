@@ -25,6 +25,11 @@ DEFAULT_HUDI_EXTENSIONS = REPO_ROOT / ".cache" / "jars" / "odp-hudi-extensions.j
 # The local file system ODP's jar provides (jvm/local-filesystem), as the Makefile's ODP_LOCAL_JVM_OPTIONS sets it: a
 # Spark setting given as a system property (docs/decisions/035). A JVM without ODP's jar must drop it.
 LOCAL_FILE_SYSTEM_OPTION = "-Dspark.hadoop.fs.file.impl="
+# ODP's Spark plugin that drops the Hadoop configuration's property sources (jvm/local-profile, docs/decisions/039),
+# set the same way.
+UNTRACED_HADOOP_CONFIGURATION_OPTION = "-Dspark.plugins="
+# The local options that name a class of ODP's jar.
+ODP_CLASS_OPTIONS = (LOCAL_FILE_SYSTEM_OPTION, UNTRACED_HADOOP_CONFIGURATION_OPTION)
 LOCAL_DRIVER_MEMORY = "2g"  # the local profile's heap: local[2] runs every task in the driver's JVM
 
 
@@ -112,8 +117,8 @@ def local_jvm_options() -> str:
 
 def local_jvm_options_without_odp_classes() -> str:
     """The local JVM's options for a JVM without ODP's jar on its class path (the consumers' Hudi 0.15 reader): all
-    but the local file system, whose class is in that jar."""
-    return " ".join(option for option in local_jvm_options().split() if not option.startswith(LOCAL_FILE_SYSTEM_OPTION))
+    but those naming a class of that jar (:data:`ODP_CLASS_OPTIONS`: the local file system, the Spark plugin)."""
+    return " ".join(option for option in local_jvm_options().split() if not option.startswith(ODP_CLASS_OPTIONS))
 
 
 def local_child_jvm_conf() -> dict[str, str]:

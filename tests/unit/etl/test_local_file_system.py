@@ -1,6 +1,7 @@
 """The local session's JVM calls (docs/decisions/035): ODP's local file system (jvm/local-filesystem) sets the permission
 Hadoop asks for on every file and folder it creates, through Java instead of a ``chmod`` process; etl/jvm.py names JVM
-classes without Py4J's walk through packages."""
+classes without Py4J's walk through packages; ODP's Spark plugin (jvm/local-profile) leaves the session's Hadoop
+configuration without property sources, which every copy serialised into a task gzipped (docs/decisions/039)."""
 
 from __future__ import annotations
 
@@ -37,11 +38,47 @@ def test_files_and_folders_the_local_session_creates_get_the_permissions_hadoop_
     assert (tmp_path / "table" / ".hoodie" / ".hoodie.properties.crc").is_file()
 
 
-def test_a_jvm_without_odps_jar_gets_every_local_option_but_the_file_system(monkeypatch: pytest.MonkeyPatch) -> None:
-    options = f"-XX:SharedArchiveFile=/a.jsa {LOCAL_FILE_SYSTEM_OPTION}odp.local.NioLocalFileSystem -Djol.x=true"
+def test_a_jvm_without_odps_jar_gets_every_local_option_but_odps_classes(monkeypatch: pytest.MonkeyPatch) -> None:
+    options = (
+        f"-XX:SharedArchiveFile=/a.jsa {LOCAL_FILE_SYSTEM_OPTION}odp.local.NioLocalFileSystem -Djol.x=true "
+        "-Dspark.plugins=odp.local.UntracedHadoopConfigurationPlugin"
+    )
     monkeypatch.setenv("ODP_LOCAL_JVM_OPTIONS", options)
     assert local_jvm_options() == options
     assert local_jvm_options_without_odp_classes() == "-XX:SharedArchiveFile=/a.jsa -Djol.x=true"
+
+
+@pytest.mark.spark
+def test_the_sessions_hadoop_configuration_has_no_property_sources_after_a_hudi_write(spark, tmp_path: Path) -> None:
+    """Sources are what a configuration remembers of the file that set each property; a Hadoop class that adds a
+    default resource on its first use would reload them, so the check follows a Hudi write (which uses those
+    classes). Values stay as Hadoop and Spark set them."""
+    (
+        spark.range(3)
+        .selectExpr("id", "1 AS ts")
+        .write.format("hudi")
+        .options(
+            **{
+                "hoodie.table.name": "untraced",
+                "hoodie.datasource.write.recordkey.field": "id",
+                "hoodie.datasource.write.precombine.field": "ts",
+                "hoodie.metadata.enable": "false",
+            }
+        )
+        .mode("overwrite")
+        .save(f"file://{tmp_path}/untraced")
+    )
+    assert spark.read.format("hudi").load(f"file://{tmp_path}/untraced").count() == 3
+    configuration = java_class(spark, "org.apache.hadoop.conf.Configuration")
+    session = spark.sparkContext._jsc.hadoopConfiguration()
+    fresh = configuration()  # what Hadoop loads without the plugin: each default property names its file
+    assert list(fresh.getPropertySources("io.bytes.per.checksum")) == ["core-default.xml"]
+    for conf in (session, configuration(session)):  # a copy, as Spark and Hudi make one for their tasks
+        assert conf.getPropertySources("io.bytes.per.checksum") is None
+        assert conf.getPropertySources("fs.file.impl") is None
+        assert conf.get("io.bytes.per.checksum") == fresh.get("io.bytes.per.checksum")
+        assert conf.get("fs.file.impl") == "odp.local.NioLocalFileSystem"
+        assert conf.size() >= fresh.size()
 
 
 @pytest.mark.spark
