@@ -112,8 +112,10 @@ $(EXTENSIONS_JAR): $(EXTENSIONS_SOURCES) $(HUDI_JAR) $(VENV)/.installed
 	  jar --create --file "$$build/extensions.jar" --date=2020-01-01T00:00:00Z -C "$$build/classes" . && \
 	  mv "$$build/extensions.jar" $@ && echo "built $@"
 
-# A small demo in a JVM that writes the archive when it exits (about a minute), again when a jar it holds changes.
-$(CLASS_ARCHIVE): $(HUDI_JAR) $(EXTENSIONS_JAR) $(VENV)/.installed
+# Dumped by a JVM that runs nothing else (about a minute) from the committed list of the classes a small demo loads
+# (sandbox/odp-local.classlist; `python -m sandbox.class_archive --list` writes it again), again when a jar changes.
+CLASS_LIST := sandbox/odp-local.classlist
+$(CLASS_ARCHIVE): $(CLASS_LIST) $(HUDI_JAR) $(EXTENSIONS_JAR) $(VENV)/.installed
 	$(PY) -m sandbox.class_archive $@
 
 # Four jobs at once: the venvs, the CDK CLI and the jars are independent; the class archive waits for what it holds.

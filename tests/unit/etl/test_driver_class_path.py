@@ -17,7 +17,7 @@ import pytest
 
 import etl.hudi.options
 from etl.spark_session import hudi_bundle_jar, hudi_extensions_jar, local_spark_conf
-from sandbox.class_archive import build_options
+from sandbox.class_archive import CLASS_LIST, MADE_WITH, dump_command, list_options, made_with
 from tests.support.jvm_options import SHORT_LIVED_JVM_OPTIONS, shared_session_options
 from tests.support.record_index_waves import KEYS_PER_INDEX_FILE_GROUP, scenario
 
@@ -65,14 +65,41 @@ def test_the_local_driver_jvm_gets_the_options_of_odp_local_jvm_options() -> Non
     assert conf["spark.driver.extraJavaOptions"] == f"-Dderby.system.home=/w {options}"
 
 
-def test_the_archive_is_written_by_a_jvm_with_the_local_options_but_the_archive_they_map() -> None:
-    """The JVM that writes the class data archive starts with make's other local options (JOL's attach attempts
-    skipped: docs/decisions/023), not with ``-XX:SharedArchiveFile`` naming the archive it is writing."""
+def test_the_class_list_is_written_by_a_jvm_with_the_local_options_but_the_archive_they_map() -> None:
+    """The JVM that lists the classes for the archive starts with make's other local options (JOL's attach attempts
+    skipped: docs/decisions/023), not with ``-XX:SharedArchiveFile``, which would leave the archived classes out."""
     make = "-XX:SharedArchiveFile=/c/odp-local.jsa -Xlog:cds=off -Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true"
-    options = build_options(Path("/s/odp-local.jsa"), make).split()
-    assert options[0] == "-XX:ArchiveClassesAtExit=/s/odp-local.jsa"
+    options = list_options(Path("/s/odp-local.classlist"), make).split()
+    assert options[0] == "-XX:DumpLoadedClassList=/s/odp-local.classlist"
     assert {"-Djol.skipDynamicAttach=true", "-Djol.skipHotspotSAAttach=true", "-Xlog:cds=off"} <= set(options)
     assert [option for option in options if option.startswith("-XX:SharedArchiveFile")] == []
+
+
+def test_the_archive_is_dumped_on_the_local_sessions_class_path() -> None:
+    """spark-submit starts the dumping JVM with the bundle and ODP's jar on the driver's class path, in the order the
+    local session puts them (a CDS archive maps only into a JVM of the class path it was dumped with)."""
+    bundle, extensions = Path("/jars/hudi.jar"), Path("/jars/odp.jar")
+    command = dump_command(Path("/s/odp.classlist"), Path("/s/odp.jsa"), bundle=bundle, extensions=extensions)
+    assert command[0].endswith("/pyspark/bin/spark-submit")
+    arguments = dict(zip(command[1:-1:2], command[2:-1:2], strict=True))
+    conf = local_spark_conf(bundle, "/w", extensions)
+    assert arguments["--driver-class-path"] == conf["spark.driver.extraClassPath"]
+    assert arguments["--driver-memory"] == conf["spark.driver.memory"]
+    assert arguments["--driver-java-options"].split()[:3] == [
+        "-Xshare:dump",
+        "-XX:SharedClassListFile=/s/odp.classlist",
+        "-XX:SharedArchiveFile=/s/odp.jsa",
+    ]
+
+
+def test_the_committed_class_list_was_made_with_the_pinned_spark_and_hudi() -> None:
+    """A list made with other jars still dumps an archive, without the classes that moved: make it again
+    (``python -m sandbox.class_archive --list``) when a pin changes."""
+    lines = CLASS_LIST.read_text(encoding="utf-8").splitlines()
+    assert f"{MADE_WITH}{made_with()}" in lines
+    classes = [line for line in lines if not line.startswith("#")]
+    assert len(classes) > 15_000
+    assert {"org/apache/hudi/HoodieSparkSqlWriter$", "odp/local/UntracedHadoopConfigurationPlugin"} <= set(classes)
 
 
 @pytest.mark.spark
@@ -89,3 +116,5 @@ def test_the_shared_session_started_with_the_options_make_gives_and_never_c1_onl
         if option.startswith("-XX:SharedArchiveFile="):
             assert Path(option.split("=", 1)[1]).is_file(), option
     assert SHORT_LIVED_JVM_OPTIONS not in arguments
+    # the archive mapped: it holds the JDK's classes too, so a JVM that could not map it would share none
+    assert "sharing" in spark.sparkContext._jvm.java.lang.System.getProperty("java.vm.info")
