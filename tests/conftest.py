@@ -17,12 +17,14 @@ from moto import mock_aws
 
 from odp.naming import TrackerTableNames
 from odp.tracker.schema import create_tables
+from tests.support.botocore_models import share_botocore_loader
 from tests.support.jvm_options import give_children_short_lived_options, shared_session_options
 from tests.support.paths import AWS_REGION, REPO_ROOT, SAMPLES_DIR
 
 
 def pytest_configure(config: pytest.Config) -> None:
     give_children_short_lived_options()
+    share_botocore_loader()
 
 
 @pytest.fixture(scope="session")
