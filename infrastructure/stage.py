@@ -166,6 +166,7 @@ class OdpStage(Stage):
                     tables=tables,
                     zone_buckets=self.data_lake.storage.buckets,
                     work_group=self.data_lake.access.query.workgroup.ref,
+                    removal_policy=REMOVAL_POLICIES[environment.removal_policy],
                 ),
             )
             enforce_resource_budget(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from aws_cdk import Stack
+from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_glue as glue
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -32,10 +32,15 @@ class CatalogProps:
     Attributes:
         tables: the configured tables.
         zone_buckets: Storage's buckets by zone (each database's location).
+        removal_policy: what deleting the stack does to the databases (and the tables the jobs registered in them):
+            kept by default, as the zone buckets under them are, except when their own create is rolled back (a
+            kept named database would fail the retried create: docs/decisions/028); a stage passes its environment's
+            (``removal_policy`` of config/environments.yaml).
     """
 
     tables: Iterable[TableConfig]
     zone_buckets: Mapping[str, s3.IBucket]
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
 
 
 class Catalog(Construct):
@@ -57,3 +62,4 @@ class Catalog(Construct):
                     location_uri=f"s3://{zone_buckets[zone].bucket_name}/{name}/",
                 ),
             )
+            self.databases[name].apply_removal_policy(props.removal_policy)

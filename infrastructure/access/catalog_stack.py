@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from aws_cdk import Environment, Stack, Tags
+from aws_cdk import Environment, RemovalPolicy, Stack, Tags
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
@@ -26,12 +26,14 @@ class CatalogStackProps:
         zone_buckets: the DataLake stack's buckets by zone (each database's location: imported by name).
         work_group: the Ref of the DataLake stack's workgroup ``odp-<env>`` (the queries import it, so CloudFormation
             creates this stack after the DataLake stack).
+        removal_policy: the environment's, for the databases (``CatalogProps``).
     """
 
     environment: str
     tables: Sequence[TableConfig]
     zone_buckets: Mapping[str, s3.IBucket]
     work_group: str
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
 
 
 class CatalogStack(Stack):
@@ -48,7 +50,11 @@ class CatalogStack(Stack):
             env=env,
             description=f"ODP data lake, environment {props.environment}: catalog of the sources of {construct_id}",
         )
-        self.catalog = Catalog(self, "Catalog", CatalogProps(tables=props.tables, zone_buckets=props.zone_buckets))
+        self.catalog = Catalog(
+            self,
+            "Catalog",
+            CatalogProps(tables=props.tables, zone_buckets=props.zone_buckets, removal_policy=props.removal_policy),
+        )
         self.queries = add_row_count_queries(Construct(self, "Query"), props.tables, props.work_group)
         Tags.of(self).add("project", "odp")
         Tags.of(self).add("environment", props.environment)

@@ -36,7 +36,11 @@ def build_access(stack: Stack, context: DeploymentContext, jobs: Jobs) -> Access
             f"{CATALOG_STACKS_FILE}) is not built yet: its database grants would have to follow each database into "
             "its stack (docs/decisions/034); keep every source in the DataLake stack while access.yaml names consumers"
         )
-    catalog = Catalog(stack, "Catalog", CatalogProps(tables=tables, zone_buckets=storage.buckets))
+    catalog = Catalog(
+        stack,
+        "Catalog",
+        CatalogProps(tables=tables, zone_buckets=storage.buckets, removal_policy=context.removal_policy),
+    )
     query = Query(
         stack,
         "Query",

@@ -89,12 +89,18 @@ def test_catalog(tmp_path, config) -> None:
     app, stack = bare_stack(tmp_path)
     storage = Storage(stack, "Storage", StorageProps(environment="x", retention=RetentionSettings(7, 30)))
     Catalog(stack, "Catalog", CatalogProps(tables=config.tables, zone_buckets=storage.buckets))
-    names = {
-        d["Properties"]["DatabaseInput"]["Name"]
-        for d in Template.from_stack(stack).find_resources("AWS::Glue::Database").values()
-    }
+    databases = Template.from_stack(stack).find_resources("AWS::Glue::Database").values()
+    names = {d["Properties"]["DatabaseInput"]["Name"] for d in databases}
     assert {table.database for table in config.tables} <= names
+    # kept when the stack goes, except when their own create is rolled back (docs/decisions/028)
+    assert {(d["DeletionPolicy"], d["UpdateReplacePolicy"]) for d in databases} == {("RetainExceptOnCreate", "Retain")}
     assert_nag_clean(app)
+    _, destroyed = bare_stack(tmp_path / "destroyed")
+    buckets = Storage(destroyed, "Storage", StorageProps(environment="x", retention=RetentionSettings(7, 30))).buckets
+    props = CatalogProps(tables=config.tables, zone_buckets=buckets, removal_policy=RemovalPolicy.DESTROY)
+    Catalog(destroyed, "Catalog", props)
+    databases = Template.from_stack(destroyed).find_resources("AWS::Glue::Database").values()
+    assert {d["DeletionPolicy"] for d in databases} == {"Delete"}
 
 
 @pytest.mark.parametrize("email", [None, "ops@example.com"])

@@ -18,6 +18,7 @@ KEPT_TYPES = (
     "AWS::KMS::Key",
     "AWS::Logs::LogGroup",
     "AWS::SQS::Queue",
+    "AWS::Glue::Database",  # the tables the jobs registered in it go with it
 )
 
 
