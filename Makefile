@@ -48,7 +48,7 @@ JIT_INLINING := -XX:MaxInlineLevel=9 -XX:FreqInlineSize=150 -XX:InlineSmallCode=
 # every copy Spark and Hudi serialise into a task: about 10 ms of the 11 a copy costs. ODP's Spark plugin
 # (jvm/local-profile) drops those sources from the session's configuration (docs/decisions/039).
 UNTRACED_HADOOP_CONFIGURATION := -Dspark.plugins=odp.local.UntracedHadoopConfigurationPlugin
-export ODP_LOCAL_JVM_OPTIONS := -XX:SharedArchiveFile=$(abspath $(CLASS_ARCHIVE)) -Xlog:cds=off -Xlog:cds+dynamic=off $(JOL_NO_ATTACH) $(LOCAL_FILE_SYSTEM) $(UNTRACED_HADOOP_CONFIGURATION) $(JIT_INLINING)
+export ODP_LOCAL_JVM_OPTIONS := -XX:SharedArchiveFile=$(abspath $(CLASS_ARCHIVE)) -Xlog:cds=off $(JOL_NO_ATTACH) $(LOCAL_FILE_SYSTEM) $(UNTRACED_HADOOP_CONFIGURATION) $(JIT_INLINING)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 # Compiled bytecode goes to one cache outside the source tree, shared by every Python process of the run (the pytest
 # workers, the sandbox's and the benchmark's children, cfn-lint, checkov): the first import of a module compiles it, the
