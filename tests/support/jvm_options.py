@@ -1,7 +1,8 @@
-"""The local JVM's options in a test run (docs/decisions/023): the shared session keeps the options make exported
-(``ODP_LOCAL_JVM_OPTIONS``: the class data archive); the child processes a test starts (a run to kill, the benchmark's
-ODP contender, the restarted stream) get C1 only as well, since they live for seconds. The benchmark's smoke runs keep
-them (a real benchmark drops them: bench/measure.py)."""
+"""The local JVM's options in a test run (docs/decisions/023, 042): the shared session keeps the options make exported
+(``ODP_LOCAL_JVM_OPTIONS``: the class data archive) and evaluates Spark's expressions without generated code, as do
+the child processes a test starts (a run to kill, the benchmark's ODP contender, the restarted stream), which get C1
+only as well, since they live for seconds. The benchmark's smoke runs keep them (a real benchmark drops them:
+bench/measure.py). `make demo` keeps Spark's code generation: the path Glue runs."""
 
 from __future__ import annotations
 
@@ -12,12 +13,19 @@ from odp.contracts.spark import LOCAL_JVM_OPTIONS_ENV
 
 SHARED_JVM_OPTIONS_ENV = "ODP_TESTS_SHARED_JVM_OPTIONS"  # the options as make gave them, kept for the shared session
 SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+# Spark's interpreted expressions and no whole-stage code generation (Spark settings, read from the driver's system
+# properties): a test's tables have tens of rows in shapes no other test repeats, so each query's generated classes were
+# compiled by Janino, loaded and compiled again by the JIT to process a few rows. The interpreted path gives the same
+# results (Spark's own suites run both); it took about a tenth of the CPU of Hudi-heavy test files (docs/decisions/042).
+INTERPRETED_EXPRESSIONS = "-Dspark.sql.codegen.factoryMode=NO_CODEGEN -Dspark.sql.codegen.wholeStage=false"
 
 
 def give_children_short_lived_options() -> None:
-    """Keep the options as they are for the shared session, give the environment (what child processes and
-    pytest-xdist's workers inherit) the short-lived ones; the same result when called again."""
-    shared = os.environ.setdefault(SHARED_JVM_OPTIONS_ENV, os.environ.get(LOCAL_JVM_OPTIONS_ENV, ""))
+    """Keep the options as they are for the shared session (with :data:`INTERPRETED_EXPRESSIONS`), give the
+    environment (what child processes and pytest-xdist's workers inherit) the short-lived ones; the same result when
+    called again."""
+    made = os.environ.get(LOCAL_JVM_OPTIONS_ENV, "")
+    shared = os.environ.setdefault(SHARED_JVM_OPTIONS_ENV, f"{made} {INTERPRETED_EXPRESSIONS}".strip())
     os.environ[LOCAL_JVM_OPTIONS_ENV] = f"{shared} {SHORT_LIVED_JVM_OPTIONS}".strip()
     os.environ[KEEP_LOCAL_JVM_OPTIONS_ENV] = "1"  # a benchmark smoke run measures nothing
 

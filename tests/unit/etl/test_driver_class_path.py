@@ -106,7 +106,7 @@ def test_the_committed_class_list_was_made_with_the_pinned_spark_and_hudi() -> N
 def test_the_shared_session_started_with_the_options_make_gives_and_never_c1_only(spark) -> None:
     """The test session's JVM runs with every option of ``ODP_LOCAL_JVM_OPTIONS`` as make exported it (the class
     data archive ``make setup`` built, which exists), and without C1 only, which is for the tests' short-lived child
-    JVMs (tests/support/jvm_options.py)."""
+    JVMs (tests/support/jvm_options.py), and with Spark's interpreted expressions."""
     arguments = list(
         spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
     )
@@ -118,3 +118,6 @@ def test_the_shared_session_started_with_the_options_make_gives_and_never_c1_onl
     assert SHORT_LIVED_JVM_OPTIONS not in arguments
     # the archive mapped: it holds the JDK's classes too, so a JVM that could not map it would share none
     assert "sharing" in spark.sparkContext._jvm.java.lang.System.getProperty("java.vm.info")
+    # Spark read the interpreted-expression settings from the JVM's system properties (docs/decisions/042)
+    assert spark.conf.get("spark.sql.codegen.factoryMode") == "NO_CODEGEN"
+    assert spark.conf.get("spark.sql.codegen.wholeStage") == "false"
