@@ -166,6 +166,15 @@ NAME_RULES: dict[str, NameRule] = {
     "athena_workgroup": NameRule("Athena workgroup", 128, r"[A-Za-z0-9._-]+", 1, "letters, digits, '.', '_', '-'"),
     "kms_alias": NameRule("KMS alias", 256, r"alias/[A-Za-z0-9/_-]+", 7, "letters, digits and /_- after alias/"),
     "kinesis_stream": NameRule("Kinesis data stream", 128, r"[A-Za-z0-9_.-]+", 1, "letters, digits, '_', '.', '-'"),
+    # botocore's models: emr-serverless ApplicationName, ecr RepositoryName
+    "emr_application": NameRule("EMR Serverless application", 64, r"[A-Za-z0-9._/#-]+", 1, "letters, digits and ._/#-"),
+    "ecr_repository": NameRule(
+        "ECR repository",
+        256,
+        r"[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*",
+        2,
+        "lower-case letters, digits and separators ('.', '_', '-', '/') between them",
+    ),
 }
 
 BUCKET_PURPOSES = ("staging", "raw", "conformed", "purpose_built", "artifacts", "athena_results", "access_logs")
@@ -174,6 +183,11 @@ FUNCTIONS = ("file-manager", "batch-manager")
 # The function that stops the EMR Serverless application before its update (infrastructure/jobs/engines/
 # emr_application_stop.py): created when a cadence or a dataset runs on EMR Serverless.
 EMR_APPLICATION_STOP = "emr-application-stop"
+# The EMR Serverless application, its image's repository and its failed-run rule (infrastructure/jobs/engines/
+# emr_serverless.py, emr_image.py): names after "<prefix>-", created when a cadence or a dataset runs on it.
+EMR_APPLICATION = "spark"
+EMR_IMAGE_REPOSITORY = "emr-spark"
+EMR_JOB_RUN_FAILED_RULE = "emr-job-run-failed"
 ENVIRONMENT_ALARMS = (
     "file-manager-dlq-depth",
     "file-manager-errors",
@@ -220,6 +234,9 @@ ENVIRONMENT_RESOURCES = (
     ("events_rule", "datasets-after-file-processor"),
     ("cloudwatch_alarm", "datasets-failed"),
     ("lambda_function", EMR_APPLICATION_STOP),
+    ("emr_application", EMR_APPLICATION),
+    ("ecr_repository", EMR_IMAGE_REPOSITORY),
+    ("events_rule", EMR_JOB_RUN_FAILED_RULE),
 )
 # The alarms of each cadence: names after "<prefix>-".
 CADENCE_ALARMS = (
@@ -232,6 +249,12 @@ CADENCE_ALARMS = (
 
 # The alarms of each stream: names after "<prefix>-stream-<stream>-" (infrastructure/jobs/streaming.py).
 STREAM_ALARMS = ("iterator-age", "batch-duration", "bad-records", "failed-tables")
+
+
+def environment_resource_name(environment: str, suffix: str) -> str:
+    """One of :data:`ENVIRONMENT_RESOURCES`' names: ``odp-<env>-<suffix>``, or the prefix itself for ``""``."""
+    prefix = resource_prefix(environment)
+    return f"{prefix}-{suffix}" if suffix else prefix
 
 
 def stream_job_name(environment: str, stream: str) -> str:
@@ -266,7 +289,9 @@ def physical_names(environment: str, account: str, region: str, cadences: list[s
     names += [PhysicalName("lambda_function", f"{prefix}-{function}") for function in FUNCTIONS]
     names += [PhysicalName("log_group", f"/aws/lambda/{prefix}-{function}") for function in FUNCTIONS]
     names += [PhysicalName("cloudwatch_alarm", f"{prefix}-{alarm}") for alarm in ENVIRONMENT_ALARMS]
-    names += [PhysicalName(kind, f"{prefix}-{suffix}" if suffix else prefix) for kind, suffix in ENVIRONMENT_RESOURCES]
+    names += [
+        PhysicalName(kind, environment_resource_name(environment, suffix)) for kind, suffix in ENVIRONMENT_RESOURCES
+    ]
     names.append(PhysicalName("log_group", f"/aws/vendedlogs/states/{prefix}-datasets"))
     names.append(PhysicalName("log_group", f"/aws/lambda/{prefix}-{EMR_APPLICATION_STOP}"))
     for cadence in cadences:

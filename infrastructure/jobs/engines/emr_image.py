@@ -45,7 +45,7 @@ from constructs import Construct
 
 from infrastructure.assets import GLUE_EXTENSIONS_JAR, GLUE_WHEELS_DIR, GlueArtifacts, inputs_hash
 from infrastructure.nag import acknowledge_custom_resource_singleton, acknowledge_many
-from odp.naming import resource_prefix
+from odp.naming import EMR_IMAGE_REPOSITORY, environment_resource_name
 
 DOCKERFILE = Path(__file__).resolve().parent / "emr_image" / "Dockerfile"
 # Where the image holds ODP's jar of Hudi extensions (the Dockerfile's COPY; the job runs' class path names it).
@@ -141,7 +141,7 @@ class EmrImage(Construct):
         self.repository = ecr.Repository(
             self,
             "Repository",
-            repository_name=f"{resource_prefix(props.environment)}-emr-spark",
+            repository_name=environment_resource_name(props.environment, EMR_IMAGE_REPOSITORY),
             encryption=ecr.RepositoryEncryption.KMS,
             encryption_key=props.key,
             image_scan_on_push=True,

@@ -70,7 +70,7 @@ from odp.contracts.job_kinds import JobKind
 from odp.contracts.metrics import NAMESPACE
 from odp.contracts.spark import spark_submit_parameters
 from odp.contracts.state_machines import EmrServerlessRun, entry_point_arguments
-from odp.naming import resource_prefix
+from odp.naming import EMR_APPLICATION, EMR_JOB_RUN_FAILED_RULE, environment_resource_name, resource_prefix
 
 # emr-7.12.0: Spark 3.5 and Hudi 1.0.2-amzn-1 (the EMR release guide's Hudi release history); emr-7.11.0 was the
 # first 7.x with Hudi 1.0.2, emr-7.10.0 and earlier ship Hudi 0.15 or older, which cannot read ODP's tables.
@@ -218,7 +218,7 @@ class EmrServerless(Construct):
         self.application = emr.CfnApplication(
             self,
             "Application",
-            name=f"{prefix}-spark",
+            name=environment_resource_name(stage.environment, EMR_APPLICATION),
             release_label=RELEASE_LABEL,
             type="Spark",
             architecture=ARCHITECTURE,
@@ -278,7 +278,7 @@ class EmrServerless(Construct):
             self.application.node.add_dependency(self.image.copy)  # the image is in ODP's repository first
             self.image.allow_pulls(self.application.attr_arn)
         self.role = self._role(stack)
-        self._alert_on_failed_runs(prefix)
+        self._alert_on_failed_runs(stage.environment)
 
     @property
     def application_arn(self) -> str:
@@ -344,11 +344,11 @@ class EmrServerless(Construct):
     def _logical_id(self) -> str:
         return Stack.of(self).get_logical_id(self.application)
 
-    def _alert_on_failed_runs(self, prefix: str) -> None:
+    def _alert_on_failed_runs(self, environment: str) -> None:
         alert_on_event(
             self,
             "JobRunFailed",
-            rule_name=f"{prefix}-emr-job-run-failed",
+            rule_name=environment_resource_name(environment, EMR_JOB_RUN_FAILED_RULE),
             description="A job run of the ODP EMR Serverless application failed",
             pattern=events.EventPattern(
                 source=["aws.emr-serverless"],

@@ -74,3 +74,19 @@ def test_the_shipped_environments_have_no_name_problem(repo_root) -> None:
     for name, env in config.environments.environments.items():
         names = physical_names(name, env.account, env.region, list(config.cadences.cadences))
         assert [n.problem() for n in names if n.problem()] == []
+
+
+def test_the_emr_serverless_names_are_listed_with_their_services_rules() -> None:
+    """The application, its image's repository and its failed-run rule (infrastructure/jobs/engines/): validation
+    checks them as it checks every other name; ECR takes lower-case names only."""
+    listed = {(n.kind, n.name) for n in physical_names("dev", "111111111111", "eu-west-1", ["hourly"])}
+    assert {
+        ("emr_application", "odp-dev-spark"),
+        ("ecr_repository", "odp-dev-emr-spark"),
+        ("events_rule", "odp-dev-emr-job-run-failed"),
+    } <= listed
+    assert NAME_RULES["ecr_repository"].problem("odp-Dev-emr-spark") == (
+        "the ECR repository name 'odp-Dev-emr-spark' may contain only lower-case letters, digits and separators "
+        "('.', '_', '-', '/') between them"
+    )
+    assert NAME_RULES["emr_application"].problem("odp-dev spark") is not None
