@@ -8,8 +8,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CACHE := .cache
 UV_VERSION := 0.13.9
-UV_VENV := $(CACHE)/uv
-UV := $(UV_VENV)/bin/uv
+UV_DIR := $(CACHE)/uv
+UV := $(UV_DIR)/bin/uv
 # uv trusts the system's certificate store, as pip does (where a proxy's authority is installed), not only its own.
 export UV_SYSTEM_CERTS := 1
 HUDI_VERSION := 1.0.2
@@ -68,11 +68,17 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 # uv installs the pinned requirements (pip took about 65 s for .venv and 40 s for checkov's, uv about a third of that
-# from the same registry); it lives in its own small venv. --seed: .venv keeps pip, which infrastructure/assets.py runs
-# to build the Glue wheels.
+# from the same registry); it lives in a folder of its own, put there by the Python's own pip (about 3 s; a venv for it
+# took 8 s more, to install the venv's pip first), or in a small venv where that Python has no pip. --seed: .venv keeps
+# pip, which infrastructure/assets.py runs to build the Glue wheels.
 $(UV):
-	$(PYTHON) -m venv $(UV_VENV)
-	$(UV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	@if $(PYTHON) -m pip --version > /dev/null 2>&1; then \
+	  echo "$(PYTHON) -m pip install --target $(UV_DIR) uv==$(UV_VERSION)"; \
+	  $(PYTHON) -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-warn-script-location --target $(UV_DIR) uv==$(UV_VERSION); \
+	else \
+	  echo "$(PYTHON) -m venv $(UV_DIR) (no pip in $(PYTHON)), then pip install uv==$(UV_VERSION) in it"; \
+	  $(PYTHON) -m venv $(UV_DIR) && $(UV_DIR)/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION); \
+	fi
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt | $(UV)
 	@test -x $(PY) || $(UV) venv --quiet --seed --python $(PYTHON) $(VENV)
@@ -118,11 +124,22 @@ CLASS_LIST := sandbox/odp-local.classlist
 $(CLASS_ARCHIVE): $(CLASS_LIST) $(HUDI_JAR) $(EXTENSIONS_JAR) $(VENV)/.installed
 	$(PY) -m sandbox.class_archive $@
 
+# The bytecode of the Python that every test process imports, compiled while the class archive dumps (each on a core of
+# its own): uv installs no .pyc files, so on a fresh clone both pytest-xdist workers compiled the same modules at once
+# while they collected the tests (a cold collection 35 s, a warm one 10 s). The collection fails here when a test
+# module cannot be imported. Compiled again when the venv changes; a changed source compiles on its next import.
+PYCACHE_WARM := $(CACHE)/pycache/.collected
+$(PYCACHE_WARM): $(VENV)/.installed
+	@mkdir -p $(dir $@)
+	@$(PY) -m pytest --collect-only -q -p no:cacheprovider > $(CACHE)/collected.log 2>&1 || { cat $(CACHE)/collected.log; exit 1; }
+	@echo "compiled what the tests import: $$(tail -n 1 $(CACHE)/collected.log)"
+	@touch $@
+
 # Four jobs at once: the venvs, the CDK CLI and the jars are independent; the class archive waits for what it holds.
 setup: ## install the venv, checkov, the CDK CLI, the Hudi jars, ODP's jar and the JVM's class archive
 	@$(MAKE) --no-print-directory --jobs=4 --output-sync=target installed
 
-installed: $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed $(HUDI_JAR) $(CONSUMER_HUDI_JAR) $(EXTENSIONS_JAR) $(CLASS_ARCHIVE)
+installed: $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed $(HUDI_JAR) $(CONSUMER_HUDI_JAR) $(EXTENSIONS_JAR) $(CLASS_ARCHIVE) $(PYCACHE_WARM)
 
 test: setup ## lint, then every test (unit, infra, e2e, bench smoke)
 	$(VENV)/bin/ruff check .

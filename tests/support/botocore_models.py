@@ -28,7 +28,8 @@ class _SearchPathsOnce(list):
 @functools.cache
 def _shared_loader(search_path_string: str | None = None) -> botocore.loaders.Loader:
     loader = botocore.loaders.create_loader(search_path_string)
-    loader._search_paths = _SearchPathsOnce(loader.search_paths)  # noqa: SLF001: no public setter
+    # the loader has no public setter for its search paths
+    loader._search_paths = _SearchPathsOnce(loader.search_paths)
     return loader
 
 
