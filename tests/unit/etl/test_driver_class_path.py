@@ -106,7 +106,7 @@ def test_the_committed_class_list_was_made_with_the_pinned_spark_and_hudi() -> N
 def test_the_shared_session_started_with_the_options_make_gives_and_never_c1_only(spark) -> None:
     """The test session's JVM runs with every option of ``ODP_LOCAL_JVM_OPTIONS`` as make exported it (the class
     data archive ``make setup`` built, which exists), and without C1 only, which is for the tests' short-lived child
-    JVMs (tests/support/jvm_options.py), and with Spark's interpreted expressions."""
+    JVMs (tests/support/jvm_options.py), with Spark's interpreted expressions and with the serial collector."""
     arguments = list(
         spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
     )
@@ -121,3 +121,6 @@ def test_the_shared_session_started_with_the_options_make_gives_and_never_c1_onl
     # Spark read the interpreted-expression settings from the JVM's system properties (docs/decisions/042)
     assert spark.conf.get("spark.sql.codegen.factoryMode") == "NO_CODEGEN"
     assert spark.conf.get("spark.sql.codegen.wholeStage") == "false"
+    # the serial collector (docs/decisions/043): its young and old generations' collectors, not G1's
+    collectors = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+    assert sorted(collector.getName() for collector in collectors) == ["Copy", "MarkSweepCompact"]
