@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import signal
 import threading
 import time
 from collections import deque
@@ -41,7 +42,7 @@ from odp.config.models import CadenceMode, schedule_interval_minutes
 from odp.config.store import BatchConfigStore, TableConfigStore
 from odp.contracts.datasets_trigger import warm_tick_event
 from odp.contracts.file_processor import WARM_BATCH_ID, FileProcessorJobArgs
-from odp.tracker import TableRun, Trackers, utc_now
+from odp.tracker import JobRunRef, TableRun, Trackers, utc_now
 from odp.warm import StopReason, WarmEnd, Watch, run_ticks, warm_lifetime_seconds
 
 logger = logging.getLogger(__name__)
@@ -260,3 +261,26 @@ __all__ = [
     "settings_version",
     "warm_settings",
 ]
+
+
+def run_warm_job(spark: Any, args: FileProcessorJobArgs, *, job_run: JobRunRef | None) -> int:
+    """Warm mode: the cadence's ticks in this JVM until a deploy, the run's lifetime or a stop (SIGTERM, which
+    ``glue:BatchStopJobRun`` sends) ends it after its tick (:func:`run_warm`); 0, or 1 when any table
+    failed in any tick (each failure is recorded on its table as in a scheduled run).
+
+    Raises:
+        WarmSettingsError: the cadence is not an active warm cadence in batch_config.
+    """
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    glue = boto3.client("glue")
+
+    def job_modified() -> str | None:  # glue:GetJob of its own job: every update of the definition changes it
+        return str(glue.get_job(JobName=job_run.job_name)["Job"].get("LastModifiedOn")) if job_run else None
+
+    outcome = run_warm(
+        spark, args, dynamodb=boto3.resource("dynamodb"), job_modified=job_modified, stop=stop, job_run=job_run
+    )
+    for result in outcome.failed:
+        logger.info("%s %s error=%s", result.table_id, result.status, result.error)
+    return 1 if outcome.failed else 0

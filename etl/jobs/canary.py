@@ -5,13 +5,15 @@ A canary run proves what the offline tests cannot: the job's code and offline de
 the job calls answers through the VPC's endpoints with the job's role. Every check here is read-only;
 each raises when the service cannot be reached, so the run fails and the canary names it.
 
-- :func:`file_processor_checks`: every tracker table (DescribeTable).
+- :func:`file_processor_checks`: every tracker table (DescribeTable); :func:`run_file_processor_canary` runs them and
+  the canary table (etl/jobs/canary_table.py), the File Processor's harmless mode.
 - :func:`dataset_checks`: the run history table, each dataset's Glue database, the alerts topic.
 - :func:`streaming_checks`: each streamed table's table_config item, the Kinesis stream, each Glue database.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,6 +25,7 @@ from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.contracts.streaming import StreamingJobArgs
 
 # What the topic answers a role that may only publish: the request reached SNS (IAM is proven offline).
+logger = logging.getLogger(__name__)
 _REFUSED_BUT_REACHED = {"AuthorizationError", "AuthorizationErrorException", "AccessDenied", "AccessDeniedException"}
 
 
@@ -92,3 +95,31 @@ def streaming_checks(args: StreamingJobArgs, *, table_config: Any, kinesis: Any,
     if args.catalog_sync:
         lines += database_lines(glue, [table.database for table in tables])
     return lines
+
+
+def run_file_processor_canary(
+    spark: Any, args: FileProcessorJobArgs, *, engine: str = "local", clients: Any = None
+) -> int:
+    """Harmless mode: the session runs, every tracker table answers, then the canary table is written, compacted,
+    synced, read back and removed (:func:`etl.jobs.canary_table.file_processor_canary`); each line logged; 0.
+
+    ``engine``: the engine's name (the canary table's name has the cadence and the engine); ``clients``: a boto3
+    Session-like object (``client(name)``, ``resource(name)``); default boto3's.
+
+    Raises:
+        etl.jobs.canary_table.CanaryStepError: a step of the canary table failed (named).
+    """
+    import boto3  # noqa: PLC0415
+
+    from etl.jobs.canary_table import file_processor_canary  # noqa: PLC0415 - keep import time free of Spark
+
+    session = clients or boto3
+    spark.range(1).count()  # the session really runs
+    lines = file_processor_checks(args, session.client("dynamodb"))
+    table_config = session.resource("dynamodb").Table(args.tracker_tables.table_config)
+    lines += file_processor_canary(
+        spark, args, engine=engine, table_config=table_config, glue=lambda: session.client("glue")
+    )
+    for line in lines:
+        logger.info("canary: %s", line)
+    return 0
