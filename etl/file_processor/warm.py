@@ -251,18 +251,6 @@ def run_warm(
     return outcome
 
 
-__all__ = [
-    "RECENT_TICKS",
-    "DatasetsNotTriggeredError",
-    "StopReason",
-    "WarmOutcome",
-    "WarmSettingsError",
-    "run_warm",
-    "settings_version",
-    "warm_settings",
-]
-
-
 def run_warm_job(spark: Any, args: FileProcessorJobArgs, *, job_run: JobRunRef | None) -> int:
     """Warm mode: the cadence's ticks in this JVM until a deploy, the run's lifetime or a stop (SIGTERM, which
     ``glue:BatchStopJobRun`` sends) ends it after its tick (:func:`run_warm`); 0, or 1 when any table
@@ -284,3 +272,16 @@ def run_warm_job(spark: Any, args: FileProcessorJobArgs, *, job_run: JobRunRef |
     for result in outcome.failed:
         logger.info("%s %s error=%s", result.table_id, result.status, result.error)
     return 1 if outcome.failed else 0
+
+
+__all__ = [
+    "RECENT_TICKS",
+    "DatasetsNotTriggeredError",
+    "StopReason",
+    "WarmOutcome",
+    "WarmSettingsError",
+    "run_warm",
+    "run_warm_job",
+    "settings_version",
+    "warm_settings",
+]

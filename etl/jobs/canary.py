@@ -24,8 +24,8 @@ from odp.contracts.datasets import DatasetJobArgs
 from odp.contracts.file_processor import FileProcessorJobArgs
 from odp.contracts.streaming import StreamingJobArgs
 
-# What the topic answers a role that may only publish: the request reached SNS (IAM is proven offline).
 logger = logging.getLogger(__name__)
+# What the topic answers a role that may only publish: the request reached SNS (IAM is proven offline).
 _REFUSED_BUT_REACHED = {"AuthorizationError", "AuthorizationErrorException", "AccessDenied", "AccessDeniedException"}
 
 
