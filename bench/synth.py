@@ -4,6 +4,7 @@ python -m bench.synth [--runs N] [--keep DIR]
 python -m bench.synth --fleet 50x100   # one environment of 50 sources x 100 listed tables: seconds, resources per stack
 python -m bench.synth --fleet 500x10 --sources-per-database 10   # 500 sources: 50 in the DataLake stack, 450 in
                                                                   # catalog stacks (decisions/034); 50 raw databases
+python -m bench.synth --fleet 500x10 --database-prefix odp_      # a raw database per source, granted as odp_*
 
 Runs the CDK CLI exactly as ``make synth`` does (``npx cdk synth --quiet``), into a temporary
 output folder, and prints the wall-clock seconds of each run and the best. The asset folders under
@@ -67,6 +68,7 @@ def fleet_config(
     *,
     in_data_lake: int = FLEET_DATA_LAKE_SOURCES,
     sources_per_database: int = 1,
+    database_prefix: str | None = None,
 ) -> dict[str, Any]:
     """A configuration of one environment (the shipped ``dev``, without its pipeline) and ``sources`` DMS sources
     of ``tables_per_source`` explicitly listed tables each, all hourly: file name -> YAML content as data. The first
@@ -74,19 +76,24 @@ def fleet_config(
     by :func:`odp.config.catalog_stacks.assign_sources`). Each raw database holds the tables of
     ``sources_per_database`` consecutive sources (``src<n>_raw`` alone, ``db<n>_raw`` shared; a shared one's tables
     are named after their source): a job role's catalog grants name each database, and IAM's policy sizes bound how
-    many (infrastructure/policy_limits.py)."""
+    many (infrastructure/policy_limits.py), unless ``database_prefix`` is set: then it starts every raw database's name
+    and the roles are granted ``<prefix>*`` (docs/decisions/034)."""
     from odp.config.catalog_stacks import CATALOG_STACKS_FILE, assign_sources
 
     environments = yaml.safe_load((REPO_ROOT / "config" / "environments.yaml").read_text())
     dev = {key: value for key, value in environments["environments"]["dev"].items() if key != "branch"}  # no pipeline
+    environments = {**environments, "environments": {"dev": dev}}
+    if database_prefix is not None:
+        environments["database_prefix"] = database_prefix
     config: dict[str, Any] = {
-        "environments.yaml": {**environments, "environments": {"dev": dev}},
+        "environments.yaml": environments,
         "cadences.yaml": {"cadences": {"hourly": {"schedule": "rate(1 hour)", "batch_size": 100}}},
     }
     shared = sources_per_database > 1
     for source in range(sources):
         name = f"src{source:03d}"
         database = f"db{source // sources_per_database:03d}_raw" if shared else f"{name}_raw"
+        database = f"{database_prefix or ''}{database}"
         prefix = f"{name}_" if shared else ""
         config[f"tables/{name}.yaml"] = {
             "source": name,
@@ -122,9 +129,11 @@ def synth_fleet(config: dict[str, Any], workdir: Path) -> tuple[float, dict[str,
     return seconds, resources
 
 
-def fleet_main(fleet: str, sources_per_database: int = 1) -> int:
+def fleet_main(fleet: str, sources_per_database: int = 1, database_prefix: str | None = None) -> int:
     sources, _, per_source = fleet.partition("x")
-    config = fleet_config(int(sources), int(per_source), sources_per_database=sources_per_database)
+    config = fleet_config(
+        int(sources), int(per_source), sources_per_database=sources_per_database, database_prefix=database_prefix
+    )
     with tempfile.TemporaryDirectory(prefix="odp-bench-synth-fleet-") as scratch:
         seconds, resources = synth_fleet(config, Path(scratch))
     print(f"synth of {int(sources) * int(per_source):,} listed tables ({fleet}): {seconds:.1f} s")
@@ -141,9 +150,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sources-per-database", type=int, default=1, help="--fleet: sources sharing one raw database (default 1)"
     )
+    parser.add_argument("--database-prefix", help="--fleet: every raw database starts with it (environments.yaml)")
     args = parser.parse_args(argv)
     if args.fleet:
-        return fleet_main(args.fleet, args.sources_per_database)
+        return fleet_main(args.fleet, args.sources_per_database, args.database_prefix)
     timings = []
     for run in range(1, args.runs + 1):
         with tempfile.TemporaryDirectory(prefix="odp-bench-synth-") as scratch:

@@ -139,6 +139,8 @@ class GlueStage:
         zone_keys: Storage's zone keys.
         state_key: CloudWatch logs (SSE-KMS) and job bookmarks (CSE-KMS).
         artifacts: the library (``etl``/``odp`` zip) and the zip of wheels, both under ``LIBRARY_PREFIX``.
+        database_prefix: environments.yaml's ``database_prefix``: the roles' catalog grants name ``<prefix>*``
+            instead of each database (infrastructure/jobs/job_role.py ``catalog_scope``).
     """
 
     environment: str
@@ -147,6 +149,7 @@ class GlueStage:
     zone_keys: Mapping[str, kms.IKey]
     state_key: kms.IKey
     artifacts: GlueArtifacts
+    database_prefix: str | None = None
 
     @property
     def artifacts_bucket(self) -> s3.IBucket:
@@ -268,7 +271,12 @@ class GlueJobFamily(Construct):
         grant_key(role, stage_.state_key, encrypt=True)
         if not isinstance(props.data_key, BucketKeys):
             grant_key(role, props.data_key, encrypt=True)
-        grant_catalog_sync(role, props.databases, connection_names=stage_.network.glue_connection_names)
+        grant_catalog_sync(
+            role,
+            props.databases,
+            prefix=stage_.database_prefix,
+            connection_names=stage_.network.glue_connection_names,
+        )
         role.add_to_policy(
             iam.PolicyStatement(
                 # GetSecurityConfiguration supports no resource-level permission: on any ARN it is never allowed.

@@ -65,7 +65,8 @@ def job_role(scope: Construct, construct_id: str, principal: iam.IPrincipal, *, 
 
 
 TOO_MANY_DATABASES = (
-    "its catalog grants name each configured database (infrastructure/jobs/job_role.py): put the tables of several "
+    "its catalog grants name each configured database (infrastructure/jobs/job_role.py): set database_prefix in "
+    "environments.yaml, a prefix every database starts with (docs/decisions/034), or put the tables of several "
     "sources in one database (a source's defaults: database)"
 )
 
@@ -82,6 +83,14 @@ def glue_catalog_prefix(stack: Stack) -> tuple[str, str]:
         return prefix, prefix
     scope = f"glue:{stack.region}:{stack.account}"
     return f"arn:{stack.partition}:{scope}", f"arn:<AWS::Partition>:{scope}"
+
+
+def catalog_scope(databases: Sequence[str], prefix: str | None) -> list[str]:
+    """Pure: what a role's catalog grants name: each database, or one pattern ``<prefix>*`` where environments.yaml
+    sets ``database_prefix`` (every configured database starts with it, checked when the configuration loads), so
+    one statement grants any number of databases; none when the role has no database."""
+    names = sorted(set(databases))
+    return [f"{prefix}*"] if prefix is not None and names else names
 
 
 def catalog_database_suffixes(databases: Sequence[str]) -> list[str]:
@@ -111,22 +120,33 @@ def _chunked_statements(
         )
 
 
-def grant_catalog_sync(role: iam.Role, databases: Sequence[str], *, connection_names: Sequence[str] = ()) -> None:
-    """Hudi's catalog sync on each database (``database/<db>``, ``table/<db>/*``, plus ``default``) and the named
-    Glue connections, in as many statements as a managed policy's size needs; the ``table/<db>/*`` finding of each
-    database is acknowledged on the role (whichever of its policies holds the statement)."""
+def grant_catalog_sync(
+    role: iam.Role, databases: Sequence[str], *, prefix: str | None = None, connection_names: Sequence[str] = ()
+) -> None:
+    """Hudi's catalog sync on each database (``database/<db>``, ``table/<db>/*``, plus ``default``), or on the
+    databases of ``prefix`` (:func:`catalog_scope`), and the named Glue connections, in as many statements as a
+    managed policy's size needs; the ``table/<db>/*`` finding of each database is acknowledged on the role (whichever
+    of its policies holds the statement)."""
     catalog, named = glue_catalog_prefix(Stack.of(role))
-    suffixes = [*catalog_database_suffixes(databases), *(f"connection/{name}" for name in connection_names)]
+    scope = catalog_scope(databases, prefix)
+    suffixes = [*catalog_database_suffixes(scope), *(f"connection/{name}" for name in connection_names)]
     _chunked_statements(role, "GlueCatalogSync", CATALOG_ACTIONS, catalog, suffixes)
     # on the role, not its DefaultPolicy: with many databases CDK moves statements into OverflowPolicy<n> managed
     # policies (a role's inline policies hold 10,240 characters), and the finding moves with them
-    for database in sorted(set(databases)):
+    for database in scope:
         acknowledge(
             role,
             f"AwsSolutions-IAM5[Resource::{named}:table/{database}/*]",
             f"Hudi's catalog sync creates and updates the tables of database {database}, which change with config.",
         )
-    grant_canary_table_removal(role, databases)
+    if prefix is not None and scope:
+        acknowledge(
+            role,
+            f"AwsSolutions-IAM5[Resource::{named}:database/{prefix}*]",
+            f"environments.yaml's database_prefix: every configured database starts with {prefix} (checked when the "
+            "configuration loads), so the catalog grants name the prefix, not each database (docs/decisions/034).",
+        )
+    grant_canary_table_removal(role, scope)
 
 
 def canary_table_suffixes(databases: Sequence[str]) -> list[str]:

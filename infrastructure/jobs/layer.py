@@ -57,6 +57,7 @@ def glue_stage(context: DeploymentContext) -> GlueStage:
         zone_keys=storage.keys,
         state_key=storage.state_key,
         artifacts=context.assets.glue,
+        database_prefix=context.config.environments.database_prefix,
     )
 
 

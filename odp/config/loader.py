@@ -456,11 +456,36 @@ def source_rule(tables_file: TablesFile, tables: list[TableConfig]) -> SourceRul
     )
 
 
+def outside_prefix(database: str, prefix: str) -> str:
+    """Pure: why ``database`` is refused under ``database_prefix``."""
+    return (
+        f"database {database!r} does not start with database_prefix {prefix!r} ({ENVIRONMENTS_FILE}): the jobs' "
+        f"roles are granted the catalog by {prefix}* only"
+    )
+
+
+def database_prefix_issues(tables_file: TablesFile, indices: list[int], prefix: str | None) -> list[tuple[str, str]]:
+    """Pure: (path, reason) for each database a tables file names (its defaults, which onboarded tables take too, and
+    each entry's own) that does not start with ``prefix``; none without a prefix."""
+    if prefix is None:
+        return []
+    named = [("defaults.database", tables_file.defaults.database)]
+    entries = zip(indices, tables_file.tables, strict=True)
+    named += [(f"tables[{index}].database", entry.database) for index, entry in entries]
+    return [(path, outside_prefix(name, prefix)) for path, name in named if name and not name.startswith(prefix)]
+
+
 def _load_tables(
-    root: Path, cadence_names: set[str] | None, issues: list[ConfigIssue], rules: list[SourceRule] | None = None
+    root: Path,
+    cadence_names: set[str] | None,
+    issues: list[ConfigIssue],
+    rules: list[SourceRule] | None = None,
+    *,
+    database_prefix: str | None = None,
 ) -> tuple[list[TableConfig], dict[str, str]]:
-    """Every tables/*.yaml, resolved, with the checks that span table files and cadences; each source's rule
-    (include globs, merged tables) goes to ``rules``."""
+    """Every tables/*.yaml, resolved, with the checks that span table files and cadences (and, with a
+    ``database_prefix``, that each database starts with it); each source's rule (include globs, merged tables) goes
+    to ``rules``."""
     tables: list[TableConfig] = []
     table_files: dict[str, str] = {}  # table id -> the file it came from
     seen = _Seen()
@@ -475,6 +500,8 @@ def _load_tables(
         issues.extend(_source_issues(tables_file, path, display, seen))
         found = include_issues(tables_file, cadence_names)
         issues.extend(ConfigIssue(display, f"defaults.{name}", reason) for name, reason in found)
+        found = database_prefix_issues(tables_file, indices, database_prefix)
+        issues.extend(ConfigIssue(display, path, reason) for path, reason in found)
         seen.sources.setdefault(tables_file.source, display)
         first = len(tables)
         for index, entry in zip(indices, tables_file.tables, strict=True):
@@ -580,13 +607,17 @@ def load_config(config_dir: str | Path) -> OdpConfig:
         _check_physical_names(environments, cadences, issues)
 
     rules: list[SourceRule] = []
-    tables, table_files = _load_tables(root, cadence_names, issues, rules)
+    prefix = environments.database_prefix if environments is not None else None
+    tables, table_files = _load_tables(root, cadence_names, issues, rules, database_prefix=prefix)
     streams = _load_streams(root, tables, table_files, issues)
     if environments is not None and streams is not None:
         _check_stream_names(environments, streams, issues)
     from odp.config.dataset_loader import load_datasets  # noqa: PLC0415 - it imports this module
 
     datasets = load_datasets(root, tables, issues)
+    if prefix is not None:
+        outside = [d for d in datasets if not d.database.startswith(prefix)]
+        issues.extend(ConfigIssue(d.file, "database", outside_prefix(d.database, prefix)) for d in outside)
     access = _load_access(root, environments, tables, datasets, issues)
     catalog_stacks = _load_catalog_stacks(root, tables, issues)
 

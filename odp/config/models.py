@@ -175,12 +175,28 @@ class Environment(_Strict):
         return self
 
 
+# A prefix that every Glue database ODP writes starts with: lower case, at least two characters before its closing "_"
+# (so "odp_" never matches "odpx_sales"), Glue's own characters.
+DATABASE_PREFIX = r"^[a-z][a-z0-9_]{1,62}_$"
+
+
 class EnvironmentsFile(_Strict):
-    """config/environments.yaml. (prod approval and unique branches are checked by the loader.)"""
+    """config/environments.yaml. (prod approval and unique branches are checked by the loader; that every database
+    starts with ``database_prefix`` by the loader too.)"""
 
     deployment: DeploymentAccount
     source: SourceConnection
     environments: dict[ResourceName, Environment] = Field(min_length=1)
+    database_prefix: Annotated[str, StringConstraints(pattern=DATABASE_PREFIX)] | None = Field(
+        default=None,
+        description=(
+            "Optional: every Glue database of the tables and datasets starts with this prefix (e.g. odp_; checked "
+            "when the configuration loads). The jobs' roles are then granted the catalog by the pattern <prefix>* in "
+            "one statement instead of by each database's name, which IAM's policy sizes stop at about 225 databases "
+            "(docs/decisions/034). Any database of the account with this prefix is then in the jobs' reach: choose "
+            "one that only ODP's databases use."
+        ),
+    )
 
 
 # --------------------------------------------------------------------------------------------

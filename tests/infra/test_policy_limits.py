@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from infrastructure.policy_limits import (
     arn_characters,
     resource_chunks,
 )
+from tests.support.bare_stack import ACCOUNT, REGION, assert_nag_clean, bare_stack
 
 # IAM's sizes (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html), written here, not
 # imported: the test checks the module against them.
@@ -81,3 +83,31 @@ def test_the_catalog_grants_of_150_databases_fit_iams_sizes() -> None:
 def test_a_role_past_iams_managed_policies_is_refused_at_synth() -> None:
     with pytest.raises(Exception, match=r"need \d+ managed policies, over IAM's 10 a role .* several sources"):
         synthesized_role(400)
+
+
+def test_with_a_database_prefix_any_number_of_databases_is_one_statement_of_the_prefix(tmp_path: Path) -> None:
+    """environments.yaml's database_prefix (every database starts with it, refused at load otherwise): 1,000
+    databases, four times the refusal's count, are granted by ``source_*`` in the role's inline policy alone."""
+    app, stack = bare_stack(tmp_path)
+    role = job_role(stack, "JobRole", iam.ServicePrincipal("glue.amazonaws.com"), description="test")
+    grant_catalog_sync(role, [f"source_{number:04d}_raw" for number in range(1_000)], prefix="source_")
+    assert_nag_clean(app)  # the prefix's findings acknowledged, and no acknowledgment left over
+    template = app.synth().get_stack_by_name("S").template
+    policies = [
+        r for r in template["Resources"].values() if r["Type"].startswith("AWS::IAM::") and "Policy" in r["Type"]
+    ]
+    assert [p["Type"] for p in policies] == ["AWS::IAM::Policy"]  # no overflow managed policy
+    statements = {s["Sid"]: s for s in resolved(policies[0]["Properties"]["PolicyDocument"])["Statement"]}
+    catalog = f"arn:aws:glue:{REGION}:{ACCOUNT}"
+    assert statements["GlueCatalogSync"]["Resource"] == [
+        f"{catalog}:catalog",
+        f"{catalog}:database/default",
+        f"{catalog}:database/source_*",
+        f"{catalog}:table/source_*/*",
+    ]
+    assert statements["CanaryTableRemoval"]["Resource"] == [
+        f"{catalog}:catalog",
+        f"{catalog}:database/source_*",
+        f"{catalog}:table/source_*/_odp_canary_*",
+    ]
+    assert "source_0000_raw" not in json.dumps(template)

@@ -307,7 +307,7 @@ class EmrServerless(Construct):
             prefix=LIBRARY_PREFIX,
             reason="The etl/odp zip (--py-files) lives under glue/file_processor/ in the artifacts bucket.",
         )
-        grant_catalog_sync(role, props.databases)
+        grant_catalog_sync(role, props.databases, prefix=stage.database_prefix)
         grant_metrics(role, [NAMESPACE], sid="OdpMetrics")
         grant_lake_formation_data_access(role)
         role.add_to_policy(

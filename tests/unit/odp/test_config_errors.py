@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from odp.config import ConfigError, load_config
-from tests.support.config_files import valid_files, write_config
+from tests.support.config_files import valid_files, with_order_totals, write_config
 
 
 def errors_of(tmp_path: Path, change: Callable[[dict], None]) -> list[str]:
@@ -275,6 +275,33 @@ def test_broken_configuration_names_file_path_and_reason(
 ) -> None:
     messages = errors_of(tmp_path, change)
     assert any(message.startswith(expected) for message in messages), messages
+
+
+def test_a_database_prefix_refuses_each_database_outside_it_wherever_it_is_named(tmp_path: Path) -> None:
+    """The jobs' roles are granted ``<prefix>*`` only (infrastructure/jobs/job_role.py), so a database outside it
+    would deploy and then fail at its first catalog sync: the configuration is refused instead, naming each place."""
+
+    def prefix_with_three_outside(files: dict) -> None:
+        files.update(with_order_totals(files))  # a dataset in shop_purpose_built
+        files["environments.yaml"]["database_prefix"] = "shop_raw_"
+        files["tables/shop.yaml"]["defaults"]["database"] = "crm_raw"  # outside: the tables it onboards too
+        table(files, 0)["database"] = "shop_raw_orders"  # inside
+        table(files, 1)["database"] = "crm_customers"  # outside
+
+    reason = "does not start with database_prefix 'shop_raw_' (environments.yaml): the jobs' roles are granted the "
+    assert sorted(errors_of(tmp_path, prefix_with_three_outside)) == [
+        f"datasets/order_totals.yaml: database: database 'shop_purpose_built' {reason}catalog by shop_raw_* only",
+        f"tables/shop.yaml: defaults.database: database 'crm_raw' {reason}catalog by shop_raw_* only",
+        f"tables/shop.yaml: tables[1].database: database 'crm_customers' {reason}catalog by shop_raw_* only",
+    ]
+    files = with_order_totals(valid_files())
+    files["environments.yaml"]["database_prefix"] = "shop_"
+    config = load_config(write_config(tmp_path / "inside", files))
+    assert config.environments.database_prefix == "shop_"
+    assert {t.database for t in config.tables} | {d.database for d in config.datasets} == {
+        "shop_raw",
+        "shop_purpose_built",
+    }
 
 
 def test_the_corpus_has_at_least_fifteen_distinct_cases() -> None:
