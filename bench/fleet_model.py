@@ -260,9 +260,10 @@ def simulate(tables: int, setting: Setting, calibration: Calibration, seed: int 
 # leases of the ready tables: bench/results/planning-20000.json plans 20,000 tables in 2.4 s).
 WARM_TICK_SECONDS = 2.0
 # A small table's fixed cost in a warm JVM over its cost in the fleet benchmark's JVM per wave: the medians of the
-# 28 10,000-row tables' ``table_costs.fixed_seconds``, 7.23 s in bench/results/i47-fleet-warm-1-of-3.json (one JVM
-# across the waves) against 7.57 s in i27-fleet-10m.json (a JVM a wave). The warm JVM saves little per table: a
-# small table's time is Hudi's commit, not the JIT (docs/decisions/012, 013).
+# 28 10,000-row tables' ``table_costs.fixed_seconds``, 7.23 s in i47-fleet-warm-1-of-3.json (one JVM across the
+# waves; git show b341eb2:bench/results/i47-fleet-warm-1-of-3.json) against 7.57 s in i27-fleet-10m.json (a JVM a
+# wave). The warm JVM saves little per table: a small table's time is Hudi's commit, not the JIT
+# (docs/decisions/012, 013).
 WARM_WORK_SHARE = 0.96
 
 
