@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 import os
 import re
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,3 +202,28 @@ def fixed_and_marginal(points: list[tuple[int, float]]) -> dict[str, Any]:
         "fixed_seconds": round(mean_y - slope * mean_x, 3),
         "per_change_seconds": round(slope, 7),
     }
+
+
+def table_group(table: str) -> str:
+    """Pure: a fleet table's group, its name without the trailing number (``fact_10k_01`` -> ``fact_10k``)."""
+    head, _, tail = table.rpartition("_")
+    return head if head and tail.isdigit() else table
+
+
+def step_seconds_by_group(runs: Sequence[tuple[str, Mapping[str, float]]]) -> dict[str, Any]:
+    """Pure: where ODP's table runs spent their time, per table group (:func:`table_group`): the runs counted and the
+    median seconds of each step and write phase (``TableRun.step_seconds``) over them, in the order the runs name
+    them. ``runs``: (table, step seconds) of each table run."""
+    grouped: dict[str, list[Mapping[str, float]]] = {}
+    for table, seconds in runs:
+        grouped.setdefault(table_group(table), []).append(seconds)
+    out: dict[str, Any] = {}
+    for group, measured in sorted(grouped.items()):
+        names = list(dict.fromkeys(name for seconds in measured for name in seconds))
+        out[group] = {
+            "runs": len(measured),
+            "median_seconds": {
+                name: round(statistics.median(s[name] for s in measured if name in s), 3) for name in names
+            },
+        }
+    return out

@@ -169,6 +169,9 @@ def fleet_text(document: dict[str, Any]) -> str:
             f"{result['cdc_bytes_written']:,}, write amplification {result['cdc_write_amplification']}, "
             f"fixed s/table {fit['fixed_seconds']}, s/change {fit['per_change_seconds']}"
         )
+        for group, steps in result.get("step_seconds_by_group", {}).items():
+            medians = ", ".join(f"{step} {seconds}" for step, seconds in steps["median_seconds"].items())
+            lines.append(f"  {name} {group} ({steps['runs']} CDC runs), median s: {medians}")
     for key in ("targets", "fixed_cost"):
         if document.get(key):
             lines.append(f"{key}: {json.dumps(document[key])}")

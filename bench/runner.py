@@ -26,7 +26,13 @@ from bench.contenders.hoodiestreamer import HoodieStreamer
 from bench.contenders.hudi_per_table import HudiPerTable
 from bench.contenders.naive import NaiveRewrite
 from bench.contenders.odp import OdpFileProcessor
-from bench.metrics import fixed_and_marginal, s3_requests, table_bytes_read, write_amplification
+from bench.metrics import (
+    fixed_and_marginal,
+    s3_requests,
+    step_seconds_by_group,
+    table_bytes_read,
+    write_amplification,
+)
 from bench.workload import SourceModel, WaveFiles, WorkloadSpec
 from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY
 
@@ -128,6 +134,10 @@ class ContenderResult:
                 "table_costs": table_costs(self.waves),
             }
         )
+        cdc_runs = [(name, m.step_seconds) for w in self.waves if w.wave > 0 for name, m in w.tables.items()]
+        steps = step_seconds_by_group([(name, seconds) for name, seconds in cdc_runs if seconds])
+        if steps:
+            out["step_seconds_by_group"] = steps
         return out
 
 
@@ -162,6 +172,7 @@ def wave_costs(wave: WaveMeasurement) -> dict[str, Any]:
                 "data_files_after": measured.io.data_files_after,
                 "timeline_files_after": measured.io.timeline_files_after,
                 **({"write_reason": measured.write_reason} if measured.write_reason else {}),
+                **({"step_seconds": measured.step_seconds} if measured.step_seconds else {}),
             }
             for table, measured in sorted(wave.tables.items())
         },

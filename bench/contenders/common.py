@@ -82,6 +82,7 @@ class TableMeasurement:
     peak_rss_bytes: int | None = None
     io: TableIO = field(default_factory=TableIO)
     write_reason: str | None = None  # ODP: upsert or rewrite and why (its run history's write_reason)
+    step_seconds: dict[str, float] | None = None  # ODP: each step's and write phase's seconds (its run history's)
 
 
 @dataclass

@@ -68,6 +68,7 @@ class OdpFileProcessor(Contender):
                 name = table["table_id"].rsplit(".", 1)[-1]
                 measured = measurement.tables.setdefault(name, TableMeasurement())
                 measured.seconds, measured.write_reason = table["seconds"], table.get("write_reason")
+                measured.step_seconds = table.get("step_seconds")
             measurement.failures += [
                 f"{table['table_id']}: {table['error']}" for table in outcome["tables"] if table.get("error")
             ]

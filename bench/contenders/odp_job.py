@@ -168,6 +168,7 @@ def run(spec: dict, spark: Any = None) -> dict:
                 "error": result.error,
                 # upsert or rewrite and why, the MERGE_ON_READ advice included (the run history's line)
                 "write_reason": result.write_reason,
+                "step_seconds": result.step_seconds,  # where the run's time went (TableRun.step_seconds)
             }
             for result in outcome.tables
         ],

@@ -174,7 +174,8 @@ class TableRunContext:
     Set when the run starts: ``scope``, ``config``, ``base_path``, ``files`` / ``processing`` (this thread's
     trackers), ``keeper`` (the lease), ``quarantine`` (the run's quarantine policy), ``started`` (monotonic)
     and ``started_at``. Filled by the steps: ``state`` and ``discarded`` and ``plan`` (plan), ``read`` (read),
-    ``applied`` (apply), ``run`` (record).
+    ``applied`` (apply), ``run`` (record); ``step_seconds`` by the step list (each step's seconds, summed when the
+    run reads again) and by apply (the write's phases).
     """
 
     scope: JobScope
@@ -192,6 +193,11 @@ class TableRunContext:
     read: ReadChanges | None = None
     applied: AppliedCommit = field(default_factory=AppliedCommit)
     run: TableRun | None = None
+    step_seconds: dict[str, float] = field(default_factory=dict)
+
+    def add_seconds(self, name: str, seconds: float) -> None:
+        """Add ``seconds`` to what ``name`` (a step, or a write phase) took in this run."""
+        self.step_seconds[name] = self.step_seconds.get(name, 0.0) + seconds
 
     @property
     def table_id(self) -> str:

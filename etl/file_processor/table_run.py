@@ -44,7 +44,11 @@ def run_table(scope: JobScope, table_id: str) -> TableRun:
         if run.run is None:
             raise RuntimeError(f"{table_id}: the table run's steps made no record")  # a defect of the step list
         finished = run.run.model_copy(
-            update={"finished_at": iso(scope.clock()), "dpu_seconds": scope.dpu_seconds(run.run.seconds)}
+            update={
+                "finished_at": iso(scope.clock()),
+                "dpu_seconds": scope.dpu_seconds(run.run.seconds),
+                "step_seconds": {name: round(seconds, 3) for name, seconds in run.step_seconds.items()},
+            }
         )
         trackers.processing.finish(finished, scope.run_id, history_retention=scope.retention)
         return finished

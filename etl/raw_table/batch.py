@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from pyspark.sql import DataFrame
 
@@ -47,6 +48,15 @@ class ChangeBatch:
     one_task: bool = False  # the changes are one Spark partition (TablePlan.one_task): a small tombstone log too
 
 
+class WritePhase(StrEnum):
+    """The phases of a raw table's write, each timed (:attr:`WriteResult.phase_seconds`)."""
+
+    PREPARE = "prepare"  # the stored tombstones and rows read, the plan, the stale count, upsert or rewrite
+    TOMBSTONES = "tombstones"  # the stored tombstones cleared, the batch's written
+    HUDI = "hudi"  # Hudi's commit of the table
+    AFTER = "after"  # the tombstone log folded, the session catalog
+
+
 @dataclass(frozen=True)
 class WriteResult:
     operation: WriteOperation
@@ -55,3 +65,4 @@ class WriteResult:
     choice: WriteChoice | None = None  # upsert or rewrite, and why (etl.raw_table.write_strategy); None: not chosen
     counts: RewriteCounts | None = None  # a rewrite: what it applied (Hudi counts its every row as an insert)
     index_reason: str | None = None  # the first write of a table left to its size: which index and why
+    phase_seconds: tuple[tuple[WritePhase, float], ...] = ()  # seconds of each phase, in order

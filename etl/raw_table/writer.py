@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ from etl.hudi.commit import CommitTag
 from etl.hudi.options import hudi_write_options
 from etl.hudi.table_version import save_hudi
 from etl.hudi.timeline import HudiTableState, cleaning_due, read_table_state
-from etl.raw_table.batch import ChangeBatch, WriteResult, WriteSettings
+from etl.raw_table.batch import ChangeBatch, WritePhase, WriteResult, WriteSettings
 from etl.raw_table.prepare import PreparedWrite, prepare_write
 from etl.raw_table.tombstones import clear_tombstones, consolidate_tombstones, write_tombstones
 from etl.raw_table.write_strategy import choose_index
@@ -28,6 +29,20 @@ from odp.faults import fault_point
 
 logger = logging.getLogger(__name__)
 _CATALOG_LOCK = threading.Lock()
+
+
+class PhaseClock:
+    """The seconds of each phase of one write (:class:`~etl.raw_table.batch.WritePhase`), in order: each
+    :meth:`lap` ends the phase that began at the previous one (or at the clock's start)."""
+
+    def __init__(self) -> None:
+        self.phases: list[tuple[WritePhase, float]] = []
+        self._mark = time.monotonic()
+
+    def lap(self, phase: WritePhase) -> None:
+        now = time.monotonic()
+        self.phases.append((phase, now - self._mark))
+        self._mark = now
 
 
 @dataclass(frozen=True)
@@ -65,6 +80,7 @@ class RawTableWriter:
         Raises:
             what :func:`etl.raw_table.prepare.prepare_write` refuses, with nothing written.
         """
+        clock = PhaseClock()
         state = state if state is not None else read_table_state(spark, base_path)
         # a table left to its size (small_table_rows): its first write chooses the simple or the record index
         config, index_reason = choose_index(config, state.index, batch.rows, exists=state.exists)
@@ -72,8 +88,16 @@ class RawTableWriter:
             logger.info("%s: %s", config.table_id, index_reason)
         with ExitStack() as cached:  # what the reads cached for the write is unpersisted after it
             prepared = prepare_write(spark, batch, config, state, settings=self.settings, cached=cached)
-            self._write(spark, prepared, batch, config, tag, state=state)
-        return WriteResult(prepared.operation, prepared.stale_dropped, prepared.choice, prepared.rewrite, index_reason)
+            clock.lap(WritePhase.PREPARE)
+            self._write(spark, prepared, batch, config, tag, state=state, clock=clock)
+        return WriteResult(
+            prepared.operation,
+            prepared.stale_dropped,
+            prepared.choice,
+            prepared.rewrite,
+            index_reason,
+            phase_seconds=tuple(clock.phases),
+        )
 
     def _write(
         self,
@@ -84,8 +108,10 @@ class RawTableWriter:
         tag: CommitTag,
         *,
         state: HudiTableState,
+        clock: PhaseClock,
     ) -> None:
-        """Stage two: the tombstones, the table's commit, the tombstone log folded, the local catalog."""
+        """Stage two: the tombstones, the table's commit, the tombstone log folded, the local catalog (each phase
+        timed on ``clock``)."""
         settings, tombstones, base_path = self.settings, prepared.tombstones_path, state.base_path
         fault_point(f"{settings.job}.before_tombstones", table_id=config.table_id)  # nothing of this batch written yet
         if tombstones is not None:
@@ -93,6 +119,7 @@ class RawTableWriter:
                 clear_tombstones(spark, tombstones)
             if prepared.plan.tombstones is not None and batch.has_deletes:
                 write_tombstones(spark, prepared.plan.tombstones, tombstones, run_id=tag.run_id)
+        clock.lap(WritePhase.TOMBSTONES)
         fault_point(f"{settings.job}.before_commit", table_id=config.table_id)  # tombstones written, no commit yet
         options = hudi_write_options(
             prepared.target,
@@ -105,11 +132,13 @@ class RawTableWriter:
             clean=cleaning_due(state, merge_on_read=prepared.target.table_type is TableType.MERGE_ON_READ),
         )
         save_hudi(prepared.rows, base_path, options)
+        clock.lap(WritePhase.HUDI)
         if tombstones is not None and prepared.read_tombstones:
             # after the commit: nothing of this run reads the stored tombstones any more
             consolidate_tombstones(spark, tombstones, config.primary_key, run_id=tag.run_id)
         if not settings.catalog_sync:
             register_in_session_catalog(spark, config, base_path)
+        clock.lap(WritePhase.AFTER)
 
 
 def register_in_session_catalog(spark: SparkSession, config: TableConfig, base_path: str) -> None:

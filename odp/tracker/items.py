@@ -177,6 +177,10 @@ class TableRun(StoredRecord):
     # (no commit, a full load, a new table, a historical table)
     write_strategy: WriteStrategy | None = None
     write_reason: str | None = None
+    # Where a completed run's time went: seconds of each step (etl.file_processor.steps: plan, reconcile, read, apply,
+    # record) and of the write's phases inside apply (write.prepare, write.tombstones, write.hudi, write.after:
+    # etl.raw_table.batch.WritePhase); None: a run that made no step (skipped, failed)
+    step_seconds: dict[str, float] | None = None
     # Not stored: what the job did besides applying the files.
     base_path: str | None = Field(default=None, exclude=True)  # the Hudi table the run wrote
     reconciled: int = Field(default=0, exclude=True)  # landed files found already committed, moved without re-applying

@@ -10,6 +10,7 @@ writing anything): the run goes back to the first step that reads the input, wit
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -40,10 +41,14 @@ TABLE_RUN_STEPS: tuple[Step, ...] = (
 
 
 def run_steps(run: TableRunContext, steps: Sequence[Step] = TABLE_RUN_STEPS) -> None:
-    """Each step in order; a step that set a file aside after the read sends the run back to the read."""
+    """Each step in order, its seconds added to the run's (``TableRunContext.step_seconds``); a step that set a file
+    aside after the read sends the run back to the read."""
     position = 0
     while position < len(steps):
-        if steps[position].run(run) is Then.READ_AGAIN:
-            position = next(i for i, step in enumerate(steps) if step.reads_input)
+        step, started = steps[position], time.monotonic()
+        then = step.run(run)
+        run.add_seconds(step.name, time.monotonic() - started)
+        if then is Then.READ_AGAIN:
+            position = next(i for i, candidate in enumerate(steps) if candidate.reads_input)
         else:
             position += 1

@@ -58,6 +58,9 @@ def _commit(run: TableRunContext, read: ReadChanges) -> AppliedCommit:
             label=config.table_id,
             seen=state.commits,
         )
+    if commit.written is not None:  # a replayed commit wrote nothing now
+        for phase, seconds in commit.written.phase_seconds:
+            run.add_seconds(f"write.{phase}", seconds)
     return AppliedCommit(len(sources), counts.rows, commit, counts.dropped_columns, counts.dropped_values)
 
 

@@ -90,6 +90,12 @@ def test_small_fleet_run_checks_every_table_and_records_the_metrics(
     assert not any(
         "write_reason" in table for table in document["contenders"]["naive_rewrite"]["waves"][1]["tables"].values()
     )
+    # where ODP's table runs spent their time, per table group over the CDC waves (TableRun.step_seconds)
+    groups = document["contenders"]["odp"]["step_seconds_by_group"]
+    assert sorted(groups) == sorted({name.rsplit("_", 1)[0] for name in landed})
+    for group in groups.values():
+        assert {"plan", "read", "apply", "record", "write.hudi"} <= set(group["median_seconds"])
+    assert "step_seconds_by_group" not in document["contenders"]["naive_rewrite"]
     check_merge_on_read(tmp_path, document, printed)
     odp_tables = tmp_path / "odp" / "tables" / "taxi_trips_raw"
     assert len(list((odp_tables / "fact_2k_01").glob(f"{DAY_COLUMN}=*"))) == 3 + 1  # the history, the wave's day

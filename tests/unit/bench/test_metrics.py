@@ -16,6 +16,7 @@ from bench.metrics import (
     kind,
     put_requests,
     s3_requests,
+    step_seconds_by_group,
     table_bytes_read,
     table_io,
     write_amplification,
@@ -135,3 +136,21 @@ def test_fixed_cost_and_cost_per_change_from_a_linear_fit() -> None:
     assert fit["per_change_seconds"] == pytest.approx(0.01, abs=1e-5)
     assert fixed_and_marginal([(20, 3.0), (20, 5.0)]) == {"points": 2, "fixed_seconds": 4.0, "per_change_seconds": None}
     assert fixed_and_marginal([])["fixed_seconds"] is None
+
+
+def test_step_seconds_are_summarised_per_table_group_by_their_medians() -> None:
+    runs = [
+        ("fact_10k_01", {"plan": 0.1, "read": 0.4, "write.hudi": 1.0}),
+        ("fact_10k_02", {"plan": 0.3, "read": 0.2, "write.hudi": 3.0}),
+        ("fact_10k_01", {"plan": 0.2, "read": 0.3, "write.hudi": 2.0, "write.tombstones": 0.5}),
+        ("dimension_2m_38", {"plan": 1.5}),
+        ("orders", {"plan": 0.7}),  # no trailing number: the name is its group
+    ]
+    assert step_seconds_by_group(runs) == {
+        "dimension_2m": {"runs": 1, "median_seconds": {"plan": 1.5}},
+        "fact_10k": {
+            "runs": 3,
+            "median_seconds": {"plan": 0.2, "read": 0.3, "write.hudi": 2.0, "write.tombstones": 0.5},
+        },
+        "orders": {"runs": 1, "median_seconds": {"plan": 0.7}},
+    }

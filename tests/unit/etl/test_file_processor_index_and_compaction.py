@@ -356,6 +356,22 @@ def test_a_small_table_left_to_its_size_is_created_with_the_simple_index_and_kee
     upsert = run_changes(spark, lake, config, "U1 I101", seq="2")
     assert (upsert.inserts, upsert.updates, upsert.deletes) == (1, 1, 0)  # the stored key found by the simple index
     assert upsert.write_reason.startswith("upsert: ")  # nothing chosen again
+    # where the run's time went, step by step and the write's phases inside apply (TableRun.step_seconds)
+    steps = upsert.step_seconds
+    assert list(steps) == [
+        "plan",
+        "reconcile",
+        "read",
+        "write.prepare",
+        "write.tombstones",
+        "write.hudi",
+        "write.after",
+        "apply",
+        "record",
+    ], steps
+    assert steps["write.hudi"] > 0
+    assert sum(v for k, v in steps.items() if k.startswith("write.")) <= steps["apply"] + 0.003  # rounded each
+    assert sum(v for k, v in steps.items() if "." not in k) <= upsert.seconds + 0.005
     assert {c.index for c in completed_commits(spark, upsert.base_path)} == {"simple"}
     assert not (base / ".hoodie" / "metadata").exists()
     assert len(rows_of(spark, upsert.base_path, ["id"])) == 51

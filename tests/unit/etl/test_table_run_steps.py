@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from etl.file_processor import steps as steps_module
 from etl.file_processor.run_context import StepOrderError, TableRunContext, Then
 from etl.file_processor.steps import TABLE_RUN_STEPS, Step, run_steps
 
@@ -19,6 +20,13 @@ def _recording(name: str, seen: list[str], answers: list[Then] | None = None) ->
     return Step(name, run, reads_input=name == "read")
 
 
+def _context() -> TableRunContext:
+    """A run context with nothing set but the step seconds run_steps adds to."""
+    context = TableRunContext.__new__(TableRunContext)
+    context.step_seconds = {}
+    return context
+
+
 def test_the_steps_run_in_order_and_read_again_returns_to_the_read() -> None:
     seen: list[str] = []
     steps = [
@@ -27,8 +35,23 @@ def test_the_steps_run_in_order_and_read_again_returns_to_the_read() -> None:
         _recording("apply", seen, [Then.READ_AGAIN, Then.NEXT]),  # the write refused one file's change, once
         _recording("record", seen),
     ]
-    run_steps(None, steps)  # type: ignore[arg-type]  # the steps here read no context
+    run_steps(_context(), steps)  # the steps here read nothing of it
     assert seen == ["plan", "read", "apply", "read", "apply", "record"]
+
+
+def test_each_steps_seconds_are_recorded_and_a_step_run_twice_adds_both(monkeypatch: pytest.MonkeyPatch) -> None:
+    ticks = iter(range(100))  # a clock that moves one second each time it is read
+    monkeypatch.setattr(steps_module.time, "monotonic", lambda: float(next(ticks)))
+    context = _context()
+    seen: list[str] = []
+    steps = [
+        _recording("read", seen),
+        _recording("apply", seen, [Then.READ_AGAIN, Then.NEXT]),
+        _recording("record", seen),
+    ]
+    run_steps(context, steps)
+    assert seen == ["read", "apply", "read", "apply", "record"]
+    assert context.step_seconds == {"read": 2.0, "apply": 2.0, "record": 1.0}
 
 
 def test_the_file_processors_steps_are_plan_reconcile_read_apply_record() -> None:

@@ -252,6 +252,7 @@ def test_finish_completed_records_counts_releases_and_appends_history(processing
         seconds=12.3456,
         commit_instant="20240501120000123",
         batch_id="exec-1-1",
+        step_seconds={"plan": 0.0123, "apply": 9.5, "write.hudi": 7.25},
     )
     processing.finish(done, "run-a", history_retention=timedelta(days=7))
     state = processing.state("t")
@@ -269,6 +270,9 @@ def test_finish_completed_records_counts_releases_and_appends_history(processing
     assert (last.batch_id, last.commit_instant, last.error) == ("exec-1-1", "20240501120000123", None)
     [history] = processing.history("t")
     assert (history.status, history.inserts, history.batch_id) == (RunStatus.COMPLETED, 10, "exec-1-1")
+    # where the run's time went: in its history row only, not in the table's last-run summary
+    assert history.step_seconds == {"plan": pytest.approx(0.012), "apply": 9.5, "write.hudi": 7.25}
+    assert last.step_seconds is None
 
 
 def test_the_stored_item_keeps_its_flat_last_attributes(processing: ProcessingTracker, tracker_tables: Any) -> None:
