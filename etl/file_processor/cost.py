@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -88,11 +88,17 @@ def cost_metric_data(
     return data
 
 
-def log_costs(cadence: str, costs: Sequence[tuple[str, float, float | None]]) -> None:
-    """Each table run's cost as one JSON log line (``table_cost``): the per-table figures without a metric each."""
+def log_costs(
+    cadence: str,
+    costs: Sequence[tuple[str, float, float | None]],
+    steps: Mapping[str, Mapping[str, float]] | None = None,
+) -> None:
+    """Each table run's cost as one JSON log line (``table_cost``): the per-table figures without a metric each, with
+    where the run's time went when ``steps`` has it (table id -> ``TableRun.step_seconds``)."""
     for table_id, seconds, dpu_seconds in costs:
         record = {"event": "table_cost", "cadence": cadence, "table_id": table_id, "seconds": seconds}
-        logger.info(json.dumps({**record, "dpu_seconds": dpu_seconds}))
+        where = (steps or {}).get(table_id)
+        logger.info(json.dumps({**record, "dpu_seconds": dpu_seconds, **({"step_seconds": where} if where else {})}))
 
 
 def publish_costs(
@@ -102,10 +108,11 @@ def publish_costs(
     *,
     ignored: Sequence[tuple[str, int]] = (),
     per_table: bool = False,
+    steps: Mapping[str, Mapping[str, float]] | None = None,
 ) -> None:
-    """Log each table run's cost and send the run's cost metrics to CloudWatch (per table too with ``per_table``).
-    A failure is logged, never raised: the tables are done."""
-    log_costs(cadence, costs)
+    """Log each table run's cost (and ``steps``, where its time went) and send the run's cost metrics to CloudWatch
+    (per table too with ``per_table``). A failure is logged, never raised: the tables are done."""
+    log_costs(cadence, costs, steps)
     send_metric_data(cloudwatch, cost_metric_data(cadence, costs, ignored, per_table=per_table), what="table cost")
 
 

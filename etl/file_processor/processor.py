@@ -107,5 +107,6 @@ def run_file_processor(
     if cloudwatch is None:  # the trackers' region: the job's own
         cloudwatch = boto3.client("cloudwatch", region_name=dynamodb.meta.client.meta.region_name)
     ignored = [(r.table_id, r.ignored_values) for r in outcome.tables if r.ignored_values]
-    publish_costs(cloudwatch, args.cadence, costs, ignored=ignored, per_table=args.table_metrics)
+    steps = {r.table_id: r.step_seconds for r in outcome.tables if r.step_seconds}
+    publish_costs(cloudwatch, args.cadence, costs, ignored=ignored, per_table=args.table_metrics, steps=steps)
     return outcome

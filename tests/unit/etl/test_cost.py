@@ -49,12 +49,25 @@ def test_table_metrics_add_each_tables_figures_with_the_table_as_a_dimension() -
 def test_publishing_sends_to_the_odp_namespace_logs_each_table_and_never_raises(aws, caplog) -> None:
     cloudwatch = boto3.client("cloudwatch")
     with caplog.at_level(logging.INFO, logger="etl.file_processor.cost"):
-        publish_costs(cloudwatch, "hourly", [("a.b.c", 12.5, 25.0)])
+        publish_costs(
+            cloudwatch,
+            "hourly",
+            [("a.b.c", 12.5, 25.0), ("a.b.d", 0.5, None)],
+            steps={"a.b.c": {"read": 0.5, "write.hudi": 9.0}},  # a.b.d made no step (a failed run)
+        )
     metrics = cloudwatch.list_metrics(Namespace="ODP")["Metrics"]
     assert sorted(m["MetricName"] for m in metrics) == ["TableDpuSeconds", "TableRunSeconds"]
     assert all(m["Dimensions"] == [{"Name": "cadence", "Value": "hourly"}] for m in metrics)
     assert [json.loads(r.getMessage()) for r in caplog.records] == [
-        {"event": "table_cost", "cadence": "hourly", "table_id": "a.b.c", "seconds": 12.5, "dpu_seconds": 25.0}
+        {
+            "event": "table_cost",
+            "cadence": "hourly",
+            "table_id": "a.b.c",
+            "seconds": 12.5,
+            "dpu_seconds": 25.0,
+            "step_seconds": {"read": 0.5, "write.hudi": 9.0},  # where the run's time went, queryable in the logs
+        },
+        {"event": "table_cost", "cadence": "hourly", "table_id": "a.b.d", "seconds": 0.5, "dpu_seconds": None},
     ]
 
     class Refusing:
