@@ -134,8 +134,9 @@ class ContenderResult:
                 "table_costs": table_costs(self.waves),
             }
         )
-        cdc_runs = [(name, m.step_seconds) for w in self.waves if w.wave > 0 for name, m in w.tables.items()]
-        steps = step_seconds_by_group([(name, seconds) for name, seconds in cdc_runs if seconds])
+        steps = step_seconds_by_group(
+            [(name, m.step_seconds) for w in self.waves if w.wave > 0 for name, m in w.tables.items() if m.step_seconds]
+        )
         if steps:
             out["step_seconds_by_group"] = steps
         return out
