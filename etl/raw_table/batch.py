@@ -51,8 +51,8 @@ class ChangeBatch:
 class WritePhase(StrEnum):
     """The phases of a raw table's write, each timed (:attr:`WriteResult.phase_seconds`)."""
 
-    PREPARE = "prepare"  # the stored tombstones and rows read, the plan, the stale count, upsert or rewrite
-    TOMBSTONES = "tombstones"  # the stored tombstones cleared, the batch's written
+    PREPARE = "prepare"  # the stored tombstones and rows read, the plan, upsert or rewrite
+    TOMBSTONES = "tombstones"  # the stored tombstones cleared, the batch's written, the stale changes counted
     HUDI = "hudi"  # Hudi's commit of the table
     AFTER = "after"  # the tombstone log folded, the session catalog
 

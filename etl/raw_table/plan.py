@@ -20,16 +20,22 @@ class WritePlan:
     """What a run writes and how: the rows in table shape and the Hudi operation.
 
     Current-mode tables also carry their delete tombstones: the batch's deletes to record
-    (``tombstones``), the changes dropped as stale (``stale``: upserts not newer than a committed delete, and in a
-    MERGE_ON_READ table deletes older than their key's stored row), and whether the stored tombstones are cleared
-    first (``clear_tombstones``: a full load, a new table).
+    (``tombstones``), the latest change per key marked ``_odp_stale`` when the run drops some as stale (``marked``:
+    upserts not newer than a committed delete, and in a MERGE_ON_READ table deletes older than their key's stored
+    row; ``rows`` and ``tombstones`` are then its changes that are not stale), and whether the stored tombstones are
+    cleared first (``clear_tombstones``: a full load, a new table).
     """
 
     rows: DataFrame
     operation: WriteOperation
     tombstones: DataFrame | None = None
-    stale: DataFrame | None = None
+    marked: DataFrame | None = None
     clear_tombstones: bool = False
+
+    @property
+    def stale(self) -> DataFrame | None:
+        """The changes the run drops as stale (None: it drops none, nothing was marked)."""
+        return None if self.marked is None else self.marked.where(F.col(STALE)).drop(STALE)
 
 
 def plan_write(
@@ -74,5 +80,5 @@ def plan_write(
     if stored_order is not None:
         flagged = mark_late_deletes(flagged, stored_order, keys)
         deletes = tombstone_rows(flagged.where(~F.col(STALE)), keys)  # a delete that lost is no tombstone
-    kept, stale = flagged.where(~F.col(STALE)).drop(STALE), flagged.where(F.col(STALE)).drop(STALE)
-    return WritePlan(for_current_table(kept), WriteOperation.UPSERT, tombstones=deletes, stale=stale)
+    kept = flagged.where(~F.col(STALE)).drop(STALE)
+    return WritePlan(for_current_table(kept), WriteOperation.UPSERT, tombstones=deletes, marked=flagged)

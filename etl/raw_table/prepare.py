@@ -4,14 +4,11 @@ schema evolution and the upsert-or-rewrite choice. Everything it refuses, it ref
 
 from __future__ import annotations
 
-import logging
 from contextlib import ExitStack
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
-from etl.change_frame import DELETE, OP
 from etl.hudi.options import WriteOperation
 from etl.hudi.table_version import check_table_version
 from etl.hudi.target import HudiTarget
@@ -23,11 +20,10 @@ from etl.raw_table.partition_values import check_partition_values
 from etl.raw_table.plan import WritePlan, plan_write
 from etl.raw_table.rewrite import RewriteCounts, apply_choice, choose_for_run
 from etl.raw_table.schema_evolution import align_to_table
+from etl.raw_table.stale_count import StaleCount, count_stale
 from etl.raw_table.tombstones import read_tombstones
 from etl.raw_table.write_strategy import WriteChoice
 from odp.config.models import TableConfig
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -44,8 +40,8 @@ class StoredReads:
 @dataclass(frozen=True)
 class PreparedWrite:
     """A run's write, decided: the rows in the table's shape and schema (``rows``), the Hudi operation, the plan (its
-    tombstones), the upsert-or-rewrite choice and a rewrite's counts, the stale changes dropped, and where the
-    tombstones live (None: a historical table)."""
+    tombstones), the upsert-or-rewrite choice and a rewrite's counts, how the stale changes dropped are counted
+    (``stale``: read after the tombstone write), and where the tombstones live (None: a historical table)."""
 
     target: HudiTarget
     plan: WritePlan
@@ -53,7 +49,7 @@ class PreparedWrite:
     operation: WriteOperation
     choice: WriteChoice
     rewrite: RewriteCounts | None
-    stale_dropped: int
+    stale: StaleCount
     tombstones_path: str | None
     read_tombstones: bool  # the stored tombstones were read: the log may be folded after the commit
 
@@ -87,6 +83,10 @@ def prepare_write(
         tombstones=reads.tombstones,
         stored_order=reads.order,
     )
+    tombstones_path = settings.tombstones_of(config)
+    writes_tombstones = tombstones_path is not None and batch.has_deletes  # the writer's condition, plan.tombstones set
+    stale = count_stale(plan, config.primary_key, config.table_id, writes_tombstones=writes_tombstones)
+    plan = stale.plan
     schema = state.data_schema
     rows = align_to_table(plan.rows, schema) if schema is not None else plan.rows
     choice = choose_for_run(
@@ -107,8 +107,8 @@ def prepare_write(
         operation=rewrite.operation if rewrite is not None else plan.operation,
         choice=choice,
         rewrite=rewrite.counts if rewrite is not None else None,
-        stale_dropped=_count_stale(plan, config),
-        tombstones_path=settings.tombstones_of(config),
+        stale=stale,
+        tombstones_path=tombstones_path,
         read_tombstones=reads.tombstones is not None,
     )
 
@@ -165,19 +165,3 @@ def _read_stored(
         if order is not None:
             cached.callback(order.unpersist)
     return StoredReads(changes, tombstones, order)
-
-
-def _count_stale(plan: WritePlan, config: TableConfig) -> int:
-    """The changes the plan drops as stale, in one Spark job, each kind logged when any: upserts older than their key's
-    committed delete, deletes older than their key's stored row."""
-    if plan.stale is None:
-        return 0
-    is_delete = F.col(OP) == F.lit(DELETE)
-    counts = plan.stale.agg(F.count(F.lit(1)).alias("all"), F.count(F.when(is_delete, 1)).alias("deletes")).first()
-    deletes = int(counts["deletes"])
-    upserts = int(counts["all"]) - deletes
-    if upserts:
-        logger.warning("%s: %d change(s) older than a committed delete of their key dropped", config.table_id, upserts)
-    if deletes:
-        logger.warning("%s: %d delete(s) older than their key's stored row dropped", config.table_id, deletes)
-    return upserts + deletes

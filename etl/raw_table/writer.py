@@ -89,10 +89,10 @@ class RawTableWriter:
         with ExitStack() as cached:  # what the reads cached for the write is unpersisted after it
             prepared = prepare_write(spark, batch, config, state, settings=self.settings, cached=cached)
             clock.lap(WritePhase.PREPARE)
-            self._write(spark, prepared, batch, config, tag, state=state, clock=clock)
+            stale_dropped = self._write(spark, prepared, batch, config, tag, state=state, clock=clock)
         return WriteResult(
             prepared.operation,
-            prepared.stale_dropped,
+            stale_dropped,
             prepared.choice,
             prepared.rewrite,
             index_reason,
@@ -109,16 +109,20 @@ class RawTableWriter:
         *,
         state: HudiTableState,
         clock: PhaseClock,
-    ) -> None:
+    ) -> int:
         """Stage two: the tombstones, the table's commit, the tombstone log folded, the local catalog (each phase
-        timed on ``clock``)."""
+        timed on ``clock``); returns the stale changes dropped (the tombstone write counted them, when there was one:
+        :mod:`etl.raw_table.stale_count`)."""
         settings, tombstones, base_path = self.settings, prepared.tombstones_path, state.base_path
         fault_point(f"{settings.job}.before_tombstones", table_id=config.table_id)  # nothing of this batch written yet
+        wrote_tombstones = False
         if tombstones is not None:
             if prepared.plan.clear_tombstones:
                 clear_tombstones(spark, tombstones)
             if prepared.plan.tombstones is not None and batch.has_deletes:
                 write_tombstones(spark, prepared.plan.tombstones, tombstones, run_id=tag.run_id)
+                wrote_tombstones = True
+        stale_dropped = prepared.stale.dropped(after_tombstone_write=wrote_tombstones)
         clock.lap(WritePhase.TOMBSTONES)
         fault_point(f"{settings.job}.before_commit", table_id=config.table_id)  # tombstones written, no commit yet
         options = hudi_write_options(
@@ -139,6 +143,7 @@ class RawTableWriter:
         if not settings.catalog_sync:
             register_in_session_catalog(spark, config, base_path)
         clock.lap(WritePhase.AFTER)
+        return stale_dropped
 
 
 def register_in_session_catalog(spark: SparkSession, config: TableConfig, base_path: str) -> None:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 import pytest
 from pyspark.sql import functions as F
 
 from etl.change_frame import LATER_STORED, UNRESOLVED, fill_kept, for_current_table, latest_per_key, with_sequence
 from etl.raw_table.plan import plan_write
+from etl.raw_table.stale_count import count_stale
 from etl.raw_table.tombstones import mark_stale, tombstone_rows
 from odp.config.models import TableType
 from tests.support.lake import table_config
+from tests.support.spark_work import job_counter
 
 SCHEMA = "_odp_op string, _odp_ordering string, _odp_file string, _odp_file_order int, _odp_row long, id int, v string"
 
@@ -84,10 +89,9 @@ def test_upserts_not_newer_than_a_tombstone_are_stale(spark) -> None:
     assert sorted((r.id, r._odp_seq) for r in tombstone_rows(latest, ["id"]).collect()) == [(4, "01 late 000000000003")]
 
 
-@pytest.mark.spark
-def test_a_merge_on_read_delete_older_than_its_stored_row_is_stale_and_no_tombstone(spark) -> None:
-    """``plan_write`` with the stored ``_odp_seq`` of the deleted keys (etl.raw_table.late_deletes): Hudi's rule, a tie
-    goes to the change; a delete that loses is dropped with the stale upserts and recorded nowhere."""
+def _late_changes(spark):
+    """A MERGE_ON_READ batch of late deletes and updates against stored rows and a committed delete: the changes, and
+    their plan."""
     changes = spark.createDataFrame(
         [
             ("D", "03", "late", 0, 0, 1, "older than the stored row: loses"),
@@ -108,6 +112,14 @@ def test_a_merge_on_read_delete_older_than_its_stored_row_is_stale_and_no_tombst
     plan = plan_write(
         with_sequence(changes), config, has_full_load=False, exists=True, tombstones=tombstones, stored_order=stored
     )
+    return changes, plan
+
+
+@pytest.mark.spark
+def test_a_merge_on_read_delete_older_than_its_stored_row_is_stale_and_no_tombstone(spark) -> None:
+    """``plan_write`` with the stored ``_odp_seq`` of the deleted keys (etl.raw_table.late_deletes): Hudi's rule, a tie
+    goes to the change; a delete that loses is dropped with the stale upserts and recorded nowhere."""
+    changes, plan = _late_changes(spark)
     assert sorted((r.id, r._hoodie_is_deleted) for r in plan.rows.collect()) == [
         (2, True),
         (3, True),
@@ -119,6 +131,47 @@ def test_a_merge_on_read_delete_older_than_its_stored_row_is_stale_and_no_tombst
     # without the stored orderings (COPY_ON_WRITE: Hudi's merge decides) every delete is written and recorded
     cow = plan_write(with_sequence(changes), table_config("late"), has_full_load=False, exists=True)
     assert sorted(r.id for r in cow.tombstones.collect()) == [1, 2, 3, 4]
+
+
+@pytest.mark.spark
+def test_the_tombstone_write_counts_the_stale_changes_and_a_run_without_one_counts_them_apart(
+    spark, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """etl.raw_table.stale_count: the stale changes of a plan counted by the tombstone write's own pass, by a query of
+    their own when the run writes no tombstone, and again by a query when the write's counts never come."""
+    _, plan = _late_changes(spark)
+    observed = count_stale(plan, ["id"], "late", writes_tombstones=True)
+    observed.plan.tombstones.coalesce(1).write.parquet(str(tmp_path / "tombstones"))
+    before = job_counter(spark)
+    assert observed.dropped(after_tombstone_write=True) == 2
+    assert job_counter(spark) == before  # the counts came with the write: no job of their own
+    # the observed plan records the same tombstones and writes the same rows
+    assert sorted(r.id for r in spark.read.parquet(str(tmp_path / "tombstones")).collect()) == [2, 3, 4]
+    assert sorted(r.id for r in observed.plan.rows.collect()) == [2, 3, 4, 6]
+
+    # a run that writes no tombstone counts them in a query of their own (here several jobs: the test's frames are not
+    # one partition, a run's small batch is)
+    apart = count_stale(plan, ["id"], "late", writes_tombstones=False)
+    assert apart.observation is None
+    before = job_counter(spark)
+    assert apart.dropped(after_tombstone_write=False) == 2
+    assert job_counter(spark) > before
+
+    # an observed count that never arrives (here: the tombstones were never written) is taken by a query, and said
+    caplog.set_level(logging.WARNING, logger="etl.raw_table.stale_count")
+    lost = count_stale(_late_changes(spark)[1], ["id"], "late", writes_tombstones=True)
+    assert lost.dropped(after_tombstone_write=True, within_seconds=0.2) == 2
+    assert "stale counts did not arrive; counted again" in caplog.text
+    # and a plan that marks nothing drops nothing, with no job
+    unmarked = plan_write(
+        with_sequence(spark.createDataFrame([("U", "01", "f", 0, 0, 1, "a")], SCHEMA)),
+        table_config("plain"),
+        has_full_load=False,
+        exists=True,
+    )
+    before = job_counter(spark)
+    assert count_stale(unmarked, ["id"], "plain", writes_tombstones=True).dropped(after_tombstone_write=True) == 0
+    assert job_counter(spark) == before
 
 
 KEPT_SCHEMA = f"{SCHEMA}, _odp_keep array<string>"
