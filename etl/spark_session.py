@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from etl.jvm import import_frequent_classes
+from etl.jvm import ready_gateway
 from odp.contracts.spark import HUDI_SESSION_CONF, LOCAL_JVM_OPTIONS_ENV
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -166,4 +166,4 @@ def local_spark_session(
     for key, value in conf.items():
         if key not in without:
             builder = builder.config(key, value)
-    return import_frequent_classes(builder.getOrCreate())
+    return ready_gateway(builder.getOrCreate())

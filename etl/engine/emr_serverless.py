@@ -55,10 +55,10 @@ class EmrServerlessEngine:
     def spark_session(self, app_name: str) -> Any:
         from pyspark.sql import SparkSession  # noqa: PLC0415 - keep import time free of Spark
 
-        from etl.jvm import import_frequent_classes  # noqa: PLC0415
+        from etl.jvm import ready_gateway  # noqa: PLC0415
 
         # spark-submit set everything (sparkSubmitParameters); getOrCreate keeps it.
-        return import_frequent_classes(SparkSession.builder.appName(app_name).getOrCreate())
+        return ready_gateway(SparkSession.builder.appName(app_name).getOrCreate())
 
     def job_run(self, argv: list[str]) -> JobRunRef | None:
         return emr_job_run(os.environ)

@@ -42,9 +42,9 @@ class GlueEngine:
         from awsglue.context import GlueContext  # noqa: PLC0415 - only on Glue
         from pyspark.context import SparkContext  # noqa: PLC0415
 
-        from etl.jvm import import_frequent_classes  # noqa: PLC0415 - keep import time free of Spark
+        from etl.jvm import ready_gateway  # noqa: PLC0415 - keep import time free of Spark
 
-        return import_frequent_classes(GlueContext(SparkContext.getOrCreate()).spark_session)
+        return ready_gateway(GlueContext(SparkContext.getOrCreate()).spark_session)
 
     def job_run(self, argv: list[str]) -> JobRunRef | None:
         return glue_job_run(argv)

@@ -20,6 +20,8 @@ from typing import TypeVar
 
 from pyspark.sql import SparkSession
 
+from etl.jvm import gateway_without_delay
+
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -42,6 +44,7 @@ def _in_table_context(spark: SparkSession, table_id: str, run_table: Callable[[s
     thread = threading.current_thread()
     pool_name = thread.name
     context = spark.sparkContext
+    gateway_without_delay(spark)  # this thread's own gateway connection (etl.jvm), once per thread
     thread.name = table_id
     # Local properties are per thread (PySpark pins each Python thread to a JVM thread): they reach
     # every Spark job this table's code starts, and are cleared before the thread takes the next table.

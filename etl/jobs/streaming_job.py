@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - runs on Gl
     from awsglue.context import GlueContext  # noqa: PLC0415 - only on Glue
     from pyspark.context import SparkContext  # noqa: PLC0415
 
-    from etl.jvm import import_frequent_classes  # noqa: PLC0415 - keep import time free of Spark
+    from etl.jvm import ready_gateway  # noqa: PLC0415 - keep import time free of Spark
     from etl.streaming.batch import batch_tag, process_micro_batch  # noqa: PLC0415
     from etl.streaming.sources import checkpoint_id, glue_kinesis_records  # noqa: PLC0415
 
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - runs on Gl
     argv = list(sys.argv if argv is None else argv)
     args = parse_job_arguments(StreamingJobArgs, argv, "ODP streaming job")
     glue = GlueContext(SparkContext.getOrCreate())  # its own: the Kinesis source is a GlueContext reader
-    spark = import_frequent_classes(glue.spark_session)  # as every engine's session (etl/engine/)
+    spark = ready_gateway(glue.spark_session)  # as every engine's session (etl/engine/)
     if args.canary:
         return run_canary(spark, args)
     target = stream_target(args, boto3.resource("dynamodb"))

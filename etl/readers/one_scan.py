@@ -33,7 +33,7 @@ from pyspark.sql import types as T
 
 from etl.change_frame import FILE, FILE_ORDER, ROW
 from etl.errors import ChangeFileError
-from etl.jvm import java_class
+from etl.jvm import gateway_without_delay, java_class
 from etl.readers.column_names import schema_clash
 from etl.readers.common import SourceFile, java_cause
 
@@ -113,6 +113,7 @@ class _FooterReader:
     looked up once (each lookup is a Py4J round trip), then a footer costs the calls of its own file."""
 
     def __init__(self, spark: SparkSession) -> None:
+        self._spark = spark
         self._conf = spark._jsc.hadoopConfiguration()
         self._path = java_class(spark, "org.apache.hadoop.fs.Path")
         self._input_file = java_class(spark, "org.apache.parquet.hadoop.util.HadoopInputFile")
@@ -124,6 +125,7 @@ class _FooterReader:
         self._read_schema = java_class(spark, f"{parquet}.ParquetFileFormat").readSchemaFromFooter
 
     def schema(self, source: SourceFile) -> T.StructType:
+        gateway_without_delay(self._spark)  # a pool thread: a wide file's schema is more than 8 KB (etl.jvm)
         hadoop = self._path(source.uri)
         try:
             reader = self._open(self._input_file.fromPath(hadoop, self._conf))

@@ -35,6 +35,7 @@ from pyspark.sql import types as T
 from etl.change_frame import OP, ORDERING
 from etl.hudi.commit import CommitTag, commit_once
 from etl.hudi.options import WriteProfile
+from etl.jvm import gateway_without_delay
 from etl.raw_table.batch import ChangeBatch, WriteResult, WriteSettings
 from etl.raw_table.writer import RawTableWriter
 from etl.readers.event_horizon import table_horizon
@@ -268,6 +269,7 @@ def process_micro_batch(
     ``event_time_tolerance`` (or before its ``event_time_floor``) makes its record a bad record.
     """
     started = time.monotonic()
+    gateway_without_delay(spark)  # the callback's own gateway connection (etl.jvm), once per thread
     if records.isEmpty():  # a window without records (Glue calls the batch function anyway)
         return BatchOutcome(tag, 0, 0, 0, time.monotonic() - started)
     routed = route_batch(spark, records, target, processed_at or datetime.now(UTC)).persist()

@@ -157,3 +157,22 @@ def test_run_tables_bounds_the_threads_and_keeps_the_order(spark) -> None:
     assert effective_concurrency(0, 5) == 1
     assert run_tables(spark, [], run_table, concurrency=3) == []
     assert threading.current_thread().name == "MainThread"
+
+
+def _without_delay(spark) -> bool:
+    """Whether the JVM's side of this thread's gateway connection has Nagle's algorithm off (etl.jvm)."""
+    client = spark.sparkContext._gateway.java_gateway_server.getGateway().getCallbackClient()
+    return bool(client.getPerThreadConnection().getSocket().getTcpNoDelay())
+
+
+def test_the_session_and_every_table_thread_talk_to_the_jvm_without_nagles_delay(spark) -> None:
+    """An answer of more than 8 KB (a wide frame's schema, a commit's metadata) otherwise waits about 40 ms for a
+    delayed acknowledgement (docs/decisions/047)."""
+    assert _without_delay(spark)  # the session's thread (etl.jvm.ready_gateway)
+    assert run_tables(spark, ["a", "b", "c"], lambda _: _without_delay(spark), concurrency=3) == [True, True, True]
+    # a thread of its own keeps Py4J's default: the delay is what the table threads are spared
+    plain: list[bool] = []
+    thread = threading.Thread(target=lambda: plain.append(_without_delay(spark)))
+    thread.start()
+    thread.join()
+    assert plain == [False]
