@@ -62,7 +62,7 @@ def gateway_without_delay(spark: Any) -> Any:
 
     PySpark pins each Python thread to a connection of its own. Py4J 0.10.9.7, the one Spark 3.5 ships, writes an
     answer of more than 8 KB in two writes, and the JVM holds the second until the first is acknowledged, which Linux
-    delays by about 40 ms: every ``DataFrame.columns`` of a 150-column frame took 45 ms, against under 1 ms without
+    delays by about 40 ms: every ``DataFrame.columns`` of a 150-column frame took 45 ms, against 1 to 7 ms without
     the delay (py4j#516, fixed after 0.10.9.7 by py4j#592; docs/decisions/047). Through Py4J's public calls: the
     gateway's callback client knows the connection of the JVM thread serving this Python thread. Once per thread and
     gateway; a gateway without per-thread connections (pinned threads off) is left as it is.
