@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from typing import Any
 
 from py4j.java_gateway import JavaClass, java_import
@@ -49,12 +50,40 @@ def import_frequent_classes(spark: Any) -> Any:
 
 def ready_gateway(spark: Any) -> Any:
     """The session's gateway made ready for ODP's driver code, as every engine's session is built: the frequent
-    classes imported (:func:`import_frequent_classes`) and this thread's connection without delay
-    (:func:`gateway_without_delay`); returns ``spark``."""
+    classes imported (:func:`import_frequent_classes`), the gateway's first connection client remembered and this
+    thread's connection without delay (:func:`gateway_without_delay`); returns ``spark``."""
+    gateway = spark.sparkContext._gateway
+    try:
+        _FIRST_CLIENTS.setdefault(gateway, gateway.java_gateway_server.getGateway().getCallbackClient())
+    except (Py4JError, AttributeError) as error:  # not Py4J's client-server gateway
+        logger.debug("no connection client to remember: %s", error)
     return gateway_without_delay(import_frequent_classes(spark))
 
 
 _THREAD_GATEWAY = threading.local()  # the gateway whose connection this thread already set without delay
+# Per gateway, its connection client when the session was built (ready_gateway)
+_FIRST_CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def thread_connection(spark: Any) -> Any | None:
+    """The JVM's side of this Python thread's gateway connection (``py4j.ClientServerConnection``); None when the
+    gateway has no per-thread connections (PySpark's pinned threads off).
+
+    Py4J's client for calls into Python (``py4j.PythonClient``) knows which connection each JVM thread serves, but
+    only the connections made while it was the gateway's: starting a streaming query or a listener replaces it with a
+    copy (``resetCallbackClient``). A thread's connection is made by its first call, so the current client knows it
+    unless it was made before a replacement; then the client the session was built with does.
+    """
+    gateway = spark.sparkContext._gateway
+    try:
+        connection = gateway.java_gateway_server.getGateway().getCallbackClient().getPerThreadConnection()
+        first = _FIRST_CLIENTS.get(gateway)
+        if connection is None and first is not None:
+            connection = first.getPerThreadConnection()
+    except (Py4JError, AttributeError) as error:  # not a per-thread client
+        logger.debug("no per-thread gateway connection: %s", error)
+        return None
+    return connection
 
 
 def gateway_without_delay(spark: Any) -> Any:
@@ -63,18 +92,15 @@ def gateway_without_delay(spark: Any) -> Any:
     PySpark pins each Python thread to a connection of its own. Py4J 0.10.9.7, the one Spark 3.5 ships, writes an
     answer of more than 8 KB in two writes, and the JVM holds the second until the first is acknowledged, which Linux
     delays by about 40 ms: every ``DataFrame.columns`` of a 150-column frame took 45 ms, against 1 to 7 ms without
-    the delay (py4j#516, fixed after 0.10.9.7 by py4j#592; docs/decisions/047). Through Py4J's public calls: the
-    gateway's callback client knows the connection of the JVM thread serving this Python thread. Once per thread and
-    gateway; a gateway without per-thread connections (pinned threads off) is left as it is.
+    the delay (py4j#516, fixed after 0.10.9.7 by py4j#592; docs/decisions/047). Through Py4J's public calls
+    (:func:`thread_connection`). Once per thread and gateway; a gateway without per-thread connections is left as it
+    is.
     """
     gateway = spark.sparkContext._gateway
     if getattr(_THREAD_GATEWAY, "gateway", None) is gateway:
         return spark
-    try:
-        connection = gateway.java_gateway_server.getGateway().getCallbackClient().getPerThreadConnection()
-        if connection is not None:
-            connection.getSocket().setTcpNoDelay(True)
-    except (Py4JError, AttributeError) as error:  # not a per-thread client: nothing to set
-        logger.debug("the gateway connection keeps its delay: %s", error)
+    connection = thread_connection(spark)
+    if connection is not None:
+        connection.getSocket().setTcpNoDelay(True)
     _THREAD_GATEWAY.gateway = gateway
     return spark
