@@ -168,10 +168,11 @@ def _commit_metadata_reader(spark: SparkSession, meta_client: Any, timeline: Any
     """How to read a completed instant's commit metadata as Hudi's JSON (``HoodieCommitMetadata.toJsonString``).
 
     At the table version ODP writes (:data:`etl.hudi.table_version.TABLE_VERSION`, 6) the instant's file is that JSON,
-    as Hudi wrote it. It is read and gzip-compressed in the JVM, and only the compressed bytes cross the gateway: the
-    gateway carries a string at about 1 MB/s, so a 30-partition commit's 33 KB of JSON took 40 ms through it and a
-    table's 30 commits 1.2 s, against 1.5 ms a commit to read the file (docs/decisions/046). Another version (Avro on
-    disk: a table ODP will refuse to write) is serialised to JSON by Hudi, as before.
+    as Hudi wrote it. It is read and gzip-compressed in the JVM, and only the compressed bytes cross the gateway: a
+    30-partition commit's 33 KB of JSON took 40 ms through it (an answer over 8 KB waited for a delayed
+    acknowledgement: docs/decisions/047) and a table's 30 commits 1.2 s, against 1.5 ms a commit to read the file
+    (docs/decisions/046). Another version (Avro on disk: a table ODP will refuse to write) is serialised to JSON by
+    Hudi, as before.
     """
     version = int(meta_client.getTableConfig().getTableVersion().versionCode())
     if version != TABLE_VERSION:
