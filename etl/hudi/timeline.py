@@ -13,10 +13,8 @@ completed (the run was killed) is discarded, so the next run creates it afresh.
 
 from __future__ import annotations
 
-import gzip
 import json
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +23,6 @@ from pyspark.sql import types as T
 
 from etl.hudi.options import FILE_IDS_METADATA, INDEX_METADATA, MERGE_ON_READ_SMALL_FILE_BYTES, RUN_ID_METADATA
 from etl.hudi.schema import data_schema
-from etl.hudi.table_version import TABLE_VERSION
 from etl.hudi.target import RECORD_INDEX
 from etl.jvm import filesystem_path, java_class
 
@@ -141,59 +138,29 @@ def completed_commits(spark: SparkSession, base_path: str, *, after: str | None 
     """
     if not table_exists(spark, base_path):
         return []
-    meta_client = _meta_client(spark, base_path)
-    timeline = meta_client.getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+    timeline = _completed_timeline(spark, base_path)
     if after is not None:
         timeline = timeline.findInstantsAfter(after)
-    return [summary for summary, _ in _summaries(spark, meta_client, timeline)]
+    return [summary for summary, _ in _summaries(spark, timeline)]
 
 
-def _summaries(spark: SparkSession, meta_client: Any, timeline: Any) -> list[tuple[CommitSummary, dict[str, Any]]]:
+def _summaries(spark: SparkSession, timeline: Any) -> list[tuple[CommitSummary, dict[str, Any]]]:
     """Each completed instant of ``timeline`` with its commit metadata as JSON (read once), oldest first.
 
-    A few gateway calls a commit (:func:`_commit_metadata`, the instant's time and action); everything else is read
+    Four gateway calls a commit (the metadata, its JSON, the instant's time and action); everything else is read
     from the JSON in Python (:func:`commit_summary`). Reading each write statistic through the gateway cost about
-    17 ms a commit locally, and the active timeline holds 20 to 30 commits (Hudi's archival bounds).
+    17 ms a commit locally, and the active timeline holds 20 to 30 commits (Hudi's archival bounds). A commit's JSON
+    of more than 8 KB (one that writes many partitions) crosses the gateway without waiting only from a thread whose
+    connection is without delay (:func:`etl.jvm.gateway_without_delay`; 40 ms a commit otherwise: docs/decisions/046
+    and 047).
     """
-    read = _commit_metadata_reader(spark, meta_client, timeline)
+    utils = java_class(spark, TIMELINE_UTILS)
     summaries = []
     for instant in timeline.getInstants():
-        metadata = read(instant)
+        metadata = json.loads(str(utils.getCommitMetadata(instant, timeline).toJsonString()))
         summary = commit_summary(str(instant.requestedTime()), str(instant.getAction()), metadata)
         summaries.append((summary, metadata))
     return summaries
-
-
-def _commit_metadata_reader(spark: SparkSession, meta_client: Any, timeline: Any) -> Callable[[Any], dict[str, Any]]:
-    """How to read a completed instant's commit metadata as Hudi's JSON (``HoodieCommitMetadata.toJsonString``).
-
-    At the table version ODP writes (:data:`etl.hudi.table_version.TABLE_VERSION`, 6) the instant's file is that JSON,
-    as Hudi wrote it. It is read and gzip-compressed in the JVM, and only the compressed bytes cross the gateway: a
-    30-partition commit's 33 KB of JSON took 40 ms through it (an answer over 8 KB waited for a delayed
-    acknowledgement: docs/decisions/047) and a table's 30 commits 1.2 s, against 1.5 ms a commit to read the file
-    (docs/decisions/046). Another version (Avro on disk: a table ODP will refuse to write) is serialised to JSON by
-    Hudi, as before.
-    """
-    version = int(meta_client.getTableConfig().getTableVersion().versionCode())
-    if version != TABLE_VERSION:
-        utils = java_class(spark, TIMELINE_UTILS)
-        return lambda instant: json.loads(str(utils.getCommitMetadata(instant, timeline).toJsonString()))
-    folder = str(meta_client.getTimelinePath())
-    names = meta_client.getInstantFileNameGenerator()
-    filesystem, _ = filesystem_path(spark, folder)
-    path = java_class(spark, "org.apache.hadoop.fs.Path")
-    buffer = java_class(spark, "java.io.ByteArrayOutputStream")
-    gzipped = java_class(spark, "java.util.zip.GZIPOutputStream")
-    copy = java_class(spark, "org.apache.hadoop.io.IOUtils")
-
-    def read(instant: Any) -> dict[str, Any]:
-        compressed = buffer()
-        source = filesystem.open(path(f"{folder}/{names.getFileName(instant)}"))
-        # copyBytes closes both streams: the file's, and the gzip stream, which writes its trailer on close
-        copy.copyBytes(source, gzipped(compressed), 65536, True)
-        return json.loads(gzip.decompress(bytes(compressed.toByteArray())))
-
-    return read
 
 
 def _write_stats(metadata: dict[str, Any]) -> list[dict[str, Any]]:
@@ -319,7 +286,7 @@ def read_table_state(spark: SparkSession, base_path: str) -> HudiTableState:
         return HudiTableState(
             base_path, exists=True, uncommitted=True, encoded_partitions=encoded, table_version=version
         )
-    summaries = _summaries(spark, meta_client, active.getCommitsTimeline().filterCompletedInstants())
+    summaries = _summaries(spark, active.getCommitsTimeline().filterCompletedInstants())
     commits = tuple(summary for summary, _ in summaries)
     rows, file_groups, size = _size(summaries)
     schema = _schema(spark, meta_client) if commits else None
