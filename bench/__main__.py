@@ -109,6 +109,15 @@ def parser() -> argparse.ArgumentParser:
         "table COPY_ON_WRITE; the naive rewrite always writes plain files)",
     )
     fleet.add_argument(
+        "--merge-on-read-from",
+        type=int,
+        default=0,
+        metavar="ROWS",
+        help="only the --merge-on-read classes' tables of at least ROWS rows at their full load (default 0: every "
+        "size; ODP's log line recommends MERGE_ON_READ only for a table whose upserts rewrite at least 4 MiB, which "
+        "a table of 10,000 rows never does)",
+    )
+    fleet.add_argument(
         "--warm-jvm",
         action="store_true",
         help="each contender (odp, naive_rewrite) runs every wave in one JVM, as a warm writer (bench.warm_jvm); "
@@ -173,6 +182,7 @@ def fleet_main(args: argparse.Namespace) -> int:
                 "waves": args.waves if args.waves is not None else (1 if small else 5),
                 "mix": mix,
                 "merge_on_read": args.merge_on_read,
+                "merge_on_read_from": args.merge_on_read_from,
                 **({"history_days": SMALL_HISTORY_DAYS} if small else {}),
                 **({"min_change_fraction": args.min_change} if args.min_change else {}),
                 **({"max_change_fraction": args.max_change} if args.max_change else {}),

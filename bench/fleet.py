@@ -148,6 +148,7 @@ class FleetSpec:
     zipf_exponent: float = 1.1
     mix: tuple[float, float, float] | None = None
     merge_on_read: tuple[str, ...] = ()
+    merge_on_read_from: int = 0  # of the merge_on_read classes, only the tables of at least this many rows
     seed: int = 11
 
     def __post_init__(self) -> None:
@@ -161,13 +162,16 @@ class FleetSpec:
         if self.mix is not None and (min(self.mix) < 0 or abs(sum(self.mix) - 1) > 1e-9):
             raise ValueError(f"mix (inserts, updates, deletes) must be non-negative and sum to 1, got {self.mix}")
         check_classes(self.merge_on_read)
+        if self.merge_on_read_from < 0:
+            raise ValueError(f"merge_on_read_from must be >= 0, got {self.merge_on_read_from}")
 
     @property
     def fleet(self) -> list[FleetTable]:
         out: list[FleetTable] = []
         for tables, rows in self.groups:
             for klass, count in class_counts(tables).items():
-                table_type = TableType.MERGE_ON_READ if klass in self.merge_on_read else TableType.COPY_ON_WRITE
+                merge_on_read = klass in self.merge_on_read and rows >= self.merge_on_read_from
+                table_type = TableType.MERGE_ON_READ if merge_on_read else TableType.COPY_ON_WRITE
                 for _ in range(count):
                     index = len(out) + 1
                     out.append(FleetTable(f"{klass}_{rows_label(rows)}_{index:02d}", klass, rows, index, table_type))
@@ -429,6 +433,7 @@ def workload_summary(spec: FleetSpec, model: FleetModel) -> dict:
             for table in spec.fleet
         ],
         "odp_merge_on_read_classes": list(spec.merge_on_read),
+        "odp_merge_on_read_from_rows": spec.merge_on_read_from,
         "waves": spec.waves,
         "change_fraction": [spec.min_change_fraction, spec.max_change_fraction],
         "skip_fraction": spec.skip_fraction,

@@ -141,9 +141,12 @@ def markdown(document: dict[str, Any]) -> str:
 
 
 def merge_on_read_note(document: dict[str, Any]) -> str:
-    """``; ODP MERGE_ON_READ: dimension`` for a fleet run with ``--merge-on-read``, else empty."""
+    """``; ODP MERGE_ON_READ: dimension`` for a fleet run with ``--merge-on-read`` (``..., tables of at least
+    200000 rows`` with ``--merge-on-read-from``), else empty."""
     classes = document["workload"].get("odp_merge_on_read_classes")
-    return f"; ODP MERGE_ON_READ: {', '.join(classes)}" if classes else ""
+    from_rows = document["workload"].get("odp_merge_on_read_from_rows") or 0
+    sizes = f", tables of at least {from_rows} rows" if from_rows else ""
+    return f"; ODP MERGE_ON_READ: {', '.join(classes)}{sizes}" if classes else ""
 
 
 def fleet_text(document: dict[str, Any]) -> str:

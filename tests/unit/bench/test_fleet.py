@@ -225,6 +225,25 @@ def test_merge_on_read_names_fleet_classes_and_is_refused_otherwise(capsys: pyte
         FleetSpec(merge_on_read=("facts",))
 
 
+def test_merge_on_read_from_keeps_the_classes_smaller_tables_copy_on_write(tmp_path: Path) -> None:
+    """``--merge-on-read-from``: ODP's advice names MERGE_ON_READ only for a table whose upserts rewrite 4 MiB, which a
+    10,000-row table never does; the fleet can follow it for its small tables."""
+    args = parser().parse_args(["fleet", "--merge-on-read", "fact,dimension", "--merge-on-read-from", "200000"])
+    assert (args.merge_on_read, args.merge_on_read_from) == ((FACT, DIMENSION), 200_000)
+    assert parser().parse_args(["fleet"]).merge_on_read_from == 0  # the default: every size of the classes
+    spec = FleetSpec(groups=((2, 1_000), (2, 5_000)), merge_on_read=(FACT, DIMENSION), merge_on_read_from=5_000)
+    assert spec.table_types == {
+        "fact_1k_01": "COPY_ON_WRITE",
+        "dimension_1k_02": "COPY_ON_WRITE",
+        "fact_5k_03": "MERGE_ON_READ",
+        "dimension_5k_04": "MERGE_ON_READ",
+    }
+    summary = workload_summary(spec, FleetModel(spec, tmp_path))
+    assert summary["odp_merge_on_read_from_rows"] == 5_000
+    with pytest.raises(ValueError, match="merge_on_read_from must be >= 0"):
+        FleetSpec(merge_on_read=(FACT,), merge_on_read_from=-1)
+
+
 def test_merge_on_read_classes_set_odp_s_table_type_per_table_and_the_json_records_it(tmp_path: Path) -> None:
     names = ["fact_2k_01", "dimension_2k_02", "dimension_zipf_2k_03", "event_2k_04"]
     assert FleetSpec(groups=((4, 2_000),)).table_types == dict.fromkeys(names, "COPY_ON_WRITE")

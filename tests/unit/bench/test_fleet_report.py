@@ -95,6 +95,11 @@ def test_the_text_names_odp_s_merge_on_read_classes(document: dict) -> None:
     assert fleet_text(document).splitlines()[0] == "fleet run, 2 tables"
     document["workload"]["odp_merge_on_read_classes"] = ["dimension", "dimension_zipf"]
     assert fleet_text(document).splitlines()[0] == "fleet run, 2 tables; ODP MERGE_ON_READ: dimension, dimension_zipf"
+    document["workload"]["odp_merge_on_read_from_rows"] = 200_000  # --merge-on-read-from
+    assert fleet_text(document).splitlines()[0] == (
+        "fleet run, 2 tables; ODP MERGE_ON_READ: dimension, dimension_zipf, tables of at least 200000 rows"
+    )
+    del document["workload"]["odp_merge_on_read_from_rows"]
     document["warm_jvm"] = True  # --warm-jvm (issue 47)
     assert fleet_text(document).splitlines()[0].endswith(", warm JVMs (one a contender across waves)")
 
