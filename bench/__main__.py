@@ -104,9 +104,8 @@ def parser() -> argparse.ArgumentParser:
         type=fleet_classes,
         default=(),
         metavar="CLASSES",
-        help=f"ODP writes these classes' tables as MERGE_ON_READ, as its log line recommends where upserts touch "
-        f"every file group (comma-separated from {', '.join(CLASSES)}, e.g. {DIMENSION}; default: none, every "
-        "table COPY_ON_WRITE; the naive rewrite always writes plain files)",
+        help=f"ODP writes these classes' tables as MERGE_ON_READ (comma-separated from {', '.join(CLASSES)}, e.g. "
+        f"{DIMENSION}; default: none, every table COPY_ON_WRITE; the naive rewrite always writes plain files)",
     )
     fleet.add_argument(
         "--merge-on-read-from",
@@ -114,8 +113,8 @@ def parser() -> argparse.ArgumentParser:
         default=0,
         metavar="ROWS",
         help="only the --merge-on-read classes' tables of at least ROWS rows at their full load (default 0: every "
-        "size; ODP's log line recommends MERGE_ON_READ only for a table whose upserts rewrite at least 4 MiB, which "
-        "a table of 10,000 rows never does)",
+        "size); ODP's log line recommends MERGE_ON_READ only for a COPY_ON_WRITE table whose upserts rewrite at "
+        "least 4 MiB, which a table of 10,000 rows never does",
     )
     fleet.add_argument(
         "--warm-jvm",
