@@ -79,6 +79,9 @@ def test_fleet_targets_and_longevity_ratio(document: dict) -> None:
     naive_bytes = document["contenders"]["naive_rewrite"]["cdc_bytes_written"]
     assert targets["cdc_bytes_written_odp_over_naive"] == round(odp_bytes / naive_bytes, 3)
     assert targets["last_wave_over_wave_5"] == {"odp": 1.2, "naive_rewrite": round(32 / 30, 3)}
+    assert targets["cdc_wall_target"] == 0.5  # issue 27: a JVM a wave
+    document["warm_jvm"] = True
+    assert fleet_targets(document)["cdc_wall_target"] == 0.7  # issue 47: warm JVMs on both sides
 
 
 def test_the_chart_and_the_text(document: dict, tmp_path: Path) -> None:
