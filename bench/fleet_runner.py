@@ -18,10 +18,13 @@ from typing import Any
 from bench.fleet import FleetModel, FleetSpec, split_into_row_files, workload_summary
 from bench.runner import ContenderResult, build_document, generate, make_contender, run_contender
 from bench.workload import WaveFiles
+from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY
 
 LOG = logging.getLogger("bench")
 Progress = Callable[[dict[str, Any]], None] | None
 ODP, NAIVE = "odp", "naive_rewrite"
+# issue 47: the fixed cost of a small table in a warm writer at most 1.0 s (:func:`small_table_seconds`)
+SMALL_TABLE_TARGET_SECONDS = 1.0
 
 
 def _run_all(
@@ -67,6 +70,26 @@ def _timed(document: dict[str, Any], name: str) -> dict[str, Any] | None:
     return result if result and result["status"] == "ok" else None
 
 
+def small_table_seconds(document: dict[str, Any], name: str) -> float | None:
+    """A small table's fixed cost to a contender: the median of the fleet's smallest tables' fitted ``fixed_seconds``
+    (:func:`bench.runner.table_costs`: a table's seconds in a wave less its changes' share) over the tables the
+    contender writes at once: ODP its table concurrency, the naive rewrite one table after another. What a table adds
+    to a run writing many, the figure the fleet model's classes take (bench/fleet_model.py). None: no fit."""
+    result = _timed(document, name)
+    if result is None:
+        return None
+    tables = document["workload"]["tables"]
+    smallest = min(table["rows"] for table in tables)
+    costs = result["table_costs"]
+    fixed = [
+        costs[table["name"]]["fixed_seconds"]
+        for table in tables
+        if table["rows"] == smallest and costs.get(table["name"], {}).get("fixed_seconds") is not None
+    ]
+    at_once = document.get("odp_table_concurrency", DEFAULT_TABLE_CONCURRENCY) if name == ODP else 1
+    return round(statistics.median(fixed) / at_once, 3) if fixed else None
+
+
 def fleet_targets(document: dict[str, Any]) -> dict[str, Any]:
     """The issue's fleet and longevity targets, read from the document (None where a side is untimed)."""
     odp, naive = _timed(document, ODP), _timed(document, NAIVE)
@@ -78,6 +101,8 @@ def fleet_targets(document: dict[str, Any]) -> dict[str, Any]:
             odp and odp["cdc_bytes_written"], naive and naive["cdc_bytes_written"]
         ),
         "cdc_bytes_written_target": 0.1,
+        "small_table_seconds": {name: small_table_seconds(document, name) for name in document["contenders"]},
+        "small_table_seconds_target": SMALL_TABLE_TARGET_SECONDS,
         # onboarding (the first wave, every table's first load) beside the CDC waves: reported, no target
         "onboarding_wall_odp_over_naive": _ratio(
             odp and odp.get("onboarding_seconds"), naive and naive.get("onboarding_seconds")
@@ -122,6 +147,12 @@ def over_repeats(runs: list[dict[str, Any]]) -> dict[str, Any]:
         known = sorted(value for value in values if value is not None)
         out[f"{key}_repeats"] = values
         out[key] = round(statistics.median(known), 3) if known else None
+    per_repeat = [run["targets"].get("small_table_seconds", {}) for run in runs]
+    out["small_table_seconds_repeats"] = per_repeat
+    out["small_table_seconds"] = {}
+    for name in runs[0]["contenders"]:
+        known = [seconds[name] for seconds in per_repeat if seconds.get(name) is not None]
+        out["small_table_seconds"][name] = round(statistics.median(known), 3) if known else None
     return out
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from bench.check import TableCheck
 from bench.contenders.common import TableMeasurement, WaveMeasurement
-from bench.fleet_runner import fleet_targets
+from bench.fleet_runner import fleet_targets, over_repeats
 from bench.metrics import TableIO
 from bench.report import fleet_text, write_fleet_chart
 from bench.runner import ContenderResult
@@ -47,7 +47,8 @@ def document() -> dict:
     naive = contender("naive_rewrite", [20.0, 30.0, 30.0, 31.0, 30.0, 30.0, 32.0], per_byte=3_000)
     return {
         "kind": "fleet",
-        "workload": {"tables": [{"name": "a"}, {"name": "b"}]},
+        "workload": {"tables": [{"name": "a", "rows": 10_000}, {"name": "b", "rows": 200_000}]},
+        "odp_table_concurrency": 4,
         "machine": {"cores": 2, "spark_master": "local[2]"},
         "contenders": {"odp": odp.summary(), "naive_rewrite": naive.summary()},
     }
@@ -82,6 +83,26 @@ def test_fleet_targets_and_longevity_ratio(document: dict) -> None:
     assert targets["cdc_wall_target"] == 0.5  # issue 27: a JVM a wave
     document["warm_jvm"] = True
     assert fleet_targets(document)["cdc_wall_target"] == 0.7  # issue 47: warm JVMs on both sides
+
+
+def test_a_small_tables_fixed_cost_is_its_fit_over_the_tables_written_at_once(document: dict) -> None:
+    """Issue 47's 1.0 s: the smallest tables' median fitted fixed cost, over 4 tables at once for ODP; the naive
+    rewrite writes one table after another. A larger table's fit is no part of it."""
+    document["contenders"]["odp"]["table_costs"]["a"]["fixed_seconds"] = 4.4
+    document["contenders"]["odp"]["table_costs"]["b"]["fixed_seconds"] = 9.0
+    targets = fleet_targets(document)
+    assert targets["small_table_seconds"] == {"odp": 1.1, "naive_rewrite": 1.0}
+    assert targets["small_table_seconds_target"] == 1.0
+
+    document["contenders"]["odp"]["table_costs"]["a"]["fixed_seconds"] = 3.6
+    again = fleet_targets(document)
+    runs = [{"targets": targets, "contenders": document["contenders"]}, {"targets": again}, {"targets": again}]
+    repeats = over_repeats(runs)
+    assert repeats["small_table_seconds_repeats"] == [
+        targets["small_table_seconds"],
+        *[again["small_table_seconds"]] * 2,
+    ]
+    assert repeats["small_table_seconds"] == {"odp": 0.9, "naive_rewrite": 1.0}  # the median repeat's
 
 
 def test_the_chart_and_the_text(document: dict, tmp_path: Path) -> None:
