@@ -147,12 +147,13 @@ def over_repeats(runs: list[dict[str, Any]]) -> dict[str, Any]:
         known = sorted(value for value in values if value is not None)
         out[f"{key}_repeats"] = values
         out[key] = round(statistics.median(known), 3) if known else None
-    per_repeat = [run["targets"].get("small_table_seconds", {}) for run in runs]
-    out["small_table_seconds_repeats"] = per_repeat
-    out["small_table_seconds"] = {}
-    for name in runs[0]["contenders"]:
-        known = [seconds[name] for seconds in per_repeat if seconds.get(name) is not None]
-        out["small_table_seconds"][name] = round(statistics.median(known), 3) if known else None
+    per_repeat = [run["targets"].get("small_table_seconds") for run in runs]
+    if any(per_repeat):  # runs from 2026-12-01 on (docs/decisions/049)
+        out["small_table_seconds_repeats"] = per_repeat
+        out["small_table_seconds"] = {}
+        for name in dict.fromkeys(name for seconds in per_repeat if seconds for name in seconds):
+            known = [seconds[name] for seconds in per_repeat if seconds and seconds.get(name) is not None]
+            out["small_table_seconds"][name] = round(statistics.median(known), 3) if known else None
     return out
 
 

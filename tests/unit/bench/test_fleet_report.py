@@ -96,7 +96,7 @@ def test_a_small_tables_fixed_cost_is_its_fit_over_the_tables_written_at_once(do
 
     document["contenders"]["odp"]["table_costs"]["a"]["fixed_seconds"] = 3.6
     again = fleet_targets(document)
-    runs = [{"targets": targets, "contenders": document["contenders"]}, {"targets": again}, {"targets": again}]
+    runs = [{"targets": targets}, {"targets": again}, {"targets": again}]
     repeats = over_repeats(runs)
     assert repeats["small_table_seconds_repeats"] == [
         targets["small_table_seconds"],
