@@ -7,11 +7,12 @@ files and bytes, each table's last run), runs the plan's runs ``max_concurrency`
 second with a one-minute minimum. It reports per setting: execution minutes, staleness (a file's landing to the end
 of the run that commits it) p50 / p95, runs, DPU-hours and dollars a day. A warm setting (``mode: warm``,
 :func:`simulate_warm`) is one long-lived run per share of the tables that ticks every interval and is billed all
-day. Every assumption is a named constant below with its source; docs/decisions/026 discusses them.
+day. Every assumption is a named constant below with its source; docs/decisions/026 and 049 discuss them.
 
 The model is not a measurement: it is as good as its calibration, which comes from the local benchmarks on 2 cores
-(``low``: the fleet benchmark's per-table costs, ``typical`` and ``high``: 1.25x and 1.55x them with a slower
-warm-up), and takes a base Glue run of 2 G.1X workers to write tables as fast as the 2-core laptop does.
+(``low``: the warm fleet benchmark's per-table costs and change files, ``typical`` and ``high``: 1.25x and 1.55x the
+costs with a slower warm-up), and takes a base Glue run of 2 G.1X workers to write tables as fast as the 2-core
+laptop does.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ TAIL_SECONDS = 2 * 3600
 @dataclass(frozen=True)
 class SizeClass:
     """Tables of one size: their share of a fleet, the bytes of one landed change file, and a table's work when it
-    has one file, in seconds of a run writing 4 tables at once (``low`` calibration)."""
+    has one file, in seconds of a warm run writing 4 tables at once (``low`` calibration)."""
 
     name: str
     share: float
@@ -64,14 +65,24 @@ class SizeClass:
     work_seconds: float
 
 
-# bench/results/i27-fleet-10m.json: 28 tables of 10,000 rows, 8 of 200,000, 3 of 2,000,000, 1 of 10,000,000; each
-# class's median ``table_costs.fixed_seconds`` (a table's time with 4 tables written at once) divided by 4.
+# bench/results/i47-fleet-warm.json (docs/decisions/049): the fleet benchmark's 28 tables of 10,000 rows, 8 of
+# 200,000, 3 of 2,000,000 and 1 of 10,000,000 (the classes' shares) in one warm JVM, three repeats. A class's work:
+# the median over the repeats' tables of ``table_costs.fixed_seconds`` (a table's time with 4 tables written at
+# once) divided by 4; its file: the median over the CDC waves' tables of ``change_bytes / landed_files``. Work and
+# files come from the same run; a file beyond a table's first adds its bytes at CHANGE_BYTES_PER_SECOND.
 CLASSES = (
-    SizeClass("10k rows", 0.700, 20_000, 1.8),
-    SizeClass("200k rows", 0.200, 200_000, 2.0),
-    SizeClass("2M rows", 0.075, 2_000_000, 2.4),
-    SizeClass("10M rows", 0.025, 10_000_000, 4.9),
+    SizeClass("10k rows", 0.700, 9_457, 1.114),
+    SizeClass("200k rows", 0.200, 42_835, 2.083),
+    SizeClass("2M rows", 0.075, 404_006, 2.638),
+    SizeClass("10M rows", 0.025, 257_845, 4.410),
 )
+
+# The classes are measured in a warm JVM; a scheduled run's own JVM costs a table more, besides its first table's
+# warm-up (Calibration.warm_up_seconds). The one measurement of the same code both ways: the median 10,000-row
+# table's ``table_costs.fixed_seconds`` was 7.23 s in one JVM across the waves (i47-fleet-warm-1-of-3.json, git show
+# b341eb2:bench/results/i47-fleet-warm-1-of-3.json) against 7.57 s with a JVM a wave (i27-fleet-10m.json): a small
+# table's time is Hudi's commit, not the JIT (docs/decisions/012, 013).
+WARM_WORK_SHARE = 0.96
 
 
 @dataclass(frozen=True)
@@ -179,10 +190,11 @@ def land_until(tables: Iterable[Table], until: float, rng: random.Random) -> Non
 
 
 def true_work(table: Table, files: int, calibration: Calibration) -> float:
-    """What the table's run really takes (the model's truth, not the planner's estimate): its class's work, and its
-    extra files' bytes at the measured change rate (odp/planning.py)."""
+    """What the table's run really takes (the model's truth, not the planner's estimate): its class's work in a run's
+    own JVM (the warm figure over :data:`WARM_WORK_SHARE`), and its extra files' bytes at the measured change rate
+    (odp/planning.py)."""
     extra_bytes = (files - 1) * table.size.file_bytes
-    return table.size.work_seconds * calibration.work_factor + extra_bytes / CHANGE_BYTES_PER_SECOND
+    return table.size.work_seconds * calibration.work_factor / WARM_WORK_SHARE + extra_bytes / CHANGE_BYTES_PER_SECOND
 
 
 def run_duration(run: PlannedRun, works: Sequence[float], setting: Setting, calibration: Calibration) -> float:
@@ -259,12 +271,6 @@ def simulate(tables: int, setting: Setting, calibration: Calibration, seed: int 
 # A warm tick's own work besides its tables: the planner's reads of the trackers (one Scan of the pending index, the
 # leases of the ready tables: bench/results/planning-20000.json plans 20,000 tables in 2.4 s).
 WARM_TICK_SECONDS = 2.0
-# A small table's fixed cost in a warm JVM over its cost in the fleet benchmark's JVM per wave: the medians of the
-# 28 10,000-row tables' ``table_costs.fixed_seconds``, 7.23 s in i47-fleet-warm-1-of-3.json (one JVM across the
-# waves; git show b341eb2:bench/results/i47-fleet-warm-1-of-3.json) against 7.57 s in i27-fleet-10m.json (a JVM a
-# wave). The warm JVM saves little per table: a small table's time is Hudi's commit, not the JIT
-# (docs/decisions/012, 013).
-WARM_WORK_SHARE = 0.96
 
 
 @dataclass
@@ -279,9 +285,9 @@ class _WarmRun:
 
 
 def warm_work(table: Table, files: int, calibration: Calibration) -> float:
-    """A table's write in a warm JVM: its class's work at the warm share, and its extra files' bytes."""
+    """A table's write in a warm JVM: its class's work as measured warm, and its extra files' bytes."""
     extra_bytes = (files - 1) * table.size.file_bytes
-    return table.size.work_seconds * calibration.work_factor * WARM_WORK_SHARE + extra_bytes / CHANGE_BYTES_PER_SECOND
+    return table.size.work_seconds * calibration.work_factor + extra_bytes / CHANGE_BYTES_PER_SECOND
 
 
 def share_of(table: Table, runs: int) -> int:

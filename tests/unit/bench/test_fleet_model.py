@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,33 @@ def test_the_committed_results_are_what_the_model_gives_for_100_and_1000_tables(
     assert all(set(r) >= ROW_FIELDS for r in committed)
     again = fleet_model.model((100, 1000))["rows"]
     assert again == [r for r in committed if r["tables"] in (100, 1000)], "rerun python -m bench fleet-model"
+
+
+def test_the_size_classes_are_the_warm_fleet_benchmarks_medians(repo_root: Path) -> None:
+    """The model's per-table work and change files come from one committed run (docs/decisions/049): a class's
+    median ``fixed_seconds`` over every repeat's tables, divided by the 4 tables written at once, and its median bytes
+    a landed file over the CDC waves. A new run of the benchmark without new classes fails here."""
+    document = json.loads((repo_root / "bench" / "results" / "i47-fleet-warm.json").read_text())
+    assert document["warm_jvm"] is True
+    odp_runs = [repeat["contenders"]["odp"] for repeat in document["repeats"]]
+    assert len(odp_runs) == 3
+    size = {"10k": "10k rows", "200k": "200k rows", "2m": "2M rows", "10m": "10M rows"}
+    fixed: dict[str, list[float]] = {}
+    file_bytes: dict[str, list[float]] = {}
+    for odp in odp_runs:
+        for table, cost in odp["table_costs"].items():
+            if table != "all":
+                fixed.setdefault(size[table.split("_")[-2]], []).append(cost["fixed_seconds"])
+        for wave in odp["waves"][1:]:
+            for table, figures in wave["tables"].items():
+                if figures["landed_files"]:
+                    per_file = figures["change_bytes"] / figures["landed_files"]
+                    file_bytes.setdefault(size[table.split("_")[-2]], []).append(per_file)
+
+    for size_class in fleet_model.CLASSES:
+        assert size_class.work_seconds == round(statistics.median(fixed[size_class.name]) / 4, 3), size_class.name
+        assert size_class.file_bytes == round(statistics.median(file_bytes[size_class.name])), size_class.name
+    assert sum(size_class.share for size_class in fleet_model.CLASSES) == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("argument", ["1000,x", ""])
