@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import shutil
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -139,21 +139,24 @@ def repeat_orders(contenders: list[str], repeats: int) -> list[list[str]]:
     return [list(contenders) if number % 2 == 0 else list(reversed(contenders)) for number in range(repeats)]
 
 
+def _median(values: Iterable[float | None]) -> float | None:
+    known = [value for value in values if value is not None]
+    return round(statistics.median(known), 3) if known else None
+
+
 def over_repeats(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The targets of several repeats: each ratio's value per repeat and their median (what the target is read on)."""
+    """The targets of several repeats: each ratio's value per repeat and their median (what the target is read on),
+    and each contender's small table per repeat and its median (runs from 2026-12-01 on, docs/decisions/049)."""
     out: dict[str, Any] = {}
     for key in ("cdc_wall_odp_over_naive", "cdc_bytes_written_odp_over_naive"):
         values = [run["targets"][key] for run in runs]
-        known = sorted(value for value in values if value is not None)
         out[f"{key}_repeats"] = values
-        out[key] = round(statistics.median(known), 3) if known else None
-    per_repeat = [run["targets"].get("small_table_seconds") for run in runs]
-    if any(per_repeat):  # runs from 2026-12-01 on (docs/decisions/049)
+        out[key] = _median(values)
+    per_repeat = [run["targets"].get("small_table_seconds") or {} for run in runs]
+    if any(per_repeat):
         out["small_table_seconds_repeats"] = per_repeat
-        out["small_table_seconds"] = {}
-        for name in dict.fromkeys(name for seconds in per_repeat if seconds for name in seconds):
-            known = [seconds[name] for seconds in per_repeat if seconds and seconds.get(name) is not None]
-            out["small_table_seconds"][name] = round(statistics.median(known), 3) if known else None
+        names = dict.fromkeys(name for seconds in per_repeat for name in seconds)
+        out["small_table_seconds"] = {name: _median(seconds.get(name) for seconds in per_repeat) for name in names}
     return out
 
 
