@@ -5,7 +5,9 @@ and ``org.apache.hadoop.fs`` before the class: each is a failed class lookup ove
 (about 250 locally; ``org`` alone is tried against each of the gateway's ten imported packages), and PySpark's own
 ``functions.col`` looks ``functions`` up through the same imports every time it is called. :func:`java_class` names
 the class at once; :func:`import_frequent_classes` gives the session's gateway the classes PySpark looks up on every
-column expression, so that each is found on its first try.
+column expression, so that each is found on its first try. :func:`ready_gateway`, which every engine's session passes
+through, also drops the property sources of the session's Hadoop configuration (:func:`forget_property_sources`,
+docs/decisions/050).
 """
 
 from __future__ import annotations
@@ -49,15 +51,33 @@ def import_frequent_classes(spark: Any) -> Any:
 
 
 def ready_gateway(spark: Any) -> Any:
-    """The session's gateway made ready for ODP's driver code, as every engine's session is built: the frequent
-    classes imported (:func:`import_frequent_classes`), the gateway's first connection client remembered and this
-    thread's connection without delay (:func:`gateway_without_delay`); returns ``spark``."""
+    """The session's gateway made ready for ODP's driver code, as every engine's session is built: the session's
+    Hadoop configuration without property sources (:func:`forget_property_sources`), the frequent classes imported
+    (:func:`import_frequent_classes`), the gateway's first connection client remembered and this thread's connection
+    without delay (:func:`gateway_without_delay`); returns ``spark``."""
     gateway = spark.sparkContext._gateway
     try:
         _FIRST_CLIENTS.setdefault(gateway, gateway.java_gateway_server.getGateway().getCallbackClient())
     except (Py4JError, AttributeError) as error:  # not Py4J's client-server gateway
         logger.debug("no connection client to remember: %s", error)
+    forget_property_sources(spark)
     return gateway_without_delay(import_frequent_classes(spark))
+
+
+UNTRACED_CONFIGURATION_CLASS = "odp.hadoop.UntracedConfiguration"  # jvm/hadoop-configuration, in ODP's jar
+
+
+def forget_property_sources(spark: Any) -> bool:
+    """Drop the record of which file set each property of the session's Hadoop configuration (ODP's jar,
+    :data:`UNTRACED_CONFIGURATION_CLASS`), so that the copies Spark and Hudi serialise into every task stop gzipping
+    it per property (docs/decisions/039, 050). Values are untouched. False, with a warning, where it cannot be done
+    (ODP's jar not on the driver's class path, another Hadoop): the session works as before, only slower."""
+    try:
+        java_class(spark, UNTRACED_CONFIGURATION_CLASS).forgetSources(spark.sparkContext._jsc.hadoopConfiguration())
+    except Py4JError as error:
+        logger.warning("the session's Hadoop configuration keeps its property sources: %s", error)
+        return False
+    return True
 
 
 _THREAD_GATEWAY = threading.local()  # the gateway whose connection this thread already set without delay

@@ -1,9 +1,11 @@
-"""One class path for every engine: each Java class ODP's Hudi options and Hudi session settings name is on the class
-path of each engine that runs ODP's jobs (issue 48, item 4).
+"""One class path for every engine: each Java class ODP's Hudi options and Hudi session settings name, and the class
+every engine's session calls as ODP builds it, is on the class path of each engine that runs ODP's jobs (issue 48,
+item 4).
 
 The classes are collected from what ODP builds, never listed by hand: :func:`etl.hudi.options.hudi_write_options` over
 every shape of target (key generator, partitions, URL-encoded paths, table type, index, ordering, catalog sync) and
-:data:`odp.contracts.spark.HUDI_SESSION_CONF`; an option value that reads as a Java class name is one.
+:data:`odp.contracts.spark.HUDI_SESSION_CONF`; an option value that reads as a Java class name is one. Besides them,
+:data:`etl.jvm.UNTRACED_CONFIGURATION_CLASS` (:func:`etl.jvm.ready_gateway`).
 
 Each engine's class path is what its deployment gives it, as local jar files opened as zip archives:
 
@@ -39,6 +41,7 @@ import pytest
 
 from etl.hudi.options import HudiProfile, WriteOperation, WriteProfile, hudi_write_options
 from etl.hudi.target import HudiTarget, Ordering
+from etl.jvm import UNTRACED_CONFIGURATION_CLASS
 from etl.spark_session import hudi_bundle_jar, hudi_extensions_jar, local_spark_conf
 from infrastructure.jobs.engines.emr_serverless import HUDI_BUNDLE
 from odp.config.models import TableType
@@ -93,6 +96,7 @@ def named_classes() -> dict[str, set[str]]:
         for key, value in options.items():
             if JAVA_CLASS.match(value):
                 found.setdefault(value, set()).add(key)
+    found.setdefault(UNTRACED_CONFIGURATION_CLASS, set()).add("etl.jvm.ready_gateway")
     return found
 
 
@@ -227,6 +231,7 @@ def test_every_class_the_options_name_is_on_the_emr_serverless_class_path(
 def test_the_collection_finds_a_class_missing_from_a_class_path(classes) -> None:
     """The check itself can fail: the bundle alone lacks ODP's classes (EMR's class path before this test)."""
     assert missing_classes(set(classes), [hudi_bundle_jar()]) == [
+        "odp.hadoop.UntracedConfiguration",
         "odp.hudi.DecodingPartitionValueExtractor",
         "odp.hudi.LogShareCompactionStrategy",
     ]

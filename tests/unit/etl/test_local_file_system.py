@@ -1,7 +1,8 @@
 """The local session's JVM calls (docs/decisions/035): ODP's local file system (jvm/local-filesystem) sets the permission
 Hadoop asks for on every file and folder it creates, through Java instead of a ``chmod`` process; etl/jvm.py names JVM
-classes without Py4J's walk through packages; ODP's Spark plugin (jvm/local-profile) leaves the session's Hadoop
-configuration without property sources, which every copy serialised into a task gzipped (docs/decisions/039)."""
+classes without Py4J's walk through packages; ODP's Spark plugin (jvm/local-profile) and every engine's session setup
+(etl/jvm.py ``ready_gateway``, jvm/hadoop-configuration) leave the session's Hadoop configuration without property
+sources, which every copy serialised into a task gzipped (docs/decisions/039, 050)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from etl.jvm import FREQUENT_CLASSES, java_class
+from etl import jvm
+from etl.jvm import FREQUENT_CLASSES, forget_property_sources, java_class
 from etl.spark_session import LOCAL_FILE_SYSTEM_OPTION, local_jvm_options, local_jvm_options_without_odp_classes
 
 
@@ -89,3 +91,29 @@ def test_the_classes_named_in_full_and_imported_for_pyspark_are_the_jvms(spark) 
     for name in FREQUENT_CLASSES:
         assert spark.sparkContext._jvm.java.lang.Class.forName(name).getName() == name
     assert spark.sparkContext._jvm.functions.col("id").toString() == "id"
+
+
+@pytest.mark.spark
+def test_every_engines_session_setup_drops_the_property_sources_and_keeps_the_values(spark) -> None:
+    """What ``ready_gateway`` does on Glue and EMR, where no plugin runs: a configuration loaded with its sources
+    (a fresh one here) keeps every value and loses the sources. Where ODP's class is missing, the session goes on
+    as it was, with a warning."""
+    configuration = java_class(spark, "org.apache.hadoop.conf.Configuration")
+    traced = configuration()
+    values = traced.getValByRegex(".*")  # every property and its value (a Java map), sources loaded with them
+    assert list(traced.getPropertySources("io.bytes.per.checksum")) == ["core-default.xml"]
+    java_class(spark, jvm.UNTRACED_CONFIGURATION_CLASS).forgetSources(traced)
+    assert traced.getPropertySources("io.bytes.per.checksum") is None
+    assert traced.getValByRegex(".*").equals(values)
+    assert values.size() > 500
+
+    assert forget_property_sources(spark) is True
+    assert spark.sparkContext._jsc.hadoopConfiguration().getPropertySources("fs.file.impl") is None
+
+
+@pytest.mark.spark
+def test_a_session_without_odps_class_keeps_its_sources_and_says_so(spark, caplog, monkeypatch) -> None:
+    monkeypatch.setattr(jvm, "UNTRACED_CONFIGURATION_CLASS", "odp.hadoop.NoSuchClass")
+    with caplog.at_level("WARNING", logger="etl.jvm"):
+        assert forget_property_sources(spark) is False
+    assert "keeps its property sources" in caplog.text
