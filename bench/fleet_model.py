@@ -65,16 +65,17 @@ class SizeClass:
     work_seconds: float
 
 
-# bench/results/i47-fleet-warm.json (docs/decisions/049): the fleet benchmark's 28 tables of 10,000 rows, 8 of
-# 200,000, 3 of 2,000,000 and 1 of 10,000,000 (the classes' shares) in one warm JVM, three repeats. A class's work:
-# the median over the repeats' tables of ``table_costs.fixed_seconds`` (a table's time with 4 tables written at
-# once) divided by 4; its file: the median over the CDC waves' tables of ``change_bytes / landed_files``. Work and
-# files come from the same run; a file beyond a table's first adds its bytes at CHANGE_BYTES_PER_SECOND.
+# bench/results/i47-fleet-warm.json (docs/decisions/049; the run of 2026-12-02: 050's second addendum): the fleet
+# benchmark's 28 tables of 10,000 rows, 8 of 200,000, 3 of 2,000,000 and 1 of 10,000,000 (the classes' shares) in
+# one warm JVM, three repeats. A class's work: the median over the repeats' tables of ``table_costs.fixed_seconds``
+# (a table's time with 4 tables written at once) divided by 4; its file: the median over the CDC waves' tables of
+# ``change_bytes / landed_files``. Work and files come from the same run; a file beyond a table's first adds its
+# bytes at CHANGE_BYTES_PER_SECOND. The work is the seconds of the machine the run had (its JSON's ``machine``).
 CLASSES = (
-    SizeClass("10k rows", 0.700, 9_457, 1.114),
-    SizeClass("200k rows", 0.200, 42_835, 2.083),
-    SizeClass("2M rows", 0.075, 404_006, 2.638),
-    SizeClass("10M rows", 0.025, 257_845, 4.410),
+    SizeClass("10k rows", 0.700, 9_457, 0.848),
+    SizeClass("200k rows", 0.200, 42_835, 1.551),
+    SizeClass("2M rows", 0.075, 404_006, 2.272),
+    SizeClass("10M rows", 0.025, 257_845, 3.481),
 )
 
 # The classes are measured in a warm JVM; a scheduled run's own JVM costs a table more, besides its first table's
