@@ -4,10 +4,13 @@ For 100, 1,000 and 5,000 tables, each cadence setting and each calibration, the 
 fires the schedule every interval (an execution still running makes the tick a skip, as the state machine's overlap
 guard does), plans each execution with :func:`odp.planning.plan_runs` from what the trackers would hold (pending
 files and bytes, each table's last run), runs the plan's runs ``max_concurrency`` at a time, and bills each run per
-second with a one-minute minimum. It reports per setting: execution minutes, staleness (a file's landing to the end
-of the run that commits it) p50 / p95, runs, DPU-hours and dollars a day. A warm setting (``mode: warm``,
-:func:`simulate_warm`) is one long-lived run per share of the tables that ticks every interval and is billed all
-day. Every assumption is a named constant below with its source; docs/decisions/026 and 049 discuss them.
+second with a one-minute minimum. A run writes its tables as the job does (:func:`commit_times`): the first alone,
+then ``table_concurrency`` at once in the plan's order, each reading its landed files when it starts (a file that
+landed after the tick is applied if its table has not started yet). It reports per setting: execution minutes,
+staleness (a file's landing to the commit of its table that applies it) p50 / p95, runs, DPU-hours and dollars a
+day. A warm setting (``mode: warm``, :func:`simulate_warm`) is one long-lived run per share of the tables that ticks
+every interval and is billed all day. Every assumption is a named constant below with its source; docs/decisions/026,
+049 and 051 discuss them.
 
 The model is not a measurement: it is as good as its calibration, which comes from the local benchmarks on 2 cores
 (``low``: the warm fleet benchmark's per-table costs and change files, ``typical`` and ``high``: 1.25x and 1.55x the
@@ -25,12 +28,13 @@ import random
 import statistics
 import sys
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from odp.config.loader import load_config
 from odp.config.models import Cadence, CadenceMode, GlueWorkerType
+from odp.contracts.file_processor import DEFAULT_TABLE_CONCURRENCY
 from odp.planning import CHANGE_BYTES_PER_SECOND, RUN_START_SECONDS, PlannedRun, PlanTargets, TableWork, plan_runs
 from odp.warm import STOP_MARGIN_SECONDS
 
@@ -52,6 +56,10 @@ EXECUTION_OVERHEAD_SECONDS = 10.0
 WARM_UP_SECONDS = 2 * 3600
 DAY_SECONDS = 24 * 3600
 TAIL_SECONDS = 2 * 3600
+# A landed file reaches file_tracker through S3's event, EventBridge, SQS (a 5-second batching window,
+# infrastructure/ingest/file_manager.py) and the File Manager: an estimate of that path, not a measurement. A file
+# is planned and read from then on; its staleness counts from its landing.
+DETECTION_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -122,15 +130,16 @@ CALIBRATIONS = (
 
 @dataclass(frozen=True)
 class Setting:
-    """A cadence setting: the schedule interval, the plan targets, runs at once and the worker type; a warm cadence's
-    runs (``warm_runs``: 1 as built; more is a proposal the model sizes, each run a fixed share of the tables) and
-    their lifetime (``job_timeout_minutes``)."""
+    """A cadence setting: the schedule interval, the plan targets, runs at once, the worker type and the tables a run
+    writes at once; a warm cadence's runs (``warm_runs``: 1 as built; more is a proposal the model sizes, each run a
+    fixed share of the tables) and their lifetime (``job_timeout_minutes``)."""
 
     name: str
     interval_minutes: int
     targets: PlanTargets
     max_concurrency: int
     worker_type: str = GlueWorkerType.G_1X.value
+    table_concurrency: int = DEFAULT_TABLE_CONCURRENCY
     mode: CadenceMode = CadenceMode.SCHEDULED
     warm_runs: int = 1
     job_timeout_minutes: int = 720
@@ -145,6 +154,7 @@ class Setting:
             cadence.plan_targets,
             cadence.max_concurrency,
             cadence.worker_type,
+            cadence.table_concurrency,
             mode=cadence.mode,
             job_timeout_minutes=cadence.job_timeout_minutes,
         )
@@ -152,9 +162,9 @@ class Setting:
 
 def before_issue_47() -> Setting:
     """every_10_minutes as shipped before issue 47: 5 tables a run on 10 workers, 4 runs at a time, batched by count
-    (a target no run reaches)."""
+    (a target no run reaches), the run's 5 tables written at once."""
     targets = PlanTargets(target_run_seconds=30 * 60, max_tables_per_run=5, base_workers=10, max_workers=10)
-    return Setting("before_issue_47", 10, targets, 4)
+    return Setting("before_issue_47", 10, targets, 4, table_concurrency=5)
 
 
 def issue_alternative() -> Setting:
@@ -163,11 +173,11 @@ def issue_alternative() -> Setting:
     return Setting("50_tables_10_at_a_time_2_workers", 10, targets, 10)
 
 
-def fewer_start_ups(shipped: Setting) -> Setting:
-    """The shipped cadence with runs of 6 minutes and 200 tables at most: fewer runs, so fewer start-ups, for a fleet
-    that can wait longer (config/cadences.yaml names it for about 5,000 tables; docs/decisions/050)."""
-    targets = replace(shipped.targets, target_run_seconds=6 * 60, max_tables_per_run=200)
-    return replace(shipped, name="6_minute_runs_200_tables", targets=targets)
+def shorter_runs(shipped: Setting) -> Setting:
+    """The shipped cadence with runs of 4 minutes and 100 tables at most (as shipped until docs/decisions/051): more
+    runs, so more start-ups, for a wait a little shorter at 5,000 tables."""
+    targets = replace(shipped.targets, target_run_seconds=4 * 60, max_tables_per_run=100)
+    return replace(shipped, name="4_minute_runs_100_tables", targets=targets)
 
 
 @dataclass
@@ -191,10 +201,19 @@ def fleet(tables: int, rng: random.Random) -> list[Table]:
 
 
 def land_until(tables: Iterable[Table], until: float, rng: random.Random) -> None:
+    """Each table's files that file_tracker holds at ``until``: landed :data:`DETECTION_SECONDS` before it at least."""
     for table in tables:
-        while table.next_landing <= until:
+        while table.next_landing + DETECTION_SECONDS <= until:
             table.pending.append(table.next_landing)
             table.next_landing += rng.expovariate(1 / (table.activity.mean_minutes * 60))
+
+
+def _trackers_view(ready: Iterable[Table]) -> list[TableWork]:
+    """What the planner reads of ready tables (oldest pending file first): pending files and bytes, the last run."""
+    return [
+        TableWork(t.table_id, len(t.pending), len(t.pending) * t.size.file_bytes, last_run_seconds=t.last_run_seconds)
+        for t in ready
+    ]
 
 
 def true_work(table: Table, files: int, calibration: Calibration) -> float:
@@ -205,9 +224,62 @@ def true_work(table: Table, files: int, calibration: Calibration) -> float:
     return table.size.work_seconds * calibration.work_factor / WARM_WORK_SHARE + extra_bytes / CHANGE_BYTES_PER_SECOND
 
 
-def run_duration(run: PlannedRun, works: Sequence[float], setting: Setting, calibration: Calibration) -> float:
-    scale = setting.targets.base_workers / run.number_of_workers if len(works) == 1 else 1.0
-    return calibration.start_seconds + calibration.warm_up_seconds + sum(works) * scale
+def run_commits(
+    run: PlannedRun,
+    members: Sequence[Table],
+    start: float,
+    *,
+    setting: Setting,
+    calibration: Calibration,
+    rng: random.Random,
+) -> list[float]:
+    """A scheduled run started at ``start``: Glue's start-up, then its tables (:func:`commit_times`), the first one
+    warming the JVM up; a table alone in its run divides its work across the run's workers above the base. Each table
+    takes the files landed until it starts and records its work (on a base run) as its last run."""
+    scale = setting.targets.base_workers / run.number_of_workers if len(members) == 1 else 1.0
+
+    def work_of(index: int, started: float) -> float:
+        table = members[index]
+        land_until((table,), started, rng)
+        work = true_work(table, len(table.pending), calibration)
+        table.last_run_seconds = work
+        return work * scale + (calibration.warm_up_seconds if index == 0 else 0.0)
+
+    concurrency = min(setting.table_concurrency, len(members))
+    return commit_times(start + calibration.start_seconds, len(members), concurrency, work_of)
+
+
+def commit_times(ready_at: float, count: int, concurrency: int, work_of: Callable[[int, float], float]) -> list[float]:
+    """Pure: when each of a run's ``count`` tables commits, as etl/file_processor/concurrency.py writes them: the
+    first alone from ``ready_at``, then the others in order, at most ``concurrency`` at once, sharing the run equally
+    (a table's work is its share of a run writing several at once, so the last commit is ``ready_at`` plus the sum of
+    the work). ``work_of(index, started)`` is a table's work when it starts: it reads its landed files then
+    (etl/file_processor/steps/plan.py)."""
+    commits = [0.0] * count
+    if count == 0:
+        return commits
+    clock = commits[0] = ready_at + work_of(0, ready_at)
+    running: dict[int, float] = {}  # index -> work left
+    for index in range(1, count):
+        running[index] = work_of(index, clock)
+        if len(running) < concurrency:
+            continue
+        clock = _finish_one(running, clock, commits)
+    while running:
+        clock = _finish_one(running, clock, commits)
+    return commits
+
+
+def _finish_one(running: dict[int, float], clock: float, commits: list[float]) -> float:
+    """Advance a run to its next commit: every running table progresses at the same rate; the one with the least
+    work left commits (the earliest started on a tie). Returns the new clock."""
+    index, least = min(running.items(), key=lambda item: (item[1], item[0]))
+    clock += least * len(running)
+    for other in running:
+        running[other] -= least
+    del running[index]
+    commits[index] = clock
+    return clock
 
 
 @dataclass
@@ -241,35 +313,27 @@ def simulate(tables: int, setting: Setting, calibration: Calibration, seed: int 
             result.skipped_ticks += measured
             continue
         ready = sorted((t for t in fleet_tables if t.pending), key=lambda t: (t.pending[0], t.table_id))
-        works = [
-            TableWork(
-                t.table_id, len(t.pending), len(t.pending) * t.size.file_bytes, last_run_seconds=t.last_run_seconds
-            )
-            for t in ready
-        ]
-        runs = plan_runs(works, setting.targets)
+        runs = plan_runs(_trackers_view(ready), setting.targets)
         slots = [float(tick)] * setting.max_concurrency
         heapq.heapify(slots)
         finish = float(tick)
         for run in runs:
             start = heapq.heappop(slots)
             members = [by_id[table_id] for table_id in run.table_ids]
-            seconds = [true_work(t, len(t.pending), calibration) for t in members]
-            duration = run_duration(run, seconds, setting, calibration)
-            done = start + duration
+            commits = run_commits(run, members, start, setting=setting, calibration=calibration, rng=rng)
+            done = max(commits)
             heapq.heappush(slots, done)
             finish = max(finish, done)
             if measured:
                 result.runs += 1
-                result.dpu_seconds += max(MINIMUM_BILLED_SECONDS, duration) * run.number_of_workers * dpu
-            for table, work in zip(members, seconds, strict=True):
+                result.dpu_seconds += max(MINIMUM_BILLED_SECONDS, done - start) * run.number_of_workers * dpu
+            for table, committed in zip(members, commits, strict=True):
                 result.staleness.extend(
-                    (done - landed) / 60
+                    (committed - landed) / 60
                     for landed in table.pending
                     if WARM_UP_SECONDS <= landed < WARM_UP_SECONDS + DAY_SECONDS
                 )
                 table.pending.clear()
-                table.last_run_seconds = work
         busy_until = finish + EXECUTION_OVERHEAD_SECONDS
         if measured:
             result.executions.append((busy_until - tick) / 60)
@@ -303,17 +367,30 @@ def share_of(table: Table, runs: int) -> int:
     return zlib.crc32(table.table_id.encode()) % runs
 
 
-def _warm_tick(run: _WarmRun, tick: float, tables: list[Table], calibration: Calibration) -> list[tuple[float, float]]:
-    """One run's tick: its tables written one after another (each table's work is its time in a run writing several
-    at once); sets when the run is free again. Returns (landed, committed) of each file it applied."""
+def _warm_tick(
+    run: _WarmRun, tick: float, tables: list[Table], *, setting: Setting, calibration: Calibration, rng: random.Random
+) -> list[tuple[float, float]]:
+    """One run's tick, as etl/file_processor/warm.py runs it: its ready tables planned into runs by the cadence's
+    targets, the runs one after another, each writing its tables as a scheduled run does (:func:`commit_times`,
+    without start-up or warm-up, on the warm run's own workers); sets when the run is free again. Returns (landed,
+    committed) of each file it applied."""
     clock = tick + WARM_TICK_SECONDS
     commits: list[tuple[float, float]] = []
-    for table in tables:
-        work = warm_work(table, len(table.pending), calibration)
-        clock += work
-        commits.extend((landed, clock) for landed in table.pending)
-        table.pending.clear()
-        table.last_run_seconds = work
+    by_id = {table.table_id: table for table in tables}
+    for planned in plan_runs(_trackers_view(tables), setting.targets):
+        members = [by_id[table_id] for table_id in planned.table_ids]
+
+        def work_of(index: int, started: float, members: list[Table] = members) -> float:
+            table = members[index]
+            land_until((table,), started, rng)
+            table.last_run_seconds = warm_work(table, len(table.pending), calibration)
+            return table.last_run_seconds
+
+        concurrency = min(setting.table_concurrency, len(members))
+        for table, committed in zip(members, commit_times(clock, len(members), concurrency, work_of), strict=True):
+            commits.extend((landed, committed) for landed in table.pending)
+            table.pending.clear()
+            clock = max(clock, committed)
     run.busy_until = clock
     return commits
 
@@ -358,7 +435,7 @@ def simulate_warm(tables: int, setting: Setting, calibration: Calibration, seed:
                 (t for t in fleet_tables if t.pending and share_of(t, setting.warm_runs) == share),
                 key=lambda t: (t.pending[0], t.table_id),
             )
-            commits = _warm_tick(run, float(tick), mine, calibration)
+            commits = _warm_tick(run, float(tick), mine, setting=setting, calibration=calibration, rng=rng)
             longest = max(longest, run.busy_until - tick)
             result.staleness.extend((done - landed) / 60 for landed, done in commits if day_start <= landed < day_end)
         if measured:
@@ -420,7 +497,7 @@ def settings(config_dir: Path = CONFIG, warm_runs: Sequence[int] = (1,)) -> list
         shipped,
         before_issue_47(),
         issue_alternative(),
-        fewer_start_ups(shipped),
+        shorter_runs(shipped),
         *(warm(shipped, runs) for runs in warm_runs),
     ]
 

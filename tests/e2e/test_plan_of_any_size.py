@@ -39,16 +39,16 @@ from tests.support.batch_manager import pending_file
 from tests.support.moto_reads import partition_reads, seed_items
 from tests.support.paths import AWS_REGION
 
-pytestmark = pytest.mark.slow  # 20,000 tables, 241 child executions on moto's interpreter
+pytestmark = pytest.mark.slow  # 20,000 tables, 149 child executions on moto's interpreter
 
 TABLES = 20_000
-# every_10_minutes as shipped: runs packed toward 4 minutes, at most 100 tables, on 2 workers. A table with one
-# 100-byte file is about 2.3 s of work (odp/planning.py) and a run has 240 - 30 - 18 = 192 s for work: 83 tables
-# (190.9 s; 84 would be 193.2 s), so 241 runs, the last of 80 tables. (A Map of more than 1,000 items:
+# every_10_minutes as shipped: runs packed toward 6 minutes, at most 200 tables, on 2 workers. A table with one
+# 100-byte file is about 2.3 s of work (odp/planning.py) and a run has 360 - 30 - 18 = 312 s for work: 135 tables
+# (310.5 s; 136 would be 312.8 s), so 149 runs, the last of 20. (A Map of more than 1,000 items:
 # tests/e2e/test_moto_patches.py.)
-SHIPPED = {"batch_size": 100, "target_run_minutes": 4, "number_of_workers": 2, "max_workers": 10}
-BATCH_SIZE = 83
-RUNS = 241
+SHIPPED = {"batch_size": 200, "target_run_minutes": 6, "number_of_workers": 2, "max_workers": 10}
+BATCH_SIZE = 135
+RUNS = 149
 CADENCE = "every_10_minutes"
 JOB = "odp-test-file-processor-every_10_minutes"
 PLANS = "odp-test-artifacts"
@@ -165,7 +165,7 @@ def test_20000_pending_tables_run_with_every_state_far_below_its_limits(account:
     # one failed batch: the execution fails, after every batch ran, with the summary naming it
     assert (described["status"], described.get("error")) == ("FAILED", "FileProcessorFailed"), described
     assert len(ran) == RUNS
-    assert [len(batch) for batch in ran].count(BATCH_SIZE) == RUNS - 1  # and one of 80
+    assert [len(batch) for batch in ran].count(BATCH_SIZE) == RUNS - 1  # and one of 20
     assert sorted(table for batch in ran for table in batch) == [table_id(n) for n in range(TABLES)]
 
     events = history(execution_arn)
@@ -187,7 +187,7 @@ def test_20000_pending_tables_run_with_every_state_far_below_its_limits(account:
     assert (state["plan"]["batches"], state["plan"]["tables"]) == (RUNS, TABLES)
     summary = state["summary"]
     assert (summary["failed_batches"], summary["failed_tables"]) == (1, BATCH_SIZE)
-    failed_batch = {table_id(n) for n in range(1162, 1162 + BATCH_SIZE)}  # run 15: tables 14 x 83 to 15 x 83 - 1
+    failed_batch = {table_id(n) for n in range(1215, 1215 + BATCH_SIZE)}  # run 10: tables 9 x 135 to 10 x 135 - 1
     assert FAILING in failed_batch
     # failed first, each with its error, until the answer's bound: the rest only in the whole summary
     assert {row["status"] for row in summary["tables"]} == {"batch_failed"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import statistics
 from pathlib import Path
 
@@ -10,13 +11,17 @@ import pytest
 
 from bench import fleet_model
 from bench.fleet_model import (
+    ACTIVITY,
     CALIBRATIONS,
+    CLASSES,
     Calibration,
     Setting,
+    Table,
     before_issue_47,
+    commit_times,
     percentile,
     row,
-    run_duration,
+    run_commits,
     simulate,
 )
 from odp.planning import PlannedRun, PlanTargets, RunShape
@@ -35,14 +40,54 @@ ROW_FIELDS = {
 TYPICAL = Calibration("typical", 1.25, 18.0)
 
 
-def test_a_runs_duration_is_start_up_warm_up_and_its_tables_work() -> None:
-    targets = PlanTargets(target_run_seconds=240, max_tables_per_run=100, base_workers=2, max_workers=10)
-    setting = Setting("s", 10, targets, 4)
-    packed = PlannedRun(("a", "b", "c"), 2, 9.0, 57.0, RunShape.PACKED, "")
-    own = PlannedRun(("big",), 4, 100.0, 98.0, RunShape.OWN_RUN, "")
+def test_a_runs_tables_commit_one_by_one_the_first_alone_then_sharing_the_run() -> None:
+    """Works 10, 2, 4, 6 from 100, two at once: the first alone commits at 110; 2 and 4 share the run at half speed
+    each (the 2 commits after 4 s, at 114; the 4 has 2 left), then the 4 and the 6 share (the 4 commits after 4 s, at
+    118; the 6 has 4 left), and the 6 ends alone at 122: 100 plus the sum of the work."""
+    started: list[tuple[int, float]] = []
 
-    assert run_duration(packed, [2.0, 3.0, 4.0], setting, TYPICAL) == 30 + 18 + 9
-    assert run_duration(own, [100.0], setting, TYPICAL) == 30 + 18 + 100 * 2 / 4  # its work across 4 workers
+    def work_of(index: int, at: float) -> float:
+        started.append((index, at))
+        return [10.0, 2.0, 4.0, 6.0][index]
+
+    assert commit_times(100.0, 4, 2, work_of) == [110.0, 114.0, 118.0, 122.0]
+    assert started == [(0, 100.0), (1, 110.0), (2, 110.0), (3, 114.0)]  # each reads its files when it starts
+    assert commit_times(0.0, 3, 1, lambda index, at: 1.0) == [1.0, 2.0, 3.0]  # one at a time
+    assert commit_times(0.0, 0, 4, lambda index, at: 1.0) == []
+
+
+def test_a_run_applies_the_files_landed_before_its_table_starts_and_leaves_the_later_ones() -> None:
+    """A run started at 0 (30 s of start-up, 18 s of warm-up): its first table starts at 30 and commits at 48 plus
+    its work; the second starts then and takes the file that landed at 30 (in file_tracker 10 s later), not the one
+    landing after it started."""
+    targets = PlanTargets(target_run_seconds=240, max_tables_per_run=100, base_workers=2, max_workers=10)
+    setting = Setting("s", 10, targets, 40, table_concurrency=5)
+    small, hot = CLASSES[0], ACTIVITY[0]
+    first = Table("a", small, hot, next_landing=1e9, pending=[-100.0])
+    second = Table("b", small, hot, next_landing=30.0, pending=[-50.0])
+    run = PlannedRun(("a", "b"), 2, 0.0, 0.0, RunShape.PACKED, "")
+    rng = random.Random(1)
+
+    commits = run_commits(run, [first, second], 0.0, setting=setting, calibration=TYPICAL, rng=rng)
+
+    work = small.work_seconds * TYPICAL.work_factor / fleet_model.WARM_WORK_SHARE
+    assert commits[0] == pytest.approx(30 + 18 + work)
+    assert second.pending == [-50.0, 30.0]  # in file_tracker at 40, before the table started at 48 + work
+    assert second.next_landing + fleet_model.DETECTION_SECONDS > commits[0]  # the next: left for a later run
+    assert commits[1] == pytest.approx(commits[0] + work + small.file_bytes / fleet_model.CHANGE_BYTES_PER_SECOND)
+
+
+def test_a_table_alone_in_its_run_divides_its_work_across_the_workers_above_the_base() -> None:
+    targets = PlanTargets(target_run_seconds=240, max_tables_per_run=100, base_workers=2, max_workers=10)
+    setting = Setting("s", 10, targets, 40)
+    big = Table("big", CLASSES[-1], ACTIVITY[0], next_landing=1e9, pending=[0.0])
+    run = PlannedRun(("big",), 4, 0.0, 0.0, RunShape.OWN_RUN, "")
+
+    (commit,) = run_commits(run, [big], 0.0, setting=setting, calibration=TYPICAL, rng=random.Random(1))
+
+    work = CLASSES[-1].work_seconds * TYPICAL.work_factor / fleet_model.WARM_WORK_SHARE
+    assert commit == pytest.approx(30 + 18 + work * 2 / 4)
+    assert big.last_run_seconds == pytest.approx(work)  # the planner's history: its work on a base run
 
 
 def test_an_execution_longer_than_the_interval_skips_ticks_as_the_overlap_guard_does() -> None:
@@ -67,18 +112,19 @@ def test_the_settings_before_issue_47_cost_more_and_wait_longer_than_the_shipped
     assert after["execution_minutes_p50"] < 10  # the shipped cadence keeps its 10 minutes
 
 
-def test_fewer_start_ups_cost_a_5000_table_fleet_less_and_wait_longer_than_the_shipped_setting() -> None:
-    """config/cadences.yaml's advice for about 5,000 tables: runs of 6 minutes and 200 tables pay fewer start-ups
-    than the shipped 4-minute runs of 100, for a longer wait."""
+def test_shorter_runs_cost_a_5000_table_fleet_more_for_a_wait_no_longer_than_the_shipped_setting() -> None:
+    """What the shipped 6-minute runs of 200 tables save against the 4-minute runs of 100 they replaced
+    (docs/decisions/051): fewer start-ups, for a wait at most as short."""
     shipped = next(setting for setting in fleet_model.settings() if setting.name == "shipped")
-    fewer = fleet_model.fewer_start_ups(shipped)
-    before = simulate(5000, shipped, TYPICAL)
-    after = simulate(5000, fewer, TYPICAL)
+    shorter = fleet_model.shorter_runs(shipped)
+    before = simulate(5000, shorter, TYPICAL)
+    after = simulate(5000, shipped, TYPICAL)
 
-    assert (fewer.targets.target_run_seconds, fewer.targets.max_tables_per_run) == (360, 200)
+    assert (shorter.targets.target_run_seconds, shorter.targets.max_tables_per_run) == (240, 100)
+    assert (shipped.targets.target_run_seconds, shipped.targets.max_tables_per_run) == (360, 200)
     assert after.runs < before.runs
     assert after.dpu_seconds < before.dpu_seconds
-    assert percentile(after.staleness, 0.95) > percentile(before.staleness, 0.95)
+    assert percentile(after.staleness, 0.95) >= percentile(before.staleness, 0.95)
 
 
 def test_a_warm_run_is_billed_for_its_whole_life_and_keeps_every_tick_of_a_small_fleet() -> None:

@@ -57,7 +57,7 @@ def test_first_load_adds_every_table_cadence_and_dataset(config_dir: Path, track
     assert orders["active_cadence"] == "hourly"
     cadence = tracker_tables["batch_config"].get_item(Key={"cadence": "every_10_minutes"})["Item"]
     # as config/cadences.yaml says: the planning targets travel with the batch size (odp/planning.py)
-    assert (cadence["batch_size"], cadence["target_run_minutes"], cadence["max_workers"]) == (100, 4, 10)
+    assert (cadence["batch_size"], cadence["target_run_minutes"], cadence["max_workers"]) == (200, 6, 10)
     assert cadence["job_name"] == "odp-test-file-processor-every_10_minutes"
 
 
