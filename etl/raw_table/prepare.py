@@ -74,7 +74,8 @@ def prepare_write(
     """
     base_path = state.base_path
     target = _checked_target(batch, config, state)
-    reads = _read_stored(spark, batch, config, state, settings=settings, cached=cached)
+    tombstones_path = settings.tombstones_of(config)
+    reads = _read_stored(spark, batch, config, state, tombstones_path=tombstones_path, cached=cached)
     plan = plan_write(
         reads.changes,
         config,
@@ -83,7 +84,6 @@ def prepare_write(
         tombstones=reads.tombstones,
         stored_order=reads.order,
     )
-    tombstones_path = settings.tombstones_of(config)
     writes_tombstones = tombstones_path is not None and batch.has_deletes  # the writer's condition, plan.tombstones set
     stale = count_stale(plan, config.primary_key, config.table_id, writes_tombstones=writes_tombstones)
     plan = stale.plan
@@ -134,18 +134,19 @@ def _read_stored(
     config: TableConfig,
     state: HudiTableState,
     *,
-    settings: WriteSettings,
+    tombstones_path: str | None,
     cached: ExitStack,
 ) -> StoredReads:
-    """The reads before the plan; each frame they cache is unpersisted when ``cached`` closes.
+    """The reads before the plan (``tombstones_path``: the table's tombstone table, if it keeps one); each frame they
+    cache is unpersisted when ``cached`` closes.
 
     Raises:
         ChangeFileError: a change keeps a column nothing supplies a value for (:mod:`etl.raw_table.kept_values`).
     """
-    path, exists = settings.tombstones_of(config), state.exists
+    exists = state.exists
     # lazy: read after this batch's deletes were added; a key whose last change is a delete has no upsert to drop
-    reads = path is not None and exists and not batch.has_full_load
-    tombstones = read_tombstones(spark, path, config.primary_key, one_task=batch.one_task) if reads else None
+    reads = tombstones_path is not None and exists and not batch.has_full_load
+    tombstones = read_tombstones(spark, tombstones_path, config.primary_key, one_task=batch.one_task) if reads else None
     changes = batch.changes
     if batch.kept_columns:
         read_stored = exists and not batch.has_full_load  # a full load replaces what is stored
