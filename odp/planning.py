@@ -33,13 +33,19 @@ TABLE_SECONDS = 2.3
 # (bench/results/i27-fleet-10m.json): its full load took 965 s for 600 MB (0.62 MB/s); its CDC waves' fit is 0.57 ms
 # a change row with 4 tables at once, at about 57 landed bytes a row (0.4 MB/s).
 CHANGE_BYTES_PER_SECOND = 500_000.0
+# A run's table ids travel twice in its Map item (the batch's ``table_ids`` and, as JSON, its Glue ``Arguments``:
+# odp/contracts/batches.py), which Step Functions takes up to 256 KiB as a child execution's input, and once in
+# glue:startJobRun's Arguments, which Glue takes up to 260 KB
+# (https://docs.aws.amazon.com/glue/latest/dg/aws-glue-programming-etl-glue-arguments.html). A run stops at this many
+# bytes of table ids, a quarter of the smaller limit: 200 ids of up to 324 bytes fit (a table id may have 767).
+MAX_RUN_TABLE_ID_BYTES = 64 * 1024
 
 
 class RunShape(StrEnum):
     """Why a run holds what it holds."""
 
     PACKED = "packed"  # tables sharing a run, up to the target run time
-    FULL = "full"  # tables sharing a run, stopped at batch_size tables
+    FULL = "full"  # tables sharing a run, stopped at batch_size tables or MAX_RUN_TABLE_ID_BYTES of their ids
     OWN_RUN = "own_run"  # one table whose work alone exceeds the target, with more workers
 
 
@@ -144,10 +150,11 @@ def _own_run(work: TableWork, seconds: Estimate, targets: PlanTargets) -> Planne
     )
 
 
-def _packed_run(tables: list[tuple[TableWork, Estimate]], targets: PlanTargets, *, full: bool) -> PlannedRun:
+def _packed_run(tables: list[tuple[TableWork, Estimate]], targets: PlanTargets, *, full: str | None) -> PlannedRun:
+    """``full``: the bound that closed the run before its target (batch_size, the ids' bytes), or None."""
     work = sum(seconds.seconds for _, seconds in tables)
     expected = run_seconds(work, tables=len(tables), workers=targets.base_workers, targets=targets)
-    limit = f"batch_size {targets.max_tables_per_run}" if full else f"the {targets.target_run_seconds:.0f} s target"
+    limit = full or f"the {targets.target_run_seconds:.0f} s target"
     return PlannedRun(
         table_ids=tuple(table.table_id for table, _ in tables),
         number_of_workers=targets.base_workers,
@@ -158,10 +165,16 @@ def _packed_run(tables: list[tuple[TableWork, Estimate]], targets: PlanTargets, 
     )
 
 
+def id_bytes(table_id: str) -> int:
+    """Pure: what a table id adds to a run's ids (its UTF-8 bytes, its quotes and a comma)."""
+    return len(table_id.encode()) + 3
+
+
 def plan_runs(ready: Sequence[TableWork], targets: PlanTargets) -> list[PlannedRun]:
     """The runs of one execution, in the order of ``ready`` (oldest pending file first): consecutive tables share a
-    run while its estimate stays within the target and it holds at most ``max_tables_per_run``; a table whose work
-    alone exceeds the target gets its own run with more workers.
+    run while its estimate stays within the target and it holds at most ``max_tables_per_run`` tables and
+    :data:`MAX_RUN_TABLE_ID_BYTES` of their ids; a table whose work alone exceeds the target gets its own run with more
+    workers.
 
     Raises:
         ValueError: a target is out of range (a run of no table, fewer workers than 2, bounds reversed).
@@ -171,24 +184,29 @@ def plan_runs(ready: Sequence[TableWork], targets: PlanTargets) -> list[PlannedR
     if not 2 <= targets.base_workers <= targets.max_workers:
         raise ValueError(f"workers must be 2 <= number_of_workers <= max_workers: {targets}")
     budget = _budget(targets)
+    by_count = f"batch_size {targets.max_tables_per_run}"
+    by_bytes = f"{MAX_RUN_TABLE_ID_BYTES:,} bytes of table ids"
     runs: list[PlannedRun] = []
     open_run: list[tuple[TableWork, Estimate]] = []
-    open_work = 0.0
+    open_work, open_bytes = 0.0, 0
     for work in ready:
         seconds = estimate(work)
         if seconds.seconds > budget:
             runs.append(_own_run(work, seconds, targets))
             continue
-        if open_run and open_work + seconds.seconds > budget:
-            runs.append(_packed_run(open_run, targets, full=False))
-            open_run, open_work = [], 0.0
+        size = id_bytes(work.table_id)
+        if open_run and (open_work + seconds.seconds > budget or open_bytes + size > MAX_RUN_TABLE_ID_BYTES):
+            over_bytes = open_work + seconds.seconds <= budget
+            runs.append(_packed_run(open_run, targets, full=by_bytes if over_bytes else None))
+            open_run, open_work, open_bytes = [], 0.0, 0
         open_run.append((work, seconds))
         open_work += seconds.seconds
+        open_bytes += size
         if len(open_run) == targets.max_tables_per_run:
-            runs.append(_packed_run(open_run, targets, full=True))
-            open_run, open_work = [], 0.0
+            runs.append(_packed_run(open_run, targets, full=by_count))
+            open_run, open_work, open_bytes = [], 0.0, 0
     if open_run:
-        runs.append(_packed_run(open_run, targets, full=False))
+        runs.append(_packed_run(open_run, targets, full=None))
     return runs
 
 

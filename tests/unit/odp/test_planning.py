@@ -5,11 +5,15 @@ file costs TABLE_SECONDS (2.3 s); a run starts with RUN_START_SECONDS + FIRST_TA
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from odp.contracts.batches import Batch
 from odp.planning import (
     CHANGE_BYTES_PER_SECOND,
     FIRST_TABLE_WARM_UP_SECONDS,
+    MAX_RUN_TABLE_ID_BYTES,
     RUN_START_SECONDS,
     TABLE_SECONDS,
     PlanTargets,
@@ -61,6 +65,23 @@ def test_batch_size_caps_the_tables_of_a_run() -> None:
     assert [len(run.table_ids) for run in runs] == [3, 3, 1]
     assert [run.shape for run in runs] == [RunShape.FULL, RunShape.FULL, RunShape.PACKED]
     assert runs[0].reason.endswith("up to batch_size 3")
+
+
+def test_a_run_stops_at_a_byte_bound_of_its_table_ids_far_below_step_functions_and_glue_limits() -> None:
+    """Ids of 700 characters add 703 bytes each (quotes, comma): 93 of them are 65,379 bytes, a 94th would pass
+    65,536. The run's Map item carries them twice (table_ids, the Arguments' JSON), under Step Functions' 256 KiB;
+    Glue's Arguments once, under its 260 KB."""
+    long_ids = [TableWork(f"src.schema.{n:03d}".ljust(700, "x"), files=1, bytes=0) for n in range(200)]
+    runs = plan_runs(long_ids, targets(target_run_seconds=1200))  # work would let 500 share a run
+
+    assert [len(run.table_ids) for run in runs] == [93, 93, 14]
+    assert [run.shape for run in runs] == [RunShape.FULL, RunShape.FULL, RunShape.PACKED]
+    assert runs[0].reason.endswith("up to 65,536 bytes of table ids")
+    assert MAX_RUN_TABLE_ID_BYTES == 64 * 1024
+    batch = Batch(batch_id="b", table_ids=runs[0].table_ids)
+    # the ids twice, and a few KB besides (spaces, escaped quotes, the other fields)
+    assert len(json.dumps(batch.to_payload()).encode()) < 2 * MAX_RUN_TABLE_ID_BYTES + 4_096 < 256 * 1024
+    assert sum(len(key) + len(value) for key, value in batch.arguments.items()) < MAX_RUN_TABLE_ID_BYTES + 1_024
 
 
 def test_a_table_whose_work_exceeds_the_target_gets_its_own_run_with_more_workers() -> None:
