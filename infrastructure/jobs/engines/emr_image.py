@@ -199,6 +199,11 @@ class EmrImage(Construct):
             },
         )
 
+    def _on_repository(self, actions: list[str]) -> cr.AwsCustomResourcePolicy:
+        """A custom resource's role: ``actions`` on ODP's repository only."""
+        statement = iam.PolicyStatement(actions=actions, resources=[self.repository.repository_arn])
+        return cr.AwsCustomResourcePolicy.from_statements([statement])
+
     def _forget_with_its_copy(self, construct_id: str) -> None:
         """Created after the copy, so deleted before it: when the copy leaves the stack (the rollback of the deploy
         that made it, or the cleanup after the next image) the tag is deleted, and a retry can push it again. Its
@@ -223,14 +228,7 @@ class EmrImage(Construct):
                 parameters=image,
                 ignore_error_codes_matching="RepositoryNotFoundException",
             ),
-            policy=cr.AwsCustomResourcePolicy.from_statements(
-                [
-                    iam.PolicyStatement(
-                        actions=["ecr:DescribeImages", "ecr:BatchDeleteImage"],
-                        resources=[self.repository.repository_arn],
-                    )
-                ]
-            ),
+            policy=self._on_repository(["ecr:DescribeImages", "ecr:BatchDeleteImage"]),
             install_latest_aws_sdk=False,
         )
         forget.node.add_dependency(self.copy)
@@ -265,14 +263,7 @@ class EmrImage(Construct):
                 parameters={"repositoryName": name},
                 ignore_error_codes_matching="RepositoryNotFoundException|RepositoryPolicyNotFoundException",
             ),
-            policy=cr.AwsCustomResourcePolicy.from_statements(
-                [
-                    iam.PolicyStatement(
-                        actions=["ecr:SetRepositoryPolicy", "ecr:DeleteRepositoryPolicy"],
-                        resources=[self.repository.repository_arn],
-                    )
-                ]
-            ),
+            policy=self._on_repository(["ecr:SetRepositoryPolicy", "ecr:DeleteRepositoryPolicy"]),
             install_latest_aws_sdk=False,
         )
         acknowledge_custom_resource_singleton(stack)
