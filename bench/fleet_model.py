@@ -239,14 +239,19 @@ def run_commits(
     scale = setting.targets.base_workers / run.number_of_workers if len(members) == 1 else 1.0
 
     def work_of(index: int, started: float) -> float:
-        table = members[index]
-        land_until((table,), started, rng)
-        work = true_work(table, len(table.pending), calibration)
-        table.last_run_seconds = work
+        work = _start(members[index], started, rng, lambda written, files: true_work(written, files, calibration))
         return work * scale + (calibration.warm_up_seconds if index == 0 else 0.0)
 
     concurrency = min(setting.table_concurrency, len(members))
     return commit_times(start + calibration.start_seconds, len(members), concurrency, work_of)
+
+
+def _start(table: Table, started: float, rng: random.Random, work: Callable[[Table, int], float]) -> float:
+    """A table starts in its run at ``started``: it takes the files landed until then, and its ``work`` for them is
+    recorded as its last run (what the planner reads next time). Returns that work."""
+    land_until((table,), started, rng)
+    table.last_run_seconds = work(table, len(table.pending))
+    return table.last_run_seconds
 
 
 def commit_times(ready_at: float, count: int, concurrency: int, work_of: Callable[[int, float], float]) -> list[float]:
@@ -381,10 +386,7 @@ def _warm_tick(
         members = [by_id[table_id] for table_id in planned.table_ids]
 
         def work_of(index: int, started: float, members: list[Table] = members) -> float:
-            table = members[index]
-            land_until((table,), started, rng)
-            table.last_run_seconds = warm_work(table, len(table.pending), calibration)
-            return table.last_run_seconds
+            return _start(members[index], started, rng, lambda written, files: warm_work(written, files, calibration))
 
         concurrency = min(setting.table_concurrency, len(members))
         for table, committed in zip(members, commit_times(clock, len(members), concurrency, work_of), strict=True):
